@@ -1,0 +1,133 @@
+package activities
+
+import (
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+)
+
+// Code names what went wrong, so a model (or its orchestrator) can decide what
+// to do next. Codes are derived from typed facts, never from message text.
+type Code string
+
+// The fifteen failure codes. See docs/failures.md.
+const (
+	CodeBrowserUnavailable Code = "browser_unavailable"
+	CodeAuth               Code = "auth"
+	CodeTimeout            Code = "timeout"
+	CodeAborted            Code = "aborted"
+	CodeRefused            Code = "refused"
+	CodeStaleSnapshot      Code = "stale_snapshot"
+	CodeSessionEnded       Code = "session_ended"
+	CodeSessionReplaced    Code = "session_replaced"
+	CodeEffectUnknown      Code = "effect_unknown"
+	CodeCodeError          Code = "code_error"
+	CodeCommandFailed      Code = "command_failed"
+	CodeNotContent         Code = "not_content"
+	CodeBlocked            Code = "blocked"
+	CodeRateLimited        Code = "rate_limited"
+	CodeWaitingForHuman    Code = "waiting_for_human"
+)
+
+// AllCodes lists every code once, in documentation order.
+var AllCodes = []Code{
+	CodeBrowserUnavailable, CodeAuth, CodeTimeout, CodeAborted, CodeRefused,
+	CodeStaleSnapshot, CodeSessionEnded, CodeSessionReplaced, CodeEffectUnknown,
+	CodeCodeError, CodeCommandFailed, CodeNotContent, CodeBlocked, CodeRateLimited,
+	CodeWaitingForHuman,
+}
+
+// Effect says whether a failed call may have changed the world.
+type Effect string
+
+const (
+	EffectNone             Effect = "none"
+	EffectPossiblyEffected Effect = "possibly_effected"
+)
+
+// MaxDetail bounds Failure.Detail.
+const MaxDetail = 2000
+
+// SentRequest is one side-effecting request a run let leave the browser.
+// Bodies are never recorded.
+type SentRequest struct {
+	Method string `json:"method"`
+	Origin string `json:"origin"`
+	Path   string `json:"path"`
+}
+
+// Failure is the one failure envelope every tool answers with.
+type Failure struct {
+	OK        bool   `json:"ok"`
+	Code      Code   `json:"code"`
+	Retryable bool   `json:"retryable"`
+	Effect    Effect `json:"effect"`
+	// Message names the way out.
+	Message string `json:"message"`
+	// Detail is redacted and at most MaxDetail characters.
+	Detail string `json:"detail,omitempty"`
+	// LastURL is the page's last known (scrubbed) URL, for effect_unknown.
+	LastURL string `json:"last_url,omitempty"`
+	// Sent lists side-effecting requests known to have left the browser.
+	Sent []SentRequest `json:"sent,omitempty"`
+}
+
+func (f *Failure) Error() string { return fmt.Sprintf("%s: %s", f.Code, f.Message) }
+
+// defaultRetryable is each code's retry stance when the caller does not say.
+var defaultRetryable = map[Code]bool{
+	CodeBrowserUnavailable: true,
+	CodeTimeout:            true,
+	CodeRateLimited:        true,
+	CodeWaitingForHuman:    true,
+}
+
+// Fail builds a failure with the code's default retry stance and no effect.
+func Fail(code Code, msg string, args ...any) *Failure {
+	if len(args) > 0 {
+		msg = fmt.Sprintf(msg, args...)
+	}
+	return &Failure{Code: code, Retryable: defaultRetryable[code], Effect: EffectNone, Message: msg}
+}
+
+// WithDetail sets a bounded detail. Callers pass text that is already redacted.
+func (f *Failure) WithDetail(d string) *Failure {
+	if len(d) > MaxDetail {
+		d = d[:MaxDetail]
+	}
+	f.Detail = d
+	return f
+}
+
+// Effected marks the failure as possibly having changed the world.
+func (f *Failure) Effected() *Failure {
+	f.Effect = EffectPossiblyEffected
+	return f
+}
+
+// AsApplicationError wraps the failure for Temporal: the error type is the
+// code (so retry policies can stop on it) and the envelope rides as details.
+func (f *Failure) AsApplicationError() error {
+	return temporal.NewApplicationErrorWithOptions(f.Message, string(f.Code), temporal.ApplicationErrorOptions{
+		NonRetryable: !f.Retryable,
+		Details:      []any{f},
+	})
+}
+
+// FailureFrom recovers the envelope from an error returned by an activity,
+// if it carries one.
+func FailureFrom(err error) (*Failure, bool) {
+	var f *Failure
+	if errors.As(err, &f) {
+		return f, true
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.HasDetails() {
+		var out Failure
+		if appErr.Details(&out) == nil && out.Code != "" {
+			return &out, true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,119 @@
+// Package demosite is a small website embedded in the binary. `dev` serves it
+// on loopback for the smoke workflow and people trying the tools; tests serve
+// it to exercise the browser against known pages.
+package demosite
+
+import (
+	"embed"
+	"fmt"
+	"html"
+	"io/fs"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+)
+
+//go:embed site
+var siteFS embed.FS
+
+// Submission is one form post the site received.
+type Submission struct {
+	Path   string
+	Fields map[string]string
+}
+
+// Site serves the embedded pages and counts what is posted to it.
+type Site struct {
+	mu          sync.Mutex
+	submissions []Submission
+	mux         *http.ServeMux
+}
+
+// New returns a site ready to serve.
+func New() *Site {
+	s := &Site{mux: http.NewServeMux()}
+	sub, _ := fs.Sub(siteFS, "site") // cannot fail: "site" is embedded above
+	s.mux.HandleFunc("POST /submit", s.handleSubmit)
+	s.mux.HandleFunc("GET /submissions", s.handleCount)
+	s.mux.Handle("/", http.FileServer(http.FS(sub)))
+	return s
+}
+
+// Handle adds a handler, for pages that need server behaviour.
+func (s *Site) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Submissions returns a copy of every submission so far.
+func (s *Site) Submissions() []Submission {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Submission(nil), s.submissions...)
+}
+
+// Record counts a submission; handlers added by later pages use it too.
+func (s *Site) Record(r *http.Request) Submission {
+	_ = r.ParseForm()
+	fields := map[string]string{}
+	for k, v := range r.PostForm {
+		fields[k] = strings.Join(v, ",")
+	}
+	sub := Submission{Path: r.URL.Path, Fields: fields}
+	s.mu.Lock()
+	s.submissions = append(s.submissions, sub)
+	s.mu.Unlock()
+	return sub
+}
+
+func (s *Site) handleSubmit(w http.ResponseWriter, r *http.Request) {
+	sub := s.Record(r)
+	keys := make([]string, 0, len(sub.Fields))
+	for k := range sub.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprint(w, `<!doctype html><html><head><title>Thanks</title></head><body><main><h1>Thanks</h1><p>Submission received.</p><ul>`)
+	for _, k := range keys {
+		if k == "password" {
+			continue
+		}
+		fmt.Fprintf(w, "<li>%s: %s</li>", html.EscapeString(k), html.EscapeString(sub.Fields[k]))
+	}
+	fmt.Fprint(w, `</ul><p><a href="/">Back home</a></p></main></body></html>`)
+}
+
+func (s *Site) handleCount(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	n := len(s.submissions)
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"count":%d}`, n)
+}
+
+// Server is the site listening on an address.
+type Server struct {
+	*Site
+	srv *http.Server
+	ln  net.Listener
+}
+
+// Listen serves a new site on addr ("127.0.0.1:0" for any free port).
+func Listen(addr string) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("demo site on %s: %w", addr, err)
+	}
+	site := New()
+	srv := &http.Server{Handler: site}
+	go func() { _ = srv.Serve(ln) }()
+	return &Server{Site: site, srv: srv, ln: ln}, nil
+}
+
+// URL is the site's base URL, without a trailing slash.
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Close stops serving.
+func (s *Server) Close() error { return s.srv.Close() }

@@ -1,0 +1,193 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/rs/zerolog"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+
+	"github.com/durable-browser/durable-browser/internal/logging"
+)
+
+// TemporalOptions configures the embedded Temporal server.
+type TemporalOptions struct {
+	// DatabaseFile is the SQLite file; empty keeps everything in memory.
+	DatabaseFile string
+	// Address is host:port for the frontend, e.g. 127.0.0.1:7233.
+	Address string
+	// Namespace is created when missing. Default "default".
+	Namespace string
+	// SearchAttributes are registered on the namespace when it is created.
+	SearchAttributes map[string]enumspb.IndexedValueType
+	Logger           zerolog.Logger
+}
+
+// Temporal is a running embedded Temporal server.
+type Temporal struct {
+	server  temporal.Server
+	address string
+}
+
+// Address is the frontend's host:port.
+func (t *Temporal) Address() string { return t.address }
+
+// Stop stops the server; it is safe to call more than once.
+func (t *Temporal) Stop() {
+	if t.server != nil {
+		_ = t.server.Stop()
+		t.server = nil
+	}
+}
+
+// StartTemporal starts an in-process Temporal server persisting to SQLite.
+func StartTemporal(ctx context.Context, o TemporalOptions) (*Temporal, error) {
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	host, portStr, err := net.SplitHostPort(o.Address)
+	if err != nil {
+		return nil, fmt.Errorf("temporal address %q: %w (want host:port, e.g. 127.0.0.1:7233)", o.Address, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port <= 0 {
+		return nil, fmt.Errorf("temporal address %q: port must be a number", o.Address)
+	}
+	if err := CheckPortFree(o.Address); err != nil {
+		return nil, err
+	}
+	sqlConf, err := sqliteConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	// Internal services take free loopback ports chosen now.
+	internal := make([]int, 0, 7)
+	for range 7 {
+		p, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		internal = append(internal, p)
+	}
+	svc := func(grpc, membership int, bind string) config.Service {
+		var s config.Service
+		s.RPC.GRPCPort = grpc
+		s.RPC.MembershipPort = membership
+		if bind == "" {
+			s.RPC.BindOnLocalHost = true
+		} else {
+			s.RPC.BindOnIP = bind
+		}
+		return s
+	}
+	const cluster = "active"
+	conf := &config.Config{}
+	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
+	conf.Global.Membership.BroadcastAddress = "127.0.0.1"
+	conf.Persistence.DefaultStore = "sqlite"
+	conf.Persistence.VisibilityStore = "sqlite"
+	conf.Persistence.NumHistoryShards = 1
+	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
+	conf.ClusterMetadata = &clusterConfig(cluster, port)
+	conf.DCRedirectionPolicy.Policy = "noop"
+	conf.Services = map[string]config.Service{
+		"frontend": svc(port, internal[0], host),
+		"history":  svc(internal[1], internal[2], ""),
+		"matching": svc(internal[3], internal[4], ""),
+		"worker":   svc(internal[5], internal[6], ""),
+	}
+	conf.Archival.History.State = "disabled"
+	conf.Archival.Visibility.State = "disabled"
+	conf.NamespaceDefaults.Archival.History.State = "disabled"
+	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
+	conf.PublicClient.HostPort = o.Address
+
+	dyn := dynamicconfig.StaticClient{
+		// Updates and search attributes are used by BrowserSession.
+		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():              true,
+		dynamicconfig.FrontendEnableExecuteMultiOperation.Key():                true,
+		dynamicconfig.FrontendEnableUpdateWorkflowExecutionAsyncAccepted.Key(): true,
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithLogger(logging.NewServerLogger(o.Logger.Level(maxLevel(o.Logger.GetLevel(), zerolog.WarnLevel)))),
+		temporal.WithDynamicConfigClient(dyn),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("building embedded temporal: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("starting embedded temporal: %w", err)
+	}
+	return &Temporal{server: srv, address: o.Address}, nil
+}
+
+func clusterConfig(name string, port int) cluster.Config {
+	return cluster.Config{
+		EnableGlobalNamespace:    false,
+		FailoverVersionIncrement: 10,
+		MasterClusterName:        name,
+		CurrentClusterName:       name,
+		ClusterInformation: map[string]cluster.ClusterInformation{
+			name: {
+				Enabled:                true,
+				InitialFailoverVersion: 1,
+				RPCAddress:             fmt.Sprintf("127.0.0.1:%d", port),
+				ClusterID:              "durable-browser-dev",
+			},
+		},
+	}
+}
+
+func sqliteConfig(o TemporalOptions) (*config.SQL, error) {
+	conf := &config.SQL{PluginName: sqliteplugin.PluginName}
+	fresh := true
+	if o.DatabaseFile == "" {
+		conf.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
+		conf.DatabaseName = fmt.Sprintf("mem-%d", time.Now().UnixNano())
+	} else {
+		if err := os.MkdirAll(filepath.Dir(o.DatabaseFile), 0o700); err != nil {
+			return nil, fmt.Errorf("creating state directory for %s: %w", o.DatabaseFile, err)
+		}
+		conf.ConnectAttributes = map[string]string{"mode": "rwc", "_journal_mode": "wal", "_synchronous": "2"}
+		conf.DatabaseName = o.DatabaseFile
+		if _, err := os.Stat(o.DatabaseFile); err == nil {
+			fresh = false
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("reading %s: %w", o.DatabaseFile, err)
+		}
+	}
+	if fresh {
+		if err := sqliteschema.SetupSchema(conf); err != nil {
+			return nil, fmt.Errorf("creating temporal schema in %s: %w", o.DatabaseFile, err)
+		}
+	}
+	ns, err := sqliteschema.NewNamespaceConfig("active", o.Namespace, false, o.SearchAttributes)
+	if err != nil {
+		return nil, fmt.Errorf("namespace %q: %w", o.Namespace, err)
+	}
+	if err := sqliteschema.CreateNamespaces(conf, ns); err != nil {
+		return nil, fmt.Errorf("creating namespace %q: %w", o.Namespace, err)
+	}
+	return conf, nil
+}
+
+func maxLevel(a, b zerolog.Level) zerolog.Level {
+	if a > b {
+		return a
+	}
+	return b
+}

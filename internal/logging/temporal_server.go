@@ -1,0 +1,48 @@
+package logging
+
+import (
+	"github.com/rs/zerolog"
+	serverlog "go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/log/tag"
+)
+
+// ServerLogger adapts zerolog to the embedded Temporal server's logger, so the
+// server's lines share the process's format and level.
+type ServerLogger struct {
+	l zerolog.Logger
+}
+
+var _ serverlog.Logger = ServerLogger{}
+var _ serverlog.WithLogger = ServerLogger{}
+
+// NewServerLogger returns a server logger writing through l.
+func NewServerLogger(l zerolog.Logger) ServerLogger {
+	return ServerLogger{l: l.With().Str("component", "temporal-server").Logger()}
+}
+
+func (s ServerLogger) event(e *zerolog.Event, msg string, tags []tag.Tag) {
+	for _, t := range tags {
+		e = e.Interface(t.Key(), t.Value())
+	}
+	e.Msg(msg)
+}
+
+func (s ServerLogger) Debug(msg string, tags ...tag.Tag) { s.event(s.l.Debug(), msg, tags) }
+func (s ServerLogger) Info(msg string, tags ...tag.Tag)  { s.event(s.l.Info(), msg, tags) }
+func (s ServerLogger) Warn(msg string, tags ...tag.Tag)  { s.event(s.l.Warn(), msg, tags) }
+func (s ServerLogger) Error(msg string, tags ...tag.Tag) { s.event(s.l.Error(), msg, tags) }
+
+// DPanic, Panic and Fatal are logged as errors: the embedded server must never
+// take the dev process down by itself.
+func (s ServerLogger) DPanic(msg string, tags ...tag.Tag) { s.event(s.l.Error(), msg, tags) }
+func (s ServerLogger) Panic(msg string, tags ...tag.Tag)  { s.event(s.l.Error(), msg, tags) }
+func (s ServerLogger) Fatal(msg string, tags ...tag.Tag)  { s.event(s.l.Error(), msg, tags) }
+
+// With returns a logger that adds tags to every line.
+func (s ServerLogger) With(tags ...tag.Tag) serverlog.Logger {
+	c := s.l.With()
+	for _, t := range tags {
+		c = c.Interface(t.Key(), t.Value())
+	}
+	return ServerLogger{l: c.Logger()}
+}

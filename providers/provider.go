@@ -1,0 +1,89 @@
+// Package providers defines where browsers come from. Each implementation
+// (local Chrome, an existing CDP endpoint, remote services) creates sessions
+// idempotently by tag and releases them idempotently.
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+)
+
+// ErrNotFound is returned by Find when no browser carries the tag.
+var ErrNotFound = errors.New("no browser with that tag")
+
+// Capabilities says what a provider can do.
+type Capabilities struct {
+	Profiles bool `json:"profiles"`
+	Proxies  bool `json:"proxies"`
+	LiveView bool `json:"live_view"`
+	Stealth  bool `json:"stealth"`
+	Headed   bool `json:"headed"`
+}
+
+// Profile names a saved sign-in to start from.
+type Profile struct {
+	Name string `json:"name"`
+	// Save runs on the profile itself so sign-ins persist; otherwise a copy is used.
+	Save bool `json:"save,omitempty"`
+}
+
+var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Validate checks the profile name.
+func (p Profile) Validate() error {
+	if !profileName.MatchString(p.Name) {
+		return fmt.Errorf("profile name %q: use 1-64 letters, digits, '.', '-' or '_', starting with a letter or digit", p.Name)
+	}
+	return nil
+}
+
+// CreateOptions describes the browser a session wants.
+type CreateOptions struct {
+	Tag     string   `json:"tag"`
+	Headed  bool     `json:"headed,omitempty"`
+	Stealth bool     `json:"stealth,omitempty"`
+	Profile *Profile `json:"profile,omitempty"`
+	Proxy   string   `json:"proxy,omitempty"`
+}
+
+// Session is a browser a provider holds for one tag.
+type Session struct {
+	Tag      string `json:"tag"`
+	Provider string `json:"provider"`
+	// CDPURL is the DevTools websocket (or http) endpoint the driver attaches to.
+	// It is a full-control credential: never put it in history or logs.
+	CDPURL string `json:"-"`
+	// LiveViewURL, when the provider has one, lets a person watch and act.
+	// Also a credential.
+	LiveViewURL string `json:"-"`
+	PID         int    `json:"pid,omitempty"`
+	Stealth     bool   `json:"stealth,omitempty"`
+	// DownloadDir is where this session's downloads land, when local.
+	DownloadDir string `json:"-"`
+}
+
+// Status is what a provider knows of a session now.
+type Status string
+
+const (
+	StatusLive    Status = "live"
+	StatusGone    Status = "gone"
+	StatusUnknown Status = "unknown"
+)
+
+// Provider is a source of browsers.
+type Provider interface {
+	Name() string
+	Capabilities() Capabilities
+	// Create finds a browser by tag, or starts one. Calling it twice with one
+	// tag yields one browser.
+	Create(ctx context.Context, o CreateOptions) (*Session, error)
+	// Find returns ErrNotFound when nothing carries the tag.
+	Find(ctx context.Context, tag string) (*Session, error)
+	Status(ctx context.Context, tag string) (Status, error)
+	// Release ends the browser and confirms it is gone; releasing an unknown
+	// tag is not an error.
+	Release(ctx context.Context, tag string) error
+}
