@@ -1,0 +1,117 @@
+package activities
+
+import (
+	"github.com/durable-browser/durable-browser/providers"
+)
+
+// SessionRef names a session and where its calls are scheduled. It travels in
+// every browser activity's input; it holds no credential.
+type SessionRef struct {
+	Tag      string `json:"tag"`
+	Provider string `json:"provider"`
+	// HostQueue is the task queue of the worker process holding the browser.
+	HostQueue string `json:"host_queue"`
+}
+
+// SessionOptions describes the browser a session wants.
+type SessionOptions struct {
+	// Provider is "local" (default) or "cdp".
+	Provider string             `json:"provider,omitempty"`
+	Stealth  bool               `json:"stealth,omitempty"`
+	Headed   bool               `json:"headed,omitempty"`
+	Profile  *providers.Profile `json:"profile,omitempty"`
+	// ActionPolicy is "allow" (default), "ask" or "deny" for requests with side effects.
+	ActionPolicy string `json:"action_policy,omitempty"`
+	// StartURL is opened right after the browser starts, when set.
+	StartURL string `json:"start_url,omitempty"`
+}
+
+// CreateRequest is browser.create's input. It runs on the shared queue and
+// finds-or-creates the browser by tag on the worker that picks it up.
+type CreateRequest struct {
+	Tag     string         `json:"tag"`
+	Options SessionOptions `json:"options"`
+}
+
+// CreateResult says where the session lives.
+type CreateResult struct {
+	Session SessionRef `json:"session"`
+	// Found is true when a browser with the tag already existed.
+	Found bool   `json:"found"`
+	URL   string `json:"url,omitempty"`
+	Title string `json:"title,omitempty"`
+}
+
+// Call is the common part of every browser activity's input.
+type Call struct {
+	Session SessionRef `json:"session"`
+	// Policy is the session's action policy ("allow", "ask", "deny").
+	Policy string `json:"policy,omitempty"`
+}
+
+// SnapshotRequest is browser.snapshot's input.
+type SnapshotRequest struct {
+	Call
+	Args SnapshotArgs `json:"args"`
+}
+
+// RunRequest is browser.run's input.
+type RunRequest struct {
+	Call
+	Args RunArgs `json:"args"`
+}
+
+// ScreenshotRequest is browser.screenshot's input.
+type ScreenshotRequest struct {
+	Call
+	Args ScreenshotArgs `json:"args"`
+}
+
+// ReadRequest is browser.read's input.
+type ReadRequest struct {
+	Call
+	Args ReadArgs `json:"args"`
+}
+
+// DownloadsRequest is browser.downloads's input.
+type DownloadsRequest struct {
+	Call
+}
+
+// UploadRequest is browser.upload's input.
+type UploadRequest struct {
+	Call
+	Args UploadArgs `json:"args"`
+}
+
+// ReleaseRequest is browser.release's input. It is idempotent.
+type ReleaseRequest struct {
+	Session SessionRef `json:"session"`
+}
+
+// ReleaseResult confirms a release.
+type ReleaseResult struct {
+	OK       bool   `json:"ok"`
+	Tag      string `json:"tag"`
+	Released bool   `json:"released"`
+}
+
+// WebFetchRequest is web.fetch's input.
+type WebFetchRequest struct {
+	SessionTag string       `json:"session_tag,omitempty"`
+	Args       WebFetchArgs `json:"args"`
+}
+
+// WebSearchRequest is web.search's input.
+type WebSearchRequest struct {
+	SessionTag string        `json:"session_tag,omitempty"`
+	Args       WebSearchArgs `json:"args"`
+}
+
+// RunProgress is what browser.run heartbeats: if its worker is lost, the
+// workflow reads it from the timeout to say what may have happened.
+type RunProgress struct {
+	Completed int           `json:"completed"`
+	URL       string        `json:"url,omitempty"`
+	Sent      []SentRequest `json:"sent,omitempty"`
+}

@@ -1,0 +1,163 @@
+package activities
+
+// Page is where a call left the browser.
+type Page struct {
+	// URL is scrubbed: no query values, fragment or userinfo.
+	URL   string `json:"url"`
+	Title string `json:"title"`
+}
+
+// SnapshotResult is a snapshot of the active tab.
+type SnapshotResult struct {
+	OK bool `json:"ok"`
+	Page
+	// Text is the compact tree, one element a line with bracketed ids.
+	Text        string `json:"text"`
+	Epoch       int    `json:"epoch"`
+	Elements    int    `json:"elements"`
+	Interactive int    `json:"interactive"`
+	Truncated   bool   `json:"truncated,omitempty"`
+	// Cut says what was left out and how to see it.
+	Cut string `json:"cut,omitempty"`
+}
+
+// Tab is one open tab.
+type Tab struct {
+	ID     string `json:"id"`
+	URL    string `json:"url"`
+	Title  string `json:"title"`
+	Active bool   `json:"active,omitempty"`
+}
+
+// Dialog is a dialog that appeared during a call and how it was answered.
+type Dialog struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Answer  string `json:"answer"`
+}
+
+// ActionFailure says which action of a batch failed and why.
+type ActionFailure struct {
+	Index  int    `json:"index"`
+	Op     string `json:"op"`
+	Reason string `json:"reason"`
+}
+
+// HeldRequest is a side-effecting request that waited for a person.
+type HeldRequest struct {
+	HoldID   string `json:"hold_id"`
+	Method   string `json:"method"`
+	Origin   string `json:"origin"`
+	Path     string `json:"path"`
+	Decision string `json:"decision"` // approved, denied, expired
+	By       string `json:"by,omitempty"`
+}
+
+// RunResult reports a batch (or code cell) that ran.
+type RunResult struct {
+	OK bool `json:"ok"`
+	Page
+	Completed      int            `json:"completed"`
+	Total          int            `json:"total"`
+	Failed         *ActionFailure `json:"failed,omitempty"`
+	TabsOpened     []Tab          `json:"tabs_opened,omitempty"`
+	Dialogs        []Dialog       `json:"dialogs,omitempty"`
+	ConsoleErrors  []string       `json:"console_errors,omitempty"`
+	FailedRequests []string       `json:"failed_requests,omitempty"`
+	Sent           []SentRequest  `json:"sent,omitempty"`
+	Held           []HeldRequest  `json:"held,omitempty"`
+}
+
+// ClaimCheck points at a body filed in the evidence store.
+type ClaimCheck struct {
+	Key         string `json:"key"`
+	ReceiptKey  string `json:"receipt_key"`
+	SHA256      string `json:"sha256"`
+	Size        int64  `json:"size"`
+	ContentType string `json:"content_type"`
+}
+
+// ScreenshotResult is a filed screenshot; the image rides inline only when small.
+type ScreenshotResult struct {
+	OK bool `json:"ok"`
+	Page
+	Evidence ClaimCheck `json:"evidence"`
+	Type     string     `json:"type"`
+	Width    int        `json:"width"`
+	Height   int        `json:"height"`
+	Region   Rect       `json:"region"`
+	DPR      float64    `json:"dpr"`
+	// InlineBase64 holds the image when it fits the inline budget.
+	InlineBase64 string `json:"inline_base64,omitempty"`
+}
+
+// Rect is a region in CSS pixels.
+type Rect struct {
+	X      float64 `json:"x"`
+	Y      float64 `json:"y"`
+	Width  float64 `json:"width"`
+	Height float64 `json:"height"`
+}
+
+// ReadResult is a filed read of the page.
+type ReadResult struct {
+	OK bool `json:"ok"`
+	Page
+	What       string     `json:"what"`
+	Content    string     `json:"content"`
+	Extractor  string     `json:"extractor,omitempty"`
+	Truncated  bool       `json:"truncated,omitempty"`
+	FullLength int        `json:"full_length"`
+	Evidence   ClaimCheck `json:"evidence"`
+}
+
+// Download is one finished download, filed.
+type Download struct {
+	Name     string     `json:"name"`
+	Size     int64      `json:"size"`
+	SHA256   string     `json:"sha256"`
+	Evidence ClaimCheck `json:"evidence"`
+}
+
+// DownloadsResult lists the session's downloads.
+type DownloadsResult struct {
+	OK        bool       `json:"ok"`
+	Downloads []Download `json:"downloads"`
+}
+
+// UploadResult confirms an upload.
+type UploadResult struct {
+	OK bool `json:"ok"`
+	Page
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+}
+
+// WebFetchResult is a fetched public page.
+type WebFetchResult struct {
+	OK          bool       `json:"ok"`
+	URL         string     `json:"url"`
+	FinalURL    string     `json:"final_url"`
+	Status      int        `json:"status"`
+	ContentType string     `json:"content_type"`
+	Title       string     `json:"title,omitempty"`
+	Content     string     `json:"content,omitempty"`
+	Truncated   bool       `json:"truncated,omitempty"`
+	IsPDF       bool       `json:"is_pdf,omitempty"`
+	Evidence    ClaimCheck `json:"evidence"`
+}
+
+// SearchHit is one web search result.
+type SearchHit struct {
+	Title   string `json:"title"`
+	URL     string `json:"url"`
+	Snippet string `json:"snippet"`
+}
+
+// WebSearchResult is a list of hits and the source that answered.
+type WebSearchResult struct {
+	OK       bool        `json:"ok"`
+	Via      string      `json:"via"`
+	Hits     []SearchHit `json:"hits"`
+	Evidence ClaimCheck  `json:"evidence"`
+}

@@ -1,0 +1,97 @@
+// Command durable-browser runs browser tools for AI agents as durable
+// Temporal activities: `dev` for everything on one machine, `worker` for
+// production, and operator verbs for sessions, handoffs, approvals and evidence.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// verb is one subcommand.
+type verb struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *cliEnv, args []string) error
+}
+
+// cliEnv is what a verb may touch, so tests can run verbs in-process.
+type cliEnv struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// exitError carries a specific exit status (1 for a failure envelope).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func verbs() []verb {
+	return []verb{
+		{"dev", "run everything on this machine: Temporal, its UI, S3, a worker and the demo site", runDev},
+		{"worker", "run a worker against an existing Temporal and S3", runWorker},
+		{"call", "call a tool in a BrowserSession workflow (created when missing)", runCall},
+		{"sessions", "list BrowserSession workflows", runSessions},
+		{"handoff", "list and answer handoffs waiting for a person", runHandoff},
+		{"approvals", "list, approve and deny held actions", runApprovals},
+		{"evidence", "fetch filed evidence by key, verified against its hash", runEvidence},
+		{"tools", "print the tool definitions (neutral, openai or anthropic)", runTools},
+		{"version", "print the version", runVersion},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "durable-browser: browser tools for AI agents as durable Temporal activities")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: durable-browser <verb> [flags]")
+	fmt.Fprintln(w)
+	for _, v := range verbs() {
+		fmt.Fprintf(w, "  %-10s %s\n", v.name, v.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run `durable-browser <verb> --help` for a verb's flags. Docs: docs/.")
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	os.Exit(run(ctx, env, os.Args[1:]))
+}
+
+func run(ctx context.Context, env *cliEnv, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(env.stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, v := range verbs() {
+		if v.name != args[0] {
+			continue
+		}
+		err := v.run(ctx, env, args[1:])
+		var ee exitError
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.As(err, &ee):
+			return ee.code
+		default:
+			fmt.Fprintf(env.stderr, "durable-browser %s: %v\n", v.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(env.stderr, "durable-browser: unknown verb %q\n\n", args[0])
+	usage(env.stderr)
+	return 2
+}
