@@ -100,7 +100,8 @@ func StartTemporal(ctx context.Context, o TemporalOptions) (*Temporal, error) {
 	conf.Persistence.VisibilityStore = "sqlite"
 	conf.Persistence.NumHistoryShards = 1
 	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
-	conf.ClusterMetadata = &clusterConfig(cluster, port)
+	cm := clusterConfig(cluster, port)
+	conf.ClusterMetadata = &cm
 	conf.DCRedirectionPolicy.Policy = "noop"
 	conf.Services = map[string]config.Service{
 		"frontend": svc(port, internal[0], host),
@@ -115,10 +116,8 @@ func StartTemporal(ctx context.Context, o TemporalOptions) (*Temporal, error) {
 	conf.PublicClient.HostPort = o.Address
 
 	dyn := dynamicconfig.StaticClient{
-		// Updates and search attributes are used by BrowserSession.
-		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():              true,
-		dynamicconfig.FrontendEnableExecuteMultiOperation.Key():                true,
-		dynamicconfig.FrontendEnableUpdateWorkflowExecutionAsyncAccepted.Key(): true,
+		// Search attributes registered at start are visible at once.
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
 	}
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(conf),
