@@ -1,5 +1,7 @@
 package activities
 
+import "github.com/durable-browser/durable-browser/internal/evidence"
+
 // Page is where a call left the browser.
 type Page struct {
 	// URL is scrubbed: no query values, fragment or userinfo.
@@ -68,14 +70,9 @@ type RunResult struct {
 	Held           []HeldRequest  `json:"held,omitempty"`
 }
 
-// ClaimCheck points at a body filed in the evidence store.
-type ClaimCheck struct {
-	Key         string `json:"key"`
-	ReceiptKey  string `json:"receipt_key"`
-	SHA256      string `json:"sha256"`
-	Size        int64  `json:"size"`
-	ContentType string `json:"content_type"`
-}
+// ClaimCheck points at a body filed in the evidence store: key, hash, size,
+// and an inline copy only when it fits a small budget.
+type ClaimCheck = evidence.ClaimCheck
 
 // ScreenshotResult is a filed screenshot; the image rides inline only when small.
 type ScreenshotResult struct {
@@ -87,8 +84,6 @@ type ScreenshotResult struct {
 	Height   int        `json:"height"`
 	Region   Rect       `json:"region"`
 	DPR      float64    `json:"dpr"`
-	// InlineBase64 holds the image when it fits the inline budget.
-	InlineBase64 string `json:"inline_base64,omitempty"`
 }
 
 // Rect is a region in CSS pixels.

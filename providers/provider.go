@@ -62,6 +62,10 @@ type Session struct {
 	Stealth     bool   `json:"stealth,omitempty"`
 	// DownloadDir is where this session's downloads land, when local.
 	DownloadDir string `json:"-"`
+	// TargetID, when set, is the page target the provider opened for this
+	// session in a browser it shares with others (the cdp provider): the
+	// driver should drive that page rather than the browser's first one.
+	TargetID string `json:"target_id,omitempty"`
 }
 
 // Status is what a provider knows of a session now.

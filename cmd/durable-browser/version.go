@@ -14,7 +14,9 @@ var version = "dev"
 func runVersion(_ context.Context, env *cliEnv, args []string) error {
 	fs := config.NewSet("version", env.getenv)
 	fs.SetOutput(env.stderr)
-	fs.Usage = func() { fmt.Fprintln(env.stderr, "Usage: durable-browser version\n\nPrints the version and the Temporal SDK it was built with.") }
+	fs.Usage = func() {
+		fmt.Fprintln(env.stderr, "Usage: durable-browser version\n\nPrints the version and the Temporal SDK it was built with.")
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

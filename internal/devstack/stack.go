@@ -69,8 +69,8 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 		Binary:    o.S3Binary,
 		Address:   o.S3Address,
 		Dir:       filepath.Join(o.StateDir, "s3"),
-		AccessKey: "durable-browser-dev",
-		SecretKey: "durable-browser-dev-secret",
+		AccessKey: DefaultS3AccessKey,
+		SecretKey: DefaultS3SecretKey,
 		Bucket:    o.Bucket,
 		Logger:    o.Logger,
 	})
@@ -115,7 +115,7 @@ func (s *Stack) Stop() {
 		s.Temporal = nil
 	}
 	if s.S3 != nil {
-		s.S3.Stop()
+		_ = s.S3.Stop()
 		s.S3 = nil
 	}
 }

@@ -1,0 +1,223 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/evidence"
+	"github.com/durable-browser/durable-browser/internal/handoff"
+	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/internal/webfetch"
+	"github.com/durable-browser/durable-browser/internal/websearch"
+	"github.com/durable-browser/durable-browser/providers"
+)
+
+// Options builds the activities of one worker process.
+type Options struct {
+	// HostQueue is this process's own task queue; sessions created here are
+	// served only from it.
+	HostQueue string
+	// Providers by name ("local", "cdp", ...). DefaultProvider names the one
+	// used when a session does not say.
+	Providers       map[string]providers.Provider
+	DefaultProvider string
+
+	Evidence       evidence.Store
+	EvidencePrefix string
+
+	// Secrets resolves {{secret:NAME}}; Redactor holds every value to hide.
+	Secrets  redact.SecretSource
+	Redactor *redact.Redactor
+
+	Fetcher  *webfetch.Fetcher
+	Searcher *websearch.Searcher
+	Notifier handoff.Notifier
+
+	// Client lets a run report held requests to its workflow and read the decisions.
+	Client client.Client
+	// HoldTimeout bounds how long a held request waits for a person (default 5m).
+	HoldTimeout time.Duration
+	// Heartbeat is how often long calls heartbeat (default 2s).
+	Heartbeat time.Duration
+	// ActionTimeout bounds each action of a batch (default 10s).
+	ActionTimeout time.Duration
+
+	Logger zerolog.Logger
+	Now    func() time.Time
+}
+
+// Activities are the tool activities of one worker process. Browsers created
+// here live in its registry; a call for a session it does not hold answers
+// session_ended.
+type Activities struct {
+	o   Options
+	log zerolog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*liveSession
+}
+
+// liveSession is a browser this process holds.
+type liveSession struct {
+	ref      SessionRef
+	provider providers.Provider
+	sess     *providers.Session
+	browser  *driver.Browser
+	// policy is the session's action policy for requests outside a run.
+	policy string
+	// calls serialises calls: one browser, one call at a time.
+	calls sync.Mutex
+}
+
+// New returns the activities for one worker process.
+func New(o Options) *Activities {
+	if o.DefaultProvider == "" {
+		o.DefaultProvider = "local"
+	}
+	if o.Redactor == nil {
+		o.Redactor = redact.New()
+	}
+	if o.HoldTimeout <= 0 {
+		o.HoldTimeout = 5 * time.Minute
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 2 * time.Second
+	}
+	if o.ActionTimeout <= 0 {
+		o.ActionTimeout = 10 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Activities{o: o, log: o.Logger, sessions: map[string]*liveSession{}}
+}
+
+// Registry is where activities are registered (a Temporal worker).
+type Registry interface {
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}
+
+// RegisterShared registers the activities served from the shared queue:
+// session creation, release by tag, and the tools that need no browser.
+func (a *Activities) RegisterShared(r Registry) {
+	r.RegisterActivityWithOptions(a.Create, activity.RegisterOptions{Name: ActivityCreate})
+	r.RegisterActivityWithOptions(a.WebFetch, activity.RegisterOptions{Name: ActivityWebFetch})
+	r.RegisterActivityWithOptions(a.WebSearch, activity.RegisterOptions{Name: ActivityWebSearch})
+	r.RegisterActivityWithOptions(a.GetEvidence, activity.RegisterOptions{Name: ActivityEvidence})
+}
+
+// RegisterHost registers the activities served from this process's host
+// queue: everything that touches a browser it holds.
+func (a *Activities) RegisterHost(r Registry) {
+	r.RegisterActivityWithOptions(a.Snapshot, activity.RegisterOptions{Name: ActivitySnapshot})
+	r.RegisterActivityWithOptions(a.Run, activity.RegisterOptions{Name: ActivityRun})
+	r.RegisterActivityWithOptions(a.Screenshot, activity.RegisterOptions{Name: ActivityScreenshot})
+	r.RegisterActivityWithOptions(a.Read, activity.RegisterOptions{Name: ActivityRead})
+	r.RegisterActivityWithOptions(a.Downloads, activity.RegisterOptions{Name: ActivityDownloads})
+	r.RegisterActivityWithOptions(a.Upload, activity.RegisterOptions{Name: ActivityUpload})
+	r.RegisterActivityWithOptions(a.Release, activity.RegisterOptions{Name: ActivityRelease})
+	r.RegisterActivityWithOptions(a.Reconcile, activity.RegisterOptions{Name: ActivityReconcile})
+	r.RegisterActivityWithOptions(a.Notify, activity.RegisterOptions{Name: ActivityNotify})
+}
+
+// Sessions lists the tags this process holds, sorted.
+func (a *Activities) Sessions() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]string, 0, len(a.sessions))
+	for t := range a.sessions {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Close releases every session this process holds; the worker calls it on
+// shutdown so no browser outlives its worker.
+func (a *Activities) Close(ctx context.Context) {
+	for _, tag := range a.Sessions() {
+		a.mu.Lock()
+		s := a.sessions[tag]
+		delete(a.sessions, tag)
+		a.mu.Unlock()
+		if s == nil {
+			continue
+		}
+		_ = s.browser.Close()
+		if err := s.provider.Release(ctx, tag); err != nil {
+			a.log.Error().Err(err).Str("session_tag", tag).Msg("releasing session at shutdown")
+		}
+	}
+}
+
+// logger returns a logger carrying the call's workflow, activity and session ids.
+func (a *Activities) logger(ctx context.Context, tag string) zerolog.Logger {
+	c := a.log.With().Str("session_tag", tag)
+	if activity.IsActivity(ctx) {
+		info := activity.GetInfo(ctx)
+		c = c.Str("workflow_id", info.WorkflowExecution.ID).
+			Str("run_id", info.WorkflowExecution.RunID).
+			Str("activity_id", info.ActivityID).
+			Str("activity", info.ActivityType.Name).
+			Int32("attempt", info.Attempt)
+	}
+	return c.Logger()
+}
+
+// heartbeat records progress while fn works, so a lost worker is noticed
+// and, for a run, its progress survives in the timeout's details.
+func (a *Activities) heartbeat(ctx context.Context, details func() any) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var once sync.Once
+	go func() {
+		t := time.NewTicker(a.o.Heartbeat)
+		defer t.Stop()
+		for {
+			if details != nil {
+				activity.RecordHeartbeat(ctx, details())
+			} else {
+				activity.RecordHeartbeat(ctx)
+			}
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { once.Do(func() { close(done) }) }
+}
+
+// clean redacts a result before it leaves the activity: every string in
+// its JSON form passes through the redactor.
+func (a *Activities) clean(v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(a.o.Redactor.JSON(raw), v)
+}
+
+// fail turns a failure into the activity's error, redacted.
+func (a *Activities) fail(f *Failure) error {
+	f.Message = a.o.Redactor.String(f.Message)
+	f.Detail = a.o.Redactor.String(f.Detail)
+	f.LastURL = a.o.Redactor.URL(f.LastURL)
+	if len(f.Detail) > MaxDetail {
+		f.Detail = f.Detail[:MaxDetail]
+	}
+	return f.AsApplicationError()
+}

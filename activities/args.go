@@ -1,0 +1,326 @@
+package activities
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/durable-browser/durable-browser/providers"
+)
+
+// The argument types below are what a model sends for each tool, and what
+// the activities receive inside a request that also carries the session.
+// Zero values mean "not given"; activities apply the documented defaults.
+
+// SnapshotArgs are snapshot's arguments.
+type SnapshotArgs struct {
+	// Mode is "full" (default) or "interactive" (actionable elements only).
+	Mode string `json:"mode,omitempty"`
+	// Scope is an id from the latest snapshot, such as "[12]", to show one subtree.
+	Scope string `json:"scope,omitempty"`
+	// Offset continues a snapshot that was cut at its size bound.
+	Offset int `json:"offset,omitempty"`
+}
+
+// RunArgs are run's arguments: exactly one of Actions or Code.
+type RunArgs struct {
+	// Actions is the batch, a JSON array of action objects; the driver
+	// decodes it after the batch has been checked against the schema.
+	Actions json.RawMessage `json:"actions,omitempty"`
+	// Code is JavaScript for the sandboxed code cell.
+	Code string `json:"code,omitempty"`
+}
+
+// Clip is a region in CSS pixels from the page's top-left corner.
+type Clip struct {
+	X      float64 `json:"x"`
+	Y      float64 `json:"y"`
+	Width  float64 `json:"width"`
+	Height float64 `json:"height"`
+}
+
+// ScreenshotArgs are screenshot's arguments. With none set it captures the viewport.
+type ScreenshotArgs struct {
+	FullPage bool   `json:"full_page,omitempty"`
+	Clip     *Clip  `json:"clip,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Selector string `json:"selector,omitempty"`
+	// Type is "png" (default) or "jpeg".
+	Type string `json:"type,omitempty"`
+	// Quality is the JPEG quality, 1-100.
+	Quality int `json:"quality,omitempty"`
+}
+
+// ReadArgs are browser_read's arguments.
+type ReadArgs struct {
+	// What is "markdown" (default), "text", "html", "url" or "title".
+	What string `json:"what,omitempty"`
+}
+
+// DownloadsArgs are browser_downloads's arguments (none).
+type DownloadsArgs struct{}
+
+// UploadArgs are browser_upload's arguments.
+type UploadArgs struct {
+	// ID is the file input's id from the latest snapshot.
+	ID string `json:"id"`
+	// Path is a file the worker can read.
+	Path string `json:"path"`
+}
+
+// ReleaseArgs are browser_release's arguments (none).
+type ReleaseArgs struct{}
+
+// RelaunchArgs are browser_relaunch's arguments; nil keeps the session's setting.
+type RelaunchArgs struct {
+	Stealth *bool              `json:"stealth,omitempty"`
+	Profile *providers.Profile `json:"profile,omitempty"`
+	Headed  *bool              `json:"headed,omitempty"`
+}
+
+// Condition is a check on the page that says a handoff is done: text present,
+// a URL pattern, or an element by role (and optional name).
+type Condition struct {
+	Text string `json:"text,omitempty"`
+	URL  string `json:"url,omitempty"`
+	Role string `json:"role,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// HandoffArgs are browser_request_handoff's arguments.
+type HandoffArgs struct {
+	Instruction         string    `json:"instruction"`
+	CompletionCondition Condition `json:"completion_condition"`
+	// ExpiresInS is how long to wait for the person; 0 means the default (15 minutes).
+	ExpiresInS int `json:"expires_in_s,omitempty"`
+}
+
+// WebFetchArgs are web_fetch's arguments.
+type WebFetchArgs struct {
+	URL string `json:"url"`
+	// Format is "markdown" (default) or "raw".
+	Format string `json:"format,omitempty"`
+}
+
+// WebSearchArgs are web_search's arguments.
+type WebSearchArgs struct {
+	Query string `json:"query"`
+	// N is the number of hits wanted, 1-25; 0 means the default (10).
+	N int `json:"n,omitempty"`
+}
+
+// Defaults the activities apply when an argument is left out.
+const (
+	DefaultSearchN        = 10
+	DefaultHandoffExpiryS = 15 * 60
+	MaxHandoffExpiryS     = 24 * 60 * 60
+	MaxActions            = 50
+	MaxCodeChars          = 20000
+)
+
+// newArgs returns a pointer to a fresh, typed argument value for a tool.
+func newArgs(name string) (any, bool) {
+	switch name {
+	case ToolSnapshot:
+		return &SnapshotArgs{}, true
+	case ToolRun:
+		return &RunArgs{}, true
+	case ToolScreenshot:
+		return &ScreenshotArgs{}, true
+	case ToolRead:
+		return &ReadArgs{}, true
+	case ToolDownloads:
+		return &DownloadsArgs{}, true
+	case ToolUpload:
+		return &UploadArgs{}, true
+	case ToolRelease:
+		return &ReleaseArgs{}, true
+	case ToolRelaunch:
+		return &RelaunchArgs{}, true
+	case ToolRequestHandoff:
+		return &HandoffArgs{}, true
+	case ToolWebFetch:
+		return &WebFetchArgs{}, true
+	case ToolWebSearch:
+		return &WebSearchArgs{}, true
+	}
+	return nil, false
+}
+
+// compiled holds each tool's validator, built once from Definitions() so the
+// schemas a model is shown are exactly the ones its calls are held to.
+var compiled = sync.OnceValues(func() (map[string]*schemaNode, error) {
+	out := map[string]*schemaNode{}
+	for _, t := range Definitions() {
+		n, err := compileSchema(t.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
+		}
+		out[t.Name] = n
+	}
+	return out, nil
+})
+
+// MaxArgsBytes bounds a call's raw arguments; the largest legitimate call (a
+// full code cell, escaped) is well inside it.
+const MaxArgsBytes = 256 << 10
+
+// Validate checks a model's call against the tool's schema before any
+// activity runs and returns the typed arguments as a value (SnapshotArgs,
+// RunArgs, ...). Empty raw arguments count as {}. Any problem is a refused
+// Failure whose message names the field and the fix; values are never quoted,
+// since arguments may carry secrets.
+func Validate(name string, raw json.RawMessage) (any, *Failure) {
+	schemas, err := compiled()
+	if err != nil {
+		// A broken built-in schema is a bug; the tests keep it from shipping.
+		return nil, Fail(CodeRefused, "tool schemas failed to load (%v); this is a bug in durable-browser, report it", err)
+	}
+	schema, ok := schemas[name]
+	if !ok {
+		return nil, Fail(CodeRefused, "unknown tool %q: use one of %s", clipName(name), strings.Join(ToolNames(), ", "))
+	}
+	if len(raw) > MaxArgsBytes {
+		return nil, Fail(CodeRefused, "%s: arguments are %d bytes, over the %d-byte limit; send less per call", name, len(raw), MaxArgsBytes)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, Fail(CodeRefused, "%s: arguments are not valid JSON (%s); send one JSON object such as {}", name, err)
+	}
+	if _, isObj := v.(map[string]any); !isObj {
+		return nil, Fail(CodeRefused, "%s: arguments must be a JSON object such as {}, not %s", name, jsonKind(v))
+	}
+	if errs := schema.validate(v, name); len(errs) > 0 {
+		parts := make([]string, len(errs))
+		for i, e := range errs {
+			parts[i] = e.String()
+		}
+		return nil, Fail(CodeRefused, "%s. Fix the arguments and call %s again.", strings.Join(parts, "; "), name)
+	}
+	ptr, _ := newArgs(name)
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(ptr); err != nil {
+		// The schema passed, so this is a mismatch between schema and type.
+		return nil, Fail(CodeRefused, "%s: arguments do not fit the tool's type (%s); this is a bug in durable-browser, report it", name, err)
+	}
+	return derefArgs(ptr), nil
+}
+
+func derefArgs(p any) any {
+	switch a := p.(type) {
+	case *SnapshotArgs:
+		return *a
+	case *RunArgs:
+		return *a
+	case *ScreenshotArgs:
+		return *a
+	case *ReadArgs:
+		return *a
+	case *DownloadsArgs:
+		return *a
+	case *UploadArgs:
+		return *a
+	case *ReleaseArgs:
+		return *a
+	case *RelaunchArgs:
+		return *a
+	case *HandoffArgs:
+		return *a
+	case *WebFetchArgs:
+		return *a
+	case *WebSearchArgs:
+		return *a
+	}
+	return p
+}
+
+// ToolNames lists every tool name in Definitions() order.
+func ToolNames() []string {
+	defs := Definitions()
+	out := make([]string, len(defs))
+	for i, d := range defs {
+		out[i] = d.Name
+	}
+	return out
+}
+
+// clipName keeps a model-made tool name short in a message.
+func clipName(s string) string {
+	const limit = 64
+	if len(s) > limit {
+		return s[:limit] + "..."
+	}
+	return s
+}
+
+// decodeJSON reads exactly one JSON value, numbers kept as json.Number.
+func decodeJSON(raw []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("extra data after the JSON value")
+	}
+	return v, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	}
+	return "a value"
+}
+
+// CallHash identifies a call for the "identical call" guards: the SHA-256 (hex)
+// of the tool name and the arguments in canonical form (object keys sorted,
+// no insignificant whitespace, empty arguments as {}). Arguments that are not
+// JSON are hashed as given, trimmed of surrounding whitespace.
+func CallHash(name string, raw json.RawMessage) string {
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write(CanonicalArgs(raw))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// CanonicalArgs returns raw in canonical JSON form (see CallHash).
+func CanonicalArgs(raw json.RawMessage) []byte {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 {
+		return []byte("{}")
+	}
+	v, err := decodeJSON(trimmed)
+	if err != nil {
+		return trimmed
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	// encoding/json writes map keys sorted and json.Number literally.
+	if err := enc.Encode(v); err != nil {
+		return trimmed
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}

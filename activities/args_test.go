@@ -1,0 +1,340 @@
+package activities
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/durable-browser/durable-browser/providers"
+)
+
+func ptrBool(b bool) *bool { return &b }
+
+func TestValidateAccepts(t *testing.T) {
+	cases := []struct {
+		tool string
+		raw  string
+		want any
+	}{
+		{ToolSnapshot, ``, SnapshotArgs{}},
+		{ToolSnapshot, `{}`, SnapshotArgs{}},
+		{ToolSnapshot, `{"mode":"interactive","scope":"[12]","offset":12000}`, SnapshotArgs{Mode: "interactive", Scope: "[12]", Offset: 12000}},
+		{ToolRun, `{"code":"return document.title"}`, RunArgs{Code: "return document.title"}},
+		{ToolRun, `{"actions":[{"op":"fill","id":"2","value":"{{secret:PASSWORD}}"},{"op":"click","id":"[5]","button":"left","count":2}]}`,
+			RunArgs{Actions: json.RawMessage(`[{"op":"fill","id":"2","value":"{{secret:PASSWORD}}"},{"op":"click","id":"[5]","button":"left","count":2}]`)}},
+		{ToolRun, `{"actions":[{"op":"fill","id":"2","value":""}]}`, RunArgs{Actions: json.RawMessage(`[{"op":"fill","id":"2","value":""}]`)}},
+		{ToolRun, `{"actions":[{"op":"type","id":"2","text":"hi","delay_ms":20},{"op":"press","key":"Control+A"},{"op":"select","id":"3","values":["Pro"]},{"op":"check","id":"4"},{"op":"uncheck","id":"4"},{"op":"hover","id":"4"},{"op":"scroll","dy":800},{"op":"scroll","id":"9"},{"op":"goto","url":"https://example.com/"},{"op":"back"},{"op":"forward"},{"op":"reload"},{"op":"wait","text":"Saved"},{"op":"wait","ms":10000},{"op":"wait","load":true},{"op":"wait","url":"*/done"},{"op":"wait","id":"7"}]}`, nil},
+		{ToolScreenshot, `{}`, ScreenshotArgs{}},
+		{ToolScreenshot, `{"full_page":true,"type":"jpeg","quality":70}`, ScreenshotArgs{FullPage: true, Type: "jpeg", Quality: 70}},
+		{ToolScreenshot, `{"clip":{"x":0,"y":10.5,"width":300,"height":200}}`, ScreenshotArgs{Clip: &Clip{X: 0, Y: 10.5, Width: 300, Height: 200}}},
+		{ToolScreenshot, `{"id":"  ","selector":""}`, ScreenshotArgs{ID: "  "}},
+		{ToolScreenshot, `{"selector":"#main > .card:nth-child(2)"}`, ScreenshotArgs{Selector: "#main > .card:nth-child(2)"}},
+		{ToolRead, `{"what":"text"}`, ReadArgs{What: "text"}},
+		{ToolDownloads, `{}`, DownloadsArgs{}},
+		{ToolUpload, `{"id":"8","path":"/tmp/cv.pdf"}`, UploadArgs{ID: "8", Path: "/tmp/cv.pdf"}},
+		{ToolRelease, " \n", ReleaseArgs{}},
+		{ToolRelaunch, `{"stealth":true,"profile":{"name":"work.1","save":true},"headed":false}`,
+			RelaunchArgs{Stealth: ptrBool(true), Profile: &providers.Profile{Name: "work.1", Save: true}, Headed: ptrBool(false)}},
+		{ToolRequestHandoff, `{"instruction":"Solve the CAPTCHA","completion_condition":{"text":"Welcome"}}`,
+			HandoffArgs{Instruction: "Solve the CAPTCHA", CompletionCondition: Condition{Text: "Welcome"}}},
+		{ToolRequestHandoff, `{"instruction":"Sign in","completion_condition":{"role":"button","name":"Sign out"},"expires_in_s":86400}`,
+			HandoffArgs{Instruction: "Sign in", CompletionCondition: Condition{Role: "button", Name: "Sign out"}, ExpiresInS: 86400}},
+		{ToolRequestHandoff, `{"instruction":"Pay","completion_condition":{"url":"*/thanks"}}`,
+			HandoffArgs{Instruction: "Pay", CompletionCondition: Condition{URL: "*/thanks"}}},
+		{ToolWebFetch, `{"url":"https://example.com/a?b=c","format":"raw"}`, WebFetchArgs{URL: "https://example.com/a?b=c", Format: "raw"}},
+		{ToolWebSearch, `{"query":"temporal activities","n":25}`, WebSearchArgs{Query: "temporal activities", N: 25}},
+		{ToolWebSearch, `{"query":"` + strings.Repeat("é", 200) + `"}`, WebSearchArgs{Query: strings.Repeat("é", 200)}},
+	}
+	for _, c := range cases {
+		t.Run(c.tool+" "+c.raw, func(t *testing.T) {
+			got, f := Validate(c.tool, json.RawMessage(c.raw))
+			if f != nil {
+				t.Fatalf("refused: %v", f)
+			}
+			if c.want != nil && !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("got %#v, want %#v", got, c.want)
+			}
+			if reflect.TypeOf(got).Kind() == reflect.Pointer {
+				t.Fatalf("want a value, got %T", got)
+			}
+		})
+	}
+}
+
+func TestValidateRefuses(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("a", n) }
+	actions := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = `{"op":"back"}`
+		}
+		return `{"actions":[` + strings.Join(parts, ",") + `]}`
+	}
+	cases := []struct {
+		tool string
+		raw  string
+		want []string // substrings of the message
+	}{
+		{"clickity", `{}`, []string{`unknown tool "clickity"`, "snapshot", "web_search"}},
+		{ToolSnapshot, `{`, []string{"snapshot: arguments are not valid JSON"}},
+		{ToolSnapshot, `{} {}`, []string{"not valid JSON", "extra data"}},
+		{ToolSnapshot, `null`, []string{"must be a JSON object", "null"}},
+		{ToolSnapshot, `[]`, []string{"must be a JSON object", "an array"}},
+		{ToolSnapshot, `{"Mode":"full"}`, []string{"snapshot.Mode: unknown field; allowed fields are mode, offset, scope"}},
+		{ToolSnapshot, `{"mode":"all"}`, []string{"snapshot.mode: must be one of full, interactive"}},
+		{ToolSnapshot, `{"mode":null}`, []string{"snapshot.mode: must be a string", "leave the field out"}},
+		{ToolSnapshot, `{"offset":-1}`, []string{"snapshot.offset: must be a whole number from 0 to 10000000"}},
+		{ToolSnapshot, `{"offset":1.5}`, []string{"snapshot.offset: must be a whole number"}},
+		{ToolSnapshot, `{"offset":"3"}`, []string{"snapshot.offset: must be a whole number"}},
+		{ToolSnapshot, `{"offset":1e400}`, []string{"snapshot.offset"}},
+		{ToolSnapshot, `{"scope":"#main > a"}`, []string{"snapshot.scope: has the wrong form"}},
+		{ToolRun, `{}`, []string{"run: give exactly one of actions, code"}},
+		{ToolRun, `{"actions":[{"op":"back"}],"code":"1"}`, []string{"run: give exactly one of actions, code"}},
+		{ToolRun, `{"actions":[]}`, []string{"run.actions: must hold at least 1"}},
+		{ToolRun, actions(MaxActions + 1), []string{"run.actions: must hold at most 50 items (got 51)", "split"}},
+		{ToolRun, `{"code":""}`, []string{"run.code: must not be empty"}},
+		{ToolRun, `{"code":"` + long(MaxCodeChars+1) + `"}`, []string{"run.code: must be at most 20000 characters (got 20001)"}},
+		{ToolRun, `{"actions":[{"op":"back"},{"op":"back"},{"op":"clik","id":"1"}]}`, []string{"run.actions[2].op: must be one of click, hover, fill, type, press, select, check, uncheck, scroll, goto, back, forward, reload, wait"}},
+		{ToolRun, `{"actions":[{"id":"1"}]}`, []string{"run.actions[0].op: missing; it is required, one of click"}},
+		{ToolRun, `{"actions":["click 5"]}`, []string{`run.actions[0]: must be an object with "op" set to one of click`}},
+		{ToolRun, `{"actions":[{"op":"click"}]}`, []string{"run.actions[0].id: missing; it is required"}},
+		{ToolRun, `{"actions":[{"op":"click","id":"5","force":true}]}`, []string{"run.actions[0].force: unknown field; allowed fields are button, count, id, op"}},
+		{ToolRun, `{"actions":[{"op":"click","id":5}]}`, []string{"run.actions[0].id: must be a string"}},
+		{ToolRun, `{"actions":[{"op":"click","id":"5","count":4}]}`, []string{"run.actions[0].count: must be a whole number from 1 to 3"}},
+		{ToolRun, `{"actions":[{"op":"fill","id":"2"}]}`, []string{"run.actions[0].value: missing"}},
+		{ToolRun, `{"actions":[{"op":"select","id":"3","values":[]}]}`, []string{"run.actions[0].values: must hold at least 1"}},
+		{ToolRun, `{"actions":[{"op":"select","id":"3","values":[1]}]}`, []string{"run.actions[0].values[0]: must be a string"}},
+		{ToolRun, `{"actions":[{"op":"scroll"}]}`, []string{"run.actions[0]: give at least one of dx, dy, id"}},
+		{ToolRun, `{"actions":[{"op":"wait"}]}`, []string{"run.actions[0]: give exactly one of id, load, ms, text, url"}},
+		{ToolRun, `{"actions":[{"op":"wait","text":"a","ms":5}]}`, []string{"run.actions[0]: give exactly one of"}},
+		{ToolRun, `{"actions":[{"op":"wait","ms":10001}]}`, []string{"run.actions[0].ms: must be a whole number from 1 to 10000"}},
+		{ToolRun, `{"actions":[{"op":"back","id":"1"}]}`, []string{"run.actions[0].id: unknown field; allowed fields are op"}},
+		{ToolScreenshot, `{"type":"gif"}`, []string{"screenshot.type: must be one of png, jpeg"}},
+		{ToolScreenshot, `{"quality":0}`, []string{"screenshot.quality: must be a whole number from 1 to 100"}},
+		{ToolScreenshot, `{"clip":{"x":0,"y":0,"width":10}}`, []string{"screenshot.clip.height: missing"}},
+		{ToolScreenshot, `{"clip":{"x":-1,"y":0,"width":10,"height":10}}`, []string{"screenshot.clip.x: must be from 0 to 100000"}},
+		{ToolScreenshot, `{"clip":{"x":0,"y":0,"width":10,"height":10,"z":1}}`, []string{"screenshot.clip.z: unknown field"}},
+		{ToolScreenshot, `{"full_page":"yes"}`, []string{"screenshot.full_page: must be true or false"}},
+		{ToolRead, `{"what":"pdf"}`, []string{"browser_read.what: must be one of markdown, text, html, url, title"}},
+		{ToolDownloads, `{"all":true}`, []string{"browser_downloads.all: unknown field; allowed fields are (none: send {})"}},
+		{ToolUpload, `{"id":"8"}`, []string{"browser_upload.path: missing"}},
+		{ToolUpload, `{}`, []string{"browser_upload.id: missing", "browser_upload.path: missing"}},
+		{ToolRelease, `{"force":1}`, []string{"browser_release.force: unknown field"}},
+		{ToolRelaunch, `{"profile":{"name":"../etc"}}`, []string{"browser_relaunch.profile.name: has the wrong form"}},
+		{ToolRelaunch, `{"profile":{"save":true}}`, []string{"browser_relaunch.profile.name: missing"}},
+		{ToolRelaunch, `{"stealth":"true"}`, []string{"browser_relaunch.stealth: must be true or false"}},
+		{ToolRequestHandoff, `{"instruction":"x"}`, []string{"browser_request_handoff.completion_condition: missing"}},
+		{ToolRequestHandoff, `{"instruction":"x","completion_condition":{}}`, []string{"browser_request_handoff.completion_condition: must take exactly one of the forms {text} or {url} or {role, name?}"}},
+		{ToolRequestHandoff, `{"instruction":"x","completion_condition":{"text":"a","url":"b"}}`, []string{"completion_condition: must take exactly one of the forms"}},
+		{ToolRequestHandoff, `{"instruction":"x","completion_condition":{"text":5}}`, []string{"browser_request_handoff.completion_condition.text: must be a string"}},
+		{ToolRequestHandoff, `{"instruction":"x","completion_condition":{"name":"Go"}}`, []string{"must take exactly one of the forms"}},
+		{ToolRequestHandoff, `{"instruction":"x","completion_condition":{"text":"a"},"expires_in_s":86401}`, []string{"browser_request_handoff.expires_in_s: must be a whole number from 1 to 86400"}},
+		{ToolRequestHandoff, `{"instruction":"` + long(maxInstruction+1) + `","completion_condition":{"text":"a"}}`, []string{"browser_request_handoff.instruction: must be at most 2000 characters"}},
+		{ToolWebFetch, `{}`, []string{"web_fetch.url: missing"}},
+		{ToolWebFetch, `{"url":"file:///etc/passwd"}`, []string{"web_fetch.url: has the wrong form"}},
+		{ToolWebFetch, `{"url":"https://a.example/","format":"pdf"}`, []string{"web_fetch.format: must be one of markdown, raw"}},
+		{ToolWebSearch, `{"query":""}`, []string{"web_search.query: must not be empty"}},
+		{ToolWebSearch, `{"query":"` + long(201) + `"}`, []string{"web_search.query: must be at most 200 characters"}},
+		{ToolWebSearch, `{"query":"a","n":26}`, []string{"web_search.n: must be a whole number from 1 to 25"}},
+		{ToolWebSearch, `{"query":"a","n":0}`, []string{"web_search.n"}},
+	}
+	for _, c := range cases {
+		name := c.tool + " " + c.raw
+		if len(name) > 80 {
+			name = name[:80]
+		}
+		t.Run(name, func(t *testing.T) {
+			got, f := Validate(c.tool, json.RawMessage(c.raw))
+			if f == nil {
+				t.Fatalf("accepted: %#v", got)
+			}
+			if got != nil {
+				t.Fatalf("refusal carried args %#v", got)
+			}
+			if f.Code != CodeRefused || f.Retryable || f.Effect != EffectNone {
+				t.Fatalf("want a non-retryable refused failure with no effect, got %+v", f)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(f.Message, w) {
+					t.Errorf("message %q lacks %q", f.Message, w)
+				}
+			}
+		})
+	}
+}
+
+// A refusal never repeats the value it refused: arguments may hold secrets.
+func TestValidateNeverQuotesValues(t *testing.T) {
+	const secret = "hunter2-very-secret-value"
+	cases := []struct{ tool, raw string }{
+		{ToolRun, `{"actions":[{"op":"fill","id":"2","value":"` + secret + `","x":1}]}`},
+		{ToolRun, `{"actions":[{"op":"` + secret + `"}]}`},
+		{ToolSnapshot, `{"mode":"` + secret + `"}`},
+		{ToolWebFetch, `{"url":"` + secret + `"}`},
+		{ToolRun, `{"code":"` + secret + `","actions":[]}`},
+	}
+	for _, c := range cases {
+		_, f := Validate(c.tool, json.RawMessage(c.raw))
+		if f == nil {
+			t.Fatalf("%s accepted", c.raw)
+		}
+		if strings.Contains(f.Message, secret) || strings.Contains(f.Detail, secret) {
+			t.Errorf("refusal quotes the value: %q", f.Message)
+		}
+	}
+}
+
+func TestValidateReportsAtMostThree(t *testing.T) {
+	_, f := Validate(ToolSnapshot, json.RawMessage(`{"a":1,"b":2,"c":3,"d":4,"e":5}`))
+	if f == nil {
+		t.Fatal("accepted")
+	}
+	if n := strings.Count(f.Message, "unknown field"); n != schemaMaxReported {
+		t.Fatalf("reported %d problems, want %d: %s", n, schemaMaxReported, f.Message)
+	}
+	if !strings.HasSuffix(f.Message, "Fix the arguments and call snapshot again.") {
+		t.Fatalf("message does not name the fix: %s", f.Message)
+	}
+}
+
+func TestValidateRefusesHugeArgs(t *testing.T) {
+	raw := `{"code":"` + strings.Repeat("a", MaxArgsBytes) + `"}`
+	if _, f := Validate(ToolRun, json.RawMessage(raw)); f == nil || !strings.Contains(f.Message, "byte limit") {
+		t.Fatalf("got %v", f)
+	}
+}
+
+// Every tool's typed args round-trip: what Validate returns, marshalled,
+// validates again to the same value. This keeps the Go types and the
+// schemas in step.
+func TestArgsRoundTrip(t *testing.T) {
+	samples := map[string]string{
+		ToolSnapshot:       `{"mode":"full","scope":"3","offset":1}`,
+		ToolRun:            `{"actions":[{"op":"click","id":"1"}]}`,
+		ToolScreenshot:     `{"full_page":true,"clip":{"x":1,"y":2,"width":3,"height":4},"id":"1","selector":"a","type":"png","quality":5}`,
+		ToolRead:           `{"what":"html"}`,
+		ToolDownloads:      `{}`,
+		ToolUpload:         `{"id":"1","path":"/a"}`,
+		ToolRelease:        `{}`,
+		ToolRelaunch:       `{"stealth":false,"profile":{"name":"p"},"headed":true}`,
+		ToolRequestHandoff: `{"instruction":"do","completion_condition":{"role":"button"},"expires_in_s":60}`,
+		ToolWebFetch:       `{"url":"http://a.example/"}`,
+		ToolWebSearch:      `{"query":"q","n":3}`,
+	}
+	for _, name := range ToolNames() {
+		raw, ok := samples[name]
+		if !ok {
+			t.Errorf("no sample for %s", name)
+			continue
+		}
+		first, f := Validate(name, json.RawMessage(raw))
+		if f != nil {
+			t.Fatalf("%s: %v", name, f)
+		}
+		b, err := json.Marshal(first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, f := Validate(name, b)
+		if f != nil {
+			t.Fatalf("%s: re-marshalled args %s refused: %v", name, b, f)
+		}
+		if !reflect.DeepEqual(first, second) {
+			t.Fatalf("%s: %#v != %#v", name, first, second)
+		}
+	}
+}
+
+func TestCallHash(t *testing.T) {
+	a := CallHash(ToolRun, json.RawMessage(`{"actions":[{"op":"click","id":"5"}]}`))
+	b := CallHash(ToolRun, json.RawMessage(" {\n \"actions\" : [ { \"id\":\"5\", \"op\":\"click\" } ] }\n"))
+	if a != b {
+		t.Fatal("hash changed with key order or whitespace")
+	}
+	if len(a) != 64 || strings.Trim(a, "0123456789abcdef") != "" {
+		t.Fatalf("not a hex sha256: %s", a)
+	}
+	if a == CallHash(ToolRun, json.RawMessage(`{"actions":[{"op":"click","id":"6"}]}`)) {
+		t.Fatal("different args, same hash")
+	}
+	if a == CallHash(ToolSnapshot, json.RawMessage(`{"actions":[{"op":"click","id":"5"}]}`)) {
+		t.Fatal("different tool, same hash")
+	}
+	if CallHash(ToolRelease, nil) != CallHash(ToolRelease, json.RawMessage(" {} ")) {
+		t.Fatal("empty args should hash as {}")
+	}
+	// Array order matters: it is the order actions run in.
+	if CallHash(ToolRun, json.RawMessage(`{"actions":[{"op":"back"},{"op":"reload"}]}`)) ==
+		CallHash(ToolRun, json.RawMessage(`{"actions":[{"op":"reload"},{"op":"back"}]}`)) {
+		t.Fatal("array order ignored")
+	}
+	// Strings keep <, > and & as written rather than escaped.
+	if got := string(CanonicalArgs(json.RawMessage(`{ "b" : "<&>", "a":1 }`))); got != `{"a":1,"b":"<&>"}` {
+		t.Fatalf("canonical form %s", got)
+	}
+	// Not JSON: hashed as given, still stable.
+	if CallHash(ToolRun, json.RawMessage("{oops")) != CallHash(ToolRun, json.RawMessage(" {oops\n")) {
+		t.Fatal("invalid JSON hash unstable")
+	}
+}
+
+func FuzzValidate(f *testing.F) {
+	seeds := []struct{ name, raw string }{
+		{ToolSnapshot, `{"mode":"interactive"}`},
+		{ToolRun, `{"actions":[{"op":"click","id":"5"},{"op":"wait","ms":10}]}`},
+		{ToolRun, `{"code":"1+1"}`},
+		{ToolRun, `{"actions":[{"op":"scroll","dy":-5e2}]}`},
+		{ToolScreenshot, `{"clip":{"x":1,"y":1,"width":1,"height":1}}`},
+		{ToolRequestHandoff, `{"instruction":"x","completion_condition":{"role":"button","name":"y"}}`},
+		{ToolRelaunch, `{"profile":{"name":"a"}}`},
+		{ToolWebSearch, `{"query":"q","n":99999999999999999999}`},
+		{ToolWebFetch, `{"url":"https://a/"}`},
+		{"nope", `{`},
+		{ToolRelease, `[`},
+		{ToolDownloads, "\xff"},
+	}
+	for _, s := range seeds {
+		f.Add(s.name, []byte(s.raw))
+	}
+	f.Fuzz(func(t *testing.T, name string, raw []byte) {
+		args, fail := Validate(name, raw)
+		switch {
+		case fail == nil && args == nil:
+			t.Fatal("neither args nor failure")
+		case fail != nil && args != nil:
+			t.Fatal("both args and failure")
+		case fail != nil && (fail.Code != CodeRefused || fail.Message == ""):
+			t.Fatalf("bad failure %+v", fail)
+		case fail == nil:
+			// Accepted args are stable: they validate again as marshalled.
+			b, err := json.Marshal(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, f2 := Validate(name, b); f2 != nil {
+				t.Fatalf("accepted %q, but refused its own re-encoding %s: %v", raw, b, f2)
+			}
+		}
+	})
+}
+
+func FuzzCallHash(f *testing.F) {
+	f.Add(ToolRun, []byte(`{"actions":[{"op":"click","id":"5"}]}`))
+	f.Add(ToolSnapshot, []byte(` { "b":1, "a":[1, 2.50, "x"] } `))
+	f.Add("", []byte(""))
+	f.Add(ToolRun, []byte("{\"a\":\"\xff\"}"))
+	f.Fuzz(func(t *testing.T, name string, raw []byte) {
+		h := CallHash(name, raw)
+		if len(h) != 64 {
+			t.Fatalf("hash %q", h)
+		}
+		if h != CallHash(name, raw) {
+			t.Fatal("unstable")
+		}
+		// The canonical form is a fixed point: hashing it again gives the same hash.
+		if h != CallHash(name, CanonicalArgs(raw)) {
+			t.Fatalf("canonical form of %q is not a fixed point", raw)
+		}
+	})
+}

@@ -1,0 +1,347 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/durable-browser/durable-browser/internal/capture"
+	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/redact"
+)
+
+// Snapshot answers the snapshot tool.
+func (a *Activities) Snapshot(ctx context.Context, req SnapshotRequest) (*SnapshotResult, error) {
+	s, f := a.session(req.Session)
+	if f != nil {
+		return nil, a.fail(f)
+	}
+	s.calls.Lock()
+	defer s.calls.Unlock()
+	stop := a.heartbeat(ctx, nil)
+	defer stop()
+	snap, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: req.Args.Mode, Scope: req.Args.Scope, Offset: req.Args.Offset})
+	if err != nil {
+		return nil, a.fail(driverFailure(err))
+	}
+	res := &SnapshotResult{
+		OK:          true,
+		Page:        Page{URL: a.o.Redactor.URL(snap.URL), Title: snap.Title},
+		Text:        snap.Text,
+		Epoch:       snap.Epoch,
+		Elements:    snap.Elements,
+		Interactive: snap.Interactive,
+		Truncated:   snap.Truncated,
+		Cut:         snap.Cut,
+	}
+	return res, a.clean(res)
+}
+
+// Run answers the run tool: a batch of actions, sent one at a time. It runs
+// at most once; while it works it heartbeats its progress and the
+// side-effecting requests it let go, so a lost worker can say what was sent.
+func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
+	s, f := a.session(req.Session)
+	if f != nil {
+		return nil, a.fail(f)
+	}
+	if req.Args.Code != "" {
+		return nil, a.fail(Fail(CodeRefused, "the code cell is not available on this worker; send a batch of actions instead"))
+	}
+	actions, err := driver.ParseActions(req.Args.Actions)
+	if err != nil {
+		return nil, a.fail(Fail(CodeRefused, "%v", err))
+	}
+	// Resolve {{secret:NAME}} on the worker: the value goes to the page and
+	// into the redactor, never into history.
+	for i := range actions {
+		for _, field := range []*string{&actions[i].Value, &actions[i].Text} {
+			if !redact.HasSecrets(*field) {
+				continue
+			}
+			v, err := redact.ExpandSecrets(*field, a.o.Secrets, a.o.Redactor)
+			if err != nil {
+				return nil, a.fail(Fail(CodeRefused, "action %d: %v", i+1, err))
+			}
+			*field = v
+		}
+	}
+	s.calls.Lock()
+	defer s.calls.Unlock()
+
+	rs := &runState{a: a, policy: req.Policy}
+	if activity.IsActivity(ctx) {
+		info := activity.GetInfo(ctx)
+		rs.workflowID, rs.runID, rs.activityID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID
+	}
+	ctx = context.WithValue(ctx, runStateKey{}, rs)
+	stop := a.heartbeat(ctx, func() any { return rs.progress(s.browser.URL(ctx)) })
+	defer stop()
+
+	out, err := s.browser.Run(ctx, actions)
+	if out == nil {
+		return nil, a.fail(driverFailure(err))
+	}
+	res := &RunResult{
+		OK:             err == nil,
+		Page:           Page{URL: a.o.Redactor.URL(out.URL), Title: out.Title},
+		Completed:      out.Completed,
+		Total:          out.Total,
+		ConsoleErrors:  out.ConsoleErrors,
+		FailedRequests: out.FailedRequests,
+		Sent:           rs.sentList(),
+		Held:           rs.heldList(),
+	}
+	for _, t := range out.TabsOpened {
+		res.TabsOpened = append(res.TabsOpened, Tab{ID: t.ID, URL: a.o.Redactor.URL(t.URL), Title: t.Title, Active: t.Active})
+	}
+	for _, d := range out.Dialogs {
+		ans := "dismissed"
+		if d.Accepted {
+			ans = "accepted"
+		}
+		res.Dialogs = append(res.Dialogs, Dialog{Type: d.Type, Message: d.Message, Answer: ans})
+	}
+	if out.Failed != nil {
+		res.Failed = &ActionFailure{Index: out.Failed.Index, Op: out.Failed.Op, Reason: out.Failed.Reason}
+	}
+	if err != nil {
+		// A batch stopped partway is a result the model can act on: it says
+		// how many actions completed and which failed. It goes back as a
+		// failure envelope whose detail carries the partial result.
+		f := driverFailure(err)
+		if len(res.Sent) > 0 || out.Completed > 0 {
+			f.Effected()
+		}
+		f.LastURL = res.URL
+		f.Sent = res.Sent
+		if cerr := a.clean(res); cerr == nil {
+			f.WithDetail(fmt.Sprintf("completed %d of %d actions; now at %s (%s)", res.Completed, res.Total, res.URL, res.Title))
+		}
+		return nil, a.fail(f)
+	}
+	return res, a.clean(res)
+}
+
+// Screenshot captures the page, files it and returns a claim check.
+func (a *Activities) Screenshot(ctx context.Context, req ScreenshotRequest) (*ScreenshotResult, error) {
+	s, f := a.session(req.Session)
+	if f != nil {
+		return nil, a.fail(f)
+	}
+	s.calls.Lock()
+	defer s.calls.Unlock()
+	stop := a.heartbeat(ctx, nil)
+	defer stop()
+	page, err := s.browser.Page()
+	if err != nil {
+		return nil, a.fail(driverFailure(err))
+	}
+	o := capture.ScreenshotOptions{FullPage: req.Args.FullPage, Selector: strings.TrimSpace(req.Args.Selector), Type: req.Args.Type, Quality: req.Args.Quality}
+	if c := req.Args.Clip; c != nil && c.Width > 0 && c.Height > 0 {
+		o.Clip = &capture.Rect{X: c.X, Y: c.Y, Width: c.Width, Height: c.Height}
+	}
+	if id := strings.TrimSpace(req.Args.ID); id != "" {
+		el, err := s.browser.Element(ctx, id)
+		if err != nil {
+			return nil, a.fail(driverFailure(err))
+		}
+		o.Element = el
+	}
+	shot, err := capture.Screenshot(ctx, page, o)
+	if err != nil {
+		return nil, a.fail(driverFailure(err))
+	}
+	url, title := a.o.Redactor.URL(s.browser.URL(ctx)), s.browser.Title(ctx)
+	ct := "image/" + shot.Type
+	cc, err := a.file(ctx, filing{
+		tool: ToolScreenshot, args: req.Args, session: s.ref.Tag, ext: shot.Type, contentType: ct,
+		body: shot.Bytes, finalURL: url, title: title, extractor: "screenshot",
+	})
+	if err != nil {
+		return nil, a.fail(evidenceFailure(err))
+	}
+	res := &ScreenshotResult{
+		OK: true, Page: Page{URL: url, Title: title}, Evidence: cc, Type: shot.Type,
+		Width: shot.Width, Height: shot.Height, DPR: shot.DPR,
+		Region: Rect{X: shot.Region.X, Y: shot.Region.Y, Width: shot.Region.Width, Height: shot.Region.Height},
+	}
+	return res, nil
+}
+
+// Read answers browser_read and files what was read.
+func (a *Activities) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) {
+	s, f := a.session(req.Session)
+	if f != nil {
+		return nil, a.fail(f)
+	}
+	s.calls.Lock()
+	defer s.calls.Unlock()
+	stop := a.heartbeat(ctx, nil)
+	defer stop()
+	page, err := s.browser.Page()
+	if err != nil {
+		return nil, a.fail(driverFailure(err))
+	}
+	r, err := capture.Read(ctx, page, capture.ReadOptions{What: req.Args.What})
+	if err != nil {
+		return nil, a.fail(driverFailure(err))
+	}
+	// What is filed is the redacted text, so evidence holds no secret either.
+	body := a.o.Redactor.Bytes(r.Raw)
+	ct := r.RawType
+	if ct == "" {
+		ct = "text/plain; charset=utf-8"
+	}
+	ext := "txt"
+	if strings.Contains(ct, "html") {
+		ext = "html"
+	}
+	url := a.o.Redactor.URL(r.URL)
+	cc, err := a.file(ctx, filing{
+		tool: ToolRead, args: req.Args, session: s.ref.Tag, ext: ext, contentType: ct, body: body,
+		finalURL: url, title: r.Title, extractor: r.Extractor,
+	})
+	if err != nil {
+		return nil, a.fail(evidenceFailure(err))
+	}
+	res := &ReadResult{
+		OK: true, Page: Page{URL: url, Title: r.Title}, What: r.What, Content: r.Content,
+		Extractor: r.Extractor, Truncated: r.Truncated, FullLength: r.FullLength, Evidence: cc,
+	}
+	return res, a.clean(res)
+}
+
+// Downloads lists finished downloads and files each one; a retry finds them
+// filed already and writes nothing twice.
+func (a *Activities) Downloads(ctx context.Context, req DownloadsRequest) (*DownloadsResult, error) {
+	s, f := a.session(req.Session)
+	if f != nil {
+		return nil, a.fail(f)
+	}
+	s.calls.Lock()
+	defer s.calls.Unlock()
+	stop := a.heartbeat(ctx, nil)
+	defer stop()
+	list, err := s.browser.Downloads(ctx)
+	if err != nil {
+		return nil, a.fail(driverFailure(err))
+	}
+	res := &DownloadsResult{OK: true, Downloads: []Download{}}
+	for _, d := range list {
+		body, err := os.ReadFile(d.Path)
+		if err != nil {
+			return nil, a.fail(Fail(CodeCommandFailed, "reading download %s: %v", d.Name, err))
+		}
+		cc, err := a.file(ctx, filing{
+			tool: ToolDownloads, args: map[string]string{"name": d.Name}, session: s.ref.Tag,
+			callSuffix: d.SHA256[:12], ext: strings.TrimPrefix(filepath.Ext(d.Name), "."),
+			contentType: "application/octet-stream", body: body, extractor: "download",
+		})
+		if err != nil {
+			return nil, a.fail(evidenceFailure(err))
+		}
+		res.Downloads = append(res.Downloads, Download{Name: d.Name, Size: d.Size, SHA256: d.SHA256, Evidence: cc})
+	}
+	return res, a.clean(res)
+}
+
+// Upload sets a local file on a file input. It runs at most once.
+func (a *Activities) Upload(ctx context.Context, req UploadRequest) (*UploadResult, error) {
+	s, f := a.session(req.Session)
+	if f != nil {
+		return nil, a.fail(f)
+	}
+	st, err := os.Stat(req.Args.Path)
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, a.fail(Fail(CodeRefused, "%s is not a readable file on the worker; give the path of a file the worker can read", req.Args.Path))
+	}
+	s.calls.Lock()
+	defer s.calls.Unlock()
+	stop := a.heartbeat(ctx, nil)
+	defer stop()
+	if err := s.browser.Upload(ctx, req.Args.ID, req.Args.Path); err != nil {
+		return nil, a.fail(driverFailure(err))
+	}
+	res := &UploadResult{OK: true, Page: Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: filepath.Base(req.Args.Path), Size: st.Size()}
+	return res, a.clean(res)
+}
+
+// driverFailure maps the driver's and capture's typed errors to codes.
+func driverFailure(err error) *Failure {
+	var stale *driver.StaleError
+	var actErr *driver.ActionError
+	var refused *driver.RefusedError
+	var parse *driver.ParseError
+	var capRefused *capture.RefusedError
+	switch {
+	case err == nil:
+		return Fail(CodeCommandFailed, "the browser gave no result; take a snapshot and try again")
+	case errors.Is(err, context.Canceled):
+		return Fail(CodeAborted, "the call was cancelled")
+	case errors.Is(err, context.DeadlineExceeded):
+		return Fail(CodeTimeout, "the call ran out of time; take a snapshot to see where the page is")
+	case errors.As(err, &stale), errors.Is(err, driver.ErrNoSnapshot):
+		return Fail(CodeStaleSnapshot, "%v", err)
+	case errors.As(err, &refused):
+		return Fail(CodeRefused, "%v", err)
+	case errors.As(err, &parse):
+		return Fail(CodeRefused, "%v", err)
+	case errors.As(err, &capRefused):
+		return Fail(CodeRefused, "%v", err)
+	case errors.As(err, &actErr):
+		switch actErr.Kind {
+		case driver.KindTimeout:
+			return Fail(CodeTimeout, "%v", err)
+		case driver.KindStale:
+			return Fail(CodeStaleSnapshot, "%v", err)
+		case driver.KindRefused:
+			return Fail(CodeRefused, "%v", err)
+		case driver.KindBrowser:
+			return Fail(CodeBrowserUnavailable, "%v", err)
+		}
+		return Fail(CodeCommandFailed, "%v", err)
+	}
+	return Fail(CodeBrowserUnavailable, "the browser did not answer; try again, or relaunch it with browser_relaunch").WithDetail(err.Error())
+}
+
+// runStateKey carries a run's state to the session's request gate.
+type runStateKey struct{}
+
+// runState is one run's journal: what it let go and what it held.
+type runState struct {
+	a                             *Activities
+	policy                        string
+	workflowID, runID, activityID string
+
+	holds int64 // atomic: numbers hold ids
+
+	mu   sync.Mutex
+	sent []SentRequest
+	held []HeldRequest
+	done int
+}
+
+func (r *runState) progress(url string) RunProgress {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return RunProgress{Completed: r.done, URL: r.a.o.Redactor.URL(url), Sent: append([]SentRequest(nil), r.sent...)}
+}
+
+func (r *runState) sentList() []SentRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]SentRequest(nil), r.sent...)
+}
+
+func (r *runState) heldList() []HeldRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]HeldRequest(nil), r.held...)
+}

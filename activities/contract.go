@@ -1,0 +1,281 @@
+package activities
+
+import (
+	"encoding/json"
+	"sync"
+)
+
+// Tool is one tool as a model sees it, in a neutral form that renders to any
+// model API's tool list (see OpenAITools and AnthropicTools).
+type Tool struct {
+	Name string `json:"name"`
+	// Description is written for a model: what the tool is for, then how it works.
+	Description string `json:"description"`
+	// Schema is the input's JSON Schema (a draft 2020-12 subset). It is the
+	// contract: Validate checks calls against exactly this.
+	Schema json.RawMessage `json:"schema"`
+	// Class says how a call may be repeated after a failure.
+	Class ReplayClass `json:"class"`
+	// Activity is the stable activity name that serves the tool. For the
+	// human class it is the notify activity the workflow step calls.
+	Activity string `json:"activity"`
+}
+
+// Shared limits, named so the schemas and their descriptions agree.
+const (
+	maxIDChars       = 34
+	maxURLChars      = 2048
+	maxSelectorChars = 1000
+	maxTextChars     = 10000
+	maxPathChars     = 4096
+	maxOffset        = 10_000_000
+	maxWaitMS        = 10000
+	maxScrollPx      = 100000
+	maxClipPx        = 100000
+	maxInstruction   = 2000
+	maxConditionText = 500
+	maxQueryChars    = 200
+	maxKeyChars      = 64
+	maxSelectValues  = 50
+)
+
+// idPattern accepts an id as a snapshot prints it, with or without brackets.
+const idPattern = `^\[?[A-Za-z0-9_.:-]{1,32}\]?$`
+
+// optionalIDPattern also accepts a blank id, which screenshot treats as not given.
+const optionalIDPattern = `^(\s*|\[?[A-Za-z0-9_.:-]{1,32}\]?)$`
+
+func idProp(desc string) schemaMap {
+	return schemaWith(schemaString(desc, 1, maxIDChars), "pattern", idPattern)
+}
+
+// actionSchemas describes each run action: its op and its fields, one
+// closed object per op so a mistake is reported against the op meant.
+func actionSchemas() []any {
+	op := func(name string) schemaMap { return schemaMap{"type": "string", "const": name} }
+	id := idProp(`Element id from the latest snapshot, e.g. "5" or "[5]".`)
+	action := func(name string, props schemaMap, required ...string) schemaMap {
+		props["op"] = op(name)
+		return schemaObject(props, append([]string{"op"}, required...)...)
+	}
+	scroll := action("scroll", schemaMap{
+		"id": idProp("Scroll this element into view."),
+		"dx": schemaInteger("Scroll the page right by this many CSS pixels (negative: left).", -maxScrollPx, maxScrollPx),
+		"dy": schemaInteger("Scroll the page down by this many CSS pixels (negative: up).", -maxScrollPx, maxScrollPx),
+	})
+	scroll["minProperties"] = 2
+	wait := action("wait", schemaMap{
+		"text": schemaString("Wait until this text is on the page.", 1, maxConditionText),
+		"id":   idProp("Wait until this element is visible."),
+		"url":  schemaString("Wait until the URL matches this pattern (* matches anything).", 1, maxURLChars),
+		"load": schemaBool("Wait for the page's load event."),
+		"ms":   schemaInteger("Wait this many milliseconds.", 1, maxWaitMS),
+	})
+	wait["minProperties"], wait["maxProperties"] = 2, 2
+	return []any{
+		action("click", schemaMap{
+			"id":     id,
+			"button": schemaEnum("Mouse button; default left.", "left", "right", "middle"),
+			"count":  schemaInteger("Clicks; 2 for a double click.", 1, 3),
+		}, "id"),
+		action("hover", schemaMap{"id": id}, "id"),
+		action("fill", schemaMap{
+			"id":    id,
+			"value": schemaString("Replaces the field's value. May name a secret as {{secret:NAME}}.", 0, maxTextChars),
+		}, "id", "value"),
+		action("type", schemaMap{
+			"id":       id,
+			"text":     schemaString("Typed key by key after the current value. May name a secret as {{secret:NAME}}.", 1, maxTextChars),
+			"delay_ms": schemaInteger("Pause between keys.", 0, 1000),
+		}, "id", "text"),
+		action("press", schemaMap{
+			"key": schemaString(`A key or combination, e.g. "Enter", "Escape", "Control+A".`, 1, maxKeyChars),
+		}, "key"),
+		action("select", schemaMap{
+			"id":     id,
+			"values": schemaWith(schemaMap{"type": "array", "items": schemaString("", 1, 1000)}, "minItems", 1, "maxItems", maxSelectValues, "description", "Option labels or values to select."),
+		}, "id", "values"),
+		action("check", schemaMap{"id": id}, "id"),
+		action("uncheck", schemaMap{"id": id}, "id"),
+		scroll,
+		action("goto", schemaMap{"url": schemaString("Absolute http(s) URL.", 1, maxURLChars)}, "url"),
+		action("back", schemaMap{}),
+		action("forward", schemaMap{}),
+		action("reload", schemaMap{}),
+		wait,
+	}
+}
+
+// definitions is built once; Definitions hands out copies.
+var definitions = sync.OnceValue(func() []Tool {
+	type def struct {
+		name, activity, desc string
+		class                ReplayClass
+		schema               schemaMap
+	}
+	defs := []def{
+		{
+			name: ToolSnapshot, activity: ActivitySnapshot, class: ClassRead,
+			desc: "See the page as a list of elements, to decide what to do next. Each element you can act on has an id like [5] " +
+				"for run, screenshot and browser_upload. Ids belong to the latest snapshot only: take a new one after the page changes. " +
+				`mode "interactive" lists only actionable elements (shorter). A long page is cut: the result says how to see the rest ` +
+				"with scope (one subtree) or offset. Not evidence: cite with browser_read or screenshot.",
+			schema: schemaObject(schemaMap{
+				"mode":   schemaEnum("full (default) or interactive.", "full", "interactive"),
+				"scope":  idProp(`Show only this element's subtree, e.g. "[12]".`),
+				"offset": schemaInteger("Continue a cut snapshot from this character offset.", 0, maxOffset),
+			}),
+		},
+		{
+			name: ToolRun, activity: ActivityRun, class: ClassEffect,
+			desc: "Act on the page: click, fill, type, press keys, select, check, scroll, navigate, wait. Send either actions " +
+				"(a batch using ids from the latest snapshot) or code (JavaScript for a sandboxed code cell), never both. " +
+				"If any id is stale the whole batch is refused and nothing happens; otherwise actions run in order and stop " +
+				"at the first failure, saying how many completed. The result gives the URL and title afterwards. " +
+				"A run is never retried: on effect_unknown, look at the page before repeating it.",
+			schema: schemaWith(schemaObject(schemaMap{
+				"actions": schemaMap{
+					"type": "array", "minItems": 1, "maxItems": MaxActions,
+					"description": "Actions in order, each an object with op, e.g. [{\"op\":\"fill\",\"id\":\"2\",\"value\":\"a@b.c\"},{\"op\":\"click\",\"id\":\"5\"}].",
+					"items":       schemaMap{"oneOf": actionSchemas()},
+				},
+				"code": schemaString("JavaScript for the code cell, when a batch cannot express the work (loops, reading many values).", 1, MaxCodeChars),
+			}), "minProperties", 1, "maxProperties", 1),
+		},
+		{
+			name: ToolScreenshot, activity: ActivityScreenshot, class: ClassRead,
+			desc: "Capture how the page looks, filed as evidence: to check a layout, read a chart, or show a result. " +
+				"The viewport by default; or the full page, a clip in CSS pixels, an element by id from the latest snapshot, " +
+				"or one element by CSS selector. PNG by default, jpeg with quality for smaller files. At most 2,000 px on the " +
+				"long edge; a large image comes back by reference.",
+			schema: schemaObject(schemaMap{
+				"full_page": schemaBool("Capture the whole scrollable page."),
+				"clip": schemaWith(schemaObject(schemaMap{
+					"x":      schemaNumber("", 0, maxClipPx),
+					"y":      schemaNumber("", 0, maxClipPx),
+					"width":  schemaNumber("", 0, maxClipPx),
+					"height": schemaNumber("", 0, maxClipPx),
+				}, "x", "y", "width", "height"), "description", "A region in CSS pixels from the page's top-left corner."),
+				"id":       schemaWith(schemaString("Capture this element from the latest snapshot.", 0, maxIDChars), "pattern", optionalIDPattern),
+				"selector": schemaString("Capture the one element this CSS selector matches.", 0, maxSelectorChars),
+				"type":     schemaEnum("png (default) or jpeg.", "png", "jpeg"),
+				"quality":  schemaInteger("JPEG quality.", 1, 100),
+			}),
+		},
+		{
+			name: ToolRead, activity: ActivityRead, class: ClassRead,
+			desc: "Read the page's content to quote, summarise or cite it, filed as evidence. markdown (default) gives the main " +
+				"content; text, html, url and title are also available. Long content is cut and the result says so.",
+			schema: schemaObject(schemaMap{
+				"what": schemaEnum("markdown (default), text, html, url or title.", "markdown", "text", "html", "url", "title"),
+			}),
+		},
+		{
+			name: ToolDownloads, activity: ActivityDownloads, class: ClassRead,
+			desc: "List the files this browser has downloaded, with name, size and SHA-256, each filed as evidence. " +
+				"Use it after a run that started a download.",
+			schema: schemaObject(schemaMap{}),
+		},
+		{
+			name: ToolUpload, activity: ActivityUpload, class: ClassEffect,
+			desc: "Choose a file in a file input, as a person picking it would. id is the input's id from the latest snapshot; " +
+				"path is a file on the worker. Nothing is submitted: submit with run afterwards. Never retried.",
+			schema: schemaObject(schemaMap{
+				"id":   idProp("The file input's id from the latest snapshot."),
+				"path": schemaString("Path of the file to choose.", 1, maxPathChars),
+			}, "id", "path"),
+		},
+		{
+			name: ToolRelease, activity: ActivityRelease, class: ClassCustody,
+			desc:   "Close this browser when the task is done. Safe to repeat. A later browser call starts a fresh browser.",
+			schema: schemaObject(schemaMap{}),
+		},
+		{
+			name: ToolRelaunch, activity: ActivityRelaunch, class: ClassCustody,
+			desc: "Replace this browser with a fresh one: with stealth against bot checks, a saved sign-in profile, or a visible " +
+				"window. The old browser is closed and earlier ids no longer apply; take a snapshot next.",
+			schema: schemaObject(schemaMap{
+				"stealth": schemaBool("Mask automation signals."),
+				"profile": schemaWith(schemaObject(schemaMap{
+					"name": schemaWith(schemaString("Profile name: letters, digits, '.', '-', '_'.", 1, 64), "pattern", `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`),
+					"save": schemaBool("Keep sign-ins made in this session in the profile."),
+				}, "name"), "description", "A saved sign-in to start from."),
+				"headed": schemaBool("Show a browser window (where the worker has a display)."),
+			}),
+		},
+		{
+			name: ToolRequestHandoff, activity: ActivityNotify, class: ClassHuman,
+			desc: "Ask a person to do a step only a person can do (a CAPTCHA, a sign-in with a second factor, an approval) and " +
+				"wait until they finish, cancel, or the request expires. Say exactly what to do in instruction, and how to tell " +
+				"it is done in completion_condition: text on the page, a URL pattern, or an element by role and name. " +
+				"Meanwhile other browser calls answer waiting_for_human. The result gives the outcome, whether the condition " +
+				"holds, and a fresh snapshot.",
+			schema: schemaObject(schemaMap{
+				"instruction": schemaString("What the person should do, in one or two sentences.", 1, maxInstruction),
+				"completion_condition": schemaMap{
+					"description": "How to tell the step is done: {text}, {url} or {role, name?}.",
+					"oneOf": []any{
+						schemaObject(schemaMap{"text": schemaString("Text that will be on the page.", 1, maxConditionText)}, "text"),
+						schemaObject(schemaMap{"url": schemaString("URL pattern the page will match (* matches anything).", 1, maxURLChars)}, "url"),
+						schemaObject(schemaMap{
+							"role": schemaString(`Element role, e.g. "button", "heading".`, 1, 64),
+							"name": schemaString("Element name.", 1, maxConditionText),
+						}, "role"),
+					},
+				},
+				"expires_in_s": schemaInteger("Seconds to wait; default 900.", 1, MaxHandoffExpiryS),
+			}, "instruction", "completion_condition"),
+		},
+		{
+			name: ToolWebFetch, activity: ActivityWebFetch, class: ClassRead,
+			desc: "Read a public web page without the browser: quicker for articles, documentation and plain APIs that need no " +
+				"sign-in or script. Gives markdown (default), or with format raw the bytes by reference; filed as evidence. " +
+				"Only absolute http(s) URLs of public hosts.",
+			schema: schemaObject(schemaMap{
+				"url":    schemaWith(schemaString("Absolute http(s) URL.", 1, maxURLChars), "pattern", `^[Hh][Tt][Tt][Pp][Ss]?://`),
+				"format": schemaEnum("markdown (default) or raw.", "markdown", "raw"),
+			}, "url"),
+		},
+		{
+			name: ToolWebSearch, activity: ActivityWebSearch, class: ClassRead,
+			desc: "Find pages on the web about a question. Gives up to n hits (default 10), each with title, URL and a short " +
+				"snippet. Then read a hit with web_fetch or the browser.",
+			schema: schemaObject(schemaMap{
+				"query": schemaString("What to search for.", 1, maxQueryChars),
+				"n":     schemaInteger("Number of hits; default 10.", 1, 25),
+			}, "query"),
+		},
+	}
+	out := make([]Tool, 0, len(defs))
+	for _, d := range defs {
+		b, err := json.Marshal(d.schema)
+		if err != nil {
+			// Only maps, slices and scalars above: cannot fail.
+			b = []byte(`{"type":"object","additionalProperties":false}`)
+		}
+		out = append(out, Tool{Name: d.name, Description: d.desc, Schema: b, Class: d.class, Activity: d.activity})
+	}
+	return out
+})
+
+// Definitions returns every tool, in a stable order. The result is a copy the
+// caller may change.
+func Definitions() []Tool {
+	src := definitions()
+	out := make([]Tool, len(src))
+	for i, t := range src {
+		t.Schema = append(json.RawMessage(nil), t.Schema...)
+		out[i] = t
+	}
+	return out
+}
+
+// Lookup returns the tool with the given name.
+func Lookup(name string) (Tool, bool) {
+	for _, t := range Definitions() {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}

@@ -1,0 +1,111 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/durable-browser/durable-browser/internal/evidence"
+)
+
+// filing is one read to file as evidence.
+type filing struct {
+	tool    string
+	args    any
+	session string
+	// callSuffix separates several bodies filed by one call (downloads).
+	callSuffix             string
+	ext, contentType       string
+	body                   []byte
+	requestedURL, finalURL string
+	title, extractor       string
+	httpStatus             int
+}
+
+// file files a body and its receipt under keys derived from the workflow,
+// session and activity ids, so a retried activity writes the same objects.
+func (a *Activities) file(ctx context.Context, f filing) (ClaimCheck, error) {
+	if a.o.Evidence == nil {
+		return ClaimCheck{}, errNoEvidence
+	}
+	wfID, runID, callID := "local", "", "call"
+	receiptTime := a.o.Now()
+	if activity.IsActivity(ctx) {
+		info := activity.GetInfo(ctx)
+		wfID, runID, callID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID
+		// The scheduled time is the same on every attempt, so a retry
+		// writes identical receipt bytes.
+		receiptTime = info.ScheduledTime
+	}
+	if f.callSuffix != "" {
+		callID += "-" + f.callSuffix
+	}
+	args, _ := json.Marshal(f.args)
+	cc, err := evidence.File(ctx, a.o.Evidence, evidence.Filing{
+		Prefix:      a.o.EvidencePrefix,
+		WorkflowID:  wfID,
+		SessionTag:  f.session,
+		CallID:      callID,
+		Tool:        f.tool,
+		Ext:         f.ext,
+		ContentType: f.contentType,
+		Body:        f.body,
+		Receipt: evidence.Receipt{
+			Args:         a.o.Redactor.JSON(args),
+			Status:       "ok",
+			RequestedURL: a.o.Redactor.URL(f.requestedURL),
+			FinalURL:     a.o.Redactor.URL(f.finalURL),
+			Title:        a.o.Redactor.String(f.title),
+			HTTPStatus:   f.httpStatus,
+			Extractor:    f.extractor,
+			RunID:        runID,
+			ActivityID:   callID,
+			Time:         receiptTime,
+		},
+	})
+	return cc, err
+}
+
+var errNoEvidence = errors.New("no evidence store is configured")
+
+func evidenceFailure(err error) *Failure {
+	return Fail(CodeBrowserUnavailable, "the read could not be filed as evidence, so it is not returned; it will be retried").WithDetail(err.Error())
+}
+
+// GetEvidence fetches a filed body by key, verified against its hash. It is
+// for orchestrator workflows that need the bytes (for example to show a
+// screenshot to a model); the body rides in this activity's result only,
+// so keep it small or call it from a child workflow.
+func (a *Activities) GetEvidence(ctx context.Context, req GetEvidenceRequest) (*GetEvidenceResult, error) {
+	if a.o.Evidence == nil {
+		return nil, a.fail(Fail(CodeRefused, "no evidence store is configured on this worker"))
+	}
+	body, rec, err := evidence.GetVerified(ctx, a.o.Evidence, req.Key)
+	if err != nil {
+		if errors.Is(err, evidence.ErrNotFound) {
+			return nil, a.fail(Fail(CodeRefused, "no evidence at %s; use the key from a result's evidence.key", req.Key))
+		}
+		return nil, a.fail(Fail(CodeCommandFailed, "evidence at %s could not be read or did not verify", req.Key).WithDetail(err.Error()))
+	}
+	if len(body) > MaxEvidenceResult {
+		return nil, a.fail(Fail(CodeRefused, "the body is %d bytes, over the %d a result may carry; fetch it with `durable-browser evidence get` instead", len(body), MaxEvidenceResult))
+	}
+	return &GetEvidenceResult{OK: true, Body: body, Receipt: rec}, nil
+}
+
+// MaxEvidenceResult keeps evidence.get results well under Temporal's payload limits.
+const MaxEvidenceResult = 384 << 10
+
+// GetEvidenceRequest is evidence.get's input.
+type GetEvidenceRequest struct {
+	Key string `json:"key"`
+}
+
+// GetEvidenceResult carries a verified body and its receipt.
+type GetEvidenceResult struct {
+	OK      bool              `json:"ok"`
+	Body    []byte            `json:"body"`
+	Receipt *evidence.Receipt `json:"receipt,omitempty"`
+}

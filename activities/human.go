@@ -1,0 +1,200 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/handoff"
+)
+
+// Names shared with the BrowserSession workflow for approvals: a run tells
+// its workflow about a held request by signal and learns the decision by query.
+const (
+	HoldSignalName = "hold"
+	HoldQueryName  = "hold"
+)
+
+// Action policies for side-effecting requests.
+const (
+	PolicyAllow = "allow"
+	PolicyAsk   = "ask"
+	PolicyDeny  = "deny"
+)
+
+// Notify tells a person, through the worker's handoff port, that the session
+// needs them. It adds the way to reach the browser here, on the worker, so
+// that address (a full-control credential) never enters history.
+func (a *Activities) Notify(ctx context.Context, req NotifyRequest) (*ReleaseResult, error) {
+	s, f := a.session(req.Session)
+	if f != nil {
+		return nil, a.fail(f)
+	}
+	if a.o.Notifier == nil {
+		return nil, a.fail(Fail(CodeRefused, "no handoff port is configured on this worker; set --handoff-webhook or run with the log port"))
+	}
+	n := handoff.Notice{
+		WorkflowID:  req.WorkflowID,
+		RequestID:   req.RequestID,
+		SessionTag:  req.Session.Tag,
+		Instruction: req.Instruction,
+		Condition:   describeCondition(req.Condition),
+		ExpiresAt:   req.ExpiresAt,
+		Answer:      handoff.AnswerFor(req.WorkflowID, req.RequestID),
+		ReachURL:    a.reachURL(ctx, s),
+	}
+	if err := a.o.Notifier.Notify(ctx, n); err != nil {
+		f := Fail(CodeCommandFailed, "the person could not be notified; it will be retried").WithDetail(a.o.Redactor.String(err.Error()))
+		f.Retryable = true
+		return nil, a.fail(f)
+	}
+	return &ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
+}
+
+func describeCondition(c Condition) string {
+	switch {
+	case c.Text != "":
+		return fmt.Sprintf("the page shows %q", c.Text)
+	case c.URL != "":
+		return fmt.Sprintf("the address matches %q", c.URL)
+	case c.Role != "":
+		return fmt.Sprintf("the page has a %s named %q", c.Role, c.Name)
+	}
+	return ""
+}
+
+// reachURL is the provider's live view, or for a local Chrome the DevTools
+// inspector of the active tab on this worker's host.
+func (a *Activities) reachURL(ctx context.Context, s *liveSession) string {
+	if s.sess.LiveViewURL != "" {
+		return s.sess.LiveViewURL
+	}
+	u, err := url.Parse(s.sess.CDPURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	tabs, err := s.browser.Tabs(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, t := range tabs {
+		if t.Active {
+			return fmt.Sprintf("http://%s/devtools/inspector.html?ws=%s/devtools/page/%s", u.Host, u.Host, t.ID)
+		}
+	}
+	return ""
+}
+
+// gate is the session's request gate: asked before every side-effecting
+// request leaves the browser. It journals what it lets go and applies the
+// action policy; under "ask" it holds the request until a person decides.
+func (a *Activities) gate(ls *liveSession) func(ctx context.Context, r driver.GatedRequest) driver.GateDecision {
+	return func(ctx context.Context, r driver.GatedRequest) driver.GateDecision {
+		rs, _ := ctx.Value(runStateKey{}).(*runState)
+		policy := ls.policy
+		if rs != nil && rs.policy != "" {
+			policy = rs.policy
+		}
+		req := SentRequest{Method: r.Method, Origin: a.o.Redactor.URL(r.Origin), Path: a.o.Redactor.String(r.Path)}
+		switch policy {
+		case PolicyDeny:
+			if rs != nil {
+				rs.hold(HeldRequest{Method: req.Method, Origin: req.Origin, Path: req.Path, Decision: "denied", By: "policy"})
+			}
+			return driver.GateDeny
+		case PolicyAsk:
+			if rs == nil {
+				return driver.GateDeny // nobody to ask outside a run
+			}
+			decision, by := a.ask(ctx, rs, req)
+			rs.hold(HeldRequest{HoldID: decision.holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, Decision: decision.word, By: by})
+			if decision.word != "approved" {
+				return driver.GateDeny
+			}
+		}
+		if rs != nil {
+			rs.mu.Lock()
+			rs.sent = append(rs.sent, req)
+			rs.mu.Unlock()
+		}
+		return driver.GateAllow
+	}
+}
+
+func (r *runState) hold(h HeldRequest) {
+	r.mu.Lock()
+	r.held = append(r.held, h)
+	r.mu.Unlock()
+}
+
+type holdOutcome struct {
+	holdID string
+	word   string // approved, denied, expired
+}
+
+// holdSignal and holdDecision match the workflow's payloads field for field.
+type holdSignal struct {
+	HoldID     string `json:"hold_id"`
+	Method     string `json:"method"`
+	Origin     string `json:"origin"`
+	Path       string `json:"path"`
+	ActivityID string `json:"activity_id,omitempty"`
+}
+
+type holdDecision struct {
+	Decision string `json:"decision"`
+	By       string `json:"by,omitempty"`
+}
+
+// ask holds a request: it tells the workflow, then polls the decision while
+// the run's heartbeat keeps going, until a person answers or time runs out.
+func (a *Activities) ask(ctx context.Context, rs *runState, req SentRequest) (holdOutcome, string) {
+	n := atomic.AddInt64(&rs.holds, 1)
+	holdID := fmt.Sprintf("%s-%d", rs.activityID, n)
+	out := holdOutcome{holdID: holdID, word: "expired"}
+	if a.o.Client == nil || rs.workflowID == "" {
+		return out, ""
+	}
+	log := a.logger(ctx, "")
+	err := a.o.Client.SignalWorkflow(ctx, rs.workflowID, rs.runID, HoldSignalName, holdSignal{
+		HoldID: holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, ActivityID: rs.activityID,
+	})
+	if err != nil {
+		log.Error().Err(err).Str("hold_id", holdID).Msg("telling the workflow about a hold")
+		return out, ""
+	}
+	log.Info().Str("hold_id", holdID).Str("method", req.Method).Str("origin", req.Origin).Msg("request held for approval")
+	deadline := time.NewTimer(a.o.HoldTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		v, err := a.o.Client.QueryWorkflow(qctx, rs.workflowID, rs.runID, HoldQueryName, holdID)
+		cancel()
+		if err == nil {
+			var d holdDecision
+			if v.Get(&d) == nil {
+				switch d.Decision {
+				case "approve":
+					out.word = "approved"
+					return out, d.By
+				case "deny":
+					out.word = "denied"
+					return out, d.By
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return out, ""
+		case <-deadline.C:
+			log.Info().Str("hold_id", holdID).Msg("hold expired unanswered; refused")
+			return out, ""
+		case <-tick.C:
+		}
+	}
+}

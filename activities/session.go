@@ -1,0 +1,153 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/providers"
+)
+
+// Create finds or starts the browser for a tag on this process and says
+// which host queue serves it. Creating twice with one tag yields one browser.
+func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResult, error) {
+	log := a.logger(ctx, req.Tag)
+	if req.Tag == "" {
+		return nil, a.fail(Fail(CodeRefused, "a session needs a tag"))
+	}
+	name := req.Options.Provider
+	if name == "" {
+		name = a.o.DefaultProvider
+	}
+	p, ok := a.o.Providers[name]
+	if !ok {
+		return nil, a.fail(Fail(CodeRefused, "provider %q is not configured on this worker; use one of %v", name, a.providerNames()))
+	}
+	if req.Options.Profile != nil {
+		if err := req.Options.Profile.Validate(); err != nil {
+			return nil, a.fail(Fail(CodeRefused, "%v", err))
+		}
+	}
+	a.mu.Lock()
+	if s, ok := a.sessions[req.Tag]; ok {
+		a.mu.Unlock()
+		return &CreateResult{Session: s.ref, Found: true, URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, nil
+	}
+	a.mu.Unlock()
+
+	stop := a.heartbeat(ctx, nil)
+	defer stop()
+	sess, err := p.Create(ctx, providers.CreateOptions{
+		Tag:     req.Tag,
+		Headed:  req.Options.Headed,
+		Stealth: req.Options.Stealth,
+		Profile: req.Options.Profile,
+	})
+	if err != nil {
+		log.Error().Err(err).Msg("creating browser")
+		return nil, a.fail(providerFailure(err))
+	}
+	ls := &liveSession{
+		ref:      SessionRef{Tag: req.Tag, Provider: name, HostQueue: a.o.HostQueue},
+		provider: p,
+		sess:     sess,
+		policy:   req.Options.ActionPolicy,
+	}
+	b, err := driver.Attach(ctx, driver.Options{
+		RequestGate:   a.gate(ls),
+		CDPURL:        sess.CDPURL,
+		Stealth:       req.Options.Stealth,
+		DownloadDir:   sess.DownloadDir,
+		ActionTimeout: a.o.ActionTimeout,
+		Logger:        log,
+	})
+	if err != nil {
+		_ = p.Release(context.WithoutCancel(ctx), req.Tag)
+		log.Error().Err(err).Msg("attaching to browser")
+		return nil, a.fail(Fail(CodeBrowserUnavailable, "the browser started but could not be driven; try again").WithDetail(err.Error()))
+	}
+	ls.browser = b
+	a.mu.Lock()
+	if prev, ok := a.sessions[req.Tag]; ok {
+		// Lost a race with a concurrent create of the same tag: keep the first.
+		a.mu.Unlock()
+		_ = b.Close()
+		return &CreateResult{Session: prev.ref, Found: true}, nil
+	}
+	a.sessions[req.Tag] = ls
+	a.mu.Unlock()
+	log.Info().Str("provider", name).Int("pid", sess.PID).Msg("session created")
+
+	if req.Options.StartURL != "" {
+		if _, err := b.Run(ctx, []driver.Action{{Op: "goto", URL: req.Options.StartURL}}); err != nil {
+			log.Warn().Err(err).Msg("opening start url")
+		}
+	}
+	res := &CreateResult{Session: ls.ref, URL: a.o.Redactor.URL(b.URL(ctx)), Title: b.Title(ctx)}
+	return res, a.clean(res)
+}
+
+// Release ends a session's browser. It is idempotent: a tag this process no
+// longer holds is released again through its provider, which confirms.
+func (a *Activities) Release(ctx context.Context, req ReleaseRequest) (*ReleaseResult, error) {
+	log := a.logger(ctx, req.Session.Tag)
+	a.mu.Lock()
+	s := a.sessions[req.Session.Tag]
+	delete(a.sessions, req.Session.Tag)
+	a.mu.Unlock()
+	p := a.o.Providers[req.Session.Provider]
+	if s != nil {
+		s.calls.Lock() // never mid-call
+		_ = s.browser.Close()
+		s.calls.Unlock()
+		p = s.provider
+	}
+	if p == nil {
+		return &ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
+	}
+	if err := p.Release(ctx, req.Session.Tag); err != nil {
+		log.Error().Err(err).Msg("releasing browser")
+		return nil, a.fail(Fail(CodeBrowserUnavailable, "release did not confirm; it will be retried").WithDetail(err.Error()))
+	}
+	log.Info().Bool("held", s != nil).Msg("session released")
+	return &ReleaseResult{OK: true, Tag: req.Session.Tag, Released: s != nil}, nil
+}
+
+// Reconcile answers whether this process still holds the session. It runs on
+// the session's host queue: if that process is gone the call never starts,
+// which the workflow reads as a lost host.
+func (a *Activities) Reconcile(ctx context.Context, req ReleaseRequest) (*ReleaseResult, error) {
+	if _, f := a.session(req.Session); f != nil {
+		return nil, a.fail(f)
+	}
+	return &ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
+}
+
+// session finds a session this process holds.
+func (a *Activities) session(ref SessionRef) (*liveSession, *Failure) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.sessions[ref.Tag]
+	if !ok || (ref.HostQueue != "" && ref.HostQueue != a.o.HostQueue) {
+		return nil, Fail(CodeSessionEnded, "session %s is not open on this worker (it was released or its worker restarted); open a new one with browser_relaunch", ref.Tag)
+	}
+	return s, nil
+}
+
+func (a *Activities) providerNames() []string {
+	out := make([]string, 0, len(a.o.Providers))
+	for n := range a.o.Providers {
+		out = append(out, n)
+	}
+	return out
+}
+
+// providerFailure maps a provider's typed errors to failure codes.
+func providerFailure(err error) *Failure {
+	var conflict interface{ ProfileConflict() bool }
+	if errors.As(err, &conflict) && conflict.ProfileConflict() {
+		return Fail(CodeRefused, "%v", err)
+	}
+	return Fail(CodeBrowserUnavailable, "could not start a browser: %v", err).WithDetail(fmt.Sprint(err))
+}

@@ -1,0 +1,147 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/durable-browser/durable-browser/internal/webfetch"
+	"github.com/durable-browser/durable-browser/internal/websearch"
+)
+
+// WebFetch reads a public page without a browser, behind the public-host
+// guard, and files what it read.
+func (a *Activities) WebFetch(ctx context.Context, req WebFetchRequest) (*WebFetchResult, error) {
+	if a.o.Fetcher == nil {
+		return nil, a.fail(Fail(CodeRefused, "web_fetch is not configured on this worker"))
+	}
+	stop := a.heartbeat(ctx, nil)
+	defer stop()
+	r, err := a.o.Fetcher.Fetch(ctx, webfetch.Request{URL: req.Args.URL, Format: req.Args.Format})
+	if err != nil {
+		return nil, a.fail(fetchFailure(err))
+	}
+	res := &WebFetchResult{
+		OK: true, URL: r.RequestedURL, FinalURL: r.FinalURL, Status: r.Status, ContentType: r.ContentType,
+		Title: r.Title, Content: r.Markdown, Truncated: r.Truncated, IsPDF: r.IsPDF,
+	}
+	body, ct, ext := r.Body, r.ContentType, extFor(r.ContentType)
+	if req.Args.Format != "raw" && !r.IsPDF {
+		// The markdown is what the model reads, so it is what is filed.
+		body, ct, ext = []byte(r.Markdown), "text/markdown; charset=utf-8", "md"
+	}
+	if req.Args.Format != "raw" && r.IsPDF {
+		res.Content = "This is a PDF. Fetch it again with format \"raw\" to file its bytes and get them by reference."
+	}
+	if !strings.Contains(ct, "pdf") && !strings.HasPrefix(ct, "image/") {
+		body = a.o.Redactor.Bytes(body)
+	}
+	if len(body) > 0 {
+		cc, err := a.file(ctx, filing{
+			tool: ToolWebFetch, args: req.Args, session: req.SessionTag, ext: ext, contentType: ct, body: body,
+			requestedURL: r.RequestedURL, finalURL: r.FinalURL, title: r.Title, extractor: r.Extractor, httpStatus: r.Status,
+		})
+		if err != nil {
+			return nil, a.fail(evidenceFailure(err))
+		}
+		res.Evidence = cc
+	}
+	if err := a.clean(res); err != nil {
+		return nil, err
+	}
+	capResult(res)
+	return res, nil
+}
+
+// capResult keeps a fetch result well under Temporal's payload limits: the
+// whole body is in the evidence store either way.
+func capResult(r *WebFetchResult) {
+	const max = 256 << 10
+	if len(r.Content) > max {
+		r.Content = r.Content[:max]
+		r.Truncated = true
+	}
+}
+
+func extFor(ct string) string {
+	switch {
+	case strings.Contains(ct, "pdf"):
+		return "pdf"
+	case strings.Contains(ct, "html"):
+		return "html"
+	case strings.Contains(ct, "json"):
+		return "json"
+	case strings.Contains(ct, "xml"):
+		return "xml"
+	}
+	return "txt"
+}
+
+func fetchFailure(err error) *Failure {
+	var refused *webfetch.RefusedError
+	var status *webfetch.StatusError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return Fail(CodeAborted, "the fetch was cancelled")
+	case errors.Is(err, context.DeadlineExceeded):
+		return Fail(CodeTimeout, "the fetch ran out of time; try again or another source")
+	case errors.As(err, &refused):
+		if refused.Kind == webfetch.RefusedType {
+			return Fail(CodeNotContent, "%v", err)
+		}
+		return Fail(CodeRefused, "%v", err)
+	case errors.As(err, &status):
+		switch {
+		case status.Blocked():
+			return Fail(CodeBlocked, "%v", err)
+		case status.RateLimited():
+			return Fail(CodeRateLimited, "%v", err)
+		case status.Retryable():
+			f := Fail(CodeCommandFailed, "%v", err)
+			f.Retryable = true
+			return f
+		}
+		return Fail(CodeCommandFailed, "%v", err)
+	}
+	f := Fail(CodeCommandFailed, "the fetch failed; check the URL or try again").WithDetail(err.Error())
+	f.Retryable = true
+	return f
+}
+
+// WebSearch asks the configured search sources in order and files the hits.
+func (a *Activities) WebSearch(ctx context.Context, req WebSearchRequest) (*WebSearchResult, error) {
+	if a.o.Searcher == nil {
+		return nil, a.fail(Fail(CodeRefused, "%v", websearch.ErrNoSource))
+	}
+	stop := a.heartbeat(ctx, nil)
+	defer stop()
+	r, err := a.o.Searcher.Search(ctx, websearch.Query{Q: req.Args.Query, N: req.Args.N})
+	if err != nil {
+		switch {
+		case errors.Is(err, websearch.ErrNoSource), errors.Is(err, websearch.ErrInvalidQuery):
+			return nil, a.fail(Fail(CodeRefused, "%v", err))
+		case errors.Is(err, context.Canceled):
+			return nil, a.fail(Fail(CodeAborted, "the search was cancelled"))
+		case errors.Is(err, context.DeadlineExceeded):
+			return nil, a.fail(Fail(CodeTimeout, "the search ran out of time"))
+		}
+		f := Fail(CodeCommandFailed, "every search source failed; try again later").WithDetail(err.Error())
+		f.Retryable = true
+		return nil, a.fail(f)
+	}
+	res := &WebSearchResult{OK: true, Via: r.Via, Hits: make([]SearchHit, 0, len(r.Hits))}
+	for _, h := range r.Hits {
+		res.Hits = append(res.Hits, SearchHit{Title: h.Title, URL: h.URL, Snippet: h.Snippet})
+	}
+	body, _ := json.Marshal(res.Hits)
+	cc, err := a.file(ctx, filing{
+		tool: ToolWebSearch, args: req.Args, session: req.SessionTag, ext: "json",
+		contentType: "application/json", body: a.o.Redactor.Bytes(body), extractor: r.Via,
+	})
+	if err != nil {
+		return nil, a.fail(evidenceFailure(err))
+	}
+	res.Evidence = cc
+	return res, a.clean(res)
+}

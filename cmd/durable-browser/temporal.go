@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/logging"
+)
+
+// dialTemporal connects to Temporal as the flags say.
+func dialTemporal(ctx context.Context, t config.Temporal, log zerolog.Logger) (client.Client, error) {
+	opts := client.Options{
+		HostPort:  t.Address,
+		Namespace: t.Namespace,
+		Logger:    logging.NewSDKLogger(log.With().Str("component", "temporal-sdk").Logger()),
+	}
+	if t.TLSCert != "" || t.TLSCA != "" || t.APIKey != "" || t.TLSServerName != "" {
+		tc := &tls.Config{ServerName: t.TLSServerName, MinVersion: tls.VersionTLS12}
+		if t.TLSCert != "" {
+			cert, err := tls.LoadX509KeyPair(t.TLSCert, t.TLSKey)
+			if err != nil {
+				return nil, &config.Error{Flag: "tls-cert", Problem: fmt.Sprintf("cannot load the key pair: %v", err), Fix: "give a PEM certificate and its matching key"}
+			}
+			tc.Certificates = []tls.Certificate{cert}
+		}
+		if t.TLSCA != "" {
+			pem, err := os.ReadFile(t.TLSCA)
+			if err != nil {
+				return nil, &config.Error{Flag: "tls-ca", Problem: err.Error()}
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, &config.Error{Flag: "tls-ca", Problem: "no PEM certificate in the file"}
+			}
+			tc.RootCAs = pool
+		}
+		opts.ConnectionOptions.TLS = tc
+	}
+	if t.APIKey != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(t.APIKey)
+	}
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to Temporal at %s (namespace %s): %w; check --address and --namespace, and that the server is running (`durable-browser dev` starts one)", t.Address, t.Namespace, err)
+	}
+	return c, nil
+}

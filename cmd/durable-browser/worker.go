@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/worker"
+)
+
+func runWorker(ctx context.Context, env *cliEnv, args []string) error {
+	fs := config.NewSet("worker", env.getenv)
+	fs.SetOutput(env.stderr)
+	var cfg config.Worker
+	config.BindWorker(fs, &cfg)
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, `Usage: durable-browser worker [flags]
+
+Runs a worker against an existing Temporal and S3. It polls the shared task
+queue "durable-browser" and this process's own host queue, where the browsers
+it starts are served. Every flag has an environment equivalent (shown in
+brackets); AWS credentials come from the standard AWS environment.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log, err := logging.New(logging.Options{Level: cfg.LogLevel, Out: env.stderr})
+	if err != nil {
+		return &config.Error{Flag: "log-level", Problem: err.Error()}
+	}
+	c, err := dialTemporal(ctx, cfg.Temporal, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w, err := worker.New(ctx, worker.Options{Client: c, Config: cfg, Logger: log})
+	if err != nil {
+		return err
+	}
+	if err := w.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	log.Info().Msg("stopping: releasing browsers")
+	w.Stop()
+	return nil
+}

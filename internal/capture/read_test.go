@@ -1,0 +1,160 @@
+package capture
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+const articlePage = `<!doctype html><html><head><title>Article page</title>
+<style>.x { content: "STYLETEXT" }</style><script>var s = "SCRIPTTEXT";</script></head>
+<body><nav>Navigation</nav>
+<main><p>Main text</p><article><h1>Headline</h1><p>Story body with <a href="/next?token=SECRET#frag">a link</a>.</p>
+<script>document.write("<p>WRITTEN</p>")</script><svg><text>SVGTEXT</text></svg></article></main>
+<footer>Footer</footer></body></html>`
+
+const mainPage = `<!doctype html><title>Main page</title><body><header>Head</header><main><h2>Docs</h2><p>Text</p></main></body>`
+
+const bodyPage = `<!doctype html><title>Body page</title><body><p>Just ` + "b\u00f6dy" + ` text</p><script>1</script></body>`
+
+func TestRead(t *testing.T) {
+	long := "<!doctype html><title>Long</title><body><p>" + strings.Repeat("\u00e9t\u00e9 ", 2000) + "</p></body>"
+	srv := serve(t, map[string]string{"/article": articlePage, "/main": mainPage, "/body": bodyPage, "/long": long})
+	tests := []struct {
+		name      string
+		path      string
+		opts      ReadOptions
+		extractor string
+		title     string
+		want      []string
+		wantNot   []string
+		rawType   string
+	}{
+		{
+			name: "markdown of the article", path: "/article?token=SECRET&x=1#frag", opts: ReadOptions{},
+			extractor: "article", title: "Article page",
+			want:    []string{"# Headline", "Story body", "[a link](" + srv.URL + "/next?token=)", "WRITTEN"},
+			wantNot: []string{"Navigation", "Main text", "Footer", "SCRIPTTEXT", "STYLETEXT", "SVGTEXT", "SECRET", "frag", "document.write"},
+			rawType: "text/html; charset=utf-8",
+		},
+		{
+			name: "markdown of main", path: "/main", opts: ReadOptions{What: "markdown"},
+			extractor: "main", title: "Main page",
+			want: []string{"## Docs", "Text"}, wantNot: []string{"Head"}, rawType: "text/html; charset=utf-8",
+		},
+		{
+			name: "markdown of body", path: "/body", opts: ReadOptions{What: "markdown"},
+			extractor: "body", title: "Body page",
+			want: []string{"Just b\u00f6dy text"}, wantNot: []string{"1"}, rawType: "text/html; charset=utf-8",
+		},
+		{
+			name: "text", path: "/article", opts: ReadOptions{What: "text"},
+			extractor: "body", title: "Article page",
+			want: []string{"Navigation", "Headline", "Footer"}, wantNot: []string{"SCRIPTTEXT", "STYLETEXT", "<p>"},
+			rawType: "text/plain; charset=utf-8",
+		},
+		{
+			name: "html", path: "/main", opts: ReadOptions{What: "html"},
+			extractor: "document", title: "Main page",
+			want: []string{"<main><h2>Docs</h2>", "<title>Main page</title>"}, rawType: "text/html; charset=utf-8",
+		},
+		{
+			name: "url is scrubbed", path: "/body?session=abc123&q=x#top", opts: ReadOptions{What: "url"},
+			title: "Body page", want: []string{srv.URL + "/body?session=&q="}, wantNot: []string{"abc123", "top"},
+			rawType: "text/plain; charset=utf-8",
+		},
+		{
+			name: "title", path: "/main", opts: ReadOptions{What: "title"},
+			title: "Main page", want: []string{"Main page"}, rawType: "text/plain; charset=utf-8",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := openPage(t, srv.URL+tt.path, 1)
+			res, err := Read(testCtx(t), p, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Extractor != tt.extractor || res.Title != tt.title || res.RawType != tt.rawType {
+				t.Errorf("extractor %q title %q raw type %q; want %q %q %q", res.Extractor, res.Title, res.RawType, tt.extractor, tt.title, tt.rawType)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(res.Content, w) {
+					t.Errorf("content lacks %q:\n%s", w, res.Content)
+				}
+			}
+			for _, w := range tt.wantNot {
+				if strings.Contains(res.Content, w) {
+					t.Errorf("content has %q:\n%s", w, res.Content)
+				}
+			}
+			if strings.Contains(res.URL, "SECRET") || strings.Contains(res.URL, "#") || strings.Contains(res.URL, "abc123") {
+				t.Errorf("URL not scrubbed: %s", res.URL)
+			}
+			if res.Truncated || res.FullLength != utf8.RuneCountInString(res.Content) {
+				t.Errorf("truncated %v, full length %d for %d runes", res.Truncated, res.FullLength, utf8.RuneCountInString(res.Content))
+			}
+			if len(res.Raw) == 0 {
+				t.Errorf("no raw bytes for evidence")
+			}
+		})
+	}
+
+	t.Run("raw html is the page read", func(t *testing.T) {
+		p := openPage(t, srv.URL+"/article", 1)
+		res, err := Read(testCtx(t), p, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := string(res.Raw)
+		if !strings.Contains(raw, "<article>") || !strings.Contains(raw, "SCRIPTTEXT") {
+			t.Errorf("raw is not the document's HTML: %.200s", raw)
+		}
+	})
+
+	for _, what := range []string{"markdown", "text", "html", "title"} {
+		t.Run("truncated "+what, func(t *testing.T) {
+			p := openPage(t, srv.URL+"/long", 1)
+			full, err := Read(testCtx(t), p, ReadOptions{What: what, MaxChars: 100_000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			max := 101
+			if what == "title" {
+				max = 2
+			}
+			res, err := Read(testCtx(t), p, ReadOptions{What: what, MaxChars: max})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Truncated || res.FullLength != full.FullLength || utf8.RuneCountInString(res.Content) != max {
+				t.Errorf("truncated %v full %d (want %d) runes %d (want %d)", res.Truncated, res.FullLength, full.FullLength, utf8.RuneCountInString(res.Content), max)
+			}
+			if !utf8.ValidString(res.Content) || !strings.HasPrefix(full.Content, res.Content) {
+				t.Errorf("cut content is not a valid prefix: %q", res.Content)
+			}
+		})
+	}
+
+	t.Run("page script cannot change the html read", func(t *testing.T) {
+		liar := serve(t, map[string]string{"/": `<!doctype html><title>Liar</title><body><article><p>True text</p></article>
+<script>Object.defineProperty(Element.prototype, "outerHTML", {get() { return "<p>LIE</p>" }});
+Object.defineProperty(Element.prototype, "innerHTML", {get() { return "<p>LIE</p>" }});</script></body>`})
+		p := openPage(t, liar.URL+"/", 1)
+		res, err := Read(testCtx(t), p, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Content, "True text") || strings.Contains(res.Content, "LIE") {
+			t.Errorf("content %q", res.Content)
+		}
+	})
+
+	t.Run("refusals", func(t *testing.T) {
+		p := openPage(t, srv.URL+"/body", 1)
+		_, err := Read(testCtx(t), p, ReadOptions{What: "pdf"})
+		assertRefused(t, err, RefusedInvalid)
+		_, err = Read(testCtx(t), p, ReadOptions{MaxChars: -1})
+		assertRefused(t, err, RefusedInvalid)
+	})
+}

@@ -1,0 +1,188 @@
+package driver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-rod/rod/lib/proto"
+)
+
+const typeIframe = proto.TargetTargetInfoType("iframe")
+
+// Download is one finished download in the session's directory.
+type Download struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+	Path   string `json:"path"`
+}
+
+type download struct {
+	guid      string
+	suggested string
+	state     string // in_progress, completed, canceled, failed
+	done      *Download
+	skipped   string
+}
+
+type downloads struct {
+	byGUID map[string]*download
+	order  []string
+}
+
+func (b *Browser) downloadBegin(e *proto.BrowserDownloadWillBegin) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.dl.byGUID[e.GUID]; ok {
+		return
+	}
+	d := &download{guid: e.GUID, suggested: e.SuggestedFilename, state: "in_progress"}
+	b.dl.byGUID[e.GUID] = d
+	b.dl.order = append(b.dl.order, e.GUID)
+	if len(b.dl.order) > maxDownloads {
+		d.skipped = fmt.Sprintf("more than %d downloads in this session", maxDownloads)
+		go b.cancelDownload(e.GUID)
+	}
+}
+
+func (b *Browser) cancelDownload(guid string) {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	_ = proto.BrowserCancelDownload{GUID: guid}.Call(b.client(ctx, ""))
+	_ = os.Remove(filepath.Join(b.o.DownloadDir, guid))
+}
+
+func (b *Browser) downloadProgress(e *proto.BrowserDownloadProgress) {
+	b.mu.Lock()
+	d := b.dl.byGUID[e.GUID]
+	if d == nil || d.state != "in_progress" {
+		b.mu.Unlock()
+		return
+	}
+	if d.skipped == "" && (e.TotalBytes > maxFileBytes || e.ReceivedBytes > maxFileBytes) {
+		d.skipped = "larger than 100 MiB"
+		d.state = "canceled"
+		b.mu.Unlock()
+		go b.cancelDownload(e.GUID)
+		return
+	}
+	switch e.State {
+	case proto.BrowserDownloadProgressStateCompleted:
+		d.state = "finishing"
+		b.mu.Unlock()
+		go b.finishDownload(d)
+		return
+	case proto.BrowserDownloadProgressStateCanceled:
+		d.state = "canceled"
+	}
+	b.mu.Unlock()
+}
+
+// finishDownload renames the GUID-named file to a safe unique name and hashes it.
+func (b *Browser) finishDownload(d *download) {
+	src := filepath.Join(b.o.DownloadDir, d.guid)
+	name := safeName(d.suggested)
+	b.mu.Lock()
+	skipped := d.skipped
+	b.mu.Unlock()
+	var done *Download
+	var state = "failed"
+	if skipped == "" {
+		dst := uniquePath(b.o.DownloadDir, name)
+		if err := os.Rename(src, dst); err == nil {
+			if dl, err := hashFile(dst); err == nil {
+				done, state = dl, "completed"
+			}
+		}
+	} else {
+		_ = os.Remove(src)
+	}
+	b.mu.Lock()
+	d.state, d.done = state, done
+	b.mu.Unlock()
+}
+
+func hashFile(p string) (*Download, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > maxFileBytes {
+		_ = os.Remove(p)
+		return nil, fmt.Errorf("download over 100 MiB")
+	}
+	return &Download{Name: filepath.Base(p), Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Path: p}, nil
+}
+
+// safeName keeps a page-suggested file name inside the download directory.
+func safeName(s string) string {
+	s = filepath.Base(strings.ReplaceAll(s, "\\", "/"))
+	s = strings.Map(func(r rune) rune {
+		if r < 32 || r == 127 || strings.ContainsRune(`/:*?"<>|`, r) {
+			return '_'
+		}
+		return r
+	}, s)
+	s = strings.TrimLeft(s, ".")
+	if s == "" {
+		s = "download"
+	}
+	return truncate(s, 120)
+}
+
+func uniquePath(dir, name string) string {
+	p := filepath.Join(dir, name)
+	ext := filepath.Ext(name)
+	stem := strings.TrimSuffix(name, ext)
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(p); os.IsNotExist(err) {
+			return p
+		}
+		p = filepath.Join(dir, fmt.Sprintf("%s (%d)%s", stem, i, ext))
+	}
+}
+
+// Downloads lists every finished download of the session. Downloads still
+// under way are waited for, within ctx and the action timeout.
+func (b *Browser) Downloads(ctx context.Context) ([]Download, error) {
+	if b.o.DownloadDir == "" {
+		return nil, fmt.Errorf("driver: downloads are off: attach with Options.DownloadDir")
+	}
+	deadline := time.Now().Add(b.o.ActionTimeout)
+	for {
+		b.mu.Lock()
+		pending := false
+		var out []Download
+		for _, g := range b.dl.order {
+			d := b.dl.byGUID[g]
+			switch {
+			case d.done != nil:
+				out = append(out, *d.done)
+			case d.state == "in_progress" || d.state == "finishing":
+				pending = true
+			}
+		}
+		b.mu.Unlock()
+		if !pending || time.Now().After(deadline) {
+			return out, nil
+		}
+		select {
+		case <-ctx.Done():
+			return out, nil
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNoSnapshot means an action or lookup named an id before any snapshot
+// was taken in this session. Take a snapshot first.
+var ErrNoSnapshot = errors.New("no snapshot yet: take a snapshot, then use its ids")
+
+// ErrClosed means the browser connection is closed.
+var ErrClosed = errors.New("browser connection closed: attach again")
+
+// StaleError refuses a whole batch before anything is sent: an id is unknown
+// or from an older snapshot, or the page navigated since the snapshot.
+type StaleError struct {
+	// ID is the offending id, empty when the page navigated.
+	ID string
+	// Reason says what made the snapshot stale.
+	Reason string
+}
+
+func (e *StaleError) Error() string {
+	if e.ID != "" {
+		return fmt.Sprintf("stale snapshot: id [%s] %s; take a new snapshot and use its ids", e.ID, e.Reason)
+	}
+	return fmt.Sprintf("stale snapshot: %s; take a new snapshot and use its ids", e.Reason)
+}
+
+// Failure kinds carried by ActionError.
+const (
+	KindCovered    = "covered"     // another element would receive the click
+	KindNotVisible = "not_visible" // zero size, hidden, or detached
+	KindTimeout    = "timeout"     // the action's timeout passed
+	KindInvalid    = "invalid"     // the element cannot take this action (not a select, not a checkbox...)
+	KindNavigation = "navigation"  // goto/back/forward/reload failed
+	KindStale      = "stale"       // the page navigated earlier in this batch, so this id is gone
+	KindRefused    = "refused"     // the request gate denied a request this action sent
+	KindBrowser    = "browser"     // the browser connection failed
+)
+
+// ActionError says which action of a batch failed and why.
+type ActionError struct {
+	Index  int    // zero-based index in the batch
+	Op     string // the action's op
+	Kind   string // one of the Kind* constants
+	Reason string // what happened, naming the fix
+	Cover  string // for KindCovered: a short description of the covering element
+	Err    error  // underlying error, if any
+}
+
+func (e *ActionError) Error() string {
+	return fmt.Sprintf("action %d (%s) failed: %s", e.Index+1, e.Op, e.Reason)
+}
+
+func (e *ActionError) Unwrap() error { return e.Err }
+
+// RefusedError is a side-effecting request the RequestGate denied.
+type RefusedError struct {
+	Method string
+	Origin string
+	Path   string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("request %s %s%s was refused by the approval policy; ask a person to approve it or change the action", e.Method, e.Origin, e.Path)
+}
+
+// ParseError is an invalid action batch.
+type ParseError struct {
+	Index  int // -1 when the whole batch is malformed
+	Reason string
+}
+
+func (e *ParseError) Error() string {
+	if e.Index < 0 {
+		return "invalid actions: " + e.Reason
+	}
+	return fmt.Sprintf("invalid action %d: %s", e.Index+1, e.Reason)
+}

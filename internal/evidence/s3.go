@@ -1,0 +1,259 @@
+package evidence
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+// S3Options configures an S3 (or S3-compatible) evidence store.
+type S3Options struct {
+	Bucket string
+	// Prefix is prepended to every key ("a/b" becomes "a/b/<key>").
+	Prefix string
+	// Region defaults to the AWS config chain's, else us-east-1.
+	Region string
+	// Endpoint overrides the AWS endpoint, e.g. http://127.0.0.1:7070.
+	Endpoint string
+	// PathStyle addresses buckets as <endpoint>/<bucket>; most
+	// S3-compatible servers need it.
+	PathStyle bool
+	// SSE is the server-side encryption: "", "AES256" or "aws:kms".
+	SSE string
+	// KMSKeyID picks the KMS key for "aws:kms"; empty uses the bucket's.
+	KMSKeyID string
+	// AccessKey and SecretKey are optional static credentials; without them
+	// the standard AWS environment / shared config chain is used.
+	AccessKey, SecretKey string
+}
+
+// metaSHA256 is the user-metadata name (x-amz-meta-sha256) holding the hash.
+const metaSHA256 = "sha256"
+
+// S3Store files evidence in an S3 bucket.
+type S3Store struct {
+	client   *s3.Client
+	bucket   string
+	prefix   string
+	sse      types.ServerSideEncryption
+	kmsKeyID string
+}
+
+var _ Store = (*S3Store)(nil)
+
+// NewS3 builds an S3 store. It does not contact the server.
+func NewS3(ctx context.Context, o S3Options) (*S3Store, error) {
+	if o.Bucket == "" {
+		return nil, errors.New("evidence S3 store needs a bucket name")
+	}
+	var sse types.ServerSideEncryption
+	switch o.SSE {
+	case "":
+	case "AES256":
+		sse = types.ServerSideEncryptionAes256
+	case "aws:kms":
+		sse = types.ServerSideEncryptionAwsKms
+	default:
+		return nil, fmt.Errorf("evidence S3 SSE %q is not supported: use \"\", \"AES256\" or \"aws:kms\"", o.SSE)
+	}
+	if o.KMSKeyID != "" && o.SSE != "aws:kms" {
+		return nil, errors.New("evidence S3 KMSKeyID is set but SSE is not \"aws:kms\": set SSE to aws:kms or drop the key id")
+	}
+	if (o.AccessKey == "") != (o.SecretKey == "") {
+		return nil, errors.New("evidence S3 static credentials need both an access key and a secret key (or neither, to use the AWS config chain)")
+	}
+	var loads []func(*config.LoadOptions) error
+	if o.Region != "" {
+		loads = append(loads, config.WithRegion(o.Region))
+	}
+	if o.AccessKey != "" {
+		loads = append(loads, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(o.AccessKey, o.SecretKey, "")))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, loads...)
+	if err != nil {
+		return nil, fmt.Errorf("loading AWS configuration for evidence: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	client := s3.NewFromConfig(cfg, func(so *s3.Options) {
+		if o.Endpoint != "" {
+			so.BaseEndpoint = aws.String(o.Endpoint)
+		}
+		so.UsePathStyle = o.PathStyle
+	})
+	return &S3Store{
+		client:   client,
+		bucket:   o.Bucket,
+		prefix:   strings.Trim(o.Prefix, "/"),
+		sse:      sse,
+		kmsKeyID: o.KMSKeyID,
+	}, nil
+}
+
+// Bucket is the store's bucket.
+func (s *S3Store) Bucket() string { return s.bucket }
+
+// ObjectKey is the full S3 key for a store key (the store prefix applied).
+func (s *S3Store) ObjectKey(key string) string {
+	if s.prefix == "" {
+		return key
+	}
+	return s.prefix + "/" + key
+}
+
+// Put implements Store. It looks first, so an existing identical object is
+// never rewritten, then writes with If-None-Match so a concurrent writer
+// cannot be overwritten either.
+func (s *S3Store) Put(ctx context.Context, key string, body []byte, contentType string) (PutResult, error) {
+	if err := checkKey(key); err != nil {
+		return PutResult{}, err
+	}
+	sum := SHA256Hex(body)
+	if m, err := s.Head(ctx, key); err == nil {
+		return existing(key, m.SHA256, sum, m.Size)
+	} else if !errors.Is(err, ErrNotFound) {
+		return PutResult{}, err
+	}
+	in := &s3.PutObjectInput{
+		Bucket: aws.String(s.bucket),
+		Key:    aws.String(s.ObjectKey(key)),
+		// A seekable body: over plain HTTP the SDK refuses a stream it
+		// cannot rewind to checksum and sign.
+		Body:          bytes.NewReader(body),
+		ContentLength: aws.Int64(int64(len(body))),
+		Metadata:      map[string]string{metaSHA256: sum},
+		IfNoneMatch:   aws.String("*"),
+	}
+	if contentType != "" {
+		in.ContentType = aws.String(contentType)
+	}
+	if s.sse != "" {
+		in.ServerSideEncryption = s.sse
+		if s.kmsKeyID != "" {
+			in.SSEKMSKeyId = aws.String(s.kmsKeyID)
+		}
+	}
+	if _, err := s.client.PutObject(ctx, in); err != nil {
+		if status(err) == http.StatusPreconditionFailed || status(err) == http.StatusConflict {
+			// Someone wrote it between our look and our write.
+			m, herr := s.Head(ctx, key)
+			if herr != nil {
+				return PutResult{}, herr
+			}
+			return existing(key, m.SHA256, sum, m.Size)
+		}
+		return PutResult{}, s.wrap("writing", key, err)
+	}
+	return PutResult{Key: key, SHA256: sum, Size: int64(len(body))}, nil
+}
+
+// Get implements Store.
+func (s *S3Store) Get(ctx context.Context, key string) ([]byte, Meta, error) {
+	if err := checkKey(key); err != nil {
+		return nil, Meta{}, err
+	}
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.ObjectKey(key))})
+	if err != nil {
+		return nil, Meta{}, s.wrap("reading", key, err)
+	}
+	defer out.Body.Close()
+	body, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, Meta{}, s.wrap("reading", key, err)
+	}
+	m := Meta{
+		Key:          key,
+		SHA256:       lookup(out.Metadata, metaSHA256),
+		Size:         aws.ToInt64(out.ContentLength),
+		ContentType:  aws.ToString(out.ContentType),
+		ETag:         aws.ToString(out.ETag),
+		LastModified: aws.ToTime(out.LastModified),
+	}
+	if err := verify(key, body, m.SHA256); err != nil {
+		return nil, m, err
+	}
+	return body, m, nil
+}
+
+// Head implements Store.
+func (s *S3Store) Head(ctx context.Context, key string) (Meta, error) {
+	if err := checkKey(key); err != nil {
+		return Meta{}, err
+	}
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.ObjectKey(key))})
+	if err != nil {
+		return Meta{}, s.wrap("looking up", key, err)
+	}
+	return Meta{
+		Key:          key,
+		SHA256:       lookup(out.Metadata, metaSHA256),
+		Size:         aws.ToInt64(out.ContentLength),
+		ContentType:  aws.ToString(out.ContentType),
+		ETag:         aws.ToString(out.ETag),
+		LastModified: aws.ToTime(out.LastModified),
+	}, nil
+}
+
+// wrap names the object and maps "not there" to ErrNotFound.
+func (s *S3Store) wrap(doing, key string, err error) error {
+	if isNotFound(err) {
+		return fmt.Errorf("s3://%s/%s: %w", s.bucket, s.ObjectKey(key), ErrNotFound)
+	}
+	if code := apiCode(err); code == "NoSuchBucket" {
+		return fmt.Errorf("%s s3://%s/%s: bucket %q does not exist: create it or fix the configured bucket: %w", doing, s.bucket, s.ObjectKey(key), s.bucket, err)
+	}
+	return fmt.Errorf("%s s3://%s/%s: %w", doing, s.bucket, s.ObjectKey(key), err)
+}
+
+func isNotFound(err error) bool {
+	var nsk *types.NoSuchKey
+	var nf *types.NotFound
+	if errors.As(err, &nsk) || errors.As(err, &nf) {
+		return true
+	}
+	// HEAD answers carry no body, so a missing key may only show as a 404;
+	// a missing bucket is a different failure.
+	return status(err) == http.StatusNotFound && apiCode(err) != "NoSuchBucket"
+}
+
+func status(err error) int {
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
+
+func apiCode(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+// lookup reads user metadata case-insensitively (servers differ).
+func lookup(m map[string]string, name string) string {
+	if v, ok := m[name]; ok {
+		return v
+	}
+	for k, v := range m {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,408 @@
+// Package redact keeps secrets out of everything that leaves an activity:
+// results, failures, log lines and evidence. A Redactor replaces registered
+// values (in their raw and common encoded spellings) and well-known credential
+// shapes with the literal Placeholder, scrubs page URLs, and resolves
+// {{secret:NAME}} placeholders from the worker's own secret source.
+package redact
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Placeholder is what every redacted value becomes.
+const Placeholder = "[redacted]"
+
+// MinLen is the shortest value (in characters) Register accepts. Shorter
+// values would match ordinary text and are ignored.
+const MinLen = 8
+
+// maxPasses bounds the replace-until-stable loop in String. A replacement can
+// in principle assemble a new occurrence of a registered value out of the
+// placeholder and its neighbours; looping removes those, and the bound keeps
+// an adversarial value from looping forever.
+const maxPasses = 4
+
+// Redactor replaces registered values and known credential shapes with
+// Placeholder. It is safe for concurrent use. A nil *Redactor redacts known
+// shapes only.
+type Redactor struct {
+	mu       sync.RWMutex
+	values   map[string]struct{} // registered raw values
+	spelling map[string]struct{} // every spelling searched for
+	repl     *strings.Replacer   // built lazily from spelling; nil when stale
+}
+
+// New returns an empty Redactor.
+func New() *Redactor {
+	return &Redactor{values: map[string]struct{}{}, spelling: map[string]struct{}{}}
+}
+
+// Register adds values to redact from now on. Values shorter than MinLen
+// characters are ignored. Each value is searched for raw, URL-encoded (query
+// and path spellings), JSON-escaped, base64 (standard and URL alphabets, with
+// and without padding) and lower-case hex.
+func (r *Redactor) Register(values ...string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range values {
+		if utf8.RuneCountInString(v) < MinLen {
+			continue
+		}
+		if _, ok := r.values[v]; ok {
+			continue
+		}
+		r.values[v] = struct{}{}
+		for _, s := range spellings(v) {
+			if len(s) >= MinLen {
+				r.spelling[s] = struct{}{}
+			}
+		}
+		r.repl = nil
+	}
+}
+
+// Len reports how many distinct values are registered.
+func (r *Redactor) Len() int {
+	if r == nil {
+		return 0
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.values)
+}
+
+// spellings lists the forms in which v can reach text we emit.
+func spellings(v string) []string {
+	b := []byte(v)
+	out := []string{
+		v,
+		url.QueryEscape(v),
+		url.PathEscape(v),
+		base64.StdEncoding.EncodeToString(b),
+		base64.RawStdEncoding.EncodeToString(b),
+		base64.URLEncoding.EncodeToString(b),
+		base64.RawURLEncoding.EncodeToString(b),
+		hex.EncodeToString(b),
+	}
+	if j, err := json.Marshal(v); err == nil && len(j) >= 2 {
+		out = append(out, string(j[1:len(j)-1]))
+	}
+	return out
+}
+
+// replacer returns the cached replacer, building it if needed. Longer
+// spellings come first so that, where two overlap at one position, the longer
+// one wins.
+func (r *Redactor) replacer() *strings.Replacer {
+	r.mu.RLock()
+	rep := r.repl
+	n := len(r.spelling)
+	r.mu.RUnlock()
+	if rep != nil || n == 0 {
+		return rep
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.repl != nil {
+		return r.repl
+	}
+	keys := make([]string, 0, len(r.spelling))
+	for s := range r.spelling {
+		keys = append(keys, s)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if len(keys[i]) != len(keys[j]) {
+			return len(keys[i]) > len(keys[j])
+		}
+		return keys[i] < keys[j]
+	})
+	pairs := make([]string, 0, 2*len(keys))
+	for _, k := range keys {
+		pairs = append(pairs, k, Placeholder)
+	}
+	r.repl = strings.NewReplacer(pairs...)
+	return r.repl
+}
+
+// containsSpelling reports whether s still holds any registered spelling.
+func (r *Redactor) containsSpelling(s string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for sp := range r.spelling {
+		if strings.Contains(s, sp) {
+			return true
+		}
+	}
+	return false
+}
+
+// credentialParams are parameter names whose values are credentials
+// wherever name=value appears (after a separator, whitespace or a quote).
+// Matched case-insensitively.
+var credentialParams = []string{
+	"access_token", "refresh_token", "id_token", "token", "auth_token", "authtoken",
+	"api_key", "api-key", "apikey", "secret", "client_secret",
+	"password", "passwd", "signature", "signingkey", "sessionid", "session_id", "jwt",
+	"x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature",
+}
+
+// queryOnlyParams are credential names too generic to match in prose ("exit
+// code=1", "primary key=id"); they are redacted only inside a query or form
+// string, after '?', '&' or ';'.
+var queryOnlyParams = []string{"key", "sig", "auth", "code", "session"}
+
+var (
+	// name=value where name is a credential parameter.
+	paramRE      = regexp.MustCompile(`(?i)(^|[?&;\s"'(<,])(` + alternation(credentialParams) + `)=([^&;\s#"'<>,)]+)`)
+	queryParamRE = regexp.MustCompile(`(?i)([?&;])(` + alternation(queryOnlyParams) + `)=([^&;\s#"'<>,)]+)`)
+	// Credential shapes. Each keeps its recognisable prefix where that helps a
+	// reader know what was there.
+	skRE     = regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`)
+	bbRE     = regexp.MustCompile(`\bbb_(?:live|test)_[A-Za-z0-9_-]{8,}`)
+	aizaRE   = regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{30,}`)
+	bearerRE = regexp.MustCompile(`(?i)\b(bearer)(\s+)[A-Za-z0-9\-._~+/]{8,}=*`)
+	jwtRE    = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]+`)
+	// scheme://user:password@ in free text.
+	userinfoRE = regexp.MustCompile(`(?i)([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@`)
+)
+
+func alternation(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = regexp.QuoteMeta(n)
+	}
+	// Longest first so "token" does not shadow "access_token" and the like.
+	sort.Slice(q, func(i, j int) bool { return len(q[i]) > len(q[j]) })
+	return strings.Join(q, "|")
+}
+
+// shapes replaces known credential shapes.
+func shapes(s string) string {
+	s = paramRE.ReplaceAllString(s, "${1}${2}="+Placeholder)
+	s = queryParamRE.ReplaceAllString(s, "${1}${2}="+Placeholder)
+	s = jwtRE.ReplaceAllString(s, Placeholder)
+	s = skRE.ReplaceAllString(s, Placeholder)
+	s = bbRE.ReplaceAllString(s, Placeholder)
+	s = aizaRE.ReplaceAllString(s, Placeholder)
+	s = bearerRE.ReplaceAllString(s, "${1}${2}"+Placeholder)
+	s = userinfoRE.ReplaceAllString(s, "${1}"+Placeholder+"@")
+	return s
+}
+
+// String returns s with every registered value and known credential shape
+// replaced by Placeholder.
+func (r *Redactor) String(s string) string {
+	if s == "" {
+		return s
+	}
+	var rep *strings.Replacer
+	if r != nil {
+		rep = r.replacer()
+	}
+	for range maxPasses {
+		next := s
+		if rep != nil {
+			next = rep.Replace(next)
+		}
+		next = shapes(next)
+		if next == s {
+			return s
+		}
+		s = next
+	}
+	// Still changing after maxPasses: only an adversarial registered value
+	// does this. Never let it through.
+	if rep != nil && r.containsSpelling(s) {
+		return Placeholder
+	}
+	return s
+}
+
+// Bytes is String for byte slices. It returns a new slice when anything
+// changed, else b itself.
+func (r *Redactor) Bytes(b []byte) []byte {
+	if len(b) == 0 {
+		return b
+	}
+	out := r.String(string(b))
+	if out == string(b) {
+		return b
+	}
+	return []byte(out)
+}
+
+// URL scrubs a page URL for showing or filing: the userinfo and the fragment
+// are dropped, every query value becomes Placeholder (the names stay), and
+// the rest is passed through String. It works on the text itself rather than
+// a parsed URL so that even a malformed URL is scrubbed.
+func (r *Redactor) URL(raw string) string {
+	s := strings.TrimSpace(raw)
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		s = s[:i]
+	}
+	base, query, hasQuery := strings.Cut(s, "?")
+	// Userinfo lives between "//" and the first "/" after it.
+	if i := strings.Index(base, "//"); i >= 0 {
+		rest := base[i+2:]
+		end := strings.IndexAny(rest, "/\\")
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+			base = base[:i+2] + rest[at+1:]
+		}
+	}
+	if !hasQuery {
+		return r.String(base)
+	}
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		name, val, ok := strings.Cut(p, "=")
+		if ok && val != "" {
+			parts[i] = name + "=" + Placeholder
+		}
+	}
+	return r.String(base + "?" + strings.Join(parts, "&"))
+}
+
+// JSON returns raw with every string in it (object keys included) passed
+// through String, and the string value of a credential-named key (password,
+// secret, api_key, access_token, authorization...) replaced whole, keeping
+// the document's order and shape. Text that is not
+// valid JSON is redacted as plain text.
+func (r *Redactor) JSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out bytes.Buffer
+	if err := r.jsonValue(dec, &out); err != nil {
+		return json.RawMessage(r.Bytes(raw))
+	}
+	// Trailing garbage means raw was not one JSON value.
+	if _, err := dec.Token(); err == nil {
+		return json.RawMessage(r.Bytes(raw))
+	}
+	return json.RawMessage(out.Bytes())
+}
+
+// credentialKeys are JSON object keys whose string values are credentials
+// whatever they look like. Kept narrow: ids such as "session_id" stay.
+var credentialKeys = map[string]bool{
+	"password": true, "passwd": true, "secret": true, "client_secret": true,
+	"api_key": true, "apikey": true, "access_token": true, "refresh_token": true,
+	"id_token": true, "authorization": true, "x-api-key": true,
+}
+
+// jsonCredential writes the value under a credential key: a string becomes
+// Placeholder, anything else is redacted as usual.
+func (r *Redactor) jsonCredential(dec *json.Decoder, out *bytes.Buffer) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if s, ok := tok.(string); ok && s != "" {
+		writeJSONString(out, Placeholder)
+		return nil
+	}
+	return r.jsonToken(dec, tok, out)
+}
+
+type jsonSyntaxError struct{}
+
+func (jsonSyntaxError) Error() string { return "redact: malformed JSON" }
+
+func (r *Redactor) jsonValue(dec *json.Decoder, out *bytes.Buffer) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	return r.jsonToken(dec, tok, out)
+}
+
+func (r *Redactor) jsonToken(dec *json.Decoder, tok json.Token, out *bytes.Buffer) error {
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			out.WriteByte('{')
+			for first := true; dec.More(); first = false {
+				if !first {
+					out.WriteByte(',')
+				}
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				ks, ok := k.(string)
+				if !ok {
+					return jsonSyntaxError{}
+				}
+				writeJSONString(out, r.String(ks))
+				out.WriteByte(':')
+				if credentialKeys[strings.ToLower(ks)] {
+					if err := r.jsonCredential(dec, out); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := r.jsonValue(dec, out); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil { // '}'
+				return err
+			}
+			out.WriteByte('}')
+		case '[':
+			out.WriteByte('[')
+			for first := true; dec.More(); first = false {
+				if !first {
+					out.WriteByte(',')
+				}
+				if err := r.jsonValue(dec, out); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil { // ']'
+				return err
+			}
+			out.WriteByte(']')
+		default:
+			return jsonSyntaxError{}
+		}
+	case string:
+		writeJSONString(out, r.String(t))
+	case json.Number:
+		out.WriteString(t.String())
+	case bool:
+		if t {
+			out.WriteString("true")
+		} else {
+			out.WriteString("false")
+		}
+	case nil:
+		out.WriteString("null")
+	default:
+		return jsonSyntaxError{}
+	}
+	return nil
+}
+
+func writeJSONString(out *bytes.Buffer, s string) {
+	b, _ := json.Marshal(s) // a string always marshals
+	out.Write(b)
+}

@@ -1,0 +1,420 @@
+// Package webfetch reads one public web page for the web_fetch tool, behind a
+// guard that keeps it off the worker's own network: the host is resolved
+// once and only the vetted address is dialled, non-public addresses and
+// ports other than 80 and 443 are refused at every redirect hop, bodies are
+// capped, and only text-like content (or a PDF, reported as such) is read.
+package webfetch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/durable-browser/durable-browser/internal/markdown"
+	"github.com/durable-browser/durable-browser/internal/redact"
+)
+
+// Defaults.
+const (
+	DefaultMaxBytes     = 5 << 20
+	DefaultMaxRedirects = 5
+	DefaultTimeout      = 30 * time.Second
+	DefaultUserAgent    = "durable-browser-web-fetch/1"
+)
+
+// Formats a Request may ask for.
+const (
+	FormatMarkdown = "markdown"
+	FormatRaw      = "raw"
+)
+
+// Resolver resolves a host name; *net.Resolver satisfies it.
+type Resolver interface {
+	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
+}
+
+// Options configure a Fetcher. The zero value is a safe production setup.
+type Options struct {
+	// AllowLoopback admits 127.0.0.0/8 and ::1 and any port. Tests only:
+	// the default refuses both.
+	AllowLoopback bool
+	// MaxBytes caps the (decoded) body; a larger body is refused with a
+	// RefusedError of kind RefusedSize. Default DefaultMaxBytes.
+	MaxBytes int64
+	// MaxRedirects caps redirect hops. Default DefaultMaxRedirects; a
+	// negative value follows none.
+	MaxRedirects int
+	// MaxMarkdownChars bounds Result.Markdown; 0 means the converter's
+	// default.
+	MaxMarkdownChars int
+	// Timeout bounds a call whose context has no deadline. Default
+	// DefaultTimeout. A context deadline always applies, to every hop and
+	// lookup.
+	Timeout time.Duration
+	// Resolver resolves host names. Default net.DefaultResolver.
+	Resolver Resolver
+	// UserAgent is sent with every request. Default DefaultUserAgent.
+	UserAgent string
+	// Redactor scrubs the URLs in results and errors; nil scrubs known
+	// credential shapes only.
+	Redactor *redact.Redactor
+	// Logger hears one debug line per hop (scrubbed URLs only).
+	Logger zerolog.Logger
+}
+
+// Fetcher fetches public pages. It is safe for concurrent use and holds no
+// cookies or connections between calls.
+type Fetcher struct {
+	o Options
+}
+
+// New returns a Fetcher with o's zero fields set to their defaults.
+func New(o Options) *Fetcher {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxRedirects == 0 {
+		o.MaxRedirects = DefaultMaxRedirects
+	} else if o.MaxRedirects < 0 {
+		o.MaxRedirects = 0
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Resolver == nil {
+		o.Resolver = net.DefaultResolver
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = DefaultUserAgent
+	}
+	return &Fetcher{o: o}
+}
+
+// Request is one web_fetch call.
+type Request struct {
+	URL string
+	// Format is FormatMarkdown (the default when empty) or FormatRaw.
+	Format string
+}
+
+// Result is what a fetch read. URLs are scrubbed; Body, Markdown and Title
+// are the page's own text and are NOT redacted here: the caller redacts them
+// (with the same Redactor) before they leave the activity.
+type Result struct {
+	// RequestedURL and FinalURL are scrubbed (no userinfo, fragment or query
+	// values); FinalURL is the URL after redirects.
+	RequestedURL string
+	FinalURL     string
+	Status       int
+	// ContentType is the media type without parameters, for example
+	// "text/html".
+	ContentType string
+	// Body is the bytes as received (decoded from any transfer
+	// compression). Empty for a PDF fetched as markdown.
+	Body []byte
+	// Markdown is the page as markdown for format "markdown": HTML
+	// converted, other text as is. Empty for format "raw" and for PDFs.
+	Markdown string
+	// Truncated says Markdown was cut to its character bound.
+	Truncated bool
+	// Extractor names which part of an HTML page was converted.
+	Extractor string
+	// IsPDF says the body is a PDF (fetch it with format "raw" to file it).
+	IsPDF bool
+	// Title is the HTML <title>, when there is one.
+	Title string
+	// Redirects counts the hops followed.
+	Redirects int
+}
+
+// StatusError is a final response outside 2xx.
+type StatusError struct {
+	Code int
+	// URL is the scrubbed URL that answered.
+	URL string
+}
+
+func (e *StatusError) Error() string {
+	switch {
+	case e.Blocked():
+		return fmt.Sprintf("web_fetch: %s answered HTTP %d: the site refuses automated reads; try another source or ask a person", e.URL, e.Code)
+	case e.RateLimited():
+		return fmt.Sprintf("web_fetch: %s answered HTTP 429: rate limited; wait before fetching it again", e.URL)
+	default:
+		return fmt.Sprintf("web_fetch: %s answered HTTP %d", e.URL, e.Code)
+	}
+}
+
+// Blocked reports a status that means the site refuses the reader: 401, 403,
+// 451 or 999.
+func (e *StatusError) Blocked() bool {
+	switch e.Code {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusUnavailableForLegalReasons, 999:
+		return true
+	}
+	return false
+}
+
+// RateLimited reports 429.
+func (e *StatusError) RateLimited() bool { return e.Code == http.StatusTooManyRequests }
+
+// Retryable reports a status worth retrying later: 408, 425, 429 and 5xx.
+func (e *StatusError) Retryable() bool {
+	return e.Code == http.StatusRequestTimeout || e.Code == http.StatusTooEarly || e.RateLimited() || e.Code >= 500 && e.Code <= 599
+}
+
+// Fetch reads req.URL, following at most MaxRedirects redirects, each hop
+// vetted by the guard. Failures are *RefusedError, *StatusError,
+// *LookupError, a context error (errors.Is context.DeadlineExceeded or
+// context.Canceled) or a transport error.
+func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Result, error) {
+	format := req.Format
+	if format == "" {
+		format = FormatMarkdown
+	}
+	if format != FormatMarkdown && format != FormatRaw {
+		return nil, refuse(RefusedURL, "format %q is not supported; use \"markdown\" or \"raw\"", req.Format)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.o.Timeout)
+		defer cancel()
+	}
+	res := &Result{RequestedURL: f.o.Redactor.URL(req.URL)}
+
+	current := req.URL
+	for hop := 0; ; hop++ {
+		t, err := f.vet(ctx, current)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := f.roundTrip(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		scrubbed := f.o.Redactor.URL(t.url.String())
+		f.o.Logger.Debug().Str("url", scrubbed).Int("status", resp.StatusCode).Int("hop", hop).Msg("web_fetch hop")
+		if isRedirect(resp.StatusCode) {
+			loc := resp.Header.Get("Location")
+			closeBody(resp)
+			if loc == "" {
+				return nil, refuse(RefusedRedirects, "%s answered a redirect without a Location", scrubbed)
+			}
+			if hop >= f.o.MaxRedirects {
+				return nil, refuse(RefusedRedirects, "more than %d redirects; fetch the final URL directly", f.o.MaxRedirects)
+			}
+			next, err := t.url.Parse(loc)
+			if err != nil {
+				return nil, refuse(RefusedRedirects, "%s redirected to a URL that does not parse", scrubbed)
+			}
+			current = next.String()
+			res.Redirects++
+			continue
+		}
+		res.FinalURL = scrubbed
+		res.Status = resp.StatusCode
+		return f.read(ctx, resp, format, t.url, res)
+	}
+}
+
+func isRedirect(code int) bool {
+	switch code {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// roundTrip sends one GET over a transport that can only dial t's vetted
+// addresses, with no proxy, no cookies and no connection reuse.
+func (f *Fetcher) roundTrip(ctx context.Context, t *target) (*http.Response, error) {
+	tr := &http.Transport{
+		Proxy:                  nil, // an environment proxy would bypass the guard
+		DialContext:            t.dialer(),
+		ForceAttemptHTTP2:      true,
+		DisableKeepAlives:      true,
+		TLSHandshakeTimeout:    15 * time.Second,
+		ResponseHeaderTimeout:  f.o.Timeout,
+		MaxResponseHeaderBytes: 256 << 10,
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url.String(), nil)
+	if err != nil {
+		return nil, refuse(RefusedURL, "the URL cannot be requested")
+	}
+	req.Header.Set("User-Agent", f.o.UserAgent)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,text/*;q=0.8,application/json;q=0.8,application/pdf;q=0.7,*/*;q=0.1")
+	req.Header.Set("Accept-Language", "en;q=0.9,*;q=0.5")
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		tr.CloseIdleConnections()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("web_fetch: %s: %w", f.o.Redactor.URL(t.url.String()), ctx.Err())
+		}
+		return nil, fmt.Errorf("web_fetch: %s: %w", f.o.Redactor.URL(t.url.String()), err)
+	}
+	// The transport is per hop; closing the body releases its connection.
+	resp.Body = &closer{ReadCloser: resp.Body, tr: tr}
+	return resp, nil
+}
+
+type closer struct {
+	io.ReadCloser
+	tr *http.Transport
+}
+
+func (c *closer) Close() error {
+	err := c.ReadCloser.Close()
+	c.tr.CloseIdleConnections()
+	return err
+}
+
+func closeBody(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+}
+
+// read checks the final response's status, type and size and fills res.
+func (f *Fetcher) read(ctx context.Context, resp *http.Response, format string, u *url.URL, res *Result) (*Result, error) {
+	defer closeBody(resp)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, &StatusError{Code: resp.StatusCode, URL: res.FinalURL}
+	}
+	if resp.ContentLength > f.o.MaxBytes {
+		return nil, refuse(RefusedSize, "the body is %d bytes, over the %d-byte limit", resp.ContentLength, f.o.MaxBytes)
+	}
+	mediaType := ""
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err == nil {
+			mediaType = strings.ToLower(mt)
+		} else {
+			mediaType = strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
+		}
+	}
+	// A declared non-text type is refused before its body is read.
+	if mediaType != "" && mediaType != "application/octet-stream" && !textLike(mediaType) && mediaType != "application/pdf" {
+		return nil, refuse(RefusedType, "content type %s is not text; web_fetch reads text, HTML, JSON, XML and PDF", mediaType)
+	}
+	if mediaType == "application/pdf" && format == FormatMarkdown {
+		res.ContentType, res.IsPDF = mediaType, true
+		return res, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, f.o.MaxBytes+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("web_fetch: reading %s: %w", res.FinalURL, ctx.Err())
+		}
+		return nil, fmt.Errorf("web_fetch: reading %s: %w", res.FinalURL, err)
+	}
+	if int64(len(body)) > f.o.MaxBytes {
+		return nil, refuse(RefusedSize, "the body is over the %d-byte limit", f.o.MaxBytes)
+	}
+	if mediaType == "" || mediaType == "application/octet-stream" {
+		// Undeclared: trust only what the bytes say.
+		sniffed, _, _ := mime.ParseMediaType(http.DetectContentType(body))
+		if !textLike(sniffed) && sniffed != "application/pdf" {
+			return nil, refuse(RefusedType, "the body is not text (it looks like %s); web_fetch reads text, HTML, JSON, XML and PDF", sniffed)
+		}
+		mediaType = sniffed
+	}
+	res.ContentType = mediaType
+	if mediaType == "application/pdf" {
+		res.IsPDF = true
+		if format == FormatMarkdown {
+			return res, nil
+		}
+		res.Body = body
+		return res, nil
+	}
+	res.Body = body
+	isHTML := mediaType == "text/html" || mediaType == "application/xhtml+xml"
+	if isHTML {
+		res.Title = title(body)
+	}
+	if format == FormatRaw {
+		return res, nil
+	}
+	text := strings.ToValidUTF8(string(body), "\uFFFD")
+	if !isHTML {
+		res.Markdown = text
+		limit := f.o.MaxMarkdownChars
+		if limit <= 0 {
+			limit = markdown.DefaultMaxChars
+		}
+		if utf8.RuneCountInString(text) > limit {
+			res.Markdown, res.Truncated = string([]rune(text)[:limit]), true
+		}
+		return res, nil
+	}
+	// Links resolve against the scrubbed URL: a credential in the page's
+	// own query must not be copied into every relative link.
+	base := u.Scheme + "://" + u.Host + u.EscapedPath()
+	md, err := markdown.Convert(text, markdown.Options{BaseURL: base, MaxChars: f.o.MaxMarkdownChars})
+	if err != nil {
+		return nil, fmt.Errorf("web_fetch: converting %s to markdown: %w", res.FinalURL, err)
+	}
+	res.Markdown, res.Truncated, res.Extractor = md.Markdown, md.Truncated, md.Extractor
+	return res, nil
+}
+
+// textLike reports the media types web_fetch reads as text.
+func textLike(mt string) bool {
+	if strings.HasPrefix(mt, "text/") {
+		return true
+	}
+	switch mt {
+	case "application/json", "application/xml", "application/xhtml+xml",
+		"application/javascript", "application/x-javascript", "application/ecmascript",
+		"application/x-ndjson", "application/yaml", "application/x-yaml", "application/toml":
+		return true
+	}
+	return strings.HasPrefix(mt, "application/") && (strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml"))
+}
+
+// title returns the first <title>'s text, whitespace collapsed, at most 300
+// characters.
+func title(body []byte) string {
+	z := html.NewTokenizer(bytes.NewReader(body))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return ""
+		case html.StartTagToken:
+			name, _ := z.TagName()
+			switch atom.Lookup(name) {
+			case atom.Title:
+			case atom.Body:
+				return ""
+			default:
+				continue
+			}
+			if z.Next() != html.TextToken {
+				return ""
+			}
+			t := strings.Join(strings.Fields(string(z.Text())), " ")
+			if utf8.RuneCountInString(t) > 300 {
+				t = string([]rune(t)[:300])
+			}
+			return strings.ToValidUTF8(t, "")
+		}
+	}
+}
+
+// IsRefused reports whether err is a guard refusal.
+func IsRefused(err error) bool {
+	var r *RefusedError
+	return errors.As(err, &r)
+}

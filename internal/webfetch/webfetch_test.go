@@ -1,0 +1,349 @@
+package webfetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/durable-browser/durable-browser/internal/redact"
+)
+
+const page = `<!doctype html><html><head><title> Hello &amp; welcome </title></head>
+<body><main><h1>Docs</h1><p>See <a href="/next?token=abc">next</a>.</p></main></body></html>`
+
+// site is a loopback server exercising every response shape the fetch path
+// handles.
+func site(t *testing.T) (*httptest.Server, *atomic.Int64, *atomic.Int64) {
+	t.Helper()
+	var hits, cookies atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, page)
+	})
+	mux.HandleFunc("/r1", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/r2", http.StatusFound) })
+	mux.HandleFunc("/r2", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/page?session=s3cr3t#frag", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/loop", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/to", func(w http.ResponseWriter, r *http.Request) {
+		// Location is taken verbatim: http.Redirect would clean it.
+		w.Header().Set("Location", r.URL.Query().Get("u"))
+		w.WriteHeader(http.StatusFound)
+	})
+	mux.HandleFunc("/nolocation", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusFound) })
+	mux.HandleFunc("/setcookie", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "sid", Value: "cookie-value", Path: "/"})
+		http.Redirect(w, r, "/checkcookie", http.StatusFound)
+	})
+	mux.HandleFunc("/checkcookie", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Cookie") != "" {
+			cookies.Add(1)
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, "checked")
+	})
+	mux.HandleFunc("/json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"a":1}`)
+	})
+	mux.HandleFunc("/untyped", func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Content-Type"] = nil // suppress sniffing by net/http
+		fmt.Fprint(w, "plain words")
+	})
+	mux.HandleFunc("/png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		fmt.Fprint(w, "\x89PNG\r\n\x1a\n")
+	})
+	mux.HandleFunc("/octet", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		fmt.Fprint(w, "\x89PNG\r\n\x1a\n\x00\x00")
+	})
+	mux.HandleFunc("/pdf", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/pdf")
+		_, _ = w.Write([]byte("%PDF-1.4\n%fake\n"))
+	})
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, strings.Repeat("x", 4096))
+	})
+	mux.HandleFunc("/bigchunked", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		for range 8 {
+			fmt.Fprint(w, strings.Repeat("y", 512))
+			w.(http.Flusher).Flush() // no Content-Length: the cap must hold while reading
+		}
+	})
+	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
+		var code int
+		fmt.Sscan(r.URL.Query().Get("c"), &code)
+		w.WriteHeader(code)
+	})
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	mux.HandleFunc("/host", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, r.Host)
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &hits, &cookies
+}
+
+func TestDefaultRefusesLoopback(t *testing.T) {
+	srv, hits, _ := site(t)
+	f := New(Options{})
+	u, _ := url.Parse(srv.URL)
+	for _, raw := range []string{
+		srv.URL + "/page",
+		"http://localhost:" + u.Port() + "/page",
+		"http://127.0.0.1/page",
+		"http://2130706433/page",
+	} {
+		_, err := f.Fetch(context.Background(), Request{URL: raw})
+		if !IsRefused(err) {
+			t.Errorf("%s: err = %v, want refused", raw, err)
+		}
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("the default reached the loopback server %d times", hits.Load())
+	}
+}
+
+func TestFetchMarkdownAndRedirects(t *testing.T) {
+	srv, _, _ := site(t)
+	r := redact.New()
+	f := New(Options{AllowLoopback: true, Redactor: r})
+	res, err := f.Fetch(context.Background(), Request{URL: srv.URL + "/r1?api_key=k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != 200 || res.Redirects != 2 || res.ContentType != "text/html" {
+		t.Fatalf("status %d redirects %d type %q", res.Status, res.Redirects, res.ContentType)
+	}
+	if res.RequestedURL != srv.URL+"/r1?api_key=[redacted]" {
+		t.Fatalf("RequestedURL %q", res.RequestedURL)
+	}
+	if res.FinalURL != srv.URL+"/page?session=[redacted]" {
+		t.Fatalf("FinalURL %q", res.FinalURL)
+	}
+	if res.Title != "Hello & welcome" {
+		t.Fatalf("Title %q", res.Title)
+	}
+	if !strings.Contains(res.Markdown, "# Docs") || !strings.Contains(res.Markdown, "next") {
+		t.Fatalf("Markdown %q", res.Markdown)
+	}
+	if strings.Contains(res.Markdown, "s3cr3t") || strings.Contains(res.Markdown, "abc") {
+		t.Fatalf("credential in markdown: %q", res.Markdown)
+	}
+	if string(res.Body) != page {
+		t.Fatal("body not returned as received")
+	}
+
+	raw, err := f.Fetch(context.Background(), Request{URL: srv.URL + "/page", Format: FormatRaw})
+	if err != nil || raw.Markdown != "" || string(raw.Body) != page {
+		t.Fatalf("raw: %v %q", err, raw.Markdown)
+	}
+}
+
+func TestFetchPinsResolvedAddress(t *testing.T) {
+	srv, _, _ := site(t)
+	u, _ := url.Parse(srv.URL)
+	res := newFakeResolver(map[string][]string{"app.test": {"127.0.0.1"}})
+	f := New(Options{AllowLoopback: true, Resolver: res})
+	// app.test exists only in the fake resolver: the dial must use the
+	// vetted address, never a second lookup.
+	got, err := f.Fetch(context.Background(), Request{URL: "http://app.test:" + u.Port() + "/host"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Body) != "app.test:"+u.Port() {
+		t.Fatalf("Host header %q", got.Body)
+	}
+	if n := res.count("app.test"); n != 1 {
+		t.Fatalf("resolved %d times, want once", n)
+	}
+}
+
+func TestFetchGuardedRedirects(t *testing.T) {
+	srv, _, _ := site(t)
+	res := newFakeResolver(guardHosts)
+	f := New(Options{AllowLoopback: true, Resolver: res})
+	tests := []struct {
+		name, location string
+		kind           RefusalKind
+	}{
+		{"private", "http://10.1.2.3/", RefusedAddress},
+		{"metadata", "http://169.254.169.254/latest/meta-data/", RefusedAddress},
+		{"v4-mapped", "http://[::ffff:10.0.0.1]/", RefusedAddress},
+		{"ipv6 ula", "http://[fd00::1]:8080/", RefusedAddress},
+		{"decimal", "http://167772161/", RefusedAddress},
+		{"hex", "http://0xa9fea9fe/", RefusedAddress},
+		{"mixed name", "http://mixed.test/", RefusedAddress},
+		{"scheme", "file:///etc/passwd", RefusedURL},
+		{"credentials", "http://u:p@public.test/", RefusedURL},
+		{"no location", "", RefusedRedirects},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			target := srv.URL + "/to?u=" + url.QueryEscape(tc.location)
+			if tc.location == "" {
+				target = srv.URL + "/nolocation"
+			}
+			_, err := f.Fetch(context.Background(), Request{URL: target})
+			var re *RefusedError
+			if !errors.As(err, &re) || re.Kind != tc.kind {
+				t.Fatalf("err = %v, want refusal of kind %s", err, tc.kind)
+			}
+		})
+	}
+	_, err := f.Fetch(context.Background(), Request{URL: srv.URL + "/loop"})
+	var re *RefusedError
+	if !errors.As(err, &re) || re.Kind != RefusedRedirects {
+		t.Fatalf("loop: err = %v", err)
+	}
+	few := New(Options{AllowLoopback: true, MaxRedirects: 1})
+	if _, err := few.Fetch(context.Background(), Request{URL: srv.URL + "/r1"}); !errors.As(err, &re) || re.Kind != RefusedRedirects {
+		t.Fatalf("MaxRedirects 1: err = %v", err)
+	}
+}
+
+func TestFetchNoCookies(t *testing.T) {
+	srv, _, cookies := site(t)
+	f := New(Options{AllowLoopback: true})
+	if _, err := f.Fetch(context.Background(), Request{URL: srv.URL + "/setcookie"}); err != nil {
+		t.Fatal(err)
+	}
+	if cookies.Load() != 0 {
+		t.Fatal("a cookie was sent back")
+	}
+}
+
+func TestFetchTypesAndSizes(t *testing.T) {
+	srv, _, _ := site(t)
+	f := New(Options{AllowLoopback: true, MaxBytes: 2048})
+	tests := []struct {
+		path, format string
+		kind         RefusalKind
+		check        func(*Result) string
+	}{
+		{"/json", "", "", func(r *Result) string {
+			if r.Markdown != `{"a":1}` || r.ContentType != "application/json" {
+				return fmt.Sprintf("json: %q %q", r.Markdown, r.ContentType)
+			}
+			return ""
+		}},
+		{"/untyped", "", "", func(r *Result) string {
+			if r.ContentType != "text/plain" || r.Markdown != "plain words" {
+				return fmt.Sprintf("untyped: %q %q", r.ContentType, r.Markdown)
+			}
+			return ""
+		}},
+		{"/pdf", "raw", "", func(r *Result) string {
+			if !r.IsPDF || !strings.HasPrefix(string(r.Body), "%PDF-") {
+				return "pdf raw not returned"
+			}
+			return ""
+		}},
+		{"/pdf", "markdown", "", func(r *Result) string {
+			if !r.IsPDF || r.Body != nil || r.Markdown != "" {
+				return "pdf markdown should report a PDF without a body"
+			}
+			return ""
+		}},
+		{"/png", "", RefusedType, nil},
+		{"/octet", "raw", RefusedType, nil},
+		{"/big", "", RefusedSize, nil},
+		{"/bigchunked", "raw", RefusedSize, nil},
+		{"/page", "html", RefusedURL, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path+"-"+tc.format, func(t *testing.T) {
+			res, err := f.Fetch(context.Background(), Request{URL: srv.URL + tc.path, Format: tc.format})
+			if tc.kind != "" {
+				var re *RefusedError
+				if !errors.As(err, &re) || re.Kind != tc.kind {
+					t.Fatalf("err = %v, want refusal of kind %s", err, tc.kind)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := tc.check(res); msg != "" {
+				t.Fatal(msg)
+			}
+		})
+	}
+}
+
+func TestFetchMarkdownBound(t *testing.T) {
+	srv, _, _ := site(t)
+	f := New(Options{AllowLoopback: true, MaxMarkdownChars: 100})
+	res, err := f.Fetch(context.Background(), Request{URL: srv.URL + "/big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Truncated || len(res.Markdown) != 100 {
+		t.Fatalf("truncated %v len %d", res.Truncated, len(res.Markdown))
+	}
+}
+
+func TestFetchStatus(t *testing.T) {
+	srv, _, _ := site(t)
+	f := New(Options{AllowLoopback: true})
+	tests := []struct {
+		code                        int
+		blocked, limited, retryable bool
+	}{
+		{401, true, false, false},
+		{403, true, false, false},
+		{451, true, false, false},
+		{999, true, false, false},
+		{429, false, true, true},
+		{404, false, false, false},
+		{503, false, false, true},
+	}
+	for _, tc := range tests {
+		_, err := f.Fetch(context.Background(), Request{URL: fmt.Sprintf("%s/status?c=%d&token=zzz", srv.URL, tc.code)})
+		var se *StatusError
+		if !errors.As(err, &se) || se.Code != tc.code {
+			t.Fatalf("%d: err = %v", tc.code, err)
+		}
+		if se.Blocked() != tc.blocked || se.RateLimited() != tc.limited || se.Retryable() != tc.retryable {
+			t.Errorf("%d: blocked %v limited %v retryable %v", tc.code, se.Blocked(), se.RateLimited(), se.Retryable())
+		}
+		if strings.Contains(err.Error(), "zzz") {
+			t.Errorf("%d: query value in error: %v", tc.code, err)
+		}
+	}
+}
+
+func TestFetchDeadline(t *testing.T) {
+	srv, _, _ := site(t)
+	res := newFakeResolver(map[string][]string{"slow.test": nil})
+	f := New(Options{AllowLoopback: true, Resolver: res})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := f.Fetch(ctx, Request{URL: srv.URL + "/hang"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("hanging server: err = %v", err)
+	}
+
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel2()
+	if _, err := f.Fetch(ctx2, Request{URL: "http://slow.test/"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("hanging lookup: err = %v", err)
+	}
+}

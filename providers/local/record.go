@@ -1,0 +1,123 @@
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Record is what the provider keeps on disk per browser, under
+// <ProfileRoot>/records/<tag>.json, so a restarted worker can find its
+// browsers by tag and reap the ones nobody owns. The file is 0600: WSURL is a
+// full-control credential.
+type Record struct {
+	Tag string `json:"tag"`
+	// PID is the browser process; it leads its own process group.
+	PID int `json:"pid"`
+	// Port is the DevTools port, 0 while starting.
+	Port  int    `json:"port"`
+	WSURL string `json:"ws_url"`
+	// ProfileDir is the browser's --user-data-dir.
+	ProfileDir  string `json:"profile_dir"`
+	SessionDir  string `json:"session_dir"`
+	DownloadDir string `json:"download_dir"`
+	// BootID and OwnerPID name the worker process that holds the browser.
+	BootID    string    `json:"boot_id"`
+	OwnerPID  int       `json:"owner_pid"`
+	StartedAt time.Time `json:"started_at"`
+	// Profile is the saved profile the session started from, if any; Save says
+	// whether it runs on that profile itself.
+	Profile string `json:"profile,omitempty"`
+	Save    bool   `json:"save,omitempty"`
+	Stealth bool   `json:"stealth,omitempty"`
+	Headed  bool   `json:"headed,omitempty"`
+}
+
+var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,60}$`)
+
+// ValidTag checks a session tag: 1-60 of [A-Za-z0-9_.-], not "." or "..".
+func ValidTag(tag string) error {
+	if !tagPattern.MatchString(tag) || strings.Trim(tag, ".") == "" {
+		return fmt.Errorf("%w %q: use 1-60 letters, digits, '.', '-' or '_' (not only dots)", ErrBadTag, tag)
+	}
+	return nil
+}
+
+func (p *Provider) recordPath(tag string) string {
+	return filepath.Join(p.root, "records", tag+".json")
+}
+
+func (p *Provider) sessionDir(tag string) string {
+	return filepath.Join(p.root, "sessions", tag)
+}
+
+// readRecord returns nil, nil when the tag has no record.
+func (p *Provider) readRecord(tag string) (*Record, error) {
+	b, err := os.ReadFile(p.recordPath(tag))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading browser record: %w", err)
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil || r.Tag != tag {
+		// A torn or foreign file: treat as no record, but keep nothing of it.
+		_ = os.Remove(p.recordPath(tag))
+		return nil, nil
+	}
+	return &r, nil
+}
+
+// writeRecord replaces the record atomically.
+func (p *Provider) writeRecord(r *Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	dst := p.recordPath(r.Tag)
+	tmp := dst + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("writing browser record: %w", err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return fmt.Errorf("writing browser record: %w", err)
+	}
+	return nil
+}
+
+func (p *Provider) removeRecord(tag string) error {
+	if err := os.Remove(p.recordPath(tag)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing browser record: %w", err)
+	}
+	return nil
+}
+
+// Records lists the browser records under the profile root.
+func (p *Provider) Records() ([]Record, error) {
+	ents, err := os.ReadDir(filepath.Join(p.root, "records"))
+	if err != nil {
+		return nil, fmt.Errorf("listing browser records: %w", err)
+	}
+	var out []Record
+	for _, e := range ents {
+		tag, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || ValidTag(tag) != nil {
+			continue
+		}
+		r, err := p.readRecord(tag)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			out = append(out, *r)
+		}
+	}
+	return out, nil
+}

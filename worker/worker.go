@@ -1,0 +1,241 @@
+// Package worker builds a durable-browser worker from configuration: it
+// registers the workflows and activities under their stable names and polls
+// the shared task queue and this process's own host queue.
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/evidence"
+	"github.com/durable-browser/durable-browser/internal/handoff"
+	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/internal/webfetch"
+	"github.com/durable-browser/durable-browser/internal/websearch"
+	"github.com/durable-browser/durable-browser/providers"
+	"github.com/durable-browser/durable-browser/providers/cdp"
+	"github.com/durable-browser/durable-browser/providers/local"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+// Options builds a Worker.
+type Options struct {
+	Client client.Client
+	Config config.Worker
+	// Evidence overrides the store built from Config.S3 (tests, dev).
+	Evidence evidence.Store
+	// Notifier overrides the handoff port built from Config.
+	Notifier handoff.Notifier
+	// Fetcher overrides the web_fetch client (tests allow loopback through it).
+	Fetcher *webfetch.Fetcher
+	// Searcher overrides the web_search sources.
+	Searcher *websearch.Searcher
+	// ReapEvery is how often browsers nobody holds are released (default 1m).
+	ReapEvery time.Duration
+	Logger    zerolog.Logger
+}
+
+// Worker polls the shared queue and its own host queue.
+type Worker struct {
+	hostQueue  string
+	bootID     string
+	shared     sdkworker.Worker
+	host       sdkworker.Worker
+	acts       *activities.Activities
+	local      *local.Provider
+	log        zerolog.Logger
+	reapEvery  time.Duration
+	stopReaper context.CancelFunc
+	reaperDone chan struct{}
+	stopOnce   sync.Once
+}
+
+var unsafeQueue = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// HostQueue names a process boot's own queue: durable-browser@<host>-<boot id>.
+func HostQueue(bootID string) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "host"
+	}
+	return activities.SharedQueue + "@" + unsafeQueue.ReplaceAllString(host, "-") + "-" + bootID
+}
+
+func newBootID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// New builds a worker; Start begins polling.
+func New(ctx context.Context, o Options) (*Worker, error) {
+	cfg := o.Config
+	bootID := newBootID()
+	log := o.Logger.With().Str("boot_id", bootID).Logger()
+
+	lp, err := local.New(local.Options{
+		ChromePath:  cfg.Chrome,
+		ProfileRoot: cfg.ProfileRoot,
+		BootID:      bootID,
+		NoSandbox:   cfg.NoSandbox,
+		Headed:      cfg.Headed,
+		Logger:      log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	provs := map[string]providers.Provider{lp.Name(): lp}
+	if cfg.CDPEndpoint != "" {
+		cp, err := cdp.New(cdp.Options{Endpoint: cfg.CDPEndpoint, Logger: log})
+		if err != nil {
+			return nil, &config.Error{Flag: "cdp-endpoint", Problem: err.Error()}
+		}
+		provs[cp.Name()] = cp
+	}
+
+	store := o.Evidence
+	if store == nil {
+		s3, err := evidence.NewS3(ctx, evidence.S3Options{
+			Bucket: cfg.S3.Bucket, Prefix: "", Region: cfg.S3.Region, Endpoint: cfg.S3.Endpoint,
+			PathStyle: cfg.S3.PathStyle, SSE: cfg.S3.SSE, KMSKeyID: cfg.S3.KMSKeyID,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("evidence store: %w", err)
+		}
+		store = s3
+	}
+
+	red := redact.New()
+	secrets := redact.Chain{redact.EnvSource{}}
+	if cfg.SecretsFile != "" {
+		fs, err := redact.LoadFileSource(cfg.SecretsFile)
+		if err != nil {
+			return nil, &config.Error{Flag: "secrets-file", Problem: err.Error()}
+		}
+		secrets = append(redact.Chain{fs}, secrets...)
+	}
+	notifier := o.Notifier
+	if notifier == nil {
+		if cfg.HandoffWebhook != "" {
+			notifier = handoff.WebhookNotifier{URL: cfg.HandoffWebhook, Secret: []byte(cfg.HandoffWebhookSecret)}
+			red.Register(cfg.HandoffWebhookSecret)
+		} else {
+			notifier = handoff.LogNotifier{Logger: log}
+		}
+	}
+	fetcher := o.Fetcher
+	if fetcher == nil {
+		fetcher = webfetch.New(webfetch.Options{Redactor: red, Logger: log})
+	}
+	searcher := o.Searcher
+	if searcher == nil {
+		searcher = websearch.New(websearch.Options{Redactor: red, Logger: log})
+	}
+
+	hostQueue := HostQueue(bootID)
+	acts := activities.New(activities.Options{
+		HostQueue:      hostQueue,
+		Providers:      provs,
+		Evidence:       store,
+		EvidencePrefix: cfg.S3.Prefix,
+		Secrets:        secrets,
+		Redactor:       red,
+		Fetcher:        fetcher,
+		Searcher:       searcher,
+		Notifier:       notifier,
+		Client:         o.Client,
+		Logger:         log,
+	})
+
+	shared := sdkworker.New(o.Client, activities.SharedQueue, sdkworker.Options{})
+	shared.RegisterWorkflowWithOptions(workflows.BrowserSession, workflow.RegisterOptions{Name: workflows.WorkflowBrowserSession})
+	shared.RegisterWorkflowWithOptions(Smoke, workflow.RegisterOptions{Name: SmokeWorkflow})
+	acts.RegisterShared(shared)
+
+	// The host queue serves only this process's browsers.
+	host := sdkworker.New(o.Client, hostQueue, sdkworker.Options{})
+	acts.RegisterHost(host)
+
+	every := o.ReapEvery
+	if every <= 0 {
+		every = time.Minute
+	}
+	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, host: host, acts: acts, local: lp, log: log, reapEvery: every}, nil
+}
+
+// HostQueue is this process's own task queue.
+func (w *Worker) HostQueue() string { return w.hostQueue }
+
+// Activities exposes the process's activities (tests inspect the registry).
+func (w *Worker) Activities() *activities.Activities { return w.acts }
+
+// Start reaps what earlier boots left, then polls both queues.
+func (w *Worker) Start() error {
+	w.reap()
+	if err := w.host.Start(); err != nil {
+		return fmt.Errorf("starting host queue worker: %w", err)
+	}
+	if err := w.shared.Start(); err != nil {
+		w.host.Stop()
+		return fmt.Errorf("starting shared queue worker: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.stopReaper = cancel
+	w.reaperDone = make(chan struct{})
+	go func() {
+		defer close(w.reaperDone)
+		t := time.NewTicker(w.reapEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				w.reap()
+			}
+		}
+	}()
+	w.log.Info().Str("shared_queue", activities.SharedQueue).Str("host_queue", w.hostQueue).Msg("worker polling")
+	return nil
+}
+
+func (w *Worker) reap() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if tags, err := w.local.Reap(ctx, nil); err != nil {
+		w.log.Warn().Err(err).Strs("released", tags).Msg("reaping browsers nobody holds")
+	}
+}
+
+// Stop stops polling, then releases every browser this process holds.
+func (w *Worker) Stop() {
+	w.stopOnce.Do(func() {
+		if w.stopReaper != nil {
+			w.stopReaper()
+			<-w.reaperDone
+		}
+		w.shared.Stop()
+		w.host.Stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		w.acts.Close(ctx)
+		w.log.Info().Msg("worker stopped")
+	})
+}
+
+// DefaultProfileRoot is where dev keeps browsers: under its state directory.
+func DefaultProfileRoot(stateDir string) string { return filepath.Join(stateDir, "browsers") }

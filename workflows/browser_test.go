@@ -1,0 +1,322 @@
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-browser/durable-browser/activities"
+)
+
+var (
+	snap     = step{Tool: activities.ToolSnapshot, Args: json.RawMessage(`{}`)}
+	runClick = step{Tool: activities.ToolRun, Args: json.RawMessage(`{"actions":[{"op":"click","id":"[2]"}]}`)}
+	runOther = step{Tool: activities.ToolRun, Args: json.RawMessage(`{"actions":[{"op":"click","id":"[1]"}]}`)}
+	upload   = step{Tool: activities.ToolUpload, Args: json.RawMessage(`{"id":"[3]","path":"a.txt"}`)}
+	read     = step{Tool: activities.ToolRead, Args: json.RawMessage(`{"what":"text"}`)}
+)
+
+func fail(code activities.Code) error {
+	return activities.Fail(code, "fake %s", code).AsApplicationError()
+}
+
+func TestReadRetries(t *testing.T) {
+	cases := []struct {
+		name     string
+		fails    int   // attempts that fail before success
+		err      error // the failure
+		want     string
+		attempts int
+	}{
+		{"retried then succeeding", 2, fail(activities.CodeTimeout), "ok", 3},
+		{"retryable code exhausting attempts", 5, fail(activities.CodeTimeout), "timeout", 3},
+		{"non-retryable code stops at once", 5, fail(activities.CodeNotContent), "not_content", 1},
+		{"code the workflow never retries", 5, activities.Fail(activities.CodeStaleSnapshot, "x").AsApplicationError(), "stale_snapshot", 1},
+		{"lost worker on a read is a timeout", 5, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil), "timeout", 3},
+		{"untyped error is command_failed", 5, temporal.NewApplicationError("boom", "SomethingElse"), "command_failed", 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeWorker()
+			inner := f.behave[activities.ActivityRead]
+			f.behave[activities.ActivityRead] = func(n int, in json.RawMessage) (any, error) {
+				if n <= tc.fails {
+					return nil, tc.err
+				}
+				return inner(n, in)
+			}
+			out := runScript(t, f, read)
+			if got := code(out[0]); got != tc.want {
+				t.Fatalf("code %q, want %q (%v)", got, tc.want, out[0])
+			}
+			if got := f.calls(activities.ActivityRead); got != tc.attempts {
+				t.Fatalf("%d attempts, want %d", got, tc.attempts)
+			}
+		})
+	}
+}
+
+func TestRunHeartbeatTimeoutIsEffectUnknown(t *testing.T) {
+	f := newFakeWorker()
+	inner := f.behave[activities.ActivityRun]
+	progress := activities.RunProgress{Completed: 1, URL: "https://shop.example/checkout",
+		Sent: []activities.SentRequest{{Method: "POST", Origin: "https://shop.example", Path: "/order"}}}
+	f.behave[activities.ActivityRun] = func(n int, in json.RawMessage) (any, error) {
+		if n == 1 {
+			return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil, progress)
+		}
+		return inner(n, in)
+	}
+	// The run is lost; the identical run is refused once; the next identical
+	// run runs; a different run is never held back.
+	out := runScript(t, f, runClick, runClick, runClick, runOther)
+	want := []string{"effect_unknown", "effect_unknown", "ok", "ok"}
+	for i, w := range want {
+		if got := code(out[i]); got != w {
+			t.Fatalf("step %d: %q, want %q (%v)", i, got, w, out[i])
+		}
+	}
+	if out[0]["effect"] != "possibly_effected" || out[0]["last_url"] != progress.URL {
+		t.Fatalf("effect_unknown lacks effect or last url: %v", out[0])
+	}
+	sent, _ := out[0]["sent"].([]any)
+	if len(sent) != 1 || sent[0].(map[string]any)["path"] != "/order" {
+		t.Fatalf("sent = %v", out[0]["sent"])
+	}
+	if !strings.Contains(out[1]["message"].(string), "snapshot") {
+		t.Fatalf("refusal does not say how to check: %v", out[1]["message"])
+	}
+	if got := f.calls(activities.ActivityRun); got != 3 {
+		t.Fatalf("run ran %d times, want 3 (the refused call must not run)", got)
+	}
+}
+
+func TestUploadRefusedUntilLookedAgain(t *testing.T) {
+	f := newFakeWorker()
+	inner := f.behave[activities.ActivityUpload]
+	f.behave[activities.ActivityUpload] = func(n int, in json.RawMessage) (any, error) {
+		if n == 1 {
+			return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
+		}
+		return inner(n, in)
+	}
+	out := runScript(t, f, upload, upload, upload, snap, upload)
+	want := []string{"effect_unknown", "effect_unknown", "effect_unknown", "ok", "ok"}
+	for i, w := range want {
+		if got := code(out[i]); got != w {
+			t.Fatalf("step %d: %q, want %q (%v)", i, got, w, out[i])
+		}
+	}
+	if got := f.calls(activities.ActivityUpload); got != 2 {
+		t.Fatalf("upload ran %d times, want 2", got)
+	}
+}
+
+func TestNeverStartedCallReplacesSession(t *testing.T) {
+	f := newFakeWorker()
+	inner := f.behave[activities.ActivitySnapshot]
+	f.behave[activities.ActivitySnapshot] = func(n int, in json.RawMessage) (any, error) {
+		if n == 1 {
+			return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+		}
+		return inner(n, in)
+	}
+	out := runScript(t, f, snap, snap)
+	if code(out[0]) != "session_replaced" || out[0]["effect"] != "none" {
+		t.Fatalf("first call: %v", out[0])
+	}
+	if msg := out[0]["message"].(string); !strings.Contains(msg, "conv-1-2") || !strings.Contains(msg, "about:blank") {
+		t.Fatalf("message does not name the new session: %q", msg)
+	}
+	if code(out[1]) != "ok" {
+		t.Fatalf("second call: %v", out[1])
+	}
+	var c1, c2 activities.CreateRequest
+	f.input(t, activities.ActivityCreate, 0, &c1)
+	f.input(t, activities.ActivityCreate, 1, &c2)
+	if c1.Tag != "conv-1-1" || c2.Tag != "conv-1-2" {
+		t.Fatalf("tags %q, %q", c1.Tag, c2.Tag)
+	}
+	var req activities.SnapshotRequest
+	f.input(t, activities.ActivitySnapshot, 1, &req)
+	if req.Session.HostQueue != "host-B" || req.Session.Tag != "conv-1-2" {
+		t.Fatalf("second snapshot went to %+v", req.Session)
+	}
+}
+
+func TestReplacementFailingIsBrowserUnavailable(t *testing.T) {
+	f := newFakeWorker()
+	create := f.behave[activities.ActivityCreate]
+	f.behave[activities.ActivityCreate] = func(n int, in json.RawMessage) (any, error) {
+		if n > 1 {
+			return nil, fail(activities.CodeBrowserUnavailable)
+		}
+		return create(n, in)
+	}
+	f.behave[activities.ActivitySnapshot] = func(int, json.RawMessage) (any, error) {
+		return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+	}
+	out := runScript(t, f, snap)
+	if code(out[0]) != "browser_unavailable" {
+		t.Fatalf("got %v", out[0])
+	}
+}
+
+func TestRepeatGuard(t *testing.T) {
+	f := newFakeWorker()
+	f.behave[activities.ActivityRead] = func(int, json.RawMessage) (any, error) {
+		return nil, fail(activities.CodeBlocked)
+	}
+	out := runScript(t, f, read, read, read, snap)
+	want := []string{"blocked", "blocked", "refused", "ok"}
+	for i, w := range want {
+		if got := code(out[i]); got != w {
+			t.Fatalf("step %d: %q, want %q (%v)", i, got, w, out[i])
+		}
+	}
+	if msg := out[2]["message"].(string); !strings.Contains(msg, "blocked") {
+		t.Fatalf("refusal does not name the repeated code: %q", msg)
+	}
+	if got := f.calls(activities.ActivityRead); got != 2 {
+		t.Fatalf("read ran %d times, want 2", got)
+	}
+}
+
+func TestCallToolValidation(t *testing.T) {
+	f := newFakeWorker()
+	out := runScript(t, f,
+		step{Tool: activities.ToolSnapshot, Args: json.RawMessage(`{"bogus":1}`)},
+		step{Tool: "no_such_tool", Args: json.RawMessage(`{}`)},
+		step{Tool: activities.ToolUpload, Args: json.RawMessage(`{"id":"[3]"}`)},
+	)
+	for i, field := range []string{"bogus", "no_such_tool", "path"} {
+		if code(out[i]) != "refused" || !strings.Contains(out[i]["message"].(string), field) {
+			t.Fatalf("step %d: want refused naming %q, got %v", i, field, out[i])
+		}
+	}
+	if n := f.calls(activities.ActivitySnapshot) + f.calls(activities.ActivityUpload); n != 0 {
+		t.Fatalf("%d activities ran for invalid calls", n)
+	}
+}
+
+func TestCancelledActivityIsAborted(t *testing.T) {
+	f := newFakeWorker()
+	f.behave[activities.ActivityRun] = func(int, json.RawMessage) (any, error) {
+		return nil, temporal.NewCanceledError()
+	}
+	out := runScript(t, f, runClick)
+	if code(out[0]) != "aborted" {
+		t.Fatalf("got %v", out[0])
+	}
+}
+
+func TestReleaseIsIdempotentAndEndsSession(t *testing.T) {
+	f := newFakeWorker()
+	rel := step{Tool: activities.ToolRelease, Args: json.RawMessage(`{}`)}
+	out := runScript(t, f, rel, rel, snap)
+	if code(out[0]) != "ok" || code(out[1]) != "ok" || code(out[2]) != "session_ended" {
+		t.Fatalf("got %v", out)
+	}
+	if got := f.calls(activities.ActivityRelease); got != 1 {
+		t.Fatalf("release ran %d times", got)
+	}
+}
+
+func TestRelaunchOpensNewTagAndReleasesOld(t *testing.T) {
+	f := newFakeWorker()
+	out := runScript(t, f, step{Tool: activities.ToolRelaunch, Args: json.RawMessage(`{"stealth":true}`)}, snap)
+	if code(out[0]) != "ok" || out[0]["previous_tag"] != "conv-1-1" {
+		t.Fatalf("got %v", out[0])
+	}
+	var c activities.CreateRequest
+	f.input(t, activities.ActivityCreate, 1, &c)
+	if c.Tag != "conv-1-2" || !c.Options.Stealth {
+		t.Fatalf("relaunch created %+v", c)
+	}
+	var r activities.ReleaseRequest
+	f.input(t, activities.ActivityRelease, 0, &r)
+	if r.Session.Tag != "conv-1-1" {
+		t.Fatalf("released %+v", r.Session)
+	}
+}
+
+func TestCleanTag(t *testing.T) {
+	long := strings.Repeat("orchestrator/", 10) + "conversation-42"
+	cases := []struct{ base, suffix, want string }{
+		{"conv-1", "-1", "conv-1-1"},
+		{"a b/c:d", "-2", "a-b-c-d-2"},
+		{"", "-1", "session-1"},
+	}
+	for _, tc := range cases {
+		if got := CleanTag(tc.base, tc.suffix); got != tc.want {
+			t.Errorf("CleanTag(%q, %q) = %q, want %q", tc.base, tc.suffix, got, tc.want)
+		}
+	}
+	a, b := CleanTag(long, "-1"), CleanTag(strings.Replace(long, "orchestrator", "orchestrateur", 1), "-1")
+	if len(a) > MaxTagLen || a == b || !strings.HasSuffix(a, "conversation-42-1") {
+		t.Fatalf("long tags %q and %q", a, b)
+	}
+}
+
+func FuzzCleanTag(f *testing.F) {
+	for _, s := range []string{"conv-1", "", "ü/ß", strings.Repeat("x", 200)} {
+		f.Add(s, "-3")
+	}
+	f.Fuzz(func(t *testing.T, base, suffix string) {
+		if len(suffix) > 20 {
+			return
+		}
+		got := CleanTag(base, suffix)
+		if len(got) > MaxTagLen {
+			t.Fatalf("%q is %d long", got, len(got))
+		}
+		for _, r := range got {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+				t.Fatalf("%q has %q", got, r)
+			}
+		}
+	})
+}
+
+// typedWorkflow uses the typed methods and reports the failure code it saw.
+func typedWorkflow(ctx workflow.Context) (string, error) {
+	b, err := Open(ctx, Config{Tag: "my tag"})
+	if err != nil {
+		return "", err
+	}
+	if _, err := b.Snapshot(ctx, activities.SnapshotArgs{}); err != nil {
+		return "", err
+	}
+	_, err = b.Read(ctx, activities.ReadArgs{What: "text"})
+	var f *activities.Failure
+	if !errors.As(err, &f) {
+		return "", err
+	}
+	if err := b.Close(ctx); err != nil {
+		return "", err
+	}
+	return string(f.Code) + " " + b.Session().Tag, nil
+}
+
+func TestTypedMethods(t *testing.T) {
+	f := newFakeWorker()
+	f.behave[activities.ActivityRead] = func(int, json.RawMessage) (any, error) { return nil, fail(activities.CodeNotContent) }
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	f.register(env)
+	env.RegisterWorkflow(typedWorkflow)
+	env.ExecuteWorkflow(typedWorkflow)
+	var got string
+	if err := env.GetWorkflowResult(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "not_content my-tag" || f.calls(activities.ActivityRelease) != 1 {
+		t.Fatalf("got %q, releases %d", got, f.calls(activities.ActivityRelease))
+	}
+}

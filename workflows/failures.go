@@ -1,0 +1,102 @@
+package workflows
+
+import (
+	"errors"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-browser/durable-browser/activities"
+)
+
+// outcomeKind says what typed fact an activity error carried.
+type outcomeKind int
+
+const (
+	kindFailure      outcomeKind = iota // the activity answered with an envelope
+	kindNeverStarted                    // SCHEDULE_TO_START: no worker took the call
+	kindLostStarted                     // HEARTBEAT or START_TO_CLOSE: started, then went silent
+	kindCanceled
+	kindOther
+)
+
+// classified is an activity error read through typed facts only.
+type classified struct {
+	kind    outcomeKind
+	failure *activities.Failure // for kindFailure
+	timeout *temporal.TimeoutError
+}
+
+// classify reads an activity error. It never looks at message text.
+func classify(err error) classified {
+	if f, ok := activities.FailureFrom(err); ok {
+		return classified{kind: kindFailure, failure: f}
+	}
+	var te *temporal.TimeoutError
+	if errors.As(err, &te) {
+		// A schedule-to-close timeout wraps the last attempt's cause; read that.
+		inner := te
+		for inner.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE {
+			var next *temporal.TimeoutError
+			if !errors.As(inner.Unwrap(), &next) {
+				break
+			}
+			inner = next
+		}
+		switch inner.TimeoutType() {
+		case enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+			return classified{kind: kindNeverStarted, timeout: inner}
+		case enumspb.TIMEOUT_TYPE_HEARTBEAT, enumspb.TIMEOUT_TYPE_START_TO_CLOSE:
+			return classified{kind: kindLostStarted, timeout: inner}
+		}
+		// A schedule-to-close with no attempt recorded: nothing is known to have started.
+		return classified{kind: kindLostStarted, timeout: inner}
+	}
+	var ce *temporal.CanceledError
+	if errors.As(err, &ce) {
+		return classified{kind: kindCanceled}
+	}
+	return classified{kind: kindOther}
+}
+
+// effectUnknown builds the failure for an effect call that started and then
+// lost its worker, with what its heartbeats said.
+func effectUnknown(te *temporal.TimeoutError) *activities.Failure {
+	f := activities.Fail(activities.CodeEffectUnknown,
+		"the call started and then its worker was lost, so it may already have happened; take a snapshot to see the page before repeating it (the identical call is refused once)").Effected()
+	if te != nil && te.HasLastHeartbeatDetails() {
+		var p activities.RunProgress
+		if te.LastHeartbeatDetails(&p) == nil {
+			f.LastURL = p.URL
+			f.Sent = p.Sent
+		}
+	}
+	return f
+}
+
+// failureFor turns an activity error into the envelope a model sees, by class.
+// Never-started calls are handled by the caller (they replace the session).
+func failureFor(class activities.ReplayClass, c classified) *activities.Failure {
+	switch c.kind {
+	case kindFailure:
+		return c.failure
+	case kindCanceled:
+		f := activities.Fail(activities.CodeAborted, "the call was cancelled before it finished; call again if it is still wanted")
+		if class == activities.ClassEffect {
+			f.Effected()
+		}
+		return f
+	case kindLostStarted:
+		if class == activities.ClassEffect {
+			return effectUnknown(c.timeout)
+		}
+		return activities.Fail(activities.CodeTimeout, "the call timed out after its retries; try again, or take a snapshot to see whether the page is still answering")
+	case kindNeverStarted:
+		return activities.Fail(activities.CodeBrowserUnavailable, "no worker took the call in time; try again shortly")
+	}
+	f := activities.Fail(activities.CodeCommandFailed, "the call failed in the worker without a typed failure; take a snapshot to see the page's state before trying again")
+	if class == activities.ClassEffect {
+		f.Effected()
+	}
+	return f
+}

@@ -1,0 +1,401 @@
+package workflows
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-browser/durable-browser/activities"
+)
+
+// HumanState is what a Browser knows of people: a pending handoff and the
+// holds runs have reported. Slices, never maps, so it replays the same.
+type HumanState struct {
+	Pending *PendingHandoff `json:"pending,omitempty"`
+	// Finished lists recent request ids that were answered or expired, so a
+	// late signal for one is recognised and ignored.
+	Finished []string `json:"finished,omitempty"`
+	Holds    []Hold   `json:"holds,omitempty"`
+	// HandoffSeq numbers handoffs asked outside an update.
+	HandoffSeq int `json:"handoff_seq,omitempty"`
+}
+
+func (h HumanState) clone() HumanState {
+	out := h
+	if h.Pending != nil {
+		p := *h.Pending
+		out.Pending = &p
+	}
+	out.Finished = append([]string(nil), h.Finished...)
+	out.Holds = append([]Hold(nil), h.Holds...)
+	return out
+}
+
+// waiting answers a call made while a person has the browser.
+func (h *HumanState) waiting() *activities.Failure {
+	if h.Pending == nil {
+		return nil
+	}
+	return activities.Fail(activities.CodeWaitingForHuman,
+		"a person has the browser for handoff %s (until %s at the latest); wait for the handoff to finish, then call again",
+		h.Pending.RequestID, h.Pending.ExpiresAt.UTC().Format(time.RFC3339))
+}
+
+// heldCount is how many holds wait for a decision.
+func (h *HumanState) heldCount() int {
+	n := 0
+	for _, x := range h.Holds {
+		if x.Decision == "" {
+			n++
+		}
+	}
+	return n
+}
+
+func (b *Browser) human() *HumanState { return &b.st.Human }
+
+// listen registers the hold query and starts the signal handlers of the
+// handoff, hold and approval signals.
+func (b *Browser) listen(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, QueryHold, func(holdID string) (HoldDecision, error) {
+		for _, h := range b.st.Human.Holds {
+			if h.HoldID == holdID {
+				return HoldDecision{Decision: h.Decision, By: h.By}, nil
+			}
+		}
+		return HoldDecision{}, nil
+	}); err != nil {
+		return err
+	}
+	b.sigHandoff = workflow.GetSignalChannel(ctx, SignalHandoff)
+	b.sigHold = workflow.GetSignalChannel(ctx, SignalHold)
+	b.sigApproval = workflow.GetSignalChannel(ctx, SignalApproval)
+	b.serve(ctx, b.sigHandoff, b.onHandoffSignal)
+	b.serve(ctx, b.sigHold, b.onHoldSignal)
+	b.serve(ctx, b.sigApproval, b.onApprovalSignal)
+	return nil
+}
+
+// serve handles one signal channel. Payloads are read as raw JSON and then
+// decoded, so a malformed signal is logged and ignored instead of failing
+// the workflow task.
+func (b *Browser) serve(ctx workflow.Context, ch workflow.ReceiveChannel, handle func(workflow.Context, json.RawMessage)) {
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			var raw json.RawMessage
+			if more := ch.Receive(ctx, &raw); !more {
+				return
+			}
+			handle(ctx, raw)
+		}
+	})
+}
+
+// drainSignals handles signals that arrived but were not yet received, so
+// none is lost at continue-as-new.
+func (b *Browser) drainSignals(ctx workflow.Context) {
+	pairs := []struct {
+		ch     workflow.ReceiveChannel
+		handle func(workflow.Context, json.RawMessage)
+	}{{b.sigHandoff, b.onHandoffSignal}, {b.sigHold, b.onHoldSignal}, {b.sigApproval, b.onApprovalSignal}}
+	for _, p := range pairs {
+		if p.ch == nil {
+			continue
+		}
+		for {
+			var raw json.RawMessage
+			if !p.ch.ReceiveAsync(&raw) {
+				break
+			}
+			p.handle(ctx, raw)
+		}
+	}
+}
+
+func (b *Browser) onHandoffSignal(ctx workflow.Context, raw json.RawMessage) {
+	log := workflow.GetLogger(ctx)
+	var s HandoffSignal
+	if err := json.Unmarshal(raw, &s); err != nil {
+		log.Warn("ignoring a handoff signal that is not {request_id, outcome, note?, by?}")
+		return
+	}
+	h := b.human()
+	if s.Outcome != OutcomeDone && s.Outcome != OutcomeCancelled {
+		log.Warn("ignoring a handoff signal whose outcome is neither done nor cancelled", "request_id", s.RequestID)
+		return
+	}
+	if h.Pending == nil || h.Pending.RequestID != s.RequestID || h.Pending.Answer != nil {
+		state := "unknown"
+		for _, id := range h.Finished {
+			if id == s.RequestID {
+				state = "finished"
+			}
+		}
+		log.Warn("ignoring a handoff signal for a request that is not pending", "request_id", s.RequestID, "request", state)
+		return
+	}
+	h.Pending.Answer = &s
+}
+
+func (b *Browser) onHoldSignal(ctx workflow.Context, raw json.RawMessage) {
+	var s HoldSignal
+	if err := json.Unmarshal(raw, &s); err != nil || s.HoldID == "" {
+		workflow.GetLogger(ctx).Warn("ignoring a hold signal that is not {hold_id, method, origin, path, activity_id?}")
+		return
+	}
+	h := b.human()
+	for _, x := range h.Holds {
+		if x.HoldID == s.HoldID {
+			return // a retried signal
+		}
+	}
+	h.Holds = append(h.Holds, Hold{HoldID: s.HoldID, Method: s.Method, Origin: s.Origin, Path: s.Path,
+		ActivityID: s.ActivityID, HeldAt: workflow.Now(ctx)})
+	h.pruneHolds()
+	b.changed(ctx)
+}
+
+func (b *Browser) onApprovalSignal(ctx workflow.Context, raw json.RawMessage) {
+	log := workflow.GetLogger(ctx)
+	var s ApprovalSignal
+	if err := json.Unmarshal(raw, &s); err != nil {
+		log.Warn("ignoring an approval signal that is not {hold_id, decision, by?, note?}")
+		return
+	}
+	if s.Decision != DecisionApprove && s.Decision != DecisionDeny {
+		log.Warn("ignoring an approval signal whose decision is neither approve nor deny", "hold_id", s.HoldID)
+		return
+	}
+	h := b.human()
+	for i := range h.Holds {
+		if h.Holds[i].HoldID != s.HoldID {
+			continue
+		}
+		if h.Holds[i].Decision != "" {
+			log.Warn("ignoring an approval signal for a hold already decided", "hold_id", s.HoldID)
+			return
+		}
+		h.Holds[i].Decision, h.Holds[i].By, h.Holds[i].Note = s.Decision, s.By, s.Note
+		b.changed(ctx)
+		return
+	}
+	log.Warn("ignoring an approval signal for an unknown hold", "hold_id", s.HoldID)
+}
+
+// maxHolds bounds the remembered holds; decided ones are dropped first.
+const maxHolds = 64
+
+func (h *HumanState) pruneHolds() {
+	for len(h.Holds) > maxHolds {
+		dropped := false
+		for i, x := range h.Holds {
+			if x.Decision != "" {
+				h.Holds = append(h.Holds[:i:i], h.Holds[i+1:]...)
+				dropped = true
+				break
+			}
+		}
+		if !dropped {
+			h.Holds = h.Holds[1:]
+		}
+	}
+}
+
+// requestID derives a handoff's id from seed (an update id) or, outside an
+// update, from a counter kept in the Browser's state. Either way a replay
+// gives the same id.
+func (b *Browser) requestID(ctx workflow.Context, seed string) string {
+	if seed == "" {
+		b.st.Human.HandoffSeq++
+		seed = "call-" + strconv.Itoa(b.st.Human.HandoffSeq)
+	}
+	sum := sha256.Sum256([]byte(workflow.GetInfo(ctx).WorkflowExecution.ID + "\x00" + seed))
+	return "h-" + hex.EncodeToString(sum[:6])
+}
+
+// interrupt ends any handoff wait: the session is ending.
+func (b *Browser) interrupt() { b.stopping = true }
+
+func (b *Browser) handoff(ctx workflow.Context, a activities.HandoffArgs, seed string) (any, *activities.Failure, error) {
+	id := b.requestID(ctx, seed)
+	h := b.human()
+	if h.Pending != nil && h.Pending.RequestID != id {
+		return nil, h.waiting(), nil
+	}
+	if h.Pending == nil {
+		if f, err := b.startHandoff(ctx, a, id); err != nil || f != nil {
+			return nil, f, err
+		}
+	}
+	p := h.Pending
+	wait := p.ExpiresAt.Sub(workflow.Now(ctx))
+	if wait > 0 {
+		if _, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return p.Answer != nil || b.stopping }); err != nil {
+			return nil, nil, err
+		}
+	}
+	res := &HandoffResult{OK: true, RequestID: id, Outcome: OutcomeExpired}
+	switch {
+	case p.Answer != nil:
+		res.Outcome, res.By, res.Note = p.Answer.Outcome, p.Answer.By, p.Answer.Note
+	case b.stopping:
+		res.Outcome, res.Note = OutcomeCancelled, "the session ended before anyone answered"
+	}
+	res.WaitedS = workflow.Now(ctx).Sub(p.RequestedAt).Seconds()
+	if h.Pending == p {
+		h.Pending = nil
+		h.Finished = appendBoundedN(h.Finished, id, 32)
+		b.changed(ctx)
+	}
+
+	if err := b.mu.Lock(ctx); err != nil {
+		return nil, nil, err
+	}
+	defer b.mu.Unlock()
+	snap := &activities.SnapshotResult{}
+	f, neverStarted, err := b.exec(ctx, activities.ActivitySnapshot, activities.ClassRead, true,
+		activities.SnapshotRequest{Call: activities.Call{Session: b.st.Session, Policy: b.st.Options.ActionPolicy}}, snap)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case neverStarted:
+		b.st.Lost = true
+		res.SnapshotFailure = b.replace(ctx)
+	case f != nil:
+		res.SnapshotFailure = f
+	default:
+		res.Snapshot = snap
+		b.st.URL, b.st.Title = snap.URL, snap.Title
+		b.st.Guard.record(activities.ToolSnapshot, "", nil) // the agent has looked again
+		res.ConditionMet = ConditionMet(p.Condition, snap)
+	}
+	return res, nil, nil
+}
+
+// startHandoff notifies a person and marks the handoff pending.
+func (b *Browser) startHandoff(ctx workflow.Context, a activities.HandoffArgs, id string) (*activities.Failure, error) {
+	if err := b.mu.Lock(ctx); err != nil {
+		return nil, err
+	}
+	defer b.mu.Unlock()
+	h := b.human()
+	if h.Pending != nil {
+		return h.waiting(), nil
+	}
+	if f := b.ensure(ctx); f != nil {
+		return f, nil
+	}
+	b.st.Calls++
+	expires := a.ExpiresInS
+	if expires <= 0 {
+		expires = activities.DefaultHandoffExpiryS
+	}
+	expires = min(expires, activities.MaxHandoffExpiryS)
+	now := workflow.Now(ctx)
+	p := &PendingHandoff{RequestID: id, Instruction: a.Instruction, Condition: a.CompletionCondition,
+		RequestedAt: now, ExpiresAt: now.Add(time.Duration(expires) * time.Second)}
+	f, neverStarted, err := b.exec(ctx, activities.ActivityNotify, activities.ClassHuman, true, activities.NotifyRequest{
+		Session: b.st.Session, RequestID: id, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID,
+		Instruction: a.Instruction, Condition: a.CompletionCondition, ExpiresAt: p.ExpiresAt,
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if neverStarted {
+		b.st.Lost = true
+		return b.replace(ctx), nil
+	}
+	if f != nil {
+		return f, nil
+	}
+	h.Pending = p
+	b.changed(ctx)
+	return nil, nil
+}
+
+func appendBoundedN[T any](s []T, v T, n int) []T {
+	s = append(s, v)
+	if len(s) > n {
+		s = append(s[:0:0], s[len(s)-n:]...)
+	}
+	return s
+}
+
+// ConditionMet checks a completion condition against a snapshot. Every field
+// given must hold: Text appears in the snapshot text; URL matches the page URL
+// as a glob when it has '*', else as a substring; Role (and Name, when given)
+// match a snapshot line's role and quoted name, ignoring case. An empty
+// condition never holds.
+func ConditionMet(c activities.Condition, snap *activities.SnapshotResult) bool {
+	if snap == nil || (c.Text == "" && c.URL == "" && c.Role == "") {
+		return false
+	}
+	if c.Text != "" && !strings.Contains(snap.Text, c.Text) {
+		return false
+	}
+	if c.URL != "" {
+		if strings.Contains(c.URL, "*") {
+			if !globMatch(c.URL, snap.URL) {
+				return false
+			}
+		} else if !strings.Contains(snap.URL, c.URL) {
+			return false
+		}
+	}
+	if c.Role != "" && !hasElement(snap.Text, c.Role, c.Name) {
+		return false
+	}
+	return true
+}
+
+// globMatch matches s against pattern, where '*' matches any run of characters.
+func globMatch(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	last := len(parts) - 1
+	for i := 1; i < last; i++ {
+		j := strings.Index(s, parts[i])
+		if j < 0 {
+			return false
+		}
+		s = s[j+len(parts[i]):]
+	}
+	return strings.HasSuffix(s, parts[last])
+}
+
+// hasElement finds a snapshot line `[id] role "name" ...` with the role and name.
+func hasElement(text, role, name string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		l := strings.TrimSpace(line)
+		l = strings.TrimPrefix(l, "- ")
+		if strings.HasPrefix(l, "[") {
+			if end := strings.Index(l, "] "); end > 0 {
+				l = l[end+2:]
+			}
+		}
+		r, rest, _ := strings.Cut(l, " ")
+		if !strings.EqualFold(r, role) {
+			continue
+		}
+		if name == "" {
+			return true
+		}
+		q, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.Unquote(q); err == nil && strings.EqualFold(strings.TrimSpace(n), strings.TrimSpace(name)) {
+			return true
+		}
+	}
+	return false
+}

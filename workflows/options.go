@@ -1,0 +1,105 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-browser/durable-browser/activities"
+)
+
+// Timeouts bound the activities a Browser schedules. Zero fields take the
+// defaults below.
+type Timeouts struct {
+	// ScheduleToStart bounds how long a call on a session's host queue may wait
+	// for its worker. Past it the worker is taken to be gone (default 10s).
+	ScheduleToStart time.Duration `json:"schedule_to_start,omitempty"`
+	// Read bounds one attempt of a read call (default 60s).
+	Read time.Duration `json:"read,omitempty"`
+	// Run bounds one run or upload (default 5m).
+	Run time.Duration `json:"run,omitempty"`
+	// Custody bounds one attempt of create, release, reconcile or notify (default 2m).
+	Custody time.Duration `json:"custody,omitempty"`
+	// Heartbeat is how long a started activity may go silent before its
+	// worker is taken to be lost (default 10s).
+	Heartbeat time.Duration `json:"heartbeat,omitempty"`
+}
+
+// Default timeouts.
+const (
+	DefaultScheduleToStart = 10 * time.Second
+	DefaultReadTimeout     = 60 * time.Second
+	DefaultRunTimeout      = 5 * time.Minute
+	DefaultCustodyTimeout  = 2 * time.Minute
+	DefaultHeartbeat       = 10 * time.Second
+)
+
+func (t Timeouts) withDefaults() Timeouts {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&t.ScheduleToStart, DefaultScheduleToStart)
+	def(&t.Read, DefaultReadTimeout)
+	def(&t.Run, DefaultRunTimeout)
+	def(&t.Custody, DefaultCustodyTimeout)
+	def(&t.Heartbeat, DefaultHeartbeat)
+	return t
+}
+
+// ReadRetryPolicy retries a read a bounded number of times. Failures are
+// ApplicationErrors whose type is the failure code and which are marked
+// non-retryable per code, so a non-retryable code stops the retries.
+func ReadRetryPolicy() *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{
+		InitialInterval:    500 * time.Millisecond,
+		BackoffCoefficient: 2,
+		MaximumInterval:    5 * time.Second,
+		MaximumAttempts:    3,
+	}
+}
+
+// nonRetryableCodes never earn a retry whatever the activity said: they are
+// facts about the call or the session, not passing trouble.
+var nonRetryableCodes = []string{
+	string(activities.CodeRefused), string(activities.CodeStaleSnapshot),
+	string(activities.CodeSessionEnded), string(activities.CodeSessionReplaced),
+	string(activities.CodeEffectUnknown), string(activities.CodeCodeError),
+	string(activities.CodeNotContent), string(activities.CodeBlocked),
+	string(activities.CodeAuth), string(activities.CodeWaitingForHuman),
+}
+
+// ActivityOptions turns a replay class into activity options for a call
+// scheduled on queue. Calls on a host queue (hosted) get the
+// schedule-to-start bound that detects a lost worker.
+func ActivityOptions(class activities.ReplayClass, queue string, hosted bool, t Timeouts) workflow.ActivityOptions {
+	t = t.withDefaults()
+	o := workflow.ActivityOptions{TaskQueue: queue, HeartbeatTimeout: t.Heartbeat}
+	if hosted {
+		o.ScheduleToStartTimeout = t.ScheduleToStart
+	}
+	switch class {
+	case activities.ClassEffect:
+		// Effects run at most once: a second attempt could repeat a form submit.
+		o.StartToCloseTimeout = t.Run
+		o.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
+	case activities.ClassCustody, activities.ClassHuman:
+		// Custody is idempotent by tag, so retrying is safe.
+		o.StartToCloseTimeout = t.Custody
+		o.RetryPolicy = &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        10 * time.Second,
+			MaximumAttempts:        4,
+			NonRetryableErrorTypes: nonRetryableCodes,
+		}
+	default: // read
+		o.StartToCloseTimeout = t.Read
+		rp := ReadRetryPolicy()
+		rp.NonRetryableErrorTypes = nonRetryableCodes
+		o.RetryPolicy = rp
+	}
+	return o
+}

@@ -1,0 +1,356 @@
+package workflows
+
+import (
+	"encoding/json"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-browser/durable-browser/activities"
+)
+
+// Session defaults.
+const (
+	DefaultIdleTimeout = 3 * time.Minute
+	DefaultMaxLifetime = 30 * time.Minute
+)
+
+// Reasons a session ends, as SessionResult.Reason.
+const (
+	EndReleased    = "released"
+	EndIdle        = "idle"
+	EndMaxLifetime = "max_lifetime"
+	EndClosed      = "closed"
+)
+
+// SessionConfig is BrowserSession's input.
+type SessionConfig struct {
+	Session activities.SessionOptions `json:"session"`
+	// IdleTimeout releases the browser after this long with no call in
+	// flight (default 3 minutes). It never fires mid-call.
+	IdleTimeout time.Duration `json:"idle_timeout,omitempty"`
+	// MaxLifetime releases the browser this long after the session started
+	// (default 30 minutes), once the call in flight has finished.
+	MaxLifetime time.Duration `json:"max_lifetime,omitempty"`
+	// SearchAttributes upserts BrowserSessionTag, BrowserProvider and
+	// BrowserState; they must be registered on the namespace.
+	SearchAttributes bool     `json:"search_attributes,omitempty"`
+	Timeouts         Timeouts `json:"timeouts,omitempty"`
+	// Carry is set by the workflow itself when it continues as new.
+	Carry *Carried `json:"carry,omitempty"`
+}
+
+// Carried is the state a BrowserSession hands to its next run.
+type Carried struct {
+	Browser    BrowserState `json:"browser"`
+	StartedAt  time.Time    `json:"started_at"`
+	LastActive time.Time    `json:"last_active"`
+}
+
+// SessionState is the QueryState answer.
+type SessionState struct {
+	WorkflowID     string          `json:"workflow_id"`
+	Tag            string          `json:"tag,omitempty"`
+	Provider       string          `json:"provider,omitempty"`
+	HostQueue      string          `json:"host_queue,omitempty"`
+	URL            string          `json:"url,omitempty"`
+	Title          string          `json:"title,omitempty"`
+	State          string          `json:"state"`
+	IdleDeadline   *time.Time      `json:"idle_deadline,omitempty"`
+	StartedAt      time.Time       `json:"started_at"`
+	Calls          int             `json:"calls"`
+	PendingHandoff *PendingHandoff `json:"pending_handoff,omitempty"`
+	Holds          []Hold          `json:"holds,omitempty"`
+}
+
+// SessionResult is how a BrowserSession ended.
+type SessionResult struct {
+	Tag    string `json:"tag,omitempty"`
+	Reason string `json:"reason"`
+	Calls  int    `json:"calls"`
+}
+
+type session struct {
+	cfg        SessionConfig
+	b          *Browser
+	startedAt  time.Time
+	lastActive time.Time
+	inFlight   int
+	version    int
+	closing    bool // a close signal arrived
+	ending     bool // no new calls
+	lastSA     [3]string
+	closeCh    workflow.ReceiveChannel
+}
+
+// BrowserSession is the custody workflow of one conversation's browser (the
+// caller picks its id). It creates the browser on the first call, serves tool
+// calls one at a time as UpdateTool, answers QueryState, and releases the
+// browser after the idle window, at the maximum lifetime, on SignalClose or
+// on browser_release. It continues as new when Temporal suggests it, once
+// every handler has finished.
+func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*SessionResult, error) {
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MaxLifetime <= 0 {
+		cfg.MaxLifetime = DefaultMaxLifetime
+	}
+	now := workflow.Now(ctx)
+	s := &session{cfg: cfg, startedAt: now, lastActive: now}
+	bcfg := Config{Session: cfg.Session, Timeouts: cfg.Timeouts}
+	if cfg.Carry != nil {
+		st := cfg.Carry.Browser
+		bcfg.Resume = &st
+		if !cfg.Carry.StartedAt.IsZero() {
+			s.startedAt = cfg.Carry.StartedAt
+		}
+		if !cfg.Carry.LastActive.IsZero() {
+			s.lastActive = cfg.Carry.LastActive
+		}
+	}
+	s.b = newBrowser(ctx, bcfg)
+	s.b.onChange = s.upsert
+	if err := s.register(ctx); err != nil {
+		return nil, err
+	}
+	s.upsert(ctx)
+	if cfg.Carry != nil {
+		s.b.reconcile(ctx)
+	}
+
+	reason, err := s.serve(ctx)
+	if err != nil || reason == "" {
+		return nil, err
+	}
+	return s.end(ctx, reason)
+}
+
+func (s *session) register(ctx workflow.Context) error {
+	if err := s.b.listen(ctx); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryState, func() (SessionState, error) {
+		return s.state(ctx), nil
+	}); err != nil {
+		return err
+	}
+	closeCh := workflow.GetSignalChannel(ctx, SignalClose)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		var ignored json.RawMessage
+		if closeCh.Receive(ctx, &ignored) {
+			s.closing = true
+		}
+	})
+	s.closeCh = closeCh
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateTool, s.tool, workflow.UpdateHandlerOptions{
+		Validator: s.validate,
+	})
+}
+
+// validate rejects calls that can never run: unknown tools, invalid
+// arguments, calls after release. Rejected updates leave no history.
+func (s *session) validate(ctx workflow.Context, call ToolCall) error {
+	if s.ending || s.b.st.Released {
+		return sessionEnded().AsApplicationError()
+	}
+	if _, f := activities.Validate(call.Name, call.Args); f != nil {
+		return f.AsApplicationError()
+	}
+	return nil
+}
+
+// tool serves one UpdateTool call.
+func (s *session) tool(ctx workflow.Context, call ToolCall) (json.RawMessage, error) {
+	s.inFlight++
+	s.version++
+	defer func() {
+		s.inFlight--
+		s.lastActive = workflow.Now(ctx)
+		s.version++
+		s.upsert(ctx)
+	}()
+	if s.ending || s.b.st.Released {
+		return json.Marshal(sessionEnded())
+	}
+	seed := ""
+	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
+		seed = info.ID
+	}
+	args, f := activities.Validate(call.Name, call.Args)
+	if f != nil {
+		return json.Marshal(f)
+	}
+	res, f, err := s.b.do(ctx, call.Name, args, call.Args, seed)
+	if err != nil {
+		return nil, err
+	}
+	if f != nil {
+		return json.Marshal(f)
+	}
+	return json.Marshal(res)
+}
+
+// serve waits until the session should end (returning why) or continue as
+// new (returning the continue-as-new error).
+func (s *session) serve(ctx workflow.Context) (string, error) {
+	for {
+		now := workflow.Now(ctx)
+		switch {
+		case s.b.st.Released:
+			return EndReleased, nil
+		case s.closing:
+			return EndClosed, nil
+		case !now.Before(s.startedAt.Add(s.cfg.MaxLifetime)):
+			return EndMaxLifetime, nil
+		case s.inFlight == 0 && !now.Before(s.lastActive.Add(s.cfg.IdleTimeout)):
+			return EndIdle, nil
+		case s.inFlight == 0 && workflow.GetInfo(ctx).GetContinueAsNewSuggested():
+			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+				return "", err
+			}
+			s.drain(ctx)
+			if s.closing || s.inFlight > 0 {
+				continue
+			}
+			return "", workflow.NewContinueAsNewError(ctx, WorkflowBrowserSession, s.carry())
+		}
+		deadline := s.startedAt.Add(s.cfg.MaxLifetime)
+		if idle := s.lastActive.Add(s.cfg.IdleTimeout); s.inFlight == 0 && idle.Before(deadline) {
+			deadline = idle
+		}
+		v := s.version
+		if _, err := workflow.AwaitWithTimeout(ctx, deadline.Sub(now), func() bool {
+			return s.version != v || s.closing || s.b.st.Released ||
+				(s.inFlight == 0 && workflow.GetInfo(ctx).GetContinueAsNewSuggested())
+		}); err != nil {
+			return "", err
+		}
+	}
+}
+
+// end stops taking calls, lets the calls in flight finish (a pending
+// handoff ends as cancelled), releases the browser and returns.
+func (s *session) end(ctx workflow.Context, reason string) (*SessionResult, error) {
+	s.ending = true
+	s.b.interrupt()
+	if err := workflow.Await(ctx, func() bool { return s.inFlight == 0 }); err != nil {
+		return nil, err
+	}
+	if !s.b.st.Released {
+		if err := s.b.mu.Lock(ctx); err != nil {
+			return nil, err
+		}
+		_, f, err := s.b.release(ctx)
+		s.b.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		if f != nil {
+			workflow.GetLogger(ctx).Warn("releasing the browser failed", "tag", s.b.st.Session.Tag, "code", string(f.Code))
+		}
+	}
+	s.upsert(ctx)
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return nil, err
+	}
+	return &SessionResult{Tag: s.b.st.Session.Tag, Reason: reason, Calls: s.b.st.Calls}, nil
+}
+
+// drain handles signals received but not yet read, before continue-as-new.
+func (s *session) drain(ctx workflow.Context) {
+	s.b.drainSignals(ctx)
+	var ignored json.RawMessage
+	if s.closeCh != nil && s.closeCh.ReceiveAsync(&ignored) {
+		s.closing = true
+	}
+}
+
+func (s *session) carry() SessionConfig {
+	next := s.cfg
+	next.Carry = &Carried{Browser: s.b.State(), StartedAt: s.startedAt, LastActive: s.lastActive}
+	return next
+}
+
+func (s *session) stateName() string {
+	h := s.b.human()
+	switch {
+	case s.b.st.Released:
+		return StateReleased
+	case h.Pending != nil:
+		return StateWaitingForHuman
+	case h.heldCount() > 0:
+		return StateHeld
+	case s.b.st.Created:
+		return StateLive
+	}
+	return StateNew
+}
+
+func (s *session) state(ctx workflow.Context) SessionState {
+	st := s.b.st
+	out := SessionState{
+		WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID,
+		Tag:        st.Session.Tag, Provider: st.Session.Provider, HostQueue: st.Session.HostQueue,
+		URL: st.URL, Title: st.Title, State: s.stateName(), StartedAt: s.startedAt, Calls: st.Calls,
+	}
+	if s.inFlight == 0 && !st.Released {
+		d := s.lastActive.Add(s.cfg.IdleTimeout)
+		out.IdleDeadline = &d
+	}
+	h := st.Human.clone()
+	out.PendingHandoff, out.Holds = h.Pending, h.Holds
+	return out
+}
+
+// upsert keeps the search attributes in step with the session.
+func (s *session) upsert(ctx workflow.Context) {
+	if !s.cfg.SearchAttributes {
+		return
+	}
+	provider := s.b.st.Session.Provider
+	if provider == "" {
+		provider = s.cfg.Session.Provider
+	}
+	if provider == "" {
+		provider = "local"
+	}
+	vals := [3]string{s.b.st.Session.Tag, provider, s.stateName()}
+	if vals == s.lastSA {
+		return
+	}
+	ups := make([]temporal.SearchAttributeUpdate, 0, 3)
+	for i, key := range []temporal.SearchAttributeKeyKeyword{saTag, saProvider, saState} {
+		if vals[i] == "" {
+			ups = append(ups, key.ValueUnset())
+		} else {
+			ups = append(ups, key.ValueSet(vals[i]))
+		}
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, ups...); err != nil {
+		workflow.GetLogger(ctx).Warn("upserting search attributes failed; register them on the namespace", "error", err.Error())
+		return
+	}
+	s.lastSA = vals
+}
+
+// reconcile checks a carried session on its host: a host that no longer
+// answers (schedule-to-start) or no longer holds it means the browser is
+// lost, and the next call opens a new one and says so.
+func (b *Browser) reconcile(ctx workflow.Context) {
+	if !b.st.Created || b.st.Released || b.st.Lost {
+		return
+	}
+	actx := workflow.WithActivityOptions(ctx, ActivityOptions(activities.ClassCustody, b.st.Session.HostQueue, true, b.t))
+	err := workflow.ExecuteActivity(actx, activities.ActivityReconcile, activities.ReleaseRequest{Session: b.st.Session}).Get(ctx, nil)
+	if err == nil {
+		return
+	}
+	c := classify(err)
+	if c.kind == kindNeverStarted || (c.kind == kindFailure && c.failure.Code == activities.CodeSessionEnded) {
+		b.st.Lost = true
+		return
+	}
+	workflow.GetLogger(ctx).Warn("reconciling the carried session failed; keeping it", "tag", b.st.Session.Tag)
+}
