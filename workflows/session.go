@@ -269,7 +269,17 @@ func (s *session) drain(ctx workflow.Context) {
 
 func (s *session) carry() SessionConfig {
 	next := s.cfg
-	next.Carry = &Carried{Browser: s.b.State(), StartedAt: s.startedAt, LastActive: s.lastActive}
+	st := s.b.State()
+	// Hold ids are made from activity ids, which restart in the next run:
+	// decided holds stay behind so a new hold can never read an old decision.
+	undecided := st.Human.Holds[:0:0]
+	for _, h := range st.Human.Holds {
+		if h.Decision == "" {
+			undecided = append(undecided, h)
+		}
+	}
+	st.Human.Holds = undecided
+	next.Carry = &Carried{Browser: st, StartedAt: s.startedAt, LastActive: s.lastActive}
 	return next
 }
 

@@ -7,7 +7,6 @@ import (
 
 var errTODO = errors.New("not built yet")
 
-func runCall(ctx context.Context, env *cliEnv, args []string) error      { return errTODO }
 func runSessions(ctx context.Context, env *cliEnv, args []string) error  { return errTODO }
 func runHandoff(ctx context.Context, env *cliEnv, args []string) error   { return errTODO }
 func runApprovals(ctx context.Context, env *cliEnv, args []string) error { return errTODO }

@@ -39,6 +39,7 @@ type TemporalOptions struct {
 type Temporal struct {
 	server  temporal.Server
 	address string
+	log     logging.ServerLogger
 }
 
 // Address is the frontend's host:port.
@@ -47,6 +48,7 @@ func (t *Temporal) Address() string { return t.address }
 // Stop stops the server; it is safe to call more than once.
 func (t *Temporal) Stop() {
 	if t.server != nil {
+		t.log.Quiet()
 		_ = t.server.Stop()
 		t.server = nil
 	}
@@ -119,10 +121,11 @@ func StartTemporal(ctx context.Context, o TemporalOptions) (*Temporal, error) {
 		// Search attributes registered at start are visible at once.
 		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
 	}
+	slog := logging.NewServerLogger(o.Logger.Level(maxLevel(o.Logger.GetLevel(), zerolog.WarnLevel)))
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(conf),
 		temporal.ForServices(temporal.DefaultServices),
-		temporal.WithLogger(logging.NewServerLogger(o.Logger.Level(maxLevel(o.Logger.GetLevel(), zerolog.WarnLevel)))),
+		temporal.WithLogger(slog),
 		temporal.WithDynamicConfigClient(dyn),
 	)
 	if err != nil {
@@ -131,7 +134,7 @@ func StartTemporal(ctx context.Context, o TemporalOptions) (*Temporal, error) {
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("starting embedded temporal: %w", err)
 	}
-	return &Temporal{server: srv, address: o.Address}, nil
+	return &Temporal{server: srv, address: o.Address, log: slog}, nil
 }
 
 func clusterConfig(name string, port int) cluster.Config {

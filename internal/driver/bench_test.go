@@ -23,9 +23,6 @@ func BenchmarkSnapshotBig(b *testing.B) {
 // BenchmarkFillClick runs a fill then a click on a loopback page.
 func BenchmarkFillClick(b *testing.B) {
 	br := attach(b, Options{})
-	gotoPage(b, br, siteURL+"/spa.html")
-	// A text field to fill: the shadow page's field is on another page, so
-	// use the form page's notes and a harmless button there.
 	gotoPage(b, br, siteURL+"/shadow.html")
 	s := snap(b, br, SnapshotOptions{})
 	field, btn := idOf(b, s.Text, `textbox "Shadow field"`), idOf(b, s.Text, `button "Shadow button"`)

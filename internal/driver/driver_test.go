@@ -76,7 +76,9 @@ func startChrome(profile string) (string, func(), error) {
 		"--no-sandbox", "--disable-background-networking", "--disable-component-update",
 		"--disable-sync", "--no-first-run", "--no-default-browser-check", "--disable-gpu",
 		"--site-per-process", "--window-size=1280,900", "about:blank")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own group, so cleanup kills every Chrome process; Pdeathsig stops
+	// it too if the test binary is killed before cleanup runs.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return "", nil, err

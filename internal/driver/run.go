@@ -280,7 +280,6 @@ func (b *Browser) followPopup(ctx context.Context, t *tab, openedBefore int) *ta
 		return nil
 	}
 	for _, ti := range res.TargetInfos {
-		b.log.Debug().Str("type", string(ti.Type)).Str("url", ti.URL).Str("opener", string(ti.OpenerID)).Msg("target")
 		if ti.Type != proto.TargetTargetInfoTypePage || ti.OpenerID != t.id {
 			continue
 		}
@@ -497,7 +496,6 @@ func (b *Browser) point(ctx context.Context, t *tab, r ref) (float64, float64, e
 	quad := q.Quads[0]
 	x := (quad[0] + quad[2] + quad[4] + quad[6]) / 4
 	y := (quad[1] + quad[3] + quad[5] + quad[7]) / 4
-	b.log.Debug().Float64("x", x).Float64("y", y).Bool("oop", r.frame != nil && r.frame.oopif).Msg("driver: quad")
 	// Out-of-process frames report coordinates in their own viewport.
 	for f := r.frame; f != nil && f.oopif && f.parent != nil; {
 		bm, err := proto.DOMGetBoxModel{BackendNodeID: f.owner}.Call(b.client(ctx, f.parent.sess))
@@ -506,7 +504,6 @@ func (b *Browser) point(ctx context.Context, t *tab, r ref) (float64, float64, e
 		}
 		x += bm.Model.Content[0]
 		y += bm.Model.Content[1]
-		b.log.Debug().Float64("ox", bm.Model.Content[0]).Float64("oy", bm.Model.Content[1]).Msg("driver: frame offset")
 		// Climb to the next frame that lives in another session.
 		p := f.parent
 		for p != nil && !p.oopif {

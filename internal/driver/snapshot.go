@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-rod/rod/lib/proto"
 )
@@ -114,10 +115,12 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 	navSeq := t.navSeq
 	b.mu.Unlock()
 
+	t0 := time.Now()
 	docs, err := b.collect(ctx, t)
 	if err != nil {
 		return nil, err
 	}
+	t1 := time.Now()
 	loc, title := b.docInfo(ctx, t.sess)
 
 	r := &renderer{b: b, pageURL: loc, refs: map[int]ref{}}
@@ -135,6 +138,8 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 		r.walk(docs[0].root(), docs[0], 0, "", false)
 	}
 
+	t2 := time.Now()
+	b.log.Debug().Dur("collect", t1.Sub(t0)).Dur("render", t2.Sub(t1)).Msg("driver: snapshot")
 	snap := &Snapshot{URL: loc, Title: title}
 	for _, l := range r.lines {
 		if l.id > 0 {
@@ -251,9 +256,9 @@ func (b *Browser) collect(ctx context.Context, t *tab) ([]*frameDoc, error) {
 		wg.Add(1)
 		go func(d *frameDoc) {
 			defer wg.Done()
-			if d.oopif {
-				_ = proto.AccessibilityEnable{}.Call(b.client(ctx, d.sess))
-			}
+			// With the domain on, the renderer keeps its tree between snapshots
+			// (much faster on big pages) and out-of-process frames stay fresh.
+			b.axEnable(ctx, d.sess)
 			res, err := proto.AccessibilityGetFullAXTree{FrameID: d.frameID}.Call(b.client(ctx, d.sess))
 			if err != nil {
 				d.err = err
@@ -338,7 +343,7 @@ func (r *renderer) prepare(ctx context.Context, docs []*frameDoc) {
 	var checks []check
 	for _, d := range docs {
 		for _, n := range d.nodes {
-			if n.Ignored || n.BackendDOMNodeID == 0 || axStr(n.Value) == "" || !valueRoles[axStr(n.Role)] {
+			if role := axStr(n.Role); n.Ignored || n.BackendDOMNodeID == 0 || (role != "textbox" && role != "searchbox") || axStr(n.Value) == "" {
 				continue
 			}
 			checks = append(checks, check{d.sess, n.BackendDOMNodeID})
@@ -571,7 +576,7 @@ func (r *renderer) states(sb *strings.Builder, n *proto.AccessibilityAXNode, rol
 	}
 	if valueRoles[role] {
 		if v := axStr(n.Value); v != "" {
-			if r.secret[d.sess][n.BackendDOMNodeID] {
+			if r.secret[d.sess][n.BackendDOMNodeID] && (role == "textbox" || role == "searchbox") {
 				sb.WriteString(` value=[hidden]`)
 			} else {
 				sb.WriteString(" value=" + strconv.Quote(truncate(strings.TrimSpace(v), 100)))
@@ -755,4 +760,18 @@ func (r *renderer) interactive(max, offset int) (string, bool, string) {
 		cut += fmt.Sprintf("over %d characters, but every interactive element is kept", max)
 	}
 	return sb.String(), skipped > 0, cut
+}
+
+func (b *Browser) axEnable(ctx context.Context, sid proto.TargetSessionID) {
+	b.mu.Lock()
+	done := b.axOn[sid]
+	b.mu.Unlock()
+	if done {
+		return
+	}
+	if err := (proto.AccessibilityEnable{}).Call(b.client(ctx, sid)); err == nil {
+		b.mu.Lock()
+		b.axOn[sid] = true
+		b.mu.Unlock()
+	}
 }

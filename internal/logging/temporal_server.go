@@ -1,6 +1,8 @@
 package logging
 
 import (
+	"sync/atomic"
+
 	"github.com/rs/zerolog"
 	serverlog "go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/log/tag"
@@ -10,6 +12,9 @@ import (
 // server's lines share the process's format and level.
 type ServerLogger struct {
 	l zerolog.Logger
+	// quiet silences the server while it shuts down, when its peers
+	// vanishing one by one is expected and not worth an error line.
+	quiet *atomic.Bool
 }
 
 var _ serverlog.Logger = ServerLogger{}
@@ -17,10 +22,16 @@ var _ serverlog.WithLogger = ServerLogger{}
 
 // NewServerLogger returns a server logger writing through l.
 func NewServerLogger(l zerolog.Logger) ServerLogger {
-	return ServerLogger{l: l.With().Str("component", "temporal-server").Logger()}
+	return ServerLogger{l: l.With().Str("component", "temporal-server").Logger(), quiet: new(atomic.Bool)}
 }
 
+// Quiet stops all further lines; call it when stopping the server.
+func (s ServerLogger) Quiet() { s.quiet.Store(true) }
+
 func (s ServerLogger) event(e *zerolog.Event, msg string, tags []tag.Tag) {
+	if s.quiet.Load() {
+		return
+	}
 	for _, t := range tags {
 		e = e.Interface(t.Key(), t.Value())
 	}
@@ -44,5 +55,5 @@ func (s ServerLogger) With(tags ...tag.Tag) serverlog.Logger {
 	for _, t := range tags {
 		c = c.Interface(t.Key(), t.Value())
 	}
-	return ServerLogger{l: c.Logger()}
+	return ServerLogger{l: c.Logger(), quiet: s.quiet}
 }

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/providers"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+func runCall(ctx context.Context, env *cliEnv, args []string) error {
+	fs := config.NewSet("call", env.getenv)
+	fs.SetOutput(env.stderr)
+	var t config.Temporal
+	config.BindTemporal(fs, &t)
+	var (
+		provider, profile, policy, updateID, logLevel string
+		stealth, headed, saveProfile, sa              bool
+		idle, life, timeout                           time.Duration
+	)
+	fs.String(&provider, "provider", "local", "where the browser comes from when the session is created: local or cdp")
+	fs.Bool(&stealth, "stealth", false, "apply stealth to every page of a new session")
+	fs.Bool(&headed, "headed", false, "show the new session's browser window")
+	fs.String(&profile, "profile", "", "saved sign-in profile a new session starts from")
+	fs.Bool(&saveProfile, "save-profile", false, "run on the profile itself so sign-ins persist")
+	fs.String(&policy, "policy", "allow", "action policy for requests with side effects: allow, ask or deny")
+	fs.Duration(&idle, "idle-timeout", 3*time.Minute, "a new session's idle window")
+	fs.Duration(&life, "max-lifetime", 30*time.Minute, "a new session's maximum lifetime")
+	fs.Bool(&sa, "search-attributes", true, "a new session upserts BrowserSessionTag, BrowserProvider and BrowserState (see docs/operations.md)")
+	fs.String(&updateID, "update-id", "", "deduplicate: a repeated call with the same id returns the first result")
+	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up waiting after this long")
+	fs.String(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, `Usage: durable-browser call [flags] <session-workflow-id> <tool> [json-args]
+
+Sends one tool call to the BrowserSession workflow with that id, as an Update,
+creating the session (update-with-start) when none is running. Prints the
+tool's JSON answer on stdout; exits 0 when it is ok and 1 for a failure
+envelope ({"ok":false,"code":...}). Flags go before the positional arguments.
+
+Examples:
+  durable-browser call demo run '{"actions":[{"op":"goto","url":"http://127.0.0.1:8380/"}]}'
+  durable-browser call demo snapshot '{"mode":"interactive"}'
+  durable-browser call demo browser_release
+
+The same call with the Temporal CLI:
+  temporal workflow execute-update-with-start --workflow-id demo --type BrowserSession \
+    --task-queue durable-browser --id-conflict-policy UseExisting --update-name tool \
+    --input '{"session":{"provider":"local"}}' --update-input '{"name":"snapshot","args":{}}'
+
+Tools: `+strings.Join(activities.ToolNames(), ", ")+`
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() < 2 || fs.NArg() > 3 {
+		fs.Usage()
+		return fmt.Errorf("want <session-workflow-id> <tool> [json-args], got %d arguments", fs.NArg())
+	}
+	if err := config.ValidateTemporal(t); err != nil {
+		return err
+	}
+	switch policy {
+	case activities.PolicyAllow, activities.PolicyAsk, activities.PolicyDeny:
+	default:
+		return &config.Error{Flag: "policy", Problem: fmt.Sprintf("%q is not a policy", policy), Fix: "use allow, ask or deny"}
+	}
+	opts := activities.SessionOptions{Provider: provider, Stealth: stealth, Headed: headed, ActionPolicy: policy}
+	if profile != "" {
+		opts.Profile = &providers.Profile{Name: profile, Save: saveProfile}
+		if err := opts.Profile.Validate(); err != nil {
+			return &config.Error{Flag: "profile", Problem: err.Error()}
+		}
+	}
+	raw := json.RawMessage("{}")
+	if fs.NArg() == 3 {
+		raw = json.RawMessage(fs.Arg(2))
+	}
+	lvl, err := logging.ParseLevel(logLevel)
+	if err != nil {
+		return &config.Error{Flag: "log-level", Problem: err.Error()}
+	}
+	log := zerolog.New(env.stderr).Level(lvl)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := dialTemporal(ctx, t, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	out, err := workflows.Call(ctx, c, fs.Arg(0), workflows.ToolCall{Name: fs.Arg(1), Args: raw}, workflows.CallOptions{
+		Config:   workflows.SessionConfig{Session: opts, IdleTimeout: idle, MaxLifetime: life, SearchAttributes: sa},
+		UpdateID: updateID,
+	})
+	if err != nil {
+		return err
+	}
+	return printEnvelope(env, out)
+}
+
+// printEnvelope prints a tool answer as indented JSON and maps it to the
+// exit status: 0 for ok, 1 for a failure envelope.
+func printEnvelope(env *cliEnv, out json.RawMessage) error {
+	var head struct {
+		OK bool `json:"ok"`
+	}
+	_ = json.Unmarshal(out, &head)
+	var pretty any
+	if json.Unmarshal(out, &pretty) == nil {
+		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil {
+			out = b
+		}
+	}
+	fmt.Fprintln(env.stdout, string(out))
+	if !head.OK {
+		return exitError{code: 1}
+	}
+	return nil
+}

@@ -1,0 +1,290 @@
+// Package harness starts the real parts end-to-end tests run against: an
+// embedded Temporal server, a versitygw S3 server, the demo site and workers
+// (in-process, or as child processes of the built binary).
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/demosite"
+	"github.com/durable-browser/durable-browser/internal/devstack"
+	"github.com/durable-browser/durable-browser/internal/evidence"
+	"github.com/durable-browser/durable-browser/internal/handoff"
+	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/internal/webfetch"
+	"github.com/durable-browser/durable-browser/worker"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+// Env is the shared stack of one test binary.
+type Env struct {
+	Dir      string
+	Temporal *devstack.Temporal
+	S3       *devstack.S3
+	Store    *evidence.S3Store
+	Demo     *demosite.Server
+	Client   client.Client
+	// Bin is the durable-browser binary, built once per test binary.
+	Bin string
+	// Log collects every log line of in-process workers (checked for leaks).
+	Log *SyncBuffer
+}
+
+// Options for Start.
+type Options struct {
+	// Binary builds cmd/durable-browser into the env's directory.
+	Binary bool
+}
+
+// Start brings up Temporal (in memory), S3 and the demo site.
+func Start(o Options) (_ *Env, err error) {
+	dir, err := os.MkdirTemp("", "durable-browser-e2e-")
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Dir: dir, Log: &SyncBuffer{}}
+	defer func() {
+		if err != nil {
+			e.Close()
+		}
+	}()
+	ctx := context.Background()
+	port, err := devstack.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	e.Temporal, err = devstack.StartTemporal(ctx, devstack.TemporalOptions{
+		Address:          fmt.Sprintf("127.0.0.1:%d", port),
+		SearchAttributes: workflows.SearchAttributeTypes,
+		Logger:           zerolog.Nop(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s3port, err := devstack.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	e.S3, err = devstack.StartS3(ctx, devstack.S3Options{Address: fmt.Sprintf("127.0.0.1:%d", s3port), Dir: filepath.Join(dir, "s3"), Bucket: "evidence"})
+	if err != nil {
+		return nil, err
+	}
+	e.Store, err = evidence.NewS3(ctx, evidence.S3Options{
+		Bucket: "evidence", Prefix: "evidence", Endpoint: e.S3.Endpoint(), PathStyle: true, Region: "us-east-1",
+		AccessKey: e.S3.AccessKey(), SecretKey: e.S3.SecretKey(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.Demo, err = demosite.Listen("127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	e.Client, err = client.Dial(client.Options{HostPort: e.Temporal.Address(), Namespace: "default", Logger: logging.NewSDKLogger(zerolog.Nop())})
+	if err != nil {
+		return nil, err
+	}
+	if o.Binary {
+		e.Bin = filepath.Join(dir, "durable-browser")
+		cmd := exec.Command("go", "build", "-o", e.Bin, "github.com/durable-browser/durable-browser/cmd/durable-browser")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("building the binary: %v\n%s", err, out)
+		}
+	}
+	return e, nil
+}
+
+// Close stops everything Start started.
+func (e *Env) Close() {
+	if e.Client != nil {
+		e.Client.Close()
+	}
+	if e.Demo != nil {
+		_ = e.Demo.Close()
+	}
+	if e.S3 != nil {
+		_ = e.S3.Stop()
+	}
+	if e.Temporal != nil {
+		e.Temporal.Stop()
+	}
+	_ = os.RemoveAll(e.Dir)
+}
+
+// WorkerOptions tunes an in-process worker.
+type WorkerOptions struct {
+	Notifier    handoff.Notifier
+	SecretsFile string
+	// ProfileRoot defaults to a new directory per worker.
+	ProfileRoot string
+}
+
+// WorkerConfig is the configuration a test worker runs with.
+func (e *Env) WorkerConfig(profileRoot string) config.Worker {
+	return config.Worker{
+		Temporal:    config.Temporal{Address: e.Temporal.Address(), Namespace: "default"},
+		S3:          config.S3{Bucket: "evidence", Prefix: "evidence", Endpoint: e.S3.Endpoint(), PathStyle: true, Region: "us-east-1"},
+		ProfileRoot: profileRoot,
+		IdleTimeout: 3 * time.Minute,
+		MaxLifetime: 30 * time.Minute,
+		LogLevel:    "debug",
+	}
+}
+
+// StartWorker runs a worker in this process until the test ends.
+func (e *Env) StartWorker(t testing.TB, o WorkerOptions) *worker.Worker {
+	t.Helper()
+	root := o.ProfileRoot
+	if root == "" {
+		var err error
+		root, err = os.MkdirTemp(e.Dir, "browsers-")
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := e.WorkerConfig(root)
+	cfg.SecretsFile = o.SecretsFile
+	log := zerolog.New(e.Log).Level(zerolog.DebugLevel).With().Timestamp().Logger()
+	w, err := worker.New(context.Background(), worker.Options{
+		Client:   e.Client,
+		Config:   cfg,
+		Evidence: e.Store,
+		Notifier: o.Notifier,
+		// Tests read their own loopback pages through web_fetch.
+		Fetcher: webfetch.New(webfetch.Options{AllowLoopback: true}),
+		Logger:  log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return w
+}
+
+// Process is a worker running as a child process of the built binary.
+type Process struct {
+	Cmd         *exec.Cmd
+	ProfileRoot string
+	Stderr      *SyncBuffer
+}
+
+// StartWorkerProcess runs `durable-browser worker` as a child process and
+// waits until it polls its host queue. Cleanup kills it if still running.
+func (e *Env) StartWorkerProcess(t testing.TB, extraEnv ...string) *Process {
+	t.Helper()
+	if e.Bin == "" {
+		t.Fatal("harness started without Binary")
+	}
+	root, err := os.MkdirTemp(e.Dir, "proc-browsers-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(e.Bin, "worker",
+		"--address", e.Temporal.Address(), "--namespace", "default",
+		"--s3-bucket", "evidence", "--s3-endpoint", e.S3.Endpoint(), "--s3-path-style", "--s3-region", "us-east-1",
+		"--profile-root", root, "--log-level", "debug")
+	cmd.Env = append(os.Environ(),
+		"AWS_ACCESS_KEY_ID="+e.S3.AccessKey(), "AWS_SECRET_ACCESS_KEY="+e.S3.SecretKey(), "AWS_REGION=us-east-1")
+	cmd.Env = append(cmd.Env, extraEnv...)
+	buf := &SyncBuffer{}
+	cmd.Stderr = buf
+	cmd.Stdout = buf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &Process{Cmd: cmd, ProfileRoot: root, Stderr: buf}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-done
+			}
+		}
+		KillUnder(root)
+	})
+	Eventually(t, 60*time.Second, func() bool { return strings.Contains(buf.String(), "worker polling") }, "worker process did not start polling:\n%s", buf)
+	return p
+}
+
+// HostQueue is the host queue a worker process announced.
+func (p *Process) HostQueue() string {
+	for _, line := range strings.Split(p.Stderr.String(), "\n") {
+		if i := strings.Index(line, `"host_queue":"`); i >= 0 {
+			rest := line[i+len(`"host_queue":"`):]
+			return rest[:strings.IndexByte(rest, '"')]
+		}
+	}
+	return ""
+}
+
+// Kill sends SIGKILL to the worker process alone (its browsers live on in
+// their own process groups, as after a real crash) and waits for it.
+func (p *Process) Kill() {
+	_ = p.Cmd.Process.Kill()
+	_ = p.Cmd.Wait()
+}
+
+// PIDsUnder lists live processes whose command line mentions dir.
+func PIDsUnder(dir string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(stat), ") Z ") {
+			continue // a zombie holds nothing
+		}
+		if strings.Contains(string(cmdline), dir) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// KillUnder kills every process whose command line mentions dir: a test's
+// last resort so nothing outlives it.
+func KillUnder(dir string) {
+	for _, pid := range PIDsUnder(dir) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// Eventually polls cond every 50 ms until it holds or the timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, cond func() bool, format string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf(format, args...)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

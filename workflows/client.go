@@ -1,0 +1,84 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-browser/durable-browser/activities"
+)
+
+// This file is for callers outside workflows (the CLI, services): they reach
+// a BrowserSession by its workflow id. It is not workflow code.
+
+// CallOptions describe the session to create when none runs under the id.
+type CallOptions struct {
+	Config SessionConfig
+	// UpdateID deduplicates the call: resending with the same id returns
+	// the first call's result instead of running it again.
+	UpdateID string
+}
+
+// Call sends one tool call to the BrowserSession with this workflow id,
+// starting the session first when it is not running (update-with-start).
+// It returns the tool's JSON answer: a result, or a failure envelope.
+func Call(ctx context.Context, c client.Client, workflowID string, call ToolCall, o CallOptions) (json.RawMessage, error) {
+	if _, f := activities.Validate(call.Name, call.Args); f != nil {
+		return json.Marshal(f)
+	}
+	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:                       workflowID,
+		TaskQueue:                activities.SharedQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	}, WorkflowBrowserSession, o.Config)
+	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateID:     o.UpdateID,
+			WorkflowID:   workflowID,
+			UpdateName:   UpdateTool,
+			Args:         []any{call},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	if err != nil {
+		return rejection(err)
+	}
+	var out json.RawMessage
+	if err := h.Get(ctx, &out); err != nil {
+		return rejection(err)
+	}
+	return out, nil
+}
+
+// rejection turns an update the session's validator rejected into the same
+// refused envelope a model would see; other errors stay errors.
+func rejection(err error) (json.RawMessage, error) {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		if f, ok := activities.FailureFrom(err); ok {
+			return json.Marshal(f)
+		}
+		return json.Marshal(activities.Fail(activities.CodeRefused, "%s", app.Message()))
+	}
+	return nil, fmt.Errorf("calling the session: %w", err)
+}
+
+// State asks a BrowserSession for its state.
+func State(ctx context.Context, c client.Client, workflowID string) (*SessionState, error) {
+	v, err := c.QueryWorkflow(ctx, workflowID, "", QueryState)
+	if err != nil {
+		return nil, err
+	}
+	var s SessionState
+	if err := v.Get(&s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
