@@ -44,9 +44,10 @@ type Options struct {
 	Fetcher *webfetch.Fetcher
 	// Searcher overrides the web_search sources.
 	Searcher *websearch.Searcher
-	// ReapEvery is how often browsers nobody holds are released (default 1m).
-	ReapEvery time.Duration
-	Logger    zerolog.Logger
+	// HoldTimeout bounds how long a held request waits for a person's
+	// decision before it is refused (default 5m).
+	HoldTimeout time.Duration
+	Logger      zerolog.Logger
 }
 
 // Worker polls the shared queue and its own host queue.
@@ -110,7 +111,9 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	store := o.Evidence
 	if store == nil {
 		s3, err := evidence.NewS3(ctx, evidence.S3Options{
-			Bucket: cfg.S3.Bucket, Prefix: "", Region: cfg.S3.Region, Endpoint: cfg.S3.Endpoint,
+			// The store applies the prefix, so claim-check keys are relative
+			// to it, as with an injected store (dev, tests) and the CLI.
+			Bucket: cfg.S3.Bucket, Prefix: cfg.S3.Prefix, Region: cfg.S3.Region, Endpoint: cfg.S3.Endpoint,
 			PathStyle: cfg.S3.PathStyle, SSE: cfg.S3.SSE, KMSKeyID: cfg.S3.KMSKeyID,
 		})
 		if err != nil {
@@ -148,17 +151,18 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 
 	hostQueue := HostQueue(bootID)
 	acts := activities.New(activities.Options{
-		HostQueue:      hostQueue,
-		Providers:      provs,
-		Evidence:       store,
-		EvidencePrefix: cfg.S3.Prefix,
-		Secrets:        secrets,
-		Redactor:       red,
-		Fetcher:        fetcher,
-		Searcher:       searcher,
-		Notifier:       notifier,
-		Client:         o.Client,
-		Logger:         log,
+		HostQueue: hostQueue,
+		Providers: provs,
+		Evidence:  store,
+		Secrets:   secrets,
+		Redactor:  red,
+		Fetcher:   fetcher,
+		Searcher:  searcher,
+		Notifier:  notifier,
+		Client:    o.Client,
+		Logger:    log,
+		// Tests shorten it; production keeps the activities' default.
+		HoldTimeout: o.HoldTimeout,
 	})
 
 	shared := sdkworker.New(o.Client, activities.SharedQueue, sdkworker.Options{})
@@ -170,7 +174,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	host := sdkworker.New(o.Client, hostQueue, sdkworker.Options{})
 	acts.RegisterHost(host)
 
-	every := o.ReapEvery
+	every := cfg.ReapInterval
 	if every <= 0 {
 		every = time.Minute
 	}

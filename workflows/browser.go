@@ -323,6 +323,9 @@ func (b *Browser) dispatch(ctx workflow.Context, name string, args any) (any, *a
 	if err != nil {
 		return nil, nil, err
 	}
+	if activity == activities.ActivityRun {
+		b.settleHolds(ctx)
+	}
 	if neverStarted {
 		// The call did nothing: its worker is gone, and the browser with it.
 		b.st.Lost = true

@@ -187,6 +187,23 @@ func (b *Browser) onApprovalSignal(ctx workflow.Context, raw json.RawMessage) {
 	log.Warn("ignoring an approval signal for an unknown hold", "hold_id", s.HoldID)
 }
 
+// settleHolds marks holds nobody decided before their run ended as
+// expired: the run refused them, and no decision can reach them now. Runs
+// are serialised, so every undecided hold belongs to the run that ended.
+func (b *Browser) settleHolds(ctx workflow.Context) {
+	h := b.human()
+	n := 0
+	for i := range h.Holds {
+		if h.Holds[i].Decision == "" {
+			h.Holds[i].Decision, h.Holds[i].Note = DecisionExpired, "the run ended before anyone decided; it was refused"
+			n++
+		}
+	}
+	if n > 0 {
+		b.changed(ctx)
+	}
+}
+
 // maxHolds bounds the remembered holds; decided ones are dropped first.
 const maxHolds = 64
 

@@ -51,6 +51,9 @@ const (
 const (
 	DecisionApprove = "approve"
 	DecisionDeny    = "deny"
+	// DecisionExpired marks a hold whose run ended undecided (it was refused);
+	// it is set by the workflow, never accepted from a signal.
+	DecisionExpired = "expired"
 )
 
 // ToolCall is the UpdateTool input: a tool name and its raw JSON arguments.

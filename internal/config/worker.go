@@ -41,6 +41,8 @@ type Worker struct {
 	SecretsFile string
 	IdleTimeout time.Duration
 	MaxLifetime time.Duration
+	// ReapInterval is how often browsers no live worker holds are released.
+	ReapInterval time.Duration
 
 	HandoffWebhook       string
 	HandoffWebhookSecret string
@@ -59,14 +61,32 @@ func BindTemporal(s *Set, t *Temporal) {
 	s.String(&t.APIKey, "api-key", "", "Temporal Cloud API key (implies TLS)")
 }
 
+// BindS3 defines the flags for reaching the evidence bucket (credentials
+// come from the standard AWS environment). Writers add --s3-sse and
+// --s3-kms-key-id; readers need only these.
+func BindS3(s *Set, c *S3) {
+	s.String(&c.Bucket, "s3-bucket", "", "S3 bucket evidence is filed in (required)")
+	s.String(&c.Prefix, "s3-prefix", "evidence", "key prefix inside the bucket")
+	s.String(&c.Endpoint, "s3-endpoint", "", "S3 endpoint override for S3-compatible stores (e.g. http://127.0.0.1:9000)")
+	s.String(&c.Region, "s3-region", "", "S3 region (default: the AWS environment, else us-east-1)")
+	s.Bool(&c.PathStyle, "s3-path-style", false, "address buckets by path, as most S3-compatible stores need")
+}
+
+// ValidateS3 refuses unusable S3 settings for reading or writing evidence.
+func ValidateS3(c S3) error {
+	if c.Bucket == "" {
+		return &Error{Flag: "s3-bucket", Problem: "no evidence bucket", Fix: "every page read is filed as evidence; name an S3 bucket (and --s3-endpoint for an S3-compatible store)"}
+	}
+	if c.Endpoint != "" && !strings.HasPrefix(c.Endpoint, "http://") && !strings.HasPrefix(c.Endpoint, "https://") {
+		return &Error{Flag: "s3-endpoint", Problem: fmt.Sprintf("%q is not a URL", c.Endpoint), Fix: "e.g. http://127.0.0.1:9000"}
+	}
+	return nil
+}
+
 // BindWorker defines every worker flag.
 func BindWorker(s *Set, w *Worker) {
 	BindTemporal(s, &w.Temporal)
-	s.String(&w.S3.Bucket, "s3-bucket", "", "S3 bucket evidence is filed in (required)")
-	s.String(&w.S3.Prefix, "s3-prefix", "evidence", "key prefix inside the bucket")
-	s.String(&w.S3.Endpoint, "s3-endpoint", "", "S3 endpoint override for S3-compatible stores (e.g. http://127.0.0.1:9000)")
-	s.String(&w.S3.Region, "s3-region", "", "S3 region (default: the AWS environment, else us-east-1)")
-	s.Bool(&w.S3.PathStyle, "s3-path-style", false, "address buckets by path, as most S3-compatible stores need")
+	BindS3(s, &w.S3)
 	s.String(&w.S3.SSE, "s3-sse", "", "server-side encryption: AES256 or aws:kms")
 	s.String(&w.S3.KMSKeyID, "s3-kms-key-id", "", "KMS key id when --s3-sse=aws:kms")
 	s.String(&w.Chrome, "chrome", os.Getenv("CHROME_PATH"), "Chrome or Chromium executable (also $CHROME_PATH; default: discovered)")
@@ -77,6 +97,7 @@ func BindWorker(s *Set, w *Worker) {
 	s.String(&w.SecretsFile, "secrets-file", "", "file of NAME=value lines for {{secret:NAME}} (also $DURABLE_BROWSER_SECRET_<NAME>)")
 	s.Duration(&w.IdleTimeout, "idle-timeout", 3*time.Minute, "release a session after this long without a call")
 	s.Duration(&w.MaxLifetime, "max-lifetime", 30*time.Minute, "release a session after this long in all")
+	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
 	s.String(&w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
@@ -123,11 +144,8 @@ func (w *Worker) Validate() error {
 	if err := ValidateTemporal(w.Temporal); err != nil {
 		return err
 	}
-	if w.S3.Bucket == "" {
-		return &Error{Flag: "s3-bucket", Problem: "no evidence bucket", Fix: "every page read is filed as evidence; name an S3 bucket (and --s3-endpoint for an S3-compatible store)"}
-	}
-	if w.S3.Endpoint != "" && !strings.HasPrefix(w.S3.Endpoint, "http://") && !strings.HasPrefix(w.S3.Endpoint, "https://") {
-		return &Error{Flag: "s3-endpoint", Problem: fmt.Sprintf("%q is not a URL", w.S3.Endpoint), Fix: "e.g. http://127.0.0.1:9000"}
+	if err := ValidateS3(w.S3); err != nil {
+		return err
 	}
 	switch w.S3.SSE {
 	case "", "AES256":

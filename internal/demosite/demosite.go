@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 //go:embed site
@@ -36,6 +37,7 @@ func New() *Site {
 	s := &Site{mux: http.NewServeMux()}
 	sub, _ := fs.Sub(siteFS, "site") // cannot fail: "site" is embedded above
 	s.mux.HandleFunc("POST /submit", s.handleSubmit)
+	s.mux.HandleFunc("POST /slow-submit", s.handleSlowSubmit)
 	s.mux.HandleFunc("GET /submissions", s.handleCount)
 	s.mux.Handle("/", http.FileServer(http.FS(sub)))
 	return s
@@ -83,6 +85,17 @@ func (s *Site) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "<li>%s: %s</li>", html.EscapeString(k), html.EscapeString(sub.Fields[k]))
 	}
 	fmt.Fprint(w, `</ul><p><a href="/">Back home</a></p></main></body></html>`)
+}
+
+// handleSlowSubmit counts the submission on arrival, then answers only when
+// the client gives up: a form whose effect happens before any reply, used to
+// crash a worker mid-run.
+func (s *Site) handleSlowSubmit(w http.ResponseWriter, r *http.Request) {
+	s.Record(r)
+	select {
+	case <-r.Context().Done():
+	case <-time.After(2 * time.Minute):
+	}
 }
 
 func (s *Site) handleCount(w http.ResponseWriter, _ *http.Request) {

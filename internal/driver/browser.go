@@ -123,7 +123,6 @@ type Browser struct {
 	sessions    map[proto.TargetSessionID]*tab              // every session we set up -> its tab
 	frameSess   map[proto.PageFrameID]proto.TargetSessionID // out-of-process frame -> its session
 	frameParent map[proto.PageFrameID]proto.TargetSessionID // out-of-process frame -> the session that attached it
-	axOn        map[proto.TargetSessionID]bool              // sessions with the Accessibility domain on
 	active      *tab
 	snap        *snapState
 	idSeq       int
@@ -195,7 +194,6 @@ func Attach(ctx context.Context, o Options) (*Browser, error) {
 		sessions:    map[proto.TargetSessionID]*tab{},
 		frameSess:   map[proto.PageFrameID]proto.TargetSessionID{},
 		frameParent: map[proto.PageFrameID]proto.TargetSessionID{},
-		axOn:        map[proto.TargetSessionID]bool{},
 		ev:          events{requests: map[proto.NetworkRequestID]reqInfo{}},
 		dl:          downloads{byGUID: map[string]*download{}},
 	}

@@ -42,8 +42,9 @@ type RunResult struct {
 	Denied         []SentRequest  `json:"denied,omitempty"`
 }
 
-// lookup resolves ids against the latest snapshot of tab t, refusing stale ones.
-func (b *Browser) lookup(ctx context.Context, t *tab, ids []string) ([]ref, error) {
+// lookup resolves ids against the latest snapshot of tab t, refusing stale
+// ones. With resolve, each ref also gets its element's backend node id.
+func (b *Browser) lookup(ctx context.Context, t *tab, ids []string, resolve bool) ([]ref, error) {
 	b.mu.Lock()
 	s := b.snap
 	nav := t.navSeq
@@ -70,6 +71,24 @@ func (b *Browser) lookup(ctx context.Context, t *tab, ids []string) ([]ref, erro
 	if loc, _ := b.docInfo(ctx, t.sess); loc != "" && loc != s.url {
 		return nil, &StaleError{Reason: "the page navigated since the snapshot"}
 	}
+	if resolve {
+		for i, id := range ids {
+			if out[i].backend != 0 {
+				continue
+			}
+			_, backend, err := b.describe(ctx, out[i])
+			if err != nil {
+				return nil, &StaleError{ID: id, Reason: "is no longer on the page"}
+			}
+			out[i].backend = backend
+			n, _ := strconv.Atoi(id)
+			b.mu.Lock()
+			if b.snap == s {
+				s.refs[n] = out[i]
+			}
+			b.mu.Unlock()
+		}
+	}
 	return out, nil
 }
 
@@ -84,7 +103,7 @@ func (b *Browser) Element(ctx context.Context, id string) (*rod.Element, error) 
 	if err != nil {
 		return nil, err
 	}
-	refs, err := b.lookup(ctx, t, []string{nid})
+	refs, err := b.lookup(ctx, t, []string{nid}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +145,7 @@ func (b *Browser) Upload(ctx context.Context, id string, file string) error {
 	if err != nil {
 		return err
 	}
-	refs, err := b.lookup(ctx, t, []string{nid})
+	refs, err := b.lookup(ctx, t, []string{nid}, true)
 	if err != nil {
 		return err
 	}
@@ -173,7 +192,7 @@ func (b *Browser) Run(ctx context.Context, actions []Action) (*RunResult, error)
 	startNav := t.navSeq
 	b.mu.Unlock()
 	if len(ids) > 0 {
-		rs, err := b.lookup(ctx, t, ids)
+		rs, err := b.lookup(ctx, t, ids, true)
 		if err != nil {
 			return nil, err
 		}

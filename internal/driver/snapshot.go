@@ -2,6 +2,8 @@ package driver
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -40,8 +42,11 @@ type Snapshot struct {
 // ref is what an id points to.
 type ref struct {
 	sess    proto.TargetSessionID
-	backend proto.DOMBackendNodeID
 	frame   *frameDoc
+	ctxID   proto.RuntimeExecutionContextID // the frame's isolated world
+	key     int                             // the snapshot that made it
+	idx     int                             // its element in that world's snapshot array
+	backend proto.DOMBackendNodeID          // resolved lazily, when an action needs it
 	role    string
 	name    string
 }
@@ -54,16 +59,45 @@ type snapState struct {
 	refs   map[int]ref
 }
 
-// frameDoc is one frame's accessibility tree and where it hangs in its parent.
+// frameDoc is one frame's walked document and where it hangs in its parent.
 type frameDoc struct {
 	sess    proto.TargetSessionID
 	frameID proto.PageFrameID
-	nodes   []*proto.AccessibilityAXNode
-	byID    map[proto.AccessibilityAXNodeID]*proto.AccessibilityAXNode
+	ctxID   proto.RuntimeExecutionContextID
+	res     walkResult
 	owner   proto.DOMBackendNodeID // the iframe element in the parent document
 	parent  *frameDoc
 	oopif   bool // in its own session, so coordinates need the owner's offset
 	err     error
+}
+
+// snode is one node of walkJS's tree (see walk.go for the fields).
+type snode struct {
+	R  string   `json:"r"`
+	N  string   `json:"n"`
+	I  int      `json:"i"`
+	C  []*snode `json:"c"`
+	T  string   `json:"t"`
+	Lv int      `json:"lv"`
+	Ck string   `json:"ck"`
+	Pr string   `json:"pr"`
+	Ex string   `json:"ex"`
+	F  []string `json:"f"`
+	V  *string  `json:"v"`
+	Pw int      `json:"pw"`
+	H  string   `json:"h"`
+	Fr int      `json:"fr"`
+	O  []string `json:"o"`
+	No int      `json:"no"`
+	Sc int      `json:"sc"`
+	Cl int      `json:"cl"`
+}
+
+type walkResult struct {
+	U   string   `json:"u"`
+	Ti  string   `json:"ti"`
+	C   []*snode `json:"c"`
+	Cut bool     `json:"cut"`
 }
 
 var interactiveRoles = map[string]bool{
@@ -71,6 +105,7 @@ var interactiveRoles = map[string]bool{
 	"option": true, "checkbox": true, "radio": true, "switch": true, "slider": true, "spinbutton": true,
 	"menuitem": true, "menuitemcheckbox": true, "menuitemradio": true, "tab": true, "treeitem": true,
 	"DisclosureTriangle": true, "ColorWell": true, "Date": true, "DateTime": true, "InputTime": true,
+	"clickable": true,
 }
 
 var landmarkRoles = map[string]bool{
@@ -78,10 +113,13 @@ var landmarkRoles = map[string]bool{
 	"form": true, "search": true, "region": true, "dialog": true, "alertdialog": true,
 }
 
-var valueRoles = map[string]bool{
-	"textbox": true, "searchbox": true, "combobox": true, "spinbutton": true, "slider": true,
-	"Date": true, "DateTime": true, "InputTime": true, "ColorWell": true,
-}
+// maxWalkNodes bounds the nodes one frame reports, so a hostile page with a
+// huge DOM cannot make a snapshot unbounded.
+const maxWalkNodes = 30000
+
+// worldName names the isolated world the walker runs in. Chrome keeps one
+// world per name per CDP session, so later snapshots reuse it.
+const worldName = "durable-browser"
 
 // Snapshot renders the active tab and makes its ids the ones actions use.
 func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, error) {
@@ -105,7 +143,7 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 		if err != nil {
 			return nil, err
 		}
-		r, err := b.lookup(ctx, t, []string{id})
+		r, err := b.lookup(ctx, t, []string{id}, false)
 		if err != nil {
 			return nil, err
 		}
@@ -113,33 +151,36 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 	}
 	b.mu.Lock()
 	navSeq := t.navSeq
+	key := b.epoch + 1
 	b.mu.Unlock()
 
 	t0 := time.Now()
-	docs, err := b.collect(ctx, t)
+	docs, err := b.collect(ctx, t, key, scope)
 	if err != nil {
 		return nil, err
 	}
 	t1 := time.Now()
-	loc, title := b.docInfo(ctx, t.sess)
+	loc, title := docs[0].res.U, docs[0].res.Ti
 
-	r := &renderer{b: b, pageURL: loc, refs: map[int]ref{}}
+	r := &renderer{b: b, pageURL: loc, refs: map[int]ref{}, key: key, ctxLine: -1}
 	b.mu.Lock()
 	r.next = b.idSeq
 	b.mu.Unlock()
-	r.prepare(ctx, docs)
+	r.link(ctx, docs)
 	if scope != nil {
-		n, d := findNode(docs, scope.sess, scope.backend)
+		n, d := findScope(docs)
 		if n == nil {
 			return nil, &StaleError{ID: so.Scope, Reason: "is no longer on the page"}
 		}
 		r.walk(n, d, 0, "", false)
 	} else {
-		r.walk(docs[0].root(), docs[0], 0, "", false)
+		for _, n := range docs[0].res.C {
+			r.walk(n, docs[0], 0, "", false)
+		}
 	}
 
 	t2 := time.Now()
-	b.log.Debug().Dur("collect", t1.Sub(t0)).Dur("render", t2.Sub(t1)).Msg("driver: snapshot")
+	b.log.Debug().Dur("collect", t1.Sub(t0)).Dur("render", t2.Sub(t1)).Int("frames", len(docs)).Msg("driver: snapshot")
 	snap := &Snapshot{URL: loc, Title: title}
 	for _, l := range r.lines {
 		if l.id > 0 {
@@ -154,9 +195,19 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 	} else {
 		snap.Text, snap.Truncated, snap.Cut = r.full(b.o.MaxSnapshotChars, so.Offset)
 	}
+	for _, d := range docs {
+		if d.res.Cut {
+			snap.Truncated = true
+			if snap.Cut != "" {
+				snap.Cut += "; "
+			}
+			snap.Cut += fmt.Sprintf("a frame has more than %d nodes and the rest were not read; scope into a part of the page", maxWalkNodes)
+			break
+		}
+	}
 
 	b.mu.Lock()
-	b.epoch++
+	b.epoch = key
 	b.idSeq = r.next
 	snap.Epoch = b.epoch
 	b.snap = &snapState{epoch: b.epoch, tab: t, navSeq: navSeq, url: loc, refs: r.refs}
@@ -177,27 +228,23 @@ func (b *Browser) docInfo(ctx context.Context, sid proto.TargetSessionID) (strin
 	return arr[0].Str(), arr[1].Str()
 }
 
-func (d *frameDoc) root() *proto.AccessibilityAXNode {
-	for _, n := range d.nodes {
-		if n.ParentID == "" {
-			return n
-		}
-	}
-	if len(d.nodes) > 0 {
-		return d.nodes[0]
-	}
-	return nil
-}
-
-func findNode(docs []*frameDoc, sid proto.TargetSessionID, backend proto.DOMBackendNodeID) (*proto.AccessibilityAXNode, *frameDoc) {
-	for _, d := range docs {
-		if d.sess != sid {
-			continue
-		}
-		for _, n := range d.nodes {
-			if n.BackendDOMNodeID == backend && !n.Ignored {
-				return n, d
+// findScope finds the node walkJS marked as the scope element.
+func findScope(docs []*frameDoc) (*snode, *frameDoc) {
+	var find func(ns []*snode) *snode
+	find = func(ns []*snode) *snode {
+		for _, n := range ns {
+			if n.Sc == 1 {
+				return n
 			}
+			if f := find(n.C); f != nil {
+				return f
+			}
+		}
+		return nil
+	}
+	for _, d := range docs {
+		if n := find(d.res.C); n != nil {
+			return n, d
 		}
 	}
 	return nil, nil
@@ -205,9 +252,9 @@ func findNode(docs []*frameDoc, sid proto.TargetSessionID, backend proto.DOMBack
 
 const maxFrames = 40
 
-// collect fetches the accessibility trees of the tab's frames, same-process
-// ones through the tab's session, out-of-process ones through their own.
-func (b *Browser) collect(ctx context.Context, t *tab) ([]*frameDoc, error) {
+// collect walks every frame of the tab, same-process ones through the tab's
+// session, out-of-process ones through their own, all at once.
+func (b *Browser) collect(ctx context.Context, t *tab, key int, scope *ref) ([]*frameDoc, error) {
 	var docs []*frameDoc
 	var walkTree func(sid proto.TargetSessionID, ft *proto.PageFrameTree, parent *frameDoc, oopif bool) *frameDoc
 	walkTree = func(sid proto.TargetSessionID, ft *proto.PageFrameTree, parent *frameDoc, oopif bool) *frameDoc {
@@ -256,36 +303,43 @@ func (b *Browser) collect(ctx context.Context, t *tab) ([]*frameDoc, error) {
 		wg.Add(1)
 		go func(d *frameDoc) {
 			defer wg.Done()
-			// With the domain on, the renderer keeps its tree between snapshots
-			// (much faster on big pages) and out-of-process frames stay fresh.
-			b.axEnable(ctx, d.sess)
-			res, err := proto.AccessibilityGetFullAXTree{FrameID: d.frameID}.Call(b.client(ctx, d.sess))
-			if err != nil {
-				d.err = err
-				b.log.Debug().Err(err).Bool("oopif", d.oopif).Msg("driver: frame tree")
-				return
+			sk, si := 0, 0
+			if scope != nil && scope.frame != nil && scope.sess == d.sess && scope.frame.frameID == d.frameID {
+				sk, si = scope.key, scope.idx
 			}
-			d.nodes = res.Nodes
-			d.byID = make(map[proto.AccessibilityAXNodeID]*proto.AccessibilityAXNode, len(res.Nodes))
-			for _, n := range res.Nodes {
-				d.byID[n.NodeID] = n
-			}
-			if d.parent != nil {
-				// The owner lives in the parent's document, so ask the parent's session.
-				own, err := proto.DOMGetFrameOwner{FrameID: d.frameID}.Call(b.client(ctx, d.parent.sess))
-				if err == nil {
-					d.owner = own.BackendNodeID
-				} else {
-					b.log.Debug().Err(err).Bool("oopif", d.oopif).Msg("driver: frame owner")
-				}
+			d.err = b.walkFrame(ctx, d, key, sk, si)
+			if d.err != nil {
+				b.log.Debug().Err(d.err).Bool("oopif", d.oopif).Msg("driver: walk frame")
 			}
 		}(d)
 	}
 	wg.Wait()
 	if docs[0].err != nil {
-		return nil, fmt.Errorf("driver: read the accessibility tree: %w", docs[0].err)
+		return nil, fmt.Errorf("driver: read the page: %w", docs[0].err)
 	}
 	return docs, nil
+}
+
+// walkFrame runs walkJS in the frame's isolated world.
+func (b *Browser) walkFrame(ctx context.Context, d *frameDoc, key, scopeKey, scopeIdx int) error {
+	c := b.client(ctx, d.sess)
+	w, err := proto.PageCreateIsolatedWorld{FrameID: d.frameID, WorldName: worldName}.Call(c)
+	if err != nil {
+		return err
+	}
+	d.ctxID = w.ExecutionContextID
+	res, err := proto.RuntimeCallFunctionOn{FunctionDeclaration: walkJS, ExecutionContextID: d.ctxID, ReturnByValue: true,
+		Arguments: argsOf([]interface{}{key, scopeKey, scopeIdx, maxWalkNodes})}.Call(c)
+	if err != nil {
+		return err
+	}
+	if res.ExceptionDetails != nil {
+		return fmt.Errorf("the page walk threw: %s", truncate(res.ExceptionDetails.Text, 100))
+	}
+	if err := json.Unmarshal([]byte(res.Result.Value.Str()), &d.res); err != nil {
+		return fmt.Errorf("decode the page walk: %w", err)
+	}
+	return nil
 }
 
 // line is one rendered element or text.
@@ -306,96 +360,89 @@ type renderer struct {
 	lines    []line
 	refs     map[int]ref
 	next     int
-	children map[*proto.AccessibilityAXNode]*frameDoc // iframe node -> child document
-	secret   map[proto.TargetSessionID]map[proto.DOMBackendNodeID]bool
+	key      int
+	children map[*snode]*frameDoc // iframe node -> child document
 	ctxLine  int
 }
 
-// prepare links child frames to their iframe nodes and finds password fields.
-func (r *renderer) prepare(ctx context.Context, docs []*frameDoc) {
-	r.children = map[*proto.AccessibilityAXNode]*frameDoc{}
-	r.secret = map[proto.TargetSessionID]map[proto.DOMBackendNodeID]bool{}
-	r.ctxLine = -1
-	for _, d := range docs[1:] {
-		if d.err != nil || d.parent == nil || d.owner == 0 {
-			continue
-		}
-		// The owner is in some document of the parent's session.
-	find:
-		for _, pd := range docs {
-			if pd.sess != d.parent.sess {
-				continue
+// link hangs each child frame's document under its iframe node: the
+// iframe element, described by CDP, names its frame.
+func (r *renderer) link(ctx context.Context, docs []*frameDoc) {
+	r.children = map[*snode]*frameDoc{}
+	if len(docs) < 2 {
+		return
+	}
+	type owner struct {
+		d *frameDoc
+		n *snode
+	}
+	var owners []owner
+	var find func(d *frameDoc, ns []*snode)
+	find = func(d *frameDoc, ns []*snode) {
+		for _, n := range ns {
+			if n.Fr == 1 {
+				owners = append(owners, owner{d, n})
 			}
-			for _, n := range pd.nodes {
-				if n.BackendDOMNodeID == d.owner {
-					r.children[n] = d
-					break find
-				}
-			}
+			find(d, n.C)
 		}
 	}
-	// A password field's value must never be shown: check every text field
-	// that has a value (few per page), failing closed.
-	type check struct {
-		sid proto.TargetSessionID
-		id  proto.DOMBackendNodeID
-	}
-	var checks []check
 	for _, d := range docs {
-		for _, n := range d.nodes {
-			if role := axStr(n.Role); n.Ignored || n.BackendDOMNodeID == 0 || (role != "textbox" && role != "searchbox") || axStr(n.Value) == "" {
-				continue
-			}
-			checks = append(checks, check{d.sess, n.BackendDOMNodeID})
+		if d.err == nil {
+			find(d, d.res.C)
+		}
+	}
+	byFrame := map[proto.PageFrameID]*frameDoc{}
+	for _, d := range docs[1:] {
+		if d.err == nil {
+			byFrame[d.frameID] = d
 		}
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for _, c := range checks {
+	for _, o := range owners {
 		wg.Add(1)
-		go func(c check) {
+		go func(o owner) {
 			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			secret := true
-			res, err := proto.DOMDescribeNode{BackendNodeID: c.id}.Call(r.b.client(ctx, c.sid))
-			if err == nil && res.Node != nil {
-				secret = false
-				for i := 0; i+1 < len(res.Node.Attributes); i += 2 {
-					if strings.EqualFold(res.Node.Attributes[i], "type") && strings.EqualFold(strings.TrimSpace(res.Node.Attributes[i+1]), "password") {
-						secret = true
-					}
-				}
+			fid, backend, err := r.b.describe(ctx, ref{sess: o.d.sess, ctxID: o.d.ctxID, key: r.key, idx: o.n.I})
+			if err != nil {
+				r.b.log.Debug().Err(err).Msg("driver: frame owner")
+				return
 			}
-			if secret {
-				mu.Lock()
-				if r.secret[c.sid] == nil {
-					r.secret[c.sid] = map[proto.DOMBackendNodeID]bool{}
-				}
-				r.secret[c.sid][c.id] = true
-				mu.Unlock()
+			mu.Lock()
+			defer mu.Unlock()
+			if cd := byFrame[fid]; cd != nil {
+				r.children[o.n] = cd
+				cd.owner = backend
+				cd.parent = o.d
 			}
-		}(c)
+		}(o)
 	}
 	wg.Wait()
 }
 
-func axStr(v *proto.AccessibilityAXValue) string {
-	if v == nil || v.Value.Nil() {
-		return ""
+// describe resolves a ref to its element's frame id (for frame owners) and
+// backend node id.
+func (b *Browser) describe(ctx context.Context, r ref) (proto.PageFrameID, proto.DOMBackendNodeID, error) {
+	c := b.client(ctx, r.sess)
+	res, err := proto.RuntimeCallFunctionOn{FunctionDeclaration: resolveJS, ExecutionContextID: r.ctxID,
+		Arguments: argsOf([]interface{}{r.key, r.idx})}.Call(c)
+	if err != nil {
+		return "", 0, err
 	}
-	val := v.Value.Val()
-	switch x := val.(type) {
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case bool:
-		return strconv.FormatBool(x)
+	if res.ExceptionDetails != nil || res.Result.ObjectID == "" {
+		return "", 0, errGone
 	}
-	return ""
+	defer func() {
+		_ = proto.RuntimeReleaseObject{ObjectID: res.Result.ObjectID}.Call(b.client(context.Background(), r.sess))
+	}()
+	desc, err := proto.DOMDescribeNode{ObjectID: res.Result.ObjectID}.Call(c)
+	if err != nil || desc.Node == nil {
+		return "", 0, fmt.Errorf("describe the element: %v", err)
+	}
+	return desc.Node.FrameID, desc.Node.BackendNodeID, nil
 }
+
+var errGone = errors.New("the element is no longer on the page")
 
 func clean(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
@@ -404,51 +451,21 @@ func clean(s string) string {
 
 // walk renders node n at depth; parentName lets text that repeats its
 // parent's name be dropped.
-func (r *renderer) walk(n *proto.AccessibilityAXNode, d *frameDoc, depth int, parentName string, inMain bool) {
+func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inMain bool) {
 	if n == nil {
 		return
 	}
-	role := axStr(n.Role)
-	name := clean(axStr(n.Name))
-	kids := func(depth int, pname string, inMain bool) {
-		for _, cid := range n.ChildIDs {
-			r.walk(d.byID[cid], d, depth, pname, inMain)
-		}
-		if cd := r.children[n]; cd != nil {
-			r.walk(cd.root(), cd, depth, pname, inMain)
-		}
-	}
-	if n.Ignored {
-		kids(depth, parentName, inMain)
-		return
-	}
-	switch role {
-	case "InlineTextBox", "LineBreak":
-		return
-	case "StaticText":
+	if n.R == "" {
+		name := clean(n.T)
 		if name == "" || (parentName != "" && strings.Contains(parentName, name)) {
 			return
 		}
 		r.lines = append(r.lines, line{depth: depth, text: strconv.Quote(name), inMain: inMain, ctx: r.ctxLine, end: len(r.lines)})
 		return
-	case "RootWebArea":
-		kids(depth, parentName, inMain)
-		return
 	}
-	props := map[string]string{}
-	for _, p := range n.Properties {
-		props[string(p.Name)] = axValStr(p.Value)
-	}
-	focusable := props["focusable"] == "true"
-	interactive := interactiveRoles[role] || (focusable && (role == "generic" || role == "none" || role == ""))
-	if (role == "generic" || role == "none" || role == "presentation" || role == "" || role == "Section" ||
-		role == "LayoutTable" || role == "LayoutTableRow" || role == "LayoutTableCell" || role == "Canvas") && !interactive && name == "" {
-		kids(depth, parentName, inMain)
-		return
-	}
-	if role == "generic" || role == "none" || role == "" {
-		role = "clickable"
-	}
+	role := n.R
+	name := clean(n.N)
+	interactive := interactiveRoles[role]
 
 	var sb strings.Builder
 	sb.WriteString(role)
@@ -456,15 +473,12 @@ func (r *renderer) walk(n *proto.AccessibilityAXNode, d *frameDoc, depth int, pa
 		sb.WriteString(" ")
 		sb.WriteString(strconv.Quote(name))
 	}
-	r.states(&sb, n, role, props, d)
+	r.states(&sb, n, role)
 
 	idx := len(r.lines)
-	id := 0
-	if n.BackendDOMNodeID != 0 {
-		r.next++
-		id = r.next
-		r.refs[id] = ref{sess: d.sess, backend: n.BackendDOMNodeID, frame: d, role: role, name: name}
-	}
+	r.next++
+	id := r.next
+	r.refs[id] = ref{sess: d.sess, frame: d, ctxID: d.ctxID, key: r.key, idx: n.I, role: role, name: name}
 	outline := role == "heading" || landmarkRoles[role]
 	if role == "main" {
 		inMain = true
@@ -478,39 +492,16 @@ func (r *renderer) walk(n *proto.AccessibilityAXNode, d *frameDoc, depth int, pa
 	if pname == "" {
 		pname = parentName
 	}
-	kids(depth+1, pname, inMain)
+	for _, c := range n.C {
+		r.walk(c, d, depth+1, pname, inMain)
+	}
+	if cd := r.children[n]; cd != nil {
+		for _, c := range cd.res.C {
+			r.walk(c, cd, depth+1, pname, inMain)
+		}
+	}
 	if landmarkRoles[role] {
 		r.ctxLine = savedCtx
-	}
-	// A native select's options fold into its line; select takes their labels.
-	if role == "combobox" && len(r.lines) > idx+1 {
-		var opts []string
-		all := true
-		for _, l := range r.lines[idx+1:] {
-			if !strings.HasPrefix(l.text, "option") {
-				all = false
-				break
-			}
-			if len(opts) < 12 {
-				name := strings.TrimPrefix(l.text, "option ")
-				if i := strings.LastIndex(name, `"`); i > 0 {
-					name = name[:i+1]
-				}
-				opts = append(opts, name)
-			}
-		}
-		if all {
-			n := len(r.lines) - idx - 1
-			for _, l := range r.lines[idx+1:] {
-				delete(r.refs, l.id)
-			}
-			r.lines = r.lines[:idx+1]
-			more := ""
-			if n > len(opts) {
-				more = fmt.Sprintf(",+%d more", n-len(opts))
-			}
-			r.lines[idx].text += " options=[" + strings.Join(opts, ",") + more + "]"
-		}
 	}
 	// Fold a container holding only text into its own line.
 	if !interactive && name == "" && len(r.lines) > idx+1 {
@@ -533,58 +524,58 @@ func (r *renderer) walk(n *proto.AccessibilityAXNode, d *frameDoc, depth int, pa
 	r.lines[idx].end = len(r.lines) - 1
 }
 
-func axValStr(v *proto.AccessibilityAXValue) string {
-	if v == nil {
-		return ""
-	}
-	return axStr(v)
-}
-
 // states appends the states that matter to an element line.
-func (r *renderer) states(sb *strings.Builder, n *proto.AccessibilityAXNode, role string, props map[string]string, d *frameDoc) {
-	if lv := props["level"]; lv != "" && role == "heading" {
-		sb.WriteString(" level=" + lv)
+func (r *renderer) states(sb *strings.Builder, n *snode, role string) {
+	if n.Lv > 0 && role == "heading" {
+		sb.WriteString(" level=" + strconv.Itoa(n.Lv))
 	}
-	if c, ok := props["checked"]; ok {
-		switch c {
-		case "true":
-			sb.WriteString(" checked")
-		case "mixed":
-			sb.WriteString(" checked=mixed")
-		default:
-			sb.WriteString(" checked=false")
+	switch n.Ck {
+	case "":
+	case "true":
+		sb.WriteString(" checked")
+	case "mixed":
+		sb.WriteString(" checked=mixed")
+	default:
+		sb.WriteString(" checked=false")
+	}
+	switch n.Pr {
+	case "":
+	case "true":
+		sb.WriteString(" pressed")
+	default:
+		sb.WriteString(" pressed=" + strconv.Quote(truncate(n.Pr, 10)))
+	}
+	switch n.Ex {
+	case "":
+	case "true":
+		sb.WriteString(" expanded")
+	default:
+		sb.WriteString(" expanded=false")
+	}
+	for _, f := range n.F {
+		switch f {
+		case "selected", "disabled", "required", "focused", "readonly", "invalid", "multiselectable":
+			sb.WriteString(" " + f)
 		}
 	}
-	if p, ok := props["pressed"]; ok {
-		if p == "true" {
-			sb.WriteString(" pressed")
-		} else {
-			sb.WriteString(" pressed=" + p)
-		}
+	if n.Pw == 1 {
+		sb.WriteString(` value=[hidden]`)
+	} else if n.V != nil && *n.V != "" {
+		sb.WriteString(" value=" + strconv.Quote(truncate(strings.TrimSpace(*n.V), 100)))
 	}
-	if e, ok := props["expanded"]; ok {
-		if e == "true" {
-			sb.WriteString(" expanded")
-		} else {
-			sb.WriteString(" expanded=false")
+	if len(n.O) > 0 {
+		opts := make([]string, 0, len(n.O))
+		for _, o := range n.O {
+			opts = append(opts, strconv.Quote(truncate(o, 60)))
 		}
-	}
-	for _, k := range []string{"selected", "disabled", "required", "focused", "readonly", "invalid", "multiselectable"} {
-		if v := props[k]; v == "true" || (k == "invalid" && v != "" && v != "false") {
-			sb.WriteString(" " + k)
+		more := ""
+		if n.No > len(opts) {
+			more = fmt.Sprintf(",+%d more", n.No-len(opts))
 		}
+		sb.WriteString(" options=[" + strings.Join(opts, ",") + more + "]")
 	}
-	if valueRoles[role] {
-		if v := axStr(n.Value); v != "" {
-			if r.secret[d.sess][n.BackendDOMNodeID] && (role == "textbox" || role == "searchbox") {
-				sb.WriteString(` value=[hidden]`)
-			} else {
-				sb.WriteString(" value=" + strconv.Quote(truncate(strings.TrimSpace(v), 100)))
-			}
-		}
-	}
-	if u := props["url"]; u != "" && role == "link" {
-		sb.WriteString(" -> " + r.linkTarget(u))
+	if n.H != "" && role == "link" {
+		sb.WriteString(" -> " + r.linkTarget(n.H))
 	}
 }
 
@@ -760,18 +751,4 @@ func (r *renderer) interactive(max, offset int) (string, bool, string) {
 		cut += fmt.Sprintf("over %d characters, but every interactive element is kept", max)
 	}
 	return sb.String(), skipped > 0, cut
-}
-
-func (b *Browser) axEnable(ctx context.Context, sid proto.TargetSessionID) {
-	b.mu.Lock()
-	done := b.axOn[sid]
-	b.mu.Unlock()
-	if done {
-		return
-	}
-	if err := (proto.AccessibilityEnable{}).Call(b.client(ctx, sid)); err == nil {
-		b.mu.Lock()
-		b.axOn[sid] = true
-		b.mu.Unlock()
-	}
 }

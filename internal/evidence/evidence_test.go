@@ -55,6 +55,10 @@ func TestBodyKeyShape(t *testing.T) {
 			"a/b/wf1/t/c-web.fetch-" + sum[:12] + ".html"},
 		{"empty ext", "", "wf", "t", "c", "x", "",
 			"wf/t/c-x-" + sum[:12] + ".bin"},
+		{"dotted ext kept, dashes not", "", "wf", "t", "c", "x", "TAR.gz",
+			"wf/t/c-x-" + sum[:12] + ".tar.gz"},
+		{"ext that looks like a hash", "", "wf", "t", "c", "x", "x-aaaaaaaaaaaa.y",
+			"wf/t/c-x-" + sum[:12] + ".x_aaaaaaaaaaaa.y"},
 		{"hostile workflow id", "", "order/../1", "t", "c", "x", "png",
 			"order_.._1-" + SHA256Hex([]byte("order/../1"))[:8] + "/t/c-x-" + sum[:12] + ".png"},
 	} {

@@ -47,10 +47,12 @@ func CleanSegment(s string) string {
 	}
 	const suffix = 1 + 8
 	if len(out) > MaxSegment {
-		out = out[:MaxSegment-suffix]
 		lossy = true
 	}
 	if lossy {
+		if len(out) > MaxSegment-suffix {
+			out = out[:MaxSegment-suffix]
+		}
 		out += "-" + SHA256Hex([]byte(s))[:8]
 	}
 	return out
@@ -68,14 +70,27 @@ func cleanPath(p string) string {
 	return strings.Join(parts, "/")
 }
 
-// cleanExt makes a file extension: lowercase, no leading dots, cleaned;
+// cleanExt makes a file extension: lowercase [a-z0-9._] (no '-', so the
+// hash before it can be found again), no leading dots, at most 16 bytes;
 // "bin" when empty.
 func cleanExt(ext string) string {
-	ext = strings.ToLower(strings.TrimLeft(ext, "."))
-	if ext == "" {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimLeft(ext, ".")) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	out := b.String()
+	if len(out) > 16 {
+		out = out[:16]
+	}
+	if out == "" {
 		return "bin"
 	}
-	return CleanSegment(ext)
+	return out
 }
 
 // BodyKey is the deterministic key of a filed body:
@@ -103,19 +118,15 @@ func ReceiptKey(bodyKey string) string { return bodyKey + ReceiptSuffix }
 func BodyKeyOf(key string) string { return strings.TrimSuffix(key, ReceiptSuffix) }
 
 // keyHashPrefix returns the hash prefix a BodyKey embeds, if key has that
-// shape.
+// shape: the last '-' of the name is followed by the hash and the '.' of the
+// extension (extensions hold no '-').
 func keyHashPrefix(key string) (string, bool) {
 	name := key[strings.LastIndexByte(key, '/')+1:]
-	dot := strings.LastIndexByte(name, '.')
-	if dot < 0 {
-		return "", false
-	}
-	name = name[:dot]
 	dash := strings.LastIndexByte(name, '-')
-	if dash < 0 || len(name)-dash-1 != hashPrefixLen {
+	if dash < 0 || len(name) < dash+1+hashPrefixLen+1 || name[dash+1+hashPrefixLen] != '.' {
 		return "", false
 	}
-	h := name[dash+1:]
+	h := name[dash+1 : dash+1+hashPrefixLen]
 	for _, c := range h {
 		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
 			return "", false

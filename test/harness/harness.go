@@ -130,6 +130,8 @@ type WorkerOptions struct {
 	SecretsFile string
 	// ProfileRoot defaults to a new directory per worker.
 	ProfileRoot string
+	// HoldTimeout shortens how long a held request waits for a decision (default 5m).
+	HoldTimeout time.Duration
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -163,6 +165,8 @@ func (e *Env) StartWorker(t testing.TB, o WorkerOptions) *worker.Worker {
 		Config:   cfg,
 		Evidence: e.Store,
 		Notifier: o.Notifier,
+		// Approval tests shorten the wait for an unanswered hold.
+		HoldTimeout: o.HoldTimeout,
 		// Tests read their own loopback pages through web_fetch.
 		Fetcher: webfetch.New(webfetch.Options{AllowLoopback: true}),
 		Logger:  log,
@@ -177,6 +181,16 @@ func (e *Env) StartWorker(t testing.TB, o WorkerOptions) *worker.Worker {
 	return w
 }
 
+// ProcessOptions tunes a worker child process.
+type ProcessOptions struct {
+	// ProfileRoot is shared by workers on one "machine"; default: a new one.
+	ProfileRoot string
+	// ReapInterval is passed as --reap-interval (default 1m).
+	ReapInterval time.Duration
+	// Env is added to the process's environment.
+	Env []string
+}
+
 // Process is a worker running as a child process of the built binary.
 type Process struct {
 	Cmd         *exec.Cmd
@@ -186,22 +200,29 @@ type Process struct {
 
 // StartWorkerProcess runs `durable-browser worker` as a child process and
 // waits until it polls its host queue. Cleanup kills it if still running.
-func (e *Env) StartWorkerProcess(t testing.TB, extraEnv ...string) *Process {
+func (e *Env) StartWorkerProcess(t testing.TB, o ProcessOptions) *Process {
 	t.Helper()
 	if e.Bin == "" {
 		t.Fatal("harness started without Binary")
 	}
-	root, err := os.MkdirTemp(e.Dir, "proc-browsers-")
-	if err != nil {
-		t.Fatal(err)
+	root := o.ProfileRoot
+	if root == "" {
+		var err error
+		if root, err = os.MkdirTemp(e.Dir, "proc-browsers-"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reap := o.ReapInterval
+	if reap == 0 {
+		reap = time.Minute
 	}
 	cmd := exec.Command(e.Bin, "worker",
 		"--address", e.Temporal.Address(), "--namespace", "default",
 		"--s3-bucket", "evidence", "--s3-endpoint", e.S3.Endpoint(), "--s3-path-style", "--s3-region", "us-east-1",
-		"--profile-root", root, "--log-level", "debug")
+		"--profile-root", root, "--log-level", "debug", "--reap-interval", reap.String())
 	cmd.Env = append(os.Environ(),
 		"AWS_ACCESS_KEY_ID="+e.S3.AccessKey(), "AWS_SECRET_ACCESS_KEY="+e.S3.SecretKey(), "AWS_REGION=us-east-1")
-	cmd.Env = append(cmd.Env, extraEnv...)
+	cmd.Env = append(cmd.Env, o.Env...)
 	buf := &SyncBuffer{}
 	cmd.Stderr = buf
 	cmd.Stdout = buf

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/devstack"
+	"github.com/durable-browser/durable-browser/internal/evidence"
+)
+
+func runEvidence(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		evidenceUsage(env)
+		if len(args) == 0 {
+			return exitError{code: 2}
+		}
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "get":
+		return runEvidenceGet(ctx, env, args[1:])
+	}
+	evidenceUsage(env)
+	return fmt.Errorf("unknown evidence verb %q: use `durable-browser evidence get KEY`", args[0])
+}
+
+func evidenceUsage(env *cliEnv) {
+	fmt.Fprint(env.stderr, `Usage: durable-browser evidence get [flags] KEY
+
+Verbs:
+  get   fetch a filed body (or its receipt) by key, verified against its hash
+
+Run `+"`durable-browser evidence get --help`"+` for its flags. See docs/evidence.md.
+`)
+}
+
+// evidenceGet is what `evidence get` was asked for.
+type evidenceGet struct {
+	s3      config.S3
+	out     string
+	receipt bool
+	dev     bool
+	timeout time.Duration
+}
+
+func runEvidenceGet(ctx context.Context, env *cliEnv, args []string) error {
+	fs := config.NewSet("evidence get", env.getenv)
+	fs.SetOutput(env.stderr)
+	var g evidenceGet
+	config.BindS3(fs, &g.s3)
+	fs.StringVar(&g.out, "o", "", "write to this file instead of stdout (written only once verified)")
+	fs.BoolVar(&g.receipt, "receipt", false, "print the receipt JSON instead of the body")
+	fs.Bool(&g.dev, "dev", false, "read from the loopback S3 of durable-browser dev (its endpoint 127.0.0.1:7070, bucket and credentials, unless given)")
+	fs.Duration(&g.timeout, "timeout", 2*time.Minute, "give up after this long")
+	fs.Usage = func() {
+		fmt.Fprintf(env.stderr, `Usage: durable-browser evidence get [flags] KEY
+
+Fetches a filed body by key from S3 and verifies it against the SHA-256
+recorded when it was filed, the hash its key embeds and its receipt's hash,
+then writes it to stdout (or -o FILE). With --receipt it prints the receipt
+(tool, URLs, title, hash, session, workflow and activity ids) instead.
+A missing key or a body that fails verification exits 1 and writes nothing.
+
+KEY is a result's evidence.key or evidence.receipt_key (relative to
+--s3-prefix), the full object key, or s3://bucket/object-key.
+Credentials come from the standard AWS environment (AWS_ACCESS_KEY_ID,
+AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...).
+
+Examples:
+  durable-browser evidence get --dev -o shot.png demo/demo-1/3-screenshot-0a1b2c3d4e5f.png
+  durable-browser evidence get --dev --receipt demo/demo-1/3-screenshot-0a1b2c3d4e5f.png
+  durable-browser evidence get --s3-bucket my-evidence s3://my-evidence/evidence/wf/tag/4-browser_read-0a1b2c3d4e5f.md
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	key, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if g.dev {
+		devDefaults(&g.s3, fs)
+	}
+	var objectKey bool
+	if strings.HasPrefix(key, "s3://") {
+		bucket, k, err := parseS3URL(key)
+		if err != nil {
+			return err
+		}
+		if g.s3.Bucket != "" && g.s3.Bucket != bucket {
+			return &config.Error{Flag: "s3-bucket", Problem: fmt.Sprintf("%q differs from the bucket in %s", g.s3.Bucket, key), Fix: "drop --s3-bucket or give a key in that bucket"}
+		}
+		g.s3.Bucket, key, objectKey = bucket, k, true
+	}
+	if err := config.ValidateS3(g.s3); err != nil {
+		return err
+	}
+	if g.timeout <= 0 {
+		return &config.Error{Flag: "timeout", Problem: "must be positive", Fix: "e.g. 2m"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+
+	body, rec, err := getEvidence(ctx, env, g, key, objectKey)
+	if err != nil {
+		return err
+	}
+	out := body
+	if g.receipt {
+		if rec == nil {
+			return fmt.Errorf("%s has no receipt beside it (its filing was interrupted before the receipt was written); the body itself verified: fetch it without --receipt", key)
+		}
+		if out, err = json.MarshalIndent(rec, "", "  "); err != nil {
+			return err
+		}
+		out = append(out, '\n')
+	}
+	if g.out == "" {
+		_, err := env.stdout.Write(out)
+		return err
+	}
+	return writeFileAtomic(g.out, out)
+}
+
+// getEvidence reads key and verifies it. A filed key relative to the prefix
+// has three segments (<workflow id>/<session tag>/<name>) and receipts name
+// their body that way, so a longer key, or an s3:// object key, is split into
+// the prefix it was filed under and that relative key.
+func getEvidence(ctx context.Context, env *cliEnv, g evidenceGet, key string, objectKey bool) ([]byte, *evidence.Receipt, error) {
+	prefix := strings.Trim(g.s3.Prefix, "/")
+	if segs := strings.Split(key, "/"); len(segs) > 3 {
+		prefix, key = strings.Join(segs[:len(segs)-3], "/"), strings.Join(segs[len(segs)-3:], "/")
+	} else if objectKey {
+		prefix = ""
+	}
+	o := evidence.S3Options{Bucket: g.s3.Bucket, Prefix: prefix, Endpoint: g.s3.Endpoint, PathStyle: g.s3.PathStyle, Region: g.s3.Region}
+	if g.dev && env.getenv("AWS_ACCESS_KEY_ID") == "" {
+		o.AccessKey, o.SecretKey = devstack.DefaultS3AccessKey, devstack.DefaultS3SecretKey
+	}
+	store, err := evidence.NewS3(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, rec, err := evidence.GetVerified(ctx, store, key)
+	switch {
+	case errors.Is(err, evidence.ErrNotFound):
+		return nil, nil, fmt.Errorf("no evidence at s3://%s/%s: use a result's evidence.key, and check --s3-bucket and --s3-prefix", g.s3.Bucket, store.ObjectKey(key))
+	case errors.Is(err, evidence.ErrHashMismatch):
+		return nil, nil, fmt.Errorf("refusing %s: %w", key, err)
+	case err != nil:
+		return nil, nil, err
+	}
+	return body, rec, nil
+}
+
+// parseInterspersed parses flags given before or after the one positional
+// argument, as `evidence get KEY -o FILE` reads naturally.
+func parseInterspersed(fs *config.Set, args []string) (string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return "", fmt.Errorf("want exactly one KEY, got %d arguments", len(pos))
+	}
+	return pos[0], nil
+}
+
+// devDefaults points an unset S3 configuration at `durable-browser dev`'s
+// loopback server.
+func devDefaults(c *config.S3, fs *config.Set) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if c.Bucket == "" {
+		c.Bucket = devstack.DefaultS3Bucket
+	}
+	if c.Endpoint == "" {
+		c.Endpoint = "http://127.0.0.1:7070"
+	}
+	if !set["s3-path-style"] {
+		c.PathStyle = true
+	}
+	if c.Region == "" {
+		c.Region = "us-east-1"
+	}
+}
+
+// parseS3URL splits s3://bucket/key.
+func parseS3URL(s string) (bucket, key string, err error) {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || strings.TrimPrefix(u.Path, "/") == "" {
+		return "", "", fmt.Errorf("%q is not s3://bucket/key", s)
+	}
+	return u.Host, strings.TrimPrefix(u.Path, "/"), nil
+}
+
+// writeFileAtomic writes b to path through a temporary file in the same
+// directory, so a reader never sees a partial body.
+func writeFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("-o %s: %w", path, werr)
+	}
+	return nil
+}

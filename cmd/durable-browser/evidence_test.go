@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/durable-browser/durable-browser/internal/devstack"
+	"github.com/durable-browser/durable-browser/internal/evidence"
+)
+
+// runCLI runs one command line in-process with the given environment.
+func runCLI(t *testing.T, envv map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := &cliEnv{stdout: &out, stderr: &errb, getenv: func(k string) string { return envv[k] }}
+	code = run(context.Background(), env, args)
+	return code, out.String(), errb.String()
+}
+
+func TestEvidenceGetRefusals(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no verb", []string{"evidence"}, 2, "evidence get"},
+		{"unknown verb", []string{"evidence", "put", "k"}, 1, `unknown evidence verb "put"`},
+		{"help", []string{"evidence", "get", "--help"}, 0, "--receipt"},
+		{"no key", []string{"evidence", "get", "--s3-bucket", "b"}, 1, "want exactly one KEY"},
+		{"two keys", []string{"evidence", "get", "--s3-bucket", "b", "k1", "k2"}, 1, "want exactly one KEY"},
+		{"no bucket", []string{"evidence", "get", "k"}, 1, "--s3-bucket (DURABLE_BROWSER_S3_BUCKET): no evidence bucket"},
+		{"bad endpoint", []string{"evidence", "get", "--s3-bucket", "b", "--s3-endpoint", "127.0.0.1:1", "k"}, 1, "--s3-endpoint"},
+		{"bucket disagrees", []string{"evidence", "get", "--s3-bucket", "b", "s3://other/k"}, 1, "differs from the bucket"},
+		{"bad s3 url", []string{"evidence", "get", "s3://only-bucket"}, 1, "is not s3://bucket/key"},
+		{"bad timeout", []string{"evidence", "get", "--s3-bucket", "b", "--timeout", "0s", "k"}, 1, "--timeout"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, nil, c.args...)
+			if code != c.code || !strings.Contains(stderr, c.want) {
+				t.Fatalf("exit %d (want %d), stderr:\n%s\nwant it to contain %q", code, c.code, stderr, c.want)
+			}
+		})
+	}
+}
+
+func TestParseS3URL(t *testing.T) {
+	cases := []struct {
+		in, bucket, key string
+		ok              bool
+	}{
+		{"s3://b/k", "b", "k", true},
+		{"s3://b/evidence/wf/tag/1-screenshot-0123456789ab.png", "b", "evidence/wf/tag/1-screenshot-0123456789ab.png", true},
+		{"s3://b", "", "", false},
+		{"s3://b/", "", "", false},
+		{"s3:///k", "", "", false},
+	}
+	for _, c := range cases {
+		b, k, err := parseS3URL(c.in)
+		if (err == nil) != c.ok || b != c.bucket || k != c.key {
+			t.Errorf("parseS3URL(%q) = %q, %q, %v", c.in, b, k, err)
+		}
+	}
+}
+
+func FuzzParseS3URL(f *testing.F) {
+	for _, s := range []string{"s3://b/k", "s3://b", "s3://b/a/../c", "s3://%zz/k", "s3://b/k?x=1#y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, k, err := parseS3URL(s)
+		if err == nil && (b == "" || k == "" || strings.HasPrefix(k, "/")) {
+			t.Fatalf("parseS3URL(%q) accepted bucket %q key %q", s, b, k)
+		}
+	})
+}
+
+// TestEvidenceGet files a body beside its receipt on a real loopback S3
+// server and reads it back through the verb in every key spelling.
+func TestEvidenceGet(t *testing.T) {
+	if _, err := devstack.FindVersitygw(""); err != nil {
+		t.Skipf("versitygw not installed: run `make tools` or `%s`", devstack.VersitygwInstall)
+	}
+	ctx := context.Background()
+	port, err := devstack.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := devstack.StartS3(ctx, devstack.S3Options{Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: t.TempDir(), Bucket: "evb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	store, err := evidence.NewS3(ctx, evidence.S3Options{
+		Bucket: "evb", Prefix: "pre", Endpoint: srv.Endpoint(), PathStyle: true, Region: "us-east-1",
+		AccessKey: srv.AccessKey(), SecretKey: srv.SecretKey(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte("# Filed page\n\nhello from the evidence test\n")
+	cc, err := evidence.File(ctx, store, evidence.Filing{
+		WorkflowID: "wf-1", SessionTag: "wf-1-1", CallID: "7", Tool: "browser_read", Ext: "md",
+		ContentType: "text/markdown", Body: body,
+		Receipt: evidence.Receipt{Status: "ok", FinalURL: "http://127.0.0.1/page", Title: "Page", Time: time.Unix(1700000000, 0)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The AWS SDK reads its credentials from the process environment.
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey())
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey())
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	awsEnv := map[string]string{
+		"AWS_ACCESS_KEY_ID": srv.AccessKey(), "AWS_SECRET_ACCESS_KEY": srv.SecretKey(),
+		// Flags also come from the environment.
+		"DURABLE_BROWSER_S3_ENDPOINT": srv.Endpoint(),
+	}
+	s3flags := []string{"--s3-bucket", "evb", "--s3-prefix", "pre", "--s3-path-style", "--s3-region", "us-east-1"}
+	get := func(extra ...string) (int, string, string) {
+		return runCLI(t, awsEnv, append(append([]string{"evidence", "get"}, s3flags...), extra...)...)
+	}
+
+	for _, key := range []string{cc.Key, cc.ReceiptKey, "pre/" + cc.Key} {
+		code, out, stderr := get(key)
+		if code != 0 || out != string(body) {
+			t.Fatalf("get %s: exit %d, stdout %q, stderr %s", key, code, out, stderr)
+		}
+	}
+	code, out, stderr := runCLI(t, awsEnv, "evidence", "get", "--s3-path-style", "--s3-region", "us-east-1", "s3://evb/pre/"+cc.Key)
+	if code != 0 || out != string(body) {
+		t.Fatalf("get s3:// URL: exit %d, stdout %q, stderr %s", code, out, stderr)
+	}
+
+	// Flags after the key, and -o.
+	file := filepath.Join(t.TempDir(), "body.md")
+	if code, _, stderr := get(cc.Key, "-o", file); code != 0 {
+		t.Fatalf("get -o: exit %d: %s", code, stderr)
+	}
+	if got, err := os.ReadFile(file); err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("-o file holds %q, %v", got, err)
+	}
+
+	code, out, stderr = get("--receipt", cc.Key)
+	if code != 0 {
+		t.Fatalf("--receipt: exit %d: %s", code, stderr)
+	}
+	var r evidence.Receipt
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("--receipt printed %q: %v", out, err)
+	}
+	if r.SHA256 != evidence.SHA256Hex(body) || r.BodyKey != cc.Key || r.Tool != "browser_read" || r.Title != "Page" {
+		t.Fatalf("receipt: %+v", r)
+	}
+
+	// Missing: exit 1, naming the key and the flags to check.
+	code, out, stderr = get("wf-1/wf-1-1/8-browser_read-0123456789ab.md")
+	if code != 1 || out != "" || !strings.Contains(stderr, "no evidence at s3://evb/pre/wf-1/wf-1-1/8-browser_read") || !strings.Contains(stderr, "--s3-prefix") {
+		t.Fatalf("missing key: exit %d, stdout %q, stderr %s", code, out, stderr)
+	}
+
+	// Tampered: the object replaced with other bytes (its recorded hash
+	// carried along) is refused, and -o is not written.
+	_, err = srv.Client().PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String("evb"), Key: aws.String("pre/" + cc.Key), Body: bytes.NewReader([]byte("forged")),
+		Metadata: map[string]string{"sha256": evidence.SHA256Hex([]byte("forged"))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file2 := filepath.Join(t.TempDir(), "forged.md")
+	code, out, stderr = get("-o", file2, cc.Key)
+	if code != 1 || out != "" || !strings.Contains(stderr, "fails verification") && !strings.Contains(stderr, "refusing") {
+		t.Fatalf("tampered: exit %d, stdout %q, stderr %s", code, out, stderr)
+	}
+	if _, err := os.Stat(file2); !os.IsNotExist(err) {
+		t.Fatalf("-o written for a tampered body: %v", err)
+	}
+}

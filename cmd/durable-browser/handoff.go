@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+const handoffUsage = `Usage:
+  durable-browser handoff list [flags]
+  durable-browser handoff done   <session-workflow-id> <request-id> [--note text] [--by name]
+  durable-browser handoff cancel <session-workflow-id> <request-id> [--note text] [--by name]
+
+A handoff is a step the agent asked a person to do in its browser (a check
+only a person can pass, a sign-in). The person was notified through the
+worker's handoff port (log or webhook) with the instruction and a way to
+reach the browser. While it waits, every other call of that session answers
+waiting_for_human.
+
+  list    running sessions waiting for a person: session workflow id, request
+          id, instruction, age (and expiry with --json)
+  done    the step is done: the agent takes a snapshot and checks its
+          completion condition
+  cancel  the person will not do it; the agent learns "cancelled"
+
+The same with the Temporal CLI:
+  temporal workflow list --query "WorkflowType = 'BrowserSession' AND BrowserState = 'waiting_for_human'"
+  temporal workflow query --workflow-id <session-workflow-id> --type state
+  temporal workflow signal --workflow-id <session-workflow-id> --name handoff \
+    --input '{"request_id":"<request-id>","outcome":"done","note":"...","by":"..."}'
+(outcome "cancelled" to cancel). In the Temporal UI: open the workflow, "Send
+a Signal", name handoff, the same JSON input.
+
+Flags:
+`
+
+func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
+	fs := config.NewSet("handoff", env.getenv)
+	fs.SetOutput(env.stderr)
+	var (
+		o            opsFlags
+		note, byName string
+		asJSON, scan bool
+		limit        int
+	)
+	bindOps(fs, &o)
+	fs.String(&note, "note", "", "done/cancel: a note for the agent (it sees it in the handoff result)")
+	fs.String(&byName, "by", "", "done/cancel: who answers (default $USER)")
+	fs.Bool(&asJSON, "json", false, "list: print JSON")
+	fs.Bool(&scan, "scan", false, "list: query every running session, not only those whose BrowserState says waiting_for_human (for sessions started without search attributes)")
+	fs.Int(&limit, "limit", 200, "list: look at most at this many sessions")
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, handoffUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		fs.Usage()
+		return fmt.Errorf("want a subcommand: list, done or cancel")
+	}
+	switch pos[0] {
+	case "list":
+		if len(pos) != 1 {
+			return fmt.Errorf("handoff list takes no arguments, got %q", pos[1:])
+		}
+		ctx, cancel, c, err := o.dial(ctx, env)
+		if err != nil {
+			return err
+		}
+		defer cancel()
+		defer c.Close()
+		states, err := o.runningStates(ctx, env, c, workflows.StateWaitingForHuman, scan, limit)
+		if err != nil {
+			return err
+		}
+		type row struct {
+			WorkflowID  string    `json:"workflow_id"`
+			RequestID   string    `json:"request_id"`
+			Instruction string    `json:"instruction"`
+			RequestedAt time.Time `json:"requested_at"`
+			ExpiresAt   time.Time `json:"expires_at"`
+			Tag         string    `json:"tag,omitempty"`
+		}
+		rows := []row{}
+		for _, st := range states {
+			p := st.PendingHandoff
+			if p == nil || p.Answer != nil {
+				continue
+			}
+			rows = append(rows, row{WorkflowID: st.WorkflowID, RequestID: p.RequestID, Instruction: p.Instruction,
+				RequestedAt: p.RequestedAt, ExpiresAt: p.ExpiresAt, Tag: st.Tag})
+		}
+		if asJSON {
+			return printJSON(env.stdout, rows)
+		}
+		now := time.Now()
+		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SESSION WORKFLOW ID\tREQUEST ID\tAGE\tINSTRUCTION")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneLine(r.Instruction, 100))
+		}
+		return tw.Flush()
+	case "done", "cancel":
+		if len(pos) != 3 {
+			fs.Usage()
+			return fmt.Errorf("want handoff %s <session-workflow-id> <request-id>, got %d arguments", pos[0], len(pos)-1)
+		}
+		outcome := workflows.OutcomeDone
+		if pos[0] == "cancel" {
+			outcome = workflows.OutcomeCancelled
+		}
+		wfID, reqID := pos[1], pos[2]
+		ctx, cancel, c, err := o.dial(ctx, env)
+		if err != nil {
+			return err
+		}
+		defer cancel()
+		defer c.Close()
+		// The workflow ignores a signal for a request that is not pending;
+		// check first so the person hears it instead.
+		st, err := o.queryState(ctx, c, wfID)
+		switch {
+		case err != nil:
+			fmt.Fprintf(env.stderr, "warning: %v; sending the signal anyway (the session reads it once a worker runs)\n", err)
+		case st.PendingHandoff == nil || st.PendingHandoff.RequestID != reqID:
+			pending := "no handoff is pending"
+			if st.PendingHandoff != nil {
+				pending = "the pending handoff is " + st.PendingHandoff.RequestID
+			}
+			return fmt.Errorf("session %s is not waiting on handoff %s (%s); list pending ones with `durable-browser handoff list`", wfID, reqID, pending)
+		case st.PendingHandoff.Answer != nil:
+			return fmt.Errorf("handoff %s of session %s was already answered %s by %q", reqID, wfID, st.PendingHandoff.Answer.Outcome, st.PendingHandoff.Answer.By)
+		}
+		sig := workflows.HandoffSignal{RequestID: reqID, Outcome: outcome, Note: note, By: by(env, byName)}
+		if err := c.SignalWorkflow(ctx, wfID, "", workflows.SignalHandoff, sig); err != nil {
+			return fmt.Errorf("signalling session %s: %w", wfID, err)
+		}
+		fmt.Fprintf(env.stdout, "handoff %s of session %s answered %s\n", reqID, wfID, outcome)
+		return nil
+	default:
+		fs.Usage()
+		return fmt.Errorf("unknown subcommand %q: want list, done or cancel", pos[0])
+	}
+}
+
+// parseInterleaved parses flags that may come before, between or after the
+// positional arguments, and returns the positionals. "--" ends the flags.
+func parseInterleaved(fs *config.Set, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// flag stops at "--" (consumed) or the first non-flag.
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// oneLine flattens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	r := []rune(s)
+	for i, c := range r {
+		if c == '\n' || c == '\r' || c == '\t' {
+			r[i] = ' '
+		}
+	}
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return string(r)
+}

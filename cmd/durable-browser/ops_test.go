@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/internal/config"
+)
+
+func opsCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	env := &cliEnv{stdout: &o, stderr: &e, getenv: func(string) string { return "" }}
+	code = run(context.Background(), env, args)
+	return o.String(), e.String(), code
+}
+
+func TestToolsFormats(t *testing.T) {
+	n := len(activities.Definitions())
+	for _, tc := range []struct {
+		format string
+		key    string // a key every entry has
+	}{
+		{"neutral", "class"},
+		{"openai", "function"},
+		{"anthropic", "input_schema"},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			out, errOut, code := opsCLI(t, "tools", "--format", tc.format)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var got []map[string]any
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, out)
+			}
+			if len(got) != n {
+				t.Fatalf("%d tools, want %d", len(got), n)
+			}
+			for _, g := range got {
+				if _, ok := g[tc.key]; !ok {
+					t.Fatalf("entry without %q: %v", tc.key, g)
+				}
+			}
+		})
+	}
+}
+
+// Every operator verb refuses bad input with exit 1 and a message naming the
+// fix, before it dials anything; --help exits 0 and shows the raw Temporal CLI.
+func TestOperatorVerbsRefuse(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{[]string{"tools", "--format", "xml"}, 1, "use neutral, openai or anthropic"},
+		{[]string{"tools", "extra"}, 1, "takes no arguments"},
+		{[]string{"sessions", "extra"}, 1, "takes no arguments"},
+		{[]string{"sessions", "--limit", "0"}, 1, "--limit"},
+		{[]string{"handoff"}, 1, "want a subcommand"},
+		{[]string{"handoff", "finish", "a", "b"}, 1, `unknown subcommand "finish"`},
+		{[]string{"handoff", "done", "wf"}, 1, "want handoff done <session-workflow-id> <request-id>"},
+		{[]string{"handoff", "list", "x"}, 1, "takes no arguments"},
+		{[]string{"approvals"}, 1, "want a subcommand"},
+		{[]string{"approvals", "approve", "wf"}, 1, "want approvals approve <session-workflow-id> <hold-id>"},
+		{[]string{"approvals", "ok", "wf", "h"}, 1, `unknown subcommand "ok"`},
+		{[]string{"approvals", "list", "--address", "nohost"}, 1, "--address"},
+		{[]string{"sessions", "--help"}, 0, "temporal workflow query --workflow-id <session-workflow-id> --type state"},
+		{[]string{"handoff", "--help"}, 0, "temporal workflow signal --workflow-id <session-workflow-id> --name handoff"},
+		{[]string{"approvals", "--help"}, 0, "temporal workflow signal --workflow-id <session-workflow-id> --name approval"},
+		{[]string{"tools", "--help"}, 0, "--format"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, errOut, code := opsCLI(t, tc.args...)
+			if code != tc.code || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("exit %d (want %d), stderr lacks %q:\n%s", code, tc.code, tc.want, errOut)
+			}
+		})
+	}
+}
+
+func TestParseInterleaved(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		pos       []string
+		note, by_ string
+	}{
+		{[]string{"done", "wf", "h-1"}, []string{"done", "wf", "h-1"}, "", ""},
+		{[]string{"done", "wf", "h-1", "--note", "ok", "--by", "ann"}, []string{"done", "wf", "h-1"}, "ok", "ann"},
+		{[]string{"--by", "ann", "done", "wf", "--note=x y", "h-1"}, []string{"done", "wf", "h-1"}, "x y", "ann"},
+		{[]string{"done", "--", "wf", "--note"}, []string{"done", "wf", "--note"}, "", ""},
+		{nil, nil, "", ""},
+	} {
+		fs := config.NewSet("t", func(string) string { return "" })
+		var note, by string
+		fs.String(&note, "note", "", "")
+		fs.String(&by, "by", "", "")
+		pos, err := parseInterleaved(fs, tc.args)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if !reflect.DeepEqual(pos, tc.pos) || note != tc.note || by != tc.by_ {
+			t.Fatalf("%q: got %q note %q by %q", tc.args, pos, note, by)
+		}
+	}
+}
+
+func FuzzParseInterleaved(f *testing.F) {
+	f.Add("done wf h-1 --note ok")
+	f.Add("-- --by x")
+	f.Add("--note")
+	f.Fuzz(func(t *testing.T, line string) {
+		fs := config.NewSet("t", func(string) string { return "" })
+		fs.SetOutput(&bytes.Buffer{})
+		var note string
+		fs.String(&note, "note", "", "")
+		args := strings.Fields(line)
+		pos, err := parseInterleaved(fs, args)
+		if err == nil && len(pos) > len(args) {
+			t.Fatalf("more positionals than arguments: %q -> %q", args, pos)
+		}
+	})
+}

@@ -1,0 +1,324 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rs/zerolog"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+// opsFlags are the flags every operator verb that talks to Temporal shares.
+type opsFlags struct {
+	t            config.Temporal
+	logLevel     string
+	timeout      time.Duration
+	queryTimeout time.Duration
+}
+
+func bindOps(fs *config.Set, o *opsFlags) {
+	config.BindTemporal(fs, &o.t)
+	fs.String(&o.logLevel, "log-level", "warn", "trace, debug, info, warn or error")
+	fs.Duration(&o.timeout, "timeout", 30*time.Second, "give up after this long")
+	fs.Duration(&o.queryTimeout, "query-timeout", 5*time.Second, "how long one session's state query may take (a session answers only while a worker polls its queue)")
+}
+
+// dial validates the flags and connects; the returned context carries --timeout.
+func (o *opsFlags) dial(ctx context.Context, env *cliEnv) (context.Context, context.CancelFunc, client.Client, error) {
+	if err := config.ValidateTemporal(o.t); err != nil {
+		return nil, nil, nil, err
+	}
+	lvl, err := logging.ParseLevel(o.logLevel)
+	if err != nil {
+		return nil, nil, nil, &config.Error{Flag: "log-level", Problem: err.Error()}
+	}
+	if o.timeout <= 0 {
+		return nil, nil, nil, &config.Error{Flag: "timeout", Problem: "must be positive", Fix: "e.g. 30s"}
+	}
+	if o.queryTimeout <= 0 {
+		return nil, nil, nil, &config.Error{Flag: "query-timeout", Problem: "must be positive", Fix: "e.g. 5s"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	c, err := dialTemporal(ctx, o.t, zerolog.New(env.stderr).Level(lvl))
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return ctx, cancel, c, nil
+}
+
+// queryState asks one session for its state, bounded by --query-timeout.
+func (o *opsFlags) queryState(ctx context.Context, c client.Client, workflowID string) (*workflows.SessionState, error) {
+	qctx, cancel := context.WithTimeout(ctx, o.queryTimeout)
+	defer cancel()
+	st, err := workflows.State(qctx, c, workflowID)
+	if err != nil {
+		if qctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("session %s did not answer its state query within %s: is a worker running? (raise --query-timeout)", workflowID, o.queryTimeout)
+		}
+		return nil, fmt.Errorf("querying session %s: %w", workflowID, err)
+	}
+	return st, nil
+}
+
+// sessionQuery is the visibility query for BrowserSession workflows.
+func sessionQuery(all bool, extra string) string {
+	q := fmt.Sprintf("WorkflowType = '%s'", workflows.WorkflowBrowserSession)
+	if !all {
+		q += " AND ExecutionStatus = 'Running'"
+	}
+	if extra != "" {
+		q += " AND " + extra
+	}
+	return q
+}
+
+// listSessions pages through the visibility store, at most limit executions.
+func listSessions(ctx context.Context, c client.Client, ns, query string, limit int) ([]*execution, error) {
+	var out []*execution
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: ns, Query: query, PageSize: int32(min(limit, 1000)), NextPageToken: token,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing BrowserSession workflows (%s): %w", query, err)
+		}
+		for _, e := range resp.GetExecutions() {
+			out = append(out, &execution{
+				ID:     e.GetExecution().GetWorkflowId(),
+				RunID:  e.GetExecution().GetRunId(),
+				Status: e.GetStatus(),
+				Start:  e.GetStartTime().AsTime(),
+				Attrs:  keywords(e.GetSearchAttributes()),
+			})
+			if len(out) >= limit {
+				return out, nil
+			}
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			return out, nil
+		}
+	}
+}
+
+// execution is what the list needs of one execution.
+type execution struct {
+	ID, RunID string
+	Status    enumspb.WorkflowExecutionStatus
+	Start     time.Time
+	Attrs     map[string]string
+}
+
+// keywords decodes the session's Keyword search attributes; others are skipped.
+func keywords(sa *commonpb.SearchAttributes) map[string]string {
+	out := map[string]string{}
+	dc := converter.GetDefaultDataConverter()
+	for _, name := range []string{workflows.SearchAttrTag, workflows.SearchAttrProvider, workflows.SearchAttrState} {
+		p, ok := sa.GetIndexedFields()[name]
+		if !ok {
+			continue
+		}
+		var v string
+		if dc.FromPayload(p, &v) == nil {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+func statusName(s enumspb.WorkflowExecutionStatus) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+}
+
+// sessionRow is one line of `durable-browser sessions`.
+type sessionRow struct {
+	WorkflowID     string                    `json:"workflow_id"`
+	RunID          string                    `json:"run_id"`
+	Status         string                    `json:"status"`
+	Tag            string                    `json:"tag,omitempty"`
+	Provider       string                    `json:"provider,omitempty"`
+	State          string                    `json:"state,omitempty"`
+	URL            string                    `json:"url,omitempty"`
+	Title          string                    `json:"title,omitempty"`
+	StartedAt      time.Time                 `json:"started_at"`
+	Calls          int                       `json:"calls,omitempty"`
+	PendingHandoff *workflows.PendingHandoff `json:"pending_handoff,omitempty"`
+	Holds          []workflows.Hold          `json:"holds,omitempty"`
+	// QueryError says why the row holds only search attributes.
+	QueryError string `json:"query_error,omitempty"`
+}
+
+func runSessions(ctx context.Context, env *cliEnv, args []string) error {
+	fs := config.NewSet("sessions", env.getenv)
+	fs.SetOutput(env.stderr)
+	var (
+		o           opsFlags
+		all, asJSON bool
+		limit       int
+	)
+	bindOps(fs, &o)
+	fs.Bool(&all, "all", false, "include sessions that have ended (shown from their search attributes)")
+	fs.Bool(&asJSON, "json", false, "print a JSON array instead of a table")
+	fs.Int(&limit, "limit", 200, "list at most this many sessions")
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, `Usage: durable-browser sessions [flags]
+
+Lists BrowserSession workflows (running ones unless --all) and asks each
+running one for its state: workflow id, session tag, provider, state (live,
+waiting_for_human, held, released) and the page's URL.
+
+The same with the Temporal CLI:
+  temporal workflow list --query "WorkflowType = 'BrowserSession' AND ExecutionStatus = 'Running'"
+  temporal workflow list --query "BrowserState = 'waiting_for_human'"
+  temporal workflow query --workflow-id <session-workflow-id> --type state
+In the Temporal UI, filter workflows with the same query; the BrowserSessionTag,
+BrowserProvider and BrowserState search attributes are shown per workflow.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return fmt.Errorf("sessions takes no arguments, got %q", fs.Args())
+	}
+	if limit <= 0 {
+		return &config.Error{Flag: "limit", Problem: "must be positive"}
+	}
+	ctx, cancel, c, err := o.dial(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	defer c.Close()
+	execs, err := listSessions(ctx, c, o.t.Namespace, sessionQuery(all, ""), limit)
+	if err != nil {
+		return err
+	}
+	rows := make([]sessionRow, 0, len(execs))
+	for _, e := range execs {
+		r := sessionRow{WorkflowID: e.ID, RunID: e.RunID, Status: statusName(e.Status), StartedAt: e.Start,
+			Tag: e.Attrs[workflows.SearchAttrTag], Provider: e.Attrs[workflows.SearchAttrProvider], State: e.Attrs[workflows.SearchAttrState]}
+		if e.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			st, err := o.queryState(ctx, c, e.ID)
+			if err != nil {
+				r.QueryError = err.Error()
+			} else {
+				r.Tag, r.Provider, r.State, r.URL, r.Title = st.Tag, st.Provider, st.State, st.URL, st.Title
+				r.Calls, r.PendingHandoff, r.Holds = st.Calls, st.PendingHandoff, st.Holds
+			}
+		}
+		rows = append(rows, r)
+	}
+	if asJSON {
+		return printJSON(env.stdout, rows)
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKFLOW ID\tTAG\tPROVIDER\tSTATE\tURL")
+	for _, r := range rows {
+		state := orDash(r.State)
+		if r.Status != "running" {
+			state = r.Status
+			if r.State != "" {
+				state += " (" + r.State + ")"
+			}
+		}
+		if r.QueryError != "" {
+			state += " (no answer)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, orDash(r.Tag), orDash(r.Provider), state, orDash(r.URL))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.QueryError != "" {
+			fmt.Fprintln(env.stderr, "warning:", r.QueryError)
+		}
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func printJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}
+
+// age renders how long ago t was, to the second.
+func age(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return now.Sub(t).Truncate(time.Second).String()
+}
+
+// runningStates lists running sessions and their states. With scan it
+// queries every running session; otherwise only those whose BrowserState
+// search attribute is state, falling back to a scan when the namespace does
+// not know that attribute.
+func (o *opsFlags) runningStates(ctx context.Context, env *cliEnv, c client.Client, state string, scan bool, limit int) ([]*workflows.SessionState, error) {
+	var execs []*execution
+	var err error
+	if !scan {
+		execs, err = listSessions(ctx, c, o.t.Namespace, sessionQuery(false, fmt.Sprintf("%s = '%s'", workflows.SearchAttrState, state)), limit)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "warning: %v; querying every running session instead (register the search attributes: docs/operations.md)\n", err)
+			scan = true
+		}
+	}
+	if scan {
+		if execs, err = listSessions(ctx, c, o.t.Namespace, sessionQuery(false, ""), limit); err != nil {
+			return nil, err
+		}
+	}
+	var out []*workflows.SessionState
+	for _, e := range execs {
+		st, err := o.queryState(ctx, c, e.ID)
+		if err != nil {
+			fmt.Fprintln(env.stderr, "warning:", err)
+			continue
+		}
+		if st.WorkflowID == "" {
+			st.WorkflowID = e.ID
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// by is who answers: --by, else the login name.
+func by(env *cliEnv, flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	return env.getenv("USER")
+}

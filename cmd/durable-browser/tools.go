@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/internal/config"
+)
+
+func runTools(_ context.Context, env *cliEnv, args []string) error {
+	fs := config.NewSet("tools", env.getenv)
+	fs.SetOutput(env.stderr)
+	var format string
+	fs.String(&format, "format", "neutral", "neutral (name, description, schema, replay class, activity), openai or anthropic")
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, `Usage: durable-browser tools [--format neutral|openai|anthropic]
+
+Prints the tool definitions as JSON, ready to hand to a model:
+  neutral    [{name, description, schema, class, activity}]: the contract itself
+  openai     [{type: "function", function: {name, description, parameters}}]
+  anthropic  [{name, description, input_schema}]
+A model's tool call goes to a session with `+"`durable-browser call`"+` or workflows.CallTool.
+Needs no Temporal.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return fmt.Errorf("tools takes no arguments, got %q", fs.Args())
+	}
+	defs := activities.Definitions()
+	var raw []byte
+	switch format {
+	case "neutral":
+		b, err := json.Marshal(defs)
+		if err != nil {
+			return err
+		}
+		raw = b
+	case "openai":
+		raw = activities.OpenAITools(defs)
+	case "anthropic":
+		raw = activities.AnthropicTools(defs)
+	default:
+		return &config.Error{Flag: "format", Problem: fmt.Sprintf("%q is not a format", format), Fix: "use neutral, openai or anthropic"}
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err := env.stdout.Write(out.Bytes())
+	return err
+}

@@ -1,0 +1,141 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/test/harness"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+func slowSubmissions() int {
+	n := 0
+	for _, s := range env.Demo.Submissions() {
+		if s.Path == "/slow-submit" {
+			n++
+		}
+	}
+	return n
+}
+
+// A worker killed with SIGKILL in the middle of a run that submits a form:
+// the call answers effect_unknown, the identical call is refused once, and
+// the site counts exactly the submissions that were really sent.
+func TestWorkerKilledMidRun(t *testing.T) {
+	p := env.StartWorkerProcess(t, harness.ProcessOptions{})
+	s := newSession(t, workflows.SessionConfig{})
+	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/slow-form.html"}), nil)
+	var snap activities.SnapshotResult
+	s.must("snapshot", map[string]any{}, &snap)
+	item := refFor(t, snap.Text, `textbox "Item"`)
+	button := refFor(t, snap.Text, `button "Place order"`)
+	st, err := workflows.State(context.Background(), env.Client, s.id)
+	if err != nil || st.HostQueue != p.HostQueue() {
+		t.Fatalf("session should live on the worker process: state %+v err %v, process queue %s", st, err, p.HostQueue())
+	}
+
+	// A second worker (in this process) keeps serving workflow tasks after the
+	// kill, as the rest of a fleet would; the session stays on the process.
+	env.StartWorker(t, harness.WorkerOptions{})
+
+	before := slowSubmissions()
+	batch := actions(
+		map[string]any{"op": "fill", "id": item, "value": "one lamp"},
+		map[string]any{"op": "click", "id": button},
+		map[string]any{"op": "wait", "text": "Order placed"},
+	)
+	raw, _ := json.Marshal(batch)
+	answer := make(chan json.RawMessage, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		out, err := workflows.Call(ctx, env.Client, s.id, workflows.ToolCall{Name: "run", Args: raw}, workflows.CallOptions{Config: s.cfg})
+		if err != nil {
+			out, _ = json.Marshal(map[string]string{"error": err.Error()})
+		}
+		answer <- out
+	}()
+	harness.Eventually(t, 60*time.Second, func() bool { return slowSubmissions() == before+1 }, "the order never arrived")
+	p.Kill()
+
+	var f activities.Failure
+	select {
+	case out := <-answer:
+		if err := json.Unmarshal(out, &f); err != nil || f.Code != activities.CodeEffectUnknown {
+			t.Fatalf("want effect_unknown, got %s", out)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the interrupted run never answered")
+	}
+	if f.Effect != activities.EffectPossiblyEffected || f.Retryable {
+		t.Fatalf("effect_unknown should say possibly_effected and not retryable: %+v", f)
+	}
+	if f.LastURL == "" {
+		t.Fatalf("effect_unknown should carry the last known URL: %+v", f)
+	}
+
+	// The identical call is refused once, without running.
+	again := s.failure("run", batch)
+	if again.Code != activities.CodeEffectUnknown {
+		t.Fatalf("the identical call should be refused with effect_unknown, got %+v", again)
+	}
+	// The next identical call would run, but the browser died with its
+	// worker, so it answers session_replaced instead of sending anything.
+	third := s.failure("run", batch)
+	if third.Code != activities.CodeSessionReplaced {
+		t.Fatalf("after the host died the call should answer session_replaced, got %+v", third)
+	}
+	if n := slowSubmissions() - before; n != 1 {
+		t.Fatalf("the site should count exactly the one order really sent, counted %d", n)
+	}
+	harness.KillUnder(p.ProfileRoot)
+}
+
+// Two worker processes share sessions by host queue; killing one ends only
+// its sessions, and the survivor reaps the browsers the dead one left.
+func TestTwoWorkersShareByHostQueue(t *testing.T) {
+	root := filepath.Join(env.Dir, "shared-"+t.Name())
+	a := env.StartWorkerProcess(t, harness.ProcessOptions{ProfileRoot: root, ReapInterval: 2 * time.Second})
+	b := env.StartWorkerProcess(t, harness.ProcessOptions{ProfileRoot: root, ReapInterval: 2 * time.Second})
+	onA, onB := map[*session]string{}, map[*session]string{}
+	for i := 0; i < 10 && (len(onA) == 0 || len(onB) == 0); i++ {
+		s := newSession(t, workflows.SessionConfig{})
+		s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
+		st, err := workflows.State(context.Background(), env.Client, s.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch st.HostQueue {
+		case a.HostQueue():
+			onA[s] = st.Tag
+		case b.HostQueue():
+			onB[s] = st.Tag
+		default:
+			t.Fatalf("session on unknown queue %q", st.HostQueue)
+		}
+	}
+	if len(onA) == 0 || len(onB) == 0 {
+		t.Skip("the shared queue gave every session to one worker; nothing to compare")
+	}
+	a.Kill()
+	for s := range onB {
+		var snap activities.SnapshotResult
+		s.must("snapshot", map[string]any{}, &snap)
+		if snap.Title == "" {
+			t.Fatalf("session on the live worker lost its page: %+v", snap)
+		}
+	}
+	for s, tag := range onA {
+		f := s.failure("snapshot", map[string]any{})
+		if f.Code != activities.CodeSessionReplaced {
+			t.Fatalf("a session of the killed worker should answer session_replaced, got %+v", f)
+		}
+		dir := filepath.Join(root, "sessions", tag)
+		harness.Eventually(t, 60*time.Second, func() bool { return len(harness.PIDsUnder(dir)) == 0 },
+			"the killed worker's browser %s was never reaped: %v", tag, harness.PIDsUnder(dir))
+	}
+}
