@@ -30,8 +30,8 @@ type Options struct {
 	Providers       map[string]providers.Provider
 	DefaultProvider string
 
-	Evidence       evidence.Store
-	EvidencePrefix string
+	// Evidence files every read; the store applies its own key prefix.
+	Evidence evidence.Store
 
 	// Secrets resolves {{secret:NAME}}; Redactor holds every value to hide.
 	Secrets  redact.SecretSource

@@ -44,7 +44,6 @@ func (a *Activities) file(ctx context.Context, f filing) (ClaimCheck, error) {
 	}
 	args, _ := json.Marshal(f.args)
 	cc, err := evidence.File(ctx, a.o.Evidence, evidence.Filing{
-		Prefix:      a.o.EvidencePrefix,
 		WorkflowID:  wfID,
 		SessionTag:  f.session,
 		CallID:      callID,

@@ -81,8 +81,8 @@ func (a *Activities) reachURL(ctx context.Context, s *liveSession) string {
 		return ""
 	}
 	for _, t := range tabs {
-		if t.Active {
-			return fmt.Sprintf("http://%s/devtools/inspector.html?ws=%s/devtools/page/%s", u.Host, u.Host, t.ID)
+		if t.Active && t.TargetID != "" {
+			return fmt.Sprintf("http://%s/devtools/inspector.html?ws=%s/devtools/page/%s", u.Host, u.Host, t.TargetID)
 		}
 	}
 	return ""

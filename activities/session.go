@@ -57,6 +57,7 @@ func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResu
 	b, err := driver.Attach(ctx, driver.Options{
 		RequestGate:   a.gate(ls),
 		CDPURL:        sess.CDPURL,
+		TargetID:      sess.TargetID,
 		Stealth:       req.Options.Stealth,
 		DownloadDir:   sess.DownloadDir,
 		ActionTimeout: a.o.ActionTimeout,

@@ -48,11 +48,18 @@ func TestScriptedAgent(t *testing.T) {
 	if !strings.Contains(read.Content, "Thanks") || read.Evidence.SHA256 == "" {
 		t.Fatalf("read: %+v", read)
 	}
+	// The first snapshot's ids are stale now the page has navigated: the
+	// batch is refused whole and nothing is sent.
+	f := s.failure("run", actions(map[string]any{"op": "click", "id": submit}))
+	if f.Code != activities.CodeStaleSnapshot || f.Effect != activities.EffectNone {
+		t.Fatalf("stale id: %+v", f)
+	}
+	if n := len(env.Demo.Submissions()) - before; n != 1 {
+		t.Fatalf("a stale batch sent something: %d submissions", n)
+	}
 	var rel activities.ReleaseResult
 	s.must("browser_release", map[string]any{}, &rel)
-
-	// The old snapshot's ids are refused after a navigation: nothing is sent.
-	_ = snap
+	recordHistory(t, s.id, "scripted-agent")
 }
 
 // refFor finds the bracketed id of the first snapshot line containing want.

@@ -92,6 +92,8 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	if n := slowSubmissions() - before; n != 1 {
 		t.Fatalf("the site should count exactly the one order really sent, counted %d", n)
 	}
+	s.must("browser_release", map[string]any{}, nil)
+	recordHistory(t, s.id, "worker-killed-mid-run")
 	harness.KillUnder(p.ProfileRoot)
 }
 

@@ -64,6 +64,9 @@ type Tab struct {
 	URL    string `json:"url"`
 	Title  string `json:"title"`
 	Active bool   `json:"active"`
+	// TargetID is Chrome's id of the tab, for building a DevTools address
+	// on the worker. Such an address is a credential: never serialised.
+	TargetID string `json:"-"`
 }
 
 // Dialog is a JavaScript dialog the page opened and how it was answered.
@@ -89,6 +92,10 @@ type Options struct {
 	MaxSnapshotChars int
 	// Logger receives debug lines; the zero value logs nothing.
 	Logger zerolog.Logger
+	// TargetID, when set, is the one page this session drives (a page the
+	// provider opened in someone else's browser): the driver attaches to it
+	// and to popups it opens, never to the browser's other tabs.
+	TargetID string
 	// RequestGate, when set, is asked about every request with side effects
 	// (method not GET, HEAD or OPTIONS) before it leaves the browser. It may
 	// block while a person decides; ctx is the running batch's context.
@@ -211,12 +218,18 @@ func Attach(ctx context.Context, o Options) (*Browser, error) {
 			return fail(fmt.Errorf("driver: set download directory: %w", err))
 		}
 	}
-	// Auto-attach to every page, paused, so stealth, dialogs and the request
-	// gate are armed before a new page (a popup too) runs anything.
-	if err := (proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true}).Call(root); err != nil {
-		return fail(fmt.Errorf("driver: auto-attach: %w", err))
+	var t *tab
+	var err error
+	if o.TargetID != "" {
+		t, err = b.attachOnly(ctx, proto.TargetTargetID(o.TargetID))
+	} else {
+		// Auto-attach to every page, paused, so stealth, dialogs and the request
+		// gate are armed before a new page (a popup too) runs anything.
+		if err := (proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true}).Call(root); err != nil {
+			return fail(fmt.Errorf("driver: auto-attach: %w", err))
+		}
+		t, err = b.firstTab(ctx)
 	}
-	t, err := b.firstTab(ctx)
 	if err != nil {
 		return fail(err)
 	}
@@ -258,6 +271,38 @@ func (b *Browser) firstTab(ctx context.Context) (*tab, error) {
 		id = r.TargetID
 	}
 	return b.waitTab(ctx, id)
+}
+
+// attachOnly attaches to the one page id and watches target creation (no
+// attaching) so popups that page opens can be attached as they appear.
+func (b *Browser) attachOnly(ctx context.Context, id proto.TargetTargetID) (*tab, error) {
+	root := b.client(ctx, "")
+	if err := (proto.TargetSetDiscoverTargets{Discover: true}).Call(root); err != nil {
+		return nil, fmt.Errorf("driver: watch targets: %w", err)
+	}
+	if _, err := (proto.TargetAttachToTarget{TargetID: id, Flatten: true}).Call(root); err != nil {
+		return nil, fmt.Errorf("driver: attach to page %s: %w (is the page still open? create the session again)", truncate(string(id), 12), err)
+	}
+	return b.waitTab(ctx, id)
+}
+
+// popupCreated attaches to a page opened by one of this session's tabs
+// (Options.TargetID mode, where the browser's other pages are left alone).
+func (b *Browser) popupCreated(ti *proto.TargetTargetInfo) {
+	if ti.Type != proto.TargetTargetInfoTypePage || ti.OpenerID == "" {
+		return
+	}
+	b.mu.Lock()
+	opener, known := b.tabs[ti.OpenerID], b.tabs[ti.TargetID] != nil
+	b.mu.Unlock()
+	if opener == nil || known {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	if _, err := (proto.TargetAttachToTarget{TargetID: ti.TargetID, Flatten: true}).Call(b.client(ctx, "")); err != nil {
+		b.log.Debug().Err(err).Msg("driver: attach to popup")
+	}
 }
 
 // waitTab waits until the page target id is attached and set up.
@@ -375,7 +420,7 @@ func (b *Browser) Tabs(ctx context.Context) ([]Tab, error) {
 		if t == nil || t.closed {
 			continue
 		}
-		out = append(out, Tab{ID: t.short, URL: ti.URL, Title: ti.Title, Active: t == b.active})
+		out = append(out, Tab{ID: t.short, URL: ti.URL, Title: ti.Title, Active: t == b.active, TargetID: string(ti.TargetID)})
 	}
 	return out, nil
 }
@@ -414,6 +459,25 @@ func (b *Browser) CloseTab(ctx context.Context, id string) error {
 		return fmt.Errorf("driver: close tab: %w", err)
 	}
 	b.dropTab(t.id)
+	// closeTarget answers before the page is gone: confirm it, so nobody
+	// (a later attach too) picks a closing page.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		res, err := proto.TargetGetTargets{}.Call(b.client(ctx, ""))
+		if err != nil {
+			break
+		}
+		gone := true
+		for _, ti := range res.TargetInfos {
+			if ti.TargetID == t.id {
+				gone = false
+			}
+		}
+		if gone {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	return nil
 }
 
@@ -475,6 +539,11 @@ func (b *Browser) handle(msg *rod.Message) {
 			if isTab {
 				b.dropTab(t.id)
 			}
+		}
+	case "Target.targetCreated":
+		var e proto.TargetTargetCreated
+		if b.o.TargetID != "" && msg.Load(&e) && e.TargetInfo != nil {
+			go b.popupCreated(e.TargetInfo)
 		}
 	case "Target.targetDestroyed":
 		var e proto.TargetTargetDestroyed
@@ -660,6 +729,10 @@ func (b *Browser) attached(parent proto.TargetSessionID, e *proto.TargetAttached
 	if t != nil {
 		if info.Type == proto.TargetTargetInfoTypePage && b.o.Stealth {
 			b.sendNoWait(sid, proto.PageAddScriptToEvaluateOnNewDocument{Source: stealth.JS})
+			if !e.WaitingForDebugger {
+				// Already running (attached by id, not paused): patch the current document too.
+				b.sendNoWait(sid, proto.RuntimeEvaluate{Expression: stealth.JS})
+			}
 		}
 		b.sendNoWait(sid, proto.PageEnable{})
 		b.sendNoWait(sid, proto.RuntimeEnable{})

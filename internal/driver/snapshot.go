@@ -201,7 +201,7 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 			if snap.Cut != "" {
 				snap.Cut += "; "
 			}
-			snap.Cut += fmt.Sprintf("a frame has more than %d nodes and the rest were not read; scope into a part of the page", maxWalkNodes)
+			snap.Cut += fmt.Sprintf("a frame has over %d nodes or is nested too deep, and the rest was not read; scope into a part of the page", maxWalkNodes)
 			break
 		}
 	}

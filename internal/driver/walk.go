@@ -160,10 +160,15 @@ function states(el,t,role,node){
  }
  if(role==="link"){const h=el.href;node.h=typeof h==="string"?h:(a("href")||"");}
 }
+let depth=0;
 function kids(el,out,quiet){
+ if(depth>300){cut=true;return;}
+ depth++;
+ try{
  if(el.shadowRoot){walk(el.shadowRoot,out,quiet);return;}
  if(el.localName==="slot"){const as=el.assignedNodes({flatten:true});if(as.length){for(const n of as)visit(n,out,quiet);return;}}
  walk(el,out,quiet);
+ }finally{depth--;}
 }
 function walk(p,out,quiet){for(let c=p.firstChild;c;c=c.nextSibling) visit(c,out,quiet);}
 function visit(n,out,quiet){

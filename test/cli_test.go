@@ -1,0 +1,293 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/test/harness"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+// cliRun is one run of the built binary.
+type cliRun struct {
+	stdout, stderr string
+	code           int
+}
+
+// cliCmd prepares `durable-browser <verb> --address <embedded> args...`.
+func cliCmd(ctx context.Context, verb string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	full := append([]string{verb, "--address", env.Temporal.Address(), "--namespace", "default"}, args...)
+	cmd := exec.CommandContext(ctx, env.Bin, full...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	return cmd, &out, &errOut
+}
+
+func cliWait(t *testing.T, cmd *exec.Cmd, out, errOut *bytes.Buffer) cliRun {
+	t.Helper()
+	err := cmd.Wait()
+	r := cliRun{stdout: out.String(), stderr: errOut.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		t.Fatalf("%v: %v", cmd.Args, err)
+	}
+	return r
+}
+
+func cli(t *testing.T, verb string, args ...string) cliRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd, out, errOut := cliCmd(ctx, verb, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cliWait(t, cmd, out, errOut)
+}
+
+// cliOK runs a verb that must exit 0.
+func cliOK(t *testing.T, verb string, args ...string) string {
+	t.Helper()
+	r := cli(t, verb, args...)
+	if r.code != 0 {
+		t.Fatalf("%s %q: exit %d\nstdout: %s\nstderr: %s", verb, args, r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+// cliBackground starts a verb (a call that waits on a person) and returns
+// a function that waits for it.
+func cliBackground(t *testing.T, verb string, args ...string) func() cliRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	cmd, out, errOut := cliCmd(ctx, verb, args...)
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := false
+	t.Cleanup(func() {
+		if !done {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		cancel()
+	})
+	return func() cliRun {
+		t.Helper()
+		done = true
+		return cliWait(t, cmd, out, errOut)
+	}
+}
+
+func decodeJSON(t *testing.T, s string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatalf("not JSON (%v):\n%s", err, s)
+	}
+}
+
+func TestCLITools(t *testing.T) {
+	n := len(activities.Definitions())
+	for _, format := range []string{"neutral", "openai", "anthropic"} {
+		var defs []map[string]any
+		decodeJSON(t, cliOK(t, "tools", "--format", format), &defs)
+		if len(defs) != n {
+			t.Fatalf("%s: %d tools, want %d", format, len(defs), n)
+		}
+	}
+	// tools takes no Temporal flags; a wrong format exits 1 naming the fix.
+	cmd := exec.Command(env.Bin, "tools", "--format", "yaml")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "neutral, openai or anthropic") {
+		t.Fatalf("tools --format yaml: %v\n%s", err, out)
+	}
+}
+
+// Every operator verb against the embedded server, through the built
+// binary: call, sessions, handoff list/done/cancel, approvals list/approve/deny.
+func TestCLIOperatorVerbs(t *testing.T) {
+	env.StartWorker(t, harnessDefaults())
+	s := newSession(t, workflows.SessionConfig{}) // for its id and cleanup
+	id := s.id
+
+	// call: 0 for ok, 1 for a failure envelope.
+	out := cliOK(t, "call", id, "run", `{"actions":[{"op":"goto","url":"`+env.Demo.URL()+`/human.html"}]}`)
+	var run activities.RunResult
+	decodeJSON(t, out, &run)
+	if !run.OK || !strings.Contains(run.URL, "/human.html") {
+		t.Fatalf("call run: %s", out)
+	}
+	r := cli(t, "call", id, "run", `{"actions":[{"op":"click","id":"e9999"}]}`)
+	var f activities.Failure
+	decodeJSON(t, r.stdout, &f)
+	if r.code != 1 || f.OK || f.Code == "" {
+		t.Fatalf("failing call: exit %d, %s", r.code, r.stdout)
+	}
+
+	// sessions: the table and JSON show the session live on its page.
+	table := cliOK(t, "sessions")
+	if !strings.Contains(table, "WORKFLOW ID") || !lineWith(table, id, "live", "/human.html", "local") {
+		t.Fatalf("sessions table lacks %s live on /human.html:\n%s", id, table)
+	}
+	var rows []struct {
+		WorkflowID, Tag, Provider, State, URL, Status string
+	}
+	decodeJSON(t, cliOK(t, "sessions", "--json"), &rows)
+	found := false
+	for _, row := range rows {
+		if row.WorkflowID == id {
+			found = row.State == workflows.StateLive && row.Provider == "local" && row.Tag != "" && row.Status == "running"
+		}
+	}
+	if !found {
+		t.Fatalf("sessions --json lacks %s live: %+v", id, rows)
+	}
+
+	// handoff: a call waits on a person; list shows it; done answers it.
+	answerHandoff := func(verb, outcome string) {
+		t.Helper()
+		wait := cliBackground(t, "call", id, "browser_request_handoff",
+			`{"instruction":"Press and hold the button","completion_condition":{"text":"Verified by a person"}}`)
+		var reqID string
+		harness.Eventually(t, 60*time.Second, func() bool {
+			var list []struct {
+				WorkflowID  string `json:"workflow_id"`
+				RequestID   string `json:"request_id"`
+				Instruction string `json:"instruction"`
+			}
+			decodeJSON(t, cliOK(t, "handoff", "list", "--json"), &list)
+			for _, h := range list {
+				if h.WorkflowID == id && h.Instruction == "Press and hold the button" {
+					reqID = h.RequestID
+				}
+			}
+			return reqID != ""
+		}, "handoff list never showed the request")
+		if table := cliOK(t, "handoff", "list"); !lineWith(table, id, reqID, "Press and hold the button") {
+			t.Fatalf("handoff list table:\n%s", table)
+		}
+		// A wrong request id is refused by the CLI, naming the pending one.
+		if r := cli(t, "handoff", verb, id, "h-000000000000"); r.code != 1 || !strings.Contains(r.stderr, reqID) {
+			t.Fatalf("handoff %s with a wrong id: exit %d\n%s", verb, r.code, r.stderr)
+		}
+		cliOK(t, "handoff", verb, id, reqID, "--note", "from the cli", "--by", "operator-1")
+		res := wait()
+		var hr workflows.HandoffResult
+		decodeJSON(t, res.stdout, &hr)
+		if res.code != 0 || hr.Outcome != outcome || hr.By != "operator-1" || hr.Note != "from the cli" || hr.RequestID != reqID {
+			t.Fatalf("handoff call: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+		}
+		// Answering twice is refused: nothing is pending.
+		if r := cli(t, "handoff", verb, id, reqID); r.code != 1 || !strings.Contains(r.stderr, "no handoff is pending") {
+			t.Fatalf("second answer: exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	answerHandoff("done", workflows.OutcomeDone)
+	answerHandoff("cancel", workflows.OutcomeCancelled)
+	cliOK(t, "call", id, "browser_release")
+
+	// approvals: a session under "ask" holds the form until a person decides.
+	a := newSession(t, workflows.SessionConfig{})
+	cliOK(t, "call", "--policy", "ask", a.id, "run", `{"actions":[{"op":"goto","url":"`+env.Demo.URL()+`/"}]}`)
+	var snap activities.SnapshotResult
+	decodeJSON(t, cliOK(t, "call", a.id, "snapshot", `{"mode":"interactive"}`), &snap)
+	emailRef, submitRef := refFor(t, snap.Text, `textbox "Email"`), refFor(t, snap.Text, `button "Create account"`)
+	decide := func(verb string) int {
+		t.Helper()
+		email := "cli-" + uuid.NewString()[:8] + "@example.com"
+		wait := cliBackground(t, "call", a.id, "run", `{"actions":[{"op":"fill","id":"`+emailRef+`","value":"`+email+`"},{"op":"click","id":"`+submitRef+`"}]}`)
+		var holdID string
+		harness.Eventually(t, 60*time.Second, func() bool {
+			var list []struct {
+				WorkflowID string `json:"workflow_id"`
+				HoldID     string `json:"hold_id"`
+				Method     string `json:"method"`
+				Path       string `json:"path"`
+			}
+			decodeJSON(t, cliOK(t, "approvals", "list", "--json"), &list)
+			for _, h := range list {
+				if h.WorkflowID == a.id && h.Method == "POST" && h.Path == "/submit" {
+					holdID = h.HoldID
+				}
+			}
+			return holdID != ""
+		}, "approvals list never showed the hold")
+		if table := cliOK(t, "approvals", "list"); !lineWith(table, a.id, holdID, "POST", "/submit") {
+			t.Fatalf("approvals list table:\n%s", table)
+		}
+		if r := cli(t, "approvals", verb, a.id, "no-such-hold"); r.code != 1 || !strings.Contains(r.stderr, "holds no request") {
+			t.Fatalf("approvals %s with a wrong id: exit %d\n%s", verb, r.code, r.stderr)
+		}
+		cliOK(t, "approvals", verb, a.id, holdID, "--by", "operator-2")
+		res := wait()
+		if res.code != 0 {
+			t.Fatalf("held run: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+		}
+		if r := cli(t, "approvals", verb, a.id, holdID); r.code != 1 || !strings.Contains(r.stderr, "already decided") {
+			t.Fatalf("deciding twice: exit %d\n%s", r.code, r.stderr)
+		}
+		n := 0
+		for _, sub := range env.Demo.Submissions() {
+			if sub.Fields["email"] == email {
+				n++
+			}
+		}
+		return n
+	}
+	if n := decide("deny"); n != 0 {
+		t.Fatalf("denied form arrived %d times", n)
+	}
+	decodeJSON(t, cliOK(t, "call", a.id, "run", `{"actions":[{"op":"goto","url":"`+env.Demo.URL()+`/"}]}`), &run)
+	decodeJSON(t, cliOK(t, "call", a.id, "snapshot", `{"mode":"interactive"}`), &snap)
+	emailRef, submitRef = refFor(t, snap.Text, `textbox "Email"`), refFor(t, snap.Text, `button "Create account"`)
+	if n := decide("approve"); n != 1 {
+		t.Fatalf("approved form arrived %d times", n)
+	}
+
+	// sessions --all lists ended sessions from their search attributes.
+	cliOK(t, "call", a.id, "browser_release")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := env.Client.SignalWorkflow(ctx, id, "", workflows.SignalClose, nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = env.Client.GetWorkflow(ctx, id, "").Get(ctx, nil)
+	harness.Eventually(t, 30*time.Second, func() bool {
+		all := cliOK(t, "sessions", "--all")
+		return lineWith(all, id, "completed") && !lineWith(cliOK(t, "sessions"), id)
+	}, "sessions --all never showed %s completed", id)
+	noReach(t, id, "")
+	noReach(t, a.id, "")
+}
+
+// lineWith reports whether one line of text holds every part.
+func lineWith(text string, parts ...string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		ok := true
+		for _, p := range parts {
+			if !strings.Contains(line, p) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
