@@ -235,7 +235,11 @@ func TestCLIOperatorVerbs(t *testing.T) {
 		}
 		cliOK(t, "approvals", verb, a.id, holdID, "--by", "operator-2")
 		res := wait()
-		if res.code != 0 {
+		want := 0 // approved: the run goes on
+		if verb == "deny" {
+			want = 1 // denied: a refused failure envelope
+		}
+		if res.code != want {
 			t.Fatalf("held run: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 		}
 		if r := cli(t, "approvals", verb, a.id, holdID); r.code != 1 || !strings.Contains(r.stderr, "already decided") {

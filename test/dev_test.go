@@ -2,12 +2,14 @@ package test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -18,7 +20,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-browser/durable-browser/activities"
 	"github.com/durable-browser/durable-browser/internal/devstack"
+	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/logging"
 	"github.com/durable-browser/durable-browser/test/harness"
 )
@@ -181,6 +185,25 @@ func TestDevSmokeStopAndRestart(t *testing.T) {
 		t.Fatalf("call: %v\n%s", err, o)
 	}
 
+	// dev files evidence into its own bucket; `evidence get --dev` reads it
+	// back with dev's credentials.
+	shot := exec.CommandContext(ctx, env.Bin, "call", "--address", addrs.temporal, "dev-e2e", "screenshot")
+	shot.Env = cleanEnv()
+	o, err := shot.Output()
+	var res activities.ScreenshotResult
+	if err != nil || json.Unmarshal(o, &res) != nil || res.Evidence.Key == "" {
+		t.Fatalf("screenshot: %v\n%s", err, o)
+	}
+	file := filepath.Join(t.TempDir(), "shot.png")
+	get := exec.CommandContext(ctx, env.Bin, "evidence", "get", "--dev", "--s3-endpoint", "http://"+addrs.s3, "-o", file, res.Evidence.Key)
+	get.Env = cleanEnv("AWS_ACCESS_KEY_ID=", "AWS_EC2_METADATA_DISABLED=true")
+	if o, err := get.CombinedOutput(); err != nil {
+		t.Fatalf("evidence get --dev: %v\n%s", err, o)
+	}
+	if b, err := os.ReadFile(file); err != nil || evidence.SHA256Hex(b) != res.Evidence.SHA256 {
+		t.Fatalf("evidence get --dev wrote %d bytes (%v), want sha256 %s", len(b), err, res.Evidence.SHA256)
+	}
+
 	var s3pid, chromePIDs []int
 	pids := harness.PIDsUnder(state)
 	for _, pid := range pids {
@@ -191,6 +214,7 @@ func TestDevSmokeStopAndRestart(t *testing.T) {
 			chromePIDs = append(chromePIDs, pid)
 		}
 	}
+	t.Logf("while running: %d processes under the state dir, S3 server %v, Chromium %d", len(pids), s3pid, len(chromePIDs))
 	if len(s3pid) == 0 || len(chromePIDs) == 0 {
 		t.Fatalf("while running, want the S3 server and Chromium under %s; found %d processes:\n%v", state, len(pids), pids)
 	}

@@ -514,7 +514,16 @@ func TestApprovals(t *testing.T) {
 			if got := arrived(); got != c.arrivals {
 				t.Fatalf("%d arrivals, want %d (run: %s)", got, c.arrivals, a.raw)
 			}
-			if c.held != "" {
+			if c.held != "" && !res.OK {
+				// A refused request stops the batch: the answer is a refused
+				// failure naming the policy.
+				var f activities.Failure
+				_ = json.Unmarshal(a.raw, &f)
+				if c.held == "approved" || f.Code != activities.CodeRefused || !strings.Contains(f.Message, "POST") ||
+					!strings.Contains(f.Message, "approval policy") {
+					t.Fatalf("run answer: %s", a.raw)
+				}
+			} else if c.held != "" {
 				found := false
 				for _, h := range res.Held {
 					if h.Method == "POST" && h.Path == "/submit" && h.Decision == c.held {
