@@ -63,7 +63,7 @@ func TestScriptedAgent(t *testing.T) {
 }
 
 // refFor finds the bracketed id of the first snapshot line containing want.
-func refFor(t *testing.T, text, want string) string {
+func refFor(t testing.TB, text, want string) string {
 	t.Helper()
 	for _, line := range strings.Split(text, "\n") {
 		if !strings.Contains(line, want) {

@@ -103,13 +103,18 @@ func decodeJSON(t *testing.T, s string, v any) {
 func TestCLITools(t *testing.T) {
 	n := len(activities.Definitions())
 	for _, format := range []string{"neutral", "openai", "anthropic"} {
+		// tools needs no Temporal, so it takes no --address.
+		out, err := exec.Command(env.Bin, "tools", "--format", format).Output()
+		if err != nil {
+			t.Fatalf("tools --format %s: %v", format, err)
+		}
 		var defs []map[string]any
-		decodeJSON(t, cliOK(t, "tools", "--format", format), &defs)
+		decodeJSON(t, string(out), &defs)
 		if len(defs) != n {
 			t.Fatalf("%s: %d tools, want %d", format, len(defs), n)
 		}
 	}
-	// tools takes no Temporal flags; a wrong format exits 1 naming the fix.
+	// A wrong format exits 1 naming the fix.
 	cmd := exec.Command(env.Bin, "tools", "--format", "yaml")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
@@ -145,7 +150,12 @@ func TestCLIOperatorVerbs(t *testing.T) {
 		t.Fatalf("sessions table lacks %s live on /human.html:\n%s", id, table)
 	}
 	var rows []struct {
-		WorkflowID, Tag, Provider, State, URL, Status string
+		WorkflowID string `json:"workflow_id"`
+		Tag        string `json:"tag"`
+		Provider   string `json:"provider"`
+		State      string `json:"state"`
+		URL        string `json:"url"`
+		Status     string `json:"status"`
 	}
 	decodeJSON(t, cliOK(t, "sessions", "--json"), &rows)
 	found := false

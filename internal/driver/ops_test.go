@@ -44,6 +44,19 @@ func testPages() {
 			w.Header().Set("Cache-Control", "no-store")
 			fmt.Fprintf(w, `<!doctype html><title>Count</title><p>loads %d</p>`, loads.Add(1))
 		}))
+		site.Handle("GET /t/hostile.html", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			// The page tampers with the globals a snapshot walker could rely on.
+			fmt.Fprint(w, `<!doctype html><title>Hostile</title>
+<script>
+Element.prototype.getAttribute=function(){return "evil"};
+Element.prototype.checkVisibility=function(){return false};
+JSON.stringify=function(){return "{}"};
+window.__dbSnap={k:1,els:[null,document.documentElement]};
+</script>
+<button id="real" onclick="document.getElementById('out').textContent='real clicked'">Real button</button>
+<p id="out">idle</p>`)
+		}))
 		site.Handle("GET /t/webdriver.html", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			// Read as the page's first script runs, before any later patch could hide it.
@@ -231,4 +244,17 @@ func TestTargetIDAttachesOnlyToThatPage(t *testing.T) {
 		t.Fatalf("driver holds %d tabs, want the page and its popup", held)
 	}
 	_ = b.CloseTab(ctx, res.TabsOpened[0].ID)
+}
+
+func TestSnapshotIgnoresPageTampering(t *testing.T) {
+	testPages()
+	b := attach(t, Options{})
+	gotoPage(t, b, siteURL+"/t/hostile.html")
+	s := snap(t, b, SnapshotOptions{})
+	if !strings.Contains(s.Text, `button "Real button"`) || strings.Contains(s.Text, "evil") {
+		t.Fatalf("snapshot swayed by the page:\n%s", s.Text)
+	}
+	// The page moving ids around its own world cannot redirect an action.
+	evalIn(t, b, `window.__dbSnap={k:99,els:new Array(50).fill(document.body)}`)
+	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":"%s"},{"op":"wait","text":"real clicked"}]`, idOf(t, s.Text, "Real button")))
 }
