@@ -124,4 +124,3 @@ func BenchmarkFillClickThroughTemporal(b *testing.B) {
 		benchCall(b, s, "run", actions(map[string]any{"op": "fill", "id": field, "value": "hello"}, map[string]any{"op": "click", "id": button}))
 	}
 }
-

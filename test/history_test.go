@@ -85,4 +85,3 @@ func TestReplayRecordedHistories(t *testing.T) {
 		})
 	}
 }
-
