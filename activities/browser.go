@@ -81,7 +81,7 @@ func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error
 		rs.workflowID, rs.runID, rs.activityID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID
 	}
 	ctx = context.WithValue(ctx, runStateKey{}, rs)
-	stop := a.heartbeat(ctx, func() any { return rs.progress(s.browser.URL(ctx)) })
+	stop := a.heartbeat(ctx, func() any { return rs.progress(s.browser.URL(ctx), s.browser.SentSoFar()) })
 	defer stop()
 
 	out, err := s.browser.Run(ctx, actions)
@@ -97,6 +97,9 @@ func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error
 		FailedRequests: out.FailedRequests,
 		Sent:           rs.sentList(),
 		Held:           rs.heldList(),
+	}
+	if len(res.Sent) == 0 {
+		res.Sent = a.sentFrom(out.Sent)
 	}
 	for _, t := range out.TabsOpened {
 		res.TabsOpened = append(res.TabsOpened, Tab{ID: t.ID, URL: a.o.Redactor.URL(t.URL), Title: t.Title, Active: t.Active})
@@ -325,13 +328,23 @@ type runState struct {
 	mu   sync.Mutex
 	sent []SentRequest
 	held []HeldRequest
-	done int
 }
 
-func (r *runState) progress(url string) RunProgress {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return RunProgress{Completed: r.done, URL: r.a.o.Redactor.URL(url), Sent: append([]SentRequest(nil), r.sent...)}
+func (r *runState) progress(url string, sent []driver.SentRequest) RunProgress {
+	p := RunProgress{URL: r.a.o.Redactor.URL(url), Sent: r.sentList()}
+	if len(p.Sent) == 0 {
+		p.Sent = r.a.sentFrom(sent)
+	}
+	return p
+}
+
+// sentFrom converts the driver's journal, redacting as it goes.
+func (a *Activities) sentFrom(in []driver.SentRequest) []SentRequest {
+	var out []SentRequest
+	for _, s := range in {
+		out = append(out, SentRequest{Method: s.Method, Origin: a.o.Redactor.URL(s.Origin), Path: a.o.Redactor.String(s.Path)})
+	}
+	return out
 }
 
 func (r *runState) sentList() []SentRequest {

@@ -54,15 +54,20 @@ func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResu
 		sess:     sess,
 		policy:   req.Options.ActionPolicy,
 	}
-	b, err := driver.Attach(ctx, driver.Options{
-		RequestGate:   a.gate(ls),
+	do := driver.Options{
 		CDPURL:        sess.CDPURL,
 		TargetID:      sess.TargetID,
 		Stealth:       req.Options.Stealth,
 		DownloadDir:   sess.DownloadDir,
 		ActionTimeout: a.o.ActionTimeout,
 		Logger:        log,
-	})
+	}
+	// Only a session that may hold or refuse requests pays for intercepting
+	// them; under "allow" the driver journals what was sent from events.
+	if p := req.Options.ActionPolicy; p == PolicyAsk || p == PolicyDeny {
+		do.RequestGate = a.gate(ls)
+	}
+	b, err := driver.Attach(ctx, do)
 	if err != nil {
 		_ = p.Release(context.WithoutCancel(ctx), req.Tag)
 		log.Error().Err(err).Msg("attaching to browser")

@@ -277,10 +277,10 @@ func TestCLIOperatorVerbs(t *testing.T) {
 	cliOK(t, "call", a.id, "browser_release")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := env.Client.SignalWorkflow(ctx, id, "", workflows.SignalClose, nil); err != nil {
+	// browser_release ended the session; wait for its workflow to close.
+	if err := env.Client.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	_ = env.Client.GetWorkflow(ctx, id, "").Get(ctx, nil)
 	harness.Eventually(t, 30*time.Second, func() bool {
 		all := cliOK(t, "sessions", "--all")
 		return lineWith(all, id, "completed") && !lineWith(cliOK(t, "sessions"), id)
