@@ -124,6 +124,8 @@ func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error
 		}
 		f.LastURL = res.URL
 		f.Sent = res.Sent
+		f.Held = res.Held
+		f.Completed = &res.Completed
 		if cerr := a.clean(res); cerr == nil {
 			f.WithDetail(fmt.Sprintf("completed %d of %d actions; now at %s (%s)", res.Completed, res.Total, res.URL, res.Title))
 		}

@@ -71,6 +71,11 @@ type Failure struct {
 	LastURL string `json:"last_url,omitempty"`
 	// Sent lists side-effecting requests known to have left the browser.
 	Sent []SentRequest `json:"sent,omitempty"`
+	// Held lists the requests a run held for a person or refused by policy,
+	// with each decision, when a run failed because of one.
+	Held []HeldRequest `json:"held,omitempty"`
+	// Completed says how many actions of a batch ran before it stopped.
+	Completed *int `json:"completed,omitempty"`
 }
 
 func (f *Failure) Error() string { return fmt.Sprintf("%s: %s", f.Code, f.Message) }

@@ -491,6 +491,11 @@ func (b *Browser) dropTab(id proto.TargetTargetID) {
 	t.closed = true
 	if b.active == t {
 		b.active = nil
+		// Back to the page that opened it, else the newest open tab.
+		if o := b.tabs[t.opener]; o != nil && !o.closed {
+			b.active = o
+			return
+		}
 		var best *tab
 		for _, o := range b.tabs {
 			if !o.closed && (best == nil || o.openedAt > best.openedAt) {

@@ -208,16 +208,16 @@ func TestTargetIDAttachesOnlyToThatPage(t *testing.T) {
 		return r.TargetID
 	}
 	users, mine := mk(siteURL+"/about.html"), mk("about:blank")
-	t.Cleanup(func() {
-		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		for _, id := range []proto.TargetTargetID{users, mine} {
-			_, _ = proto.TargetCloseTarget{TargetID: id}.Call(opener.client(c, ""))
-		}
-	})
 	_ = opener.Close()
 
 	b := attach(t, Options{TargetID: string(mine)})
+	t.Cleanup(func() { // runs before b is closed
+		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, id := range []proto.TargetTargetID{users, mine} {
+			_, _ = proto.TargetCloseTarget{TargetID: id}.Call(b.client(c, ""))
+		}
+	})
 	tabs, err := b.Tabs(ctx)
 	if err != nil || len(tabs) != 1 || !tabs[0].Active {
 		t.Fatalf("tabs %+v %v, want only the given page", tabs, err)
