@@ -124,6 +124,7 @@ func (a *Activities) RegisterHost(r Registry) {
 	r.RegisterActivityWithOptions(a.Downloads, activity.RegisterOptions{Name: ActivityDownloads})
 	r.RegisterActivityWithOptions(a.Upload, activity.RegisterOptions{Name: ActivityUpload})
 	r.RegisterActivityWithOptions(a.Release, activity.RegisterOptions{Name: ActivityRelease})
+	r.RegisterActivityWithOptions(a.Relaunch, activity.RegisterOptions{Name: ActivityRelaunch})
 	r.RegisterActivityWithOptions(a.Reconcile, activity.RegisterOptions{Name: ActivityReconcile})
 	r.RegisterActivityWithOptions(a.Notify, activity.RegisterOptions{Name: ActivityNotify})
 }

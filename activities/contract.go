@@ -123,7 +123,7 @@ var definitions = sync.OnceValue(func() []Tool {
 			schema: schemaObject(schemaMap{
 				"mode":   schemaEnum("full (default) or interactive.", "full", "interactive"),
 				"scope":  idProp(`Show only this element's subtree, e.g. "[12]".`),
-				"offset": schemaInteger("Continue a cut snapshot from this character offset.", 0, maxOffset),
+				"offset": schemaInteger("Continue a cut snapshot from this line: the cut message says which line to pass.", 0, maxOffset),
 			}),
 		},
 		{

@@ -157,3 +157,25 @@ func providerFailure(err error) *Failure {
 	}
 	return Fail(CodeBrowserUnavailable, "could not start a browser: %v", err).WithDetail(fmt.Sprint(err))
 }
+
+// RelaunchRequest is browser.relaunch's input: the session to end and the
+// tag and options of its replacement.
+type RelaunchRequest struct {
+	Session SessionRef     `json:"session"`
+	Tag     string         `json:"tag"`
+	Options SessionOptions `json:"options"`
+}
+
+// Relaunch releases a session and opens a new one under a new tag on this
+// worker, for callers in other SDKs. It runs on the old session's host
+// queue; BrowserSession does the same in two steps, so it can relaunch even
+// when the old host is gone.
+func (a *Activities) Relaunch(ctx context.Context, req RelaunchRequest) (*CreateResult, error) {
+	if req.Tag == "" || req.Tag == req.Session.Tag {
+		return nil, a.fail(Fail(CodeRefused, "a relaunch needs a new tag, different from %s", req.Session.Tag))
+	}
+	if _, err := a.Release(ctx, ReleaseRequest{Session: req.Session}); err != nil {
+		return nil, err
+	}
+	return a.Create(ctx, CreateRequest{Tag: req.Tag, Options: req.Options})
+}

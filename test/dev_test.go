@@ -306,16 +306,18 @@ func TestDevRefusals(t *testing.T) {
 		args    []string
 		want    []string
 	}{
-		{"idle timeout from env", cleanEnv("DURABLE_BROWSER_IDLE_TIMEOUT=nonsense"), []string{"dev"},
-			[]string{"--idle-timeout", "DURABLE_BROWSER_IDLE_TIMEOUT", `"nonsense" is not a duration`, "e.g. 90s"}},
+		{"duration from env", cleanEnv("DURABLE_BROWSER_REAP_INTERVAL=nonsense"), []string{"worker"},
+			[]string{"--reap-interval", "DURABLE_BROWSER_REAP_INTERVAL", `"nonsense" is not a duration`, "e.g. 90s"}},
+		{"bool from env", cleanEnv("DURABLE_BROWSER_HEADED=maybe"), []string{"dev"},
+			[]string{"--headed", "DURABLE_BROWSER_HEADED", `"maybe" is not a boolean`, "use true or false"}},
 		{"log level", cleanEnv(), []string{"dev", "--log-level=loud"},
 			[]string{"--log-level", "DURABLE_BROWSER_LOG_LEVEL", `"loud"`, "use trace, debug, info, warn or error"}},
 		{"worker without bucket", cleanEnv(), []string{"worker", "--address", "127.0.0.1:1"},
 			[]string{"--s3-bucket", "DURABLE_BROWSER_S3_BUCKET", "no evidence bucket", "name an S3 bucket"}},
 		{"worker bad endpoint", cleanEnv(), []string{"worker", "--address", "127.0.0.1:1", "--s3-bucket", "b", "--s3-endpoint", "127.0.0.1:9000"},
 			[]string{"--s3-endpoint", "is not a URL", "http://127.0.0.1:9000"}},
-		{"worker max lifetime", cleanEnv("DURABLE_BROWSER_S3_BUCKET=b"), []string{"worker", "--address", "127.0.0.1:1", "--idle-timeout", "10m", "--max-lifetime", "5m"},
-			[]string{"--max-lifetime", "shorter than --idle-timeout"}},
+		{"worker bad encryption", cleanEnv("DURABLE_BROWSER_S3_BUCKET=b"), []string{"worker", "--address", "127.0.0.1:1", "--s3-sse", "rot13"},
+			[]string{"--s3-sse", "not a known encryption", "use AES256 or aws:kms"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -130,6 +131,17 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 			return nil, &config.Error{Flag: "secrets-file", Problem: err.Error()}
 		}
 		secrets = append(redact.Chain{fs}, secrets...)
+		for _, n := range fs.Names() {
+			v, _ := fs.Lookup(n)
+			red.Register(v)
+		}
+	}
+	// Every secret this worker could type is hidden from the start, not only
+	// once it has been used.
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, redact.EnvPrefix) {
+			red.Register(v)
+		}
 	}
 	notifier := o.Notifier
 	if notifier == nil {

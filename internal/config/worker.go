@@ -39,8 +39,6 @@ type Worker struct {
 	CDPEndpoint string
 
 	SecretsFile string
-	IdleTimeout time.Duration
-	MaxLifetime time.Duration
 	// ReapInterval is how often browsers no live worker holds are released.
 	ReapInterval time.Duration
 
@@ -95,8 +93,6 @@ func BindWorker(s *Set, w *Worker) {
 	s.Bool(&w.Headed, "headed", false, "show browser windows instead of running headless")
 	s.String(&w.CDPEndpoint, "cdp-endpoint", "", "an existing Chrome's DevTools endpoint (http://host:port or ws://...) for provider \"cdp\"")
 	s.String(&w.SecretsFile, "secrets-file", "", "file of NAME=value lines for {{secret:NAME}} (also $DURABLE_BROWSER_SECRET_<NAME>)")
-	s.Duration(&w.IdleTimeout, "idle-timeout", 3*time.Minute, "release a session after this long without a call")
-	s.Duration(&w.MaxLifetime, "max-lifetime", 30*time.Minute, "release a session after this long in all")
 	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
@@ -155,12 +151,6 @@ func (w *Worker) Validate() error {
 	}
 	if w.S3.KMSKeyID != "" && w.S3.SSE != "aws:kms" {
 		return &Error{Flag: "s3-kms-key-id", Problem: "a KMS key without --s3-sse=aws:kms", Fix: "add --s3-sse=aws:kms"}
-	}
-	if w.IdleTimeout <= 0 {
-		return &Error{Flag: "idle-timeout", Problem: "must be positive", Fix: "e.g. 3m"}
-	}
-	if w.MaxLifetime < w.IdleTimeout {
-		return &Error{Flag: "max-lifetime", Problem: "shorter than --idle-timeout", Fix: "make it at least the idle timeout, e.g. 30m"}
 	}
 	if w.ProfileRoot == "" {
 		return &Error{Flag: "profile-root", Problem: "empty", Fix: "name a writable directory"}

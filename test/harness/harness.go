@@ -140,8 +140,6 @@ func (e *Env) WorkerConfig(profileRoot string) config.Worker {
 		Temporal:    config.Temporal{Address: e.Temporal.Address(), Namespace: "default"},
 		S3:          config.S3{Bucket: "evidence", Prefix: "evidence", Endpoint: e.S3.Endpoint(), PathStyle: true, Region: "us-east-1"},
 		ProfileRoot: profileRoot,
-		IdleTimeout: 3 * time.Minute,
-		MaxLifetime: 30 * time.Minute,
 		LogLevel:    "debug",
 	}
 }
