@@ -166,7 +166,7 @@ func sqliteConfig(o TemporalOptions) (*config.SQL, error) {
 		if err := os.MkdirAll(filepath.Dir(o.DatabaseFile), 0o700); err != nil {
 			return nil, fmt.Errorf("creating state directory for %s: %w", o.DatabaseFile, err)
 		}
-		conf.ConnectAttributes = map[string]string{"mode": "rwc", "_journal_mode": "wal", "_synchronous": "2"}
+		conf.ConnectAttributes = map[string]string{"mode": "rwc", "_journal_mode": "wal", "_synchronous": "1"}
 		conf.DatabaseName = o.DatabaseFile
 		if _, err := os.Stat(o.DatabaseFile); err == nil {
 			fresh = false
