@@ -1,5 +1,0 @@
-package main
-
-import "errors"
-
-var errTODO = errors.New("not built yet")
