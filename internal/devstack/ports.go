@@ -38,12 +38,13 @@ func CheckPortFree(addr string) error {
 	return l.Close()
 }
 
-// FreePort returns a currently free loopback TCP port.
+// FreePort returns a currently free loopback TCP port. It picks from below
+// the kernel's ephemeral range, so a browser or an outgoing connection is
+// unlikely to take it before the caller binds it.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := internalPorts(1)
 	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }

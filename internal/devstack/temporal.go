@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -74,15 +75,29 @@ func StartTemporal(ctx context.Context, o TemporalOptions) (*Temporal, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Internal services take free loopback ports chosen now.
-	internal := make([]int, 0, 7)
-	for range 7 {
-		p, err := FreePort()
+	// The internal services listen on ports chosen here. Another process
+	// can take one between the choice and the bind, and the server then
+	// fails (or panics) while starting; a fresh choice of ports usually
+	// gets through, so try a few times.
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		internal, err := internalPorts(7)
 		if err != nil {
 			return nil, err
 		}
-		internal = append(internal, p)
+		t, err := startServer(o, host, port, internal, sqlConf)
+		if err == nil {
+			return t, nil
+		}
+		lastErr = err
+		o.Logger.Warn().Err(err).Int("attempt", attempt+1).Msg("embedded temporal did not start; retrying on other ports")
 	}
+	return nil, lastErr
+}
+
+// startServer builds and starts the server once, turning a panic during
+// start into an error.
+func startServer(o TemporalOptions, host string, port int, internal []int, sqlConf *config.SQL) (_ *Temporal, err error) {
 	svc := func(grpc, membership int, bind string) config.Service {
 		var s config.Service
 		s.RPC.GRPCPort = grpc
@@ -131,10 +146,44 @@ func StartTemporal(ctx context.Context, o TemporalOptions) (*Temporal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building embedded temporal: %w", err)
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("starting embedded temporal: %v", r)
+			func() {
+				defer func() { _ = recover() }()
+				_ = srv.Stop()
+			}()
+		}
+	}()
 	if err := srv.Start(); err != nil {
+		func() {
+			defer func() { _ = recover() }()
+			_ = srv.Stop()
+		}()
 		return nil, fmt.Errorf("starting embedded temporal: %w", err)
 	}
 	return &Temporal{server: srv, address: o.Address, log: slog}, nil
+}
+
+// internalPorts picks n free loopback ports below the kernel's ephemeral
+// range, where browsers and outgoing connections take theirs.
+func internalPorts(n int) ([]int, error) {
+	out := make([]int, 0, n)
+	seen := map[int]bool{}
+	for tries := 0; len(out) < n; tries++ {
+		if tries > 1000 {
+			return nil, fmt.Errorf("no free loopback ports between 20000 and 32000 for the embedded temporal")
+		}
+		p := 20000 + mrand.IntN(12000)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		if CheckPortFree(fmt.Sprintf("127.0.0.1:%d", p)) == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 func clusterConfig(name string, port int) cluster.Config {
