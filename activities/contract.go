@@ -103,6 +103,8 @@ func actionSchemas() []any {
 		action("forward", schemaMap{}),
 		action("reload", schemaMap{}),
 		wait,
+		action("switch_tab", schemaMap{"tab": schemaString(`Tab id from a result's tabs_opened, e.g. "t2". Ends the batch.`, 1, 32)}, "tab"),
+		action("close_tab", schemaMap{"tab": schemaString("Tab id to close; default the active tab. Ends the batch.", 1, 32)}),
 	}
 }
 
@@ -128,7 +130,7 @@ var definitions = sync.OnceValue(func() []Tool {
 		},
 		{
 			name: ToolRun, activity: ActivityRun, class: ClassEffect,
-			desc: "Act on the page: click, fill, type, press keys, select, check, scroll, navigate, wait. Send either actions " +
+			desc: "Act on the page: click, fill, type, press keys, select, check, scroll, navigate, wait, switch or close tabs. Send either actions " +
 				"(a batch using ids from the latest snapshot) or code (JavaScript for a sandboxed code cell), never both. " +
 				"If any id is stale the whole batch is refused and nothing happens; otherwise actions run in order and stop " +
 				"at the first failure, saying how many completed. The result gives the URL and title afterwards. " +

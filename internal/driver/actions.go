@@ -40,6 +40,8 @@ type Action struct {
 	URL     string   `json:"url,omitempty"`
 	Load    bool     `json:"load,omitempty"`
 	MS      int      `json:"ms,omitempty"`
+	// Tab is a tab id from a result's tabs_opened, for switch_tab and close_tab.
+	Tab string `json:"tab,omitempty"`
 }
 
 // MaxActions bounds a batch.
@@ -61,6 +63,9 @@ var opFields = map[string][]string{
 	"forward": {},
 	"reload":  {},
 	"wait":    {"text", "id", "url", "load", "ms"},
+	// Tab ops end a batch: the ids of another tab come from its own snapshot.
+	"switch_tab": {"tab"},
+	"close_tab":  {"tab"},
 }
 
 func opNames() string {
@@ -91,6 +96,9 @@ func ParseActions(raw json.RawMessage) ([]Action, error) {
 		a, err := parseAction(item)
 		if err != nil {
 			return nil, &ParseError{Index: i, Reason: err.Error()}
+		}
+		if (a.Op == "switch_tab" || a.Op == "close_tab") && i != len(items)-1 {
+			return nil, &ParseError{Index: i, Reason: a.Op + " must be the last action of a batch; take a snapshot of the tab before acting on it"}
 		}
 		out = append(out, a)
 	}
@@ -200,6 +208,13 @@ func validate(a *Action, keys map[string]json.RawMessage) error {
 		u, err := url.Parse(a.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("goto needs an absolute http(s) \"url\"")
+		}
+	case "switch_tab", "close_tab":
+		if a.Op == "switch_tab" && a.Tab == "" {
+			return fmt.Errorf("switch_tab needs \"tab\": a tab id such as \"t2\" from tabs_opened")
+		}
+		if len(a.Tab) > 32 {
+			return fmt.Errorf("tab id too long: use an id such as \"t2\"")
 		}
 	case "wait":
 		n := 0

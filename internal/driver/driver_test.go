@@ -443,3 +443,48 @@ func TestNoSnapshot(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// The model moves between tabs with run actions: switch_tab, then close_tab.
+func TestTabActions(t *testing.T) {
+	b := attach(t, Options{Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel)})
+	gotoPage(t, b, siteURL+"/tabs.html")
+	s := snap(t, b, SnapshotOptions{})
+	res := mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":"%s"},{"op":"wait","load":true}]`, idOf(t, s.Text, "Open about")))
+	if len(res.TabsOpened) != 1 {
+		t.Fatalf("tabs opened: %+v", res.TabsOpened)
+	}
+	tabs, err := b.Tabs(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	for _, tb := range tabs {
+		if !tb.Active {
+			first = tb.ID
+		}
+	}
+	res = mustRun(t, b, fmt.Sprintf(`[{"op":"switch_tab","tab":%q}]`, first))
+	if !strings.Contains(res.URL, "/tabs.html") {
+		t.Fatalf("switch_tab: now at %q", res.URL)
+	}
+	res = mustRun(t, b, fmt.Sprintf(`[{"op":"close_tab","tab":%q}]`, tabsOpenedID(res, tabs, first)))
+	if !strings.Contains(res.URL, "/tabs.html") {
+		t.Fatalf("after close_tab: now at %q", res.URL)
+	}
+	if _, err := ParseActions([]byte(`[{"op":"switch_tab","tab":"t1"},{"op":"reload"}]`)); err == nil {
+		t.Fatal("a tab op before other actions should be refused")
+	}
+	if _, err := b.Run(ctxT(t), []Action{{Op: "switch_tab", Tab: "t999"}}); err == nil {
+		t.Fatal("switching to an unknown tab should fail")
+	}
+}
+
+// tabsOpenedID is the id of the tab that is not first.
+func tabsOpenedID(_ *RunResult, tabs []Tab, first string) string {
+	for _, tb := range tabs {
+		if tb.ID != first {
+			return tb.ID
+		}
+	}
+	return ""
+}

@@ -437,6 +437,20 @@ func (b *Browser) do(ctx context.Context, t *tab, a Action, r ref) error {
 		}
 		b.markLoading(t)
 		return nil
+	case "switch_tab":
+		if err := b.SwitchTab(ctx, a.Tab); err != nil {
+			return &ActionError{Op: a.Op, Kind: KindInvalid, Reason: fmt.Sprintf("no tab %q; use an id from tabs_opened", a.Tab)}
+		}
+		return nil
+	case "close_tab":
+		id := a.Tab
+		if id == "" {
+			id = t.short
+		}
+		if err := b.CloseTab(ctx, id); err != nil {
+			return &ActionError{Op: a.Op, Kind: KindInvalid, Reason: fmt.Sprintf("no tab %q; use an id from tabs_opened", id)}
+		}
+		return nil
 	case "wait":
 		return b.wait(ctx, t, a, r)
 	}
