@@ -184,18 +184,20 @@ func (a *Activities) heartbeat(ctx context.Context, details func() any) (stop fu
 	go func() {
 		t := time.NewTicker(a.o.Heartbeat)
 		defer t.Stop()
+		// No beat at once: a call shorter than the interval needs none, and
+		// an extra round trip to the server would slow every call.
 		for {
-			if details != nil {
-				activity.RecordHeartbeat(ctx, details())
-			} else {
-				activity.RecordHeartbeat(ctx)
-			}
 			select {
 			case <-done:
 				return
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			}
+			if details != nil {
+				activity.RecordHeartbeat(ctx, details())
+			} else {
+				activity.RecordHeartbeat(ctx)
 			}
 		}
 	}()

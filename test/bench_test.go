@@ -5,16 +5,22 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-browser/durable-browser/activities"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/providers/local"
 	"github.com/durable-browser/durable-browser/test/harness"
+	"github.com/durable-browser/durable-browser/worker"
 	"github.com/durable-browser/durable-browser/workflows"
 )
 
@@ -77,14 +83,41 @@ func BenchmarkFillClickDirect(b *testing.B) {
 	}
 }
 
+// benchWorker is one worker for every benchmark: Go runs a benchmark
+// function several times, and a worker stopped between runs leaves polls the
+// server may still hand a task to, which would be measured as overhead.
+var benchWorker struct {
+	once sync.Once
+	w    *worker.Worker
+	err  error
+}
+
+func startBenchWorker(b *testing.B) {
+	benchWorker.once.Do(func() { benchWorker.w, benchWorker.err = env.NewWorker(harness.WorkerOptions{}) })
+	if benchWorker.err != nil {
+		b.Fatal(benchWorker.err)
+	}
+}
+
+// stopBenchWorker is called by TestMain once every test and benchmark ran.
+func stopBenchWorker() {
+	if benchWorker.w != nil {
+		benchWorker.w.Stop()
+	}
+}
+
 func benchSession(b *testing.B) *session {
 	b.Helper()
-	env.StartWorker(b, harness.WorkerOptions{})
+	startBenchWorker(b)
 	s := &session{id: "bench-" + time.Now().Format("150405.000000")}
 	b.Cleanup(func() {
 		_ = env.Client.SignalWorkflow(context.Background(), s.id, "", workflows.SignalClose, nil)
 	})
 	benchCall(b, s, "run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + benchPage}))
+	// Warm up: the first calls pay for caches and connections.
+	for i := 0; i < 3; i++ {
+		benchCall(b, s, "snapshot", map[string]any{})
+	}
 	return s
 }
 
@@ -122,5 +155,67 @@ func BenchmarkFillClickThroughTemporal(b *testing.B) {
 		field, button := refFor(b, snap.Text, `textbox "Note"`), refFor(b, snap.Text, `button "Check"`)
 		b.StartTimer()
 		benchCall(b, s, "run", actions(map[string]any{"op": "fill", "id": field, "value": "hello"}, map[string]any{"op": "click", "id": button}))
+	}
+}
+
+// floorWorkflow answers an Update by running one empty activity on another
+// task queue: the least a tool call through Temporal can cost here.
+func floorWorkflow(ctx workflow.Context) error {
+	err := workflow.SetUpdateHandler(ctx, "call", func(ctx workflow.Context) (string, error) {
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: "floor-host", StartToCloseTimeout: time.Minute})
+		var s string
+		err := workflow.ExecuteActivity(actx, "floor.noop").Get(ctx, &s)
+		return s, err
+	})
+	if err != nil {
+		return err
+	}
+	return workflow.Await(ctx, func() bool { return false })
+}
+
+var floorWorkers struct {
+	once         sync.Once
+	shared, host sdkworker.Worker
+	err          error
+}
+
+// BenchmarkTemporalFloor is the floor under the ThroughTemporal benchmarks:
+// an Update plus one no-op activity on a second queue, with no browser.
+func BenchmarkTemporalFloor(b *testing.B) {
+	floorWorkers.once.Do(func() {
+		floorWorkers.shared = sdkworker.New(env.Client, "floor-shared", sdkworker.Options{})
+		floorWorkers.shared.RegisterWorkflowWithOptions(floorWorkflow, workflow.RegisterOptions{Name: "floorWorkflow"})
+		floorWorkers.host = sdkworker.New(env.Client, "floor-host", sdkworker.Options{})
+		floorWorkers.host.RegisterActivityWithOptions(func(context.Context) (string, error) { return "ok", nil }, activity.RegisterOptions{Name: "floor.noop"})
+		if floorWorkers.err = floorWorkers.shared.Start(); floorWorkers.err == nil {
+			floorWorkers.err = floorWorkers.host.Start()
+		}
+	})
+	if floorWorkers.err != nil {
+		b.Fatal(floorWorkers.err)
+	}
+	ctx := context.Background()
+	run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "floor-" + time.Now().Format("150405.000000"), TaskQueue: "floor-shared"}, "floorWorkflow")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = env.Client.TerminateWorkflow(ctx, run.GetID(), "", "benchmark done") }()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h, err := env.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: "call", WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var s string
+		if err := h.Get(ctx, &s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func stopFloorWorkers() {
+	if floorWorkers.shared != nil {
+		floorWorkers.shared.Stop()
+		floorWorkers.host.Stop()
 	}
 }

@@ -21,6 +21,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopBenchWorker()
+	stopFloorWorkers()
 	env.Close()
 	os.Exit(code)
 }

@@ -135,6 +135,17 @@ func startServer(o TemporalOptions, host string, port int, internal []int, sqlCo
 	dyn := dynamicconfig.StaticClient{
 		// Search attributes registered at start are visible at once.
 		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
+		// One partition per task queue: on one machine, more partitions only
+		// add forwarding hops between a task and its poller.
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
+		// With one history shard, the default 20 polls a second of the
+		// transfer queue cap a session at about ten tool calls a second
+		// (each call queues an activity task and a workflow task), and each
+		// call then waits ~100 ms for its turn. Lift the caps.
+		dynamicconfig.TransferProcessorMaxPollRPS.Key():   10000,
+		dynamicconfig.TimerProcessorMaxPollRPS.Key():      10000,
+		dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): 10000,
 	}
 	slog := logging.NewServerLogger(o.Logger.Level(maxLevel(o.Logger.GetLevel(), zerolog.WarnLevel)))
 	srv, err := temporal.NewServer(

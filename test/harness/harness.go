@@ -147,12 +147,22 @@ func (e *Env) WorkerConfig(profileRoot string) config.Worker {
 // StartWorker runs a worker in this process until the test ends.
 func (e *Env) StartWorker(t testing.TB, o WorkerOptions) *worker.Worker {
 	t.Helper()
+	w, err := e.NewWorker(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return w
+}
+
+// NewWorker starts a worker in this process; the caller stops it.
+func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 	root := o.ProfileRoot
 	if root == "" {
 		var err error
 		root, err = os.MkdirTemp(e.Dir, "browsers-")
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	cfg := e.WorkerConfig(root)
@@ -170,13 +180,12 @@ func (e *Env) StartWorker(t testing.TB, o WorkerOptions) *worker.Worker {
 		Logger:  log,
 	})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := w.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(w.Stop)
-	return w
+	return w, nil
 }
 
 // ProcessOptions tunes a worker child process.
