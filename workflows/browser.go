@@ -250,6 +250,11 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 	if err != nil {
 		return nil, nil, err
 	}
+	if f != nil && f.Code == activities.CodeEffectUnknown && f.LastURL == "" {
+		// The worker died before its first heartbeat: the page the call
+		// started on is the last URL anyone knows.
+		f.LastURL = b.st.URL
+	}
 	if f == nil || (f.Code != activities.CodeSessionReplaced && f.Code != activities.CodeBrowserUnavailable) {
 		b.st.Guard.record(name, hash, f)
 	}
