@@ -73,9 +73,22 @@ type liveSession struct {
 	browser  *driver.Browser
 	// policy is the session's action policy for requests outside a run.
 	policy string
-	// calls serialises calls: one browser, one call at a time.
-	calls sync.Mutex
+	// calls serialises calls: one browser, one call at a time. It is a
+	// one-slot channel so a waiter can give up with its context.
+	calls chan struct{}
 }
+
+// lock waits for the session's turn, or gives up when ctx ends.
+func (s *liveSession) lock(ctx context.Context) *Failure {
+	select {
+	case s.calls <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return Fail(CodeTimeout, "another call on this session was still running; try again")
+	}
+}
+
+func (s *liveSession) unlock() { <-s.calls }
 
 // New returns the activities for one worker process.
 func New(o Options) *Activities {
@@ -152,6 +165,12 @@ func (a *Activities) Close(ctx context.Context) {
 		if s == nil {
 			continue
 		}
+		// Give a call in flight a moment to finish before its browser goes.
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if s.lock(wctx) == nil {
+			defer s.unlock()
+		}
+		cancel()
 		_ = s.browser.Close()
 		if err := s.provider.Release(ctx, tag); err != nil {
 			a.log.Error().Err(err).Str("session_tag", tag).Msg("releasing session at shutdown")

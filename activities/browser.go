@@ -22,8 +22,10 @@ func (a *Activities) Snapshot(ctx context.Context, req SnapshotRequest) (*Snapsh
 	if f != nil {
 		return nil, a.fail(f)
 	}
-	s.calls.Lock()
-	defer s.calls.Unlock()
+	if f := s.lock(ctx); f != nil {
+		return nil, a.fail(f)
+	}
+	defer s.unlock()
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
 	snap, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: req.Args.Mode, Scope: req.Args.Scope, Offset: req.Args.Offset})
@@ -72,8 +74,10 @@ func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error
 			*field = v
 		}
 	}
-	s.calls.Lock()
-	defer s.calls.Unlock()
+	if f := s.lock(ctx); f != nil {
+		return nil, a.fail(f)
+	}
+	defer s.unlock()
 
 	rs := &runState{a: a, policy: req.Policy}
 	if activity.IsActivity(ctx) {
@@ -140,8 +144,10 @@ func (a *Activities) Screenshot(ctx context.Context, req ScreenshotRequest) (*Sc
 	if f != nil {
 		return nil, a.fail(f)
 	}
-	s.calls.Lock()
-	defer s.calls.Unlock()
+	if f := s.lock(ctx); f != nil {
+		return nil, a.fail(f)
+	}
+	defer s.unlock()
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
 	page, err := s.browser.Page()
@@ -177,7 +183,7 @@ func (a *Activities) Screenshot(ctx context.Context, req ScreenshotRequest) (*Sc
 		Width: shot.Width, Height: shot.Height, DPR: shot.DPR,
 		Region: Rect{X: shot.Region.X, Y: shot.Region.Y, Width: shot.Region.Width, Height: shot.Region.Height},
 	}
-	return res, nil
+	return res, a.clean(res)
 }
 
 // Read answers browser_read and files what was read.
@@ -186,8 +192,10 @@ func (a *Activities) Read(ctx context.Context, req ReadRequest) (*ReadResult, er
 	if f != nil {
 		return nil, a.fail(f)
 	}
-	s.calls.Lock()
-	defer s.calls.Unlock()
+	if f := s.lock(ctx); f != nil {
+		return nil, a.fail(f)
+	}
+	defer s.unlock()
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
 	page, err := s.browser.Page()
@@ -230,10 +238,15 @@ func (a *Activities) Downloads(ctx context.Context, req DownloadsRequest) (*Down
 	if f != nil {
 		return nil, a.fail(f)
 	}
-	s.calls.Lock()
-	defer s.calls.Unlock()
+	if f := s.lock(ctx); f != nil {
+		return nil, a.fail(f)
+	}
+	defer s.unlock()
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
+	if s.sess.DownloadDir == "" {
+		return nil, a.fail(Fail(CodeRefused, "this session's provider (%s) keeps no downloads; use a local session to download files", s.ref.Provider))
+	}
 	list, err := s.browser.Downloads(ctx)
 	if err != nil {
 		return nil, a.fail(driverFailure(err))
@@ -267,8 +280,10 @@ func (a *Activities) Upload(ctx context.Context, req UploadRequest) (*UploadResu
 	if err != nil || !st.Mode().IsRegular() {
 		return nil, a.fail(Fail(CodeRefused, "%s is not a readable file on the worker; give the path of a file the worker can read", req.Args.Path))
 	}
-	s.calls.Lock()
-	defer s.calls.Unlock()
+	if f := s.lock(ctx); f != nil {
+		return nil, a.fail(f)
+	}
+	defer s.unlock()
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
 	if err := s.browser.Upload(ctx, req.Args.ID, req.Args.Path); err != nil {

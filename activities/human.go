@@ -167,7 +167,15 @@ func (a *Activities) ask(ctx context.Context, rs *runState, req SentRequest) (ho
 		return out, ""
 	}
 	log.Info().Str("hold_id", holdID).Str("method", req.Method).Str("origin", req.Origin).Msg("request held for approval")
-	deadline := time.NewTimer(a.o.HoldTimeout)
+	// Never wait past the run's own deadline: a hold nobody answers must end
+	// as a refusal, not as the run timing out (which reads as effect_unknown).
+	wait := a.o.HoldTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl) - 15*time.Second; left < wait {
+			wait = max(left, time.Second)
+		}
+	}
+	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()

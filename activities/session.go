@@ -32,7 +32,8 @@ func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResu
 	a.mu.Lock()
 	if s, ok := a.sessions[req.Tag]; ok {
 		a.mu.Unlock()
-		return &CreateResult{Session: s.ref, Found: true, URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, nil
+		res := &CreateResult{Session: s.ref, Found: true, URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}
+		return res, a.clean(res)
 	}
 	a.mu.Unlock()
 
@@ -53,6 +54,7 @@ func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResu
 		provider: p,
 		sess:     sess,
 		policy:   req.Options.ActionPolicy,
+		calls:    make(chan struct{}, 1),
 	}
 	do := driver.Options{
 		CDPURL:        sess.CDPURL,
@@ -74,6 +76,13 @@ func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResu
 		return nil, a.fail(Fail(CodeBrowserUnavailable, "the browser started but could not be driven; try again").WithDetail(err.Error()))
 	}
 	ls.browser = b
+	if ctx.Err() != nil {
+		// This attempt outlived its deadline; a retry may already be opening
+		// the browser elsewhere. Leave nothing behind that nobody references.
+		_ = b.Close()
+		_ = p.Release(context.WithoutCancel(ctx), req.Tag)
+		return nil, a.fail(Fail(CodeTimeout, "opening the browser took too long; it will be retried"))
+	}
 	a.mu.Lock()
 	if prev, ok := a.sessions[req.Tag]; ok {
 		// Lost a race with a concurrent create of the same tag: keep the first.
@@ -98,15 +107,25 @@ func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResu
 // longer holds is released again through its provider, which confirms.
 func (a *Activities) Release(ctx context.Context, req ReleaseRequest) (*ReleaseResult, error) {
 	log := a.logger(ctx, req.Session.Tag)
+	stop := a.heartbeat(ctx, nil)
+	defer stop()
 	a.mu.Lock()
 	s := a.sessions[req.Session.Tag]
-	delete(a.sessions, req.Session.Tag)
 	a.mu.Unlock()
 	p := a.o.Providers[req.Session.Provider]
 	if s != nil {
-		s.calls.Lock() // never mid-call
+		// Never mid-call: wait for the call in flight, heartbeating, and give
+		// up with the context (the release is retried) rather than kill it.
+		if f := s.lock(ctx); f != nil {
+			return nil, a.fail(f)
+		}
+		a.mu.Lock()
+		if a.sessions[req.Session.Tag] == s {
+			delete(a.sessions, req.Session.Tag)
+		}
+		a.mu.Unlock()
 		_ = s.browser.Close()
-		s.calls.Unlock()
+		s.unlock()
 		p = s.provider
 	}
 	if p == nil {

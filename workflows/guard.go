@@ -56,7 +56,7 @@ func (g *GuardState) check(tool, hash string) *activities.Failure {
 	for _, r := range g.Repeats {
 		if r.Hash == hash && r.Count >= repeatLimit {
 			return activities.Fail(activities.CodeRefused,
-				"this identical %s has already failed %d times with %s; change the call (or look at the page with a snapshot) instead of repeating it", tool, r.Count, r.Code)
+				"this identical %s has already failed %d times with %s; change the call instead of repeating it (a run that succeeds clears this)", tool, r.Count, r.Code)
 		}
 	}
 	return nil

@@ -261,7 +261,9 @@ func (p *Process) HostQueue() string {
 	for _, line := range strings.Split(p.Stderr.String(), "\n") {
 		if i := strings.Index(line, `"host_queue":"`); i >= 0 {
 			rest := line[i+len(`"host_queue":"`):]
-			return rest[:strings.IndexByte(rest, '"')]
+			if j := strings.IndexByte(rest, '"'); j >= 0 {
+				return rest[:j]
+			}
 		}
 	}
 	return ""
