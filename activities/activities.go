@@ -122,6 +122,8 @@ type Registry interface {
 // session creation, release by tag, and the tools that need no browser.
 func (a *Activities) RegisterShared(r Registry) {
 	r.RegisterActivityWithOptions(a.Create, activity.RegisterOptions{Name: ActivityCreate})
+	// Release by tag from any worker, for remote sessions whose host was lost.
+	r.RegisterActivityWithOptions(a.Release, activity.RegisterOptions{Name: ActivityRelease})
 	r.RegisterActivityWithOptions(a.WebFetch, activity.RegisterOptions{Name: ActivityWebFetch})
 	r.RegisterActivityWithOptions(a.WebSearch, activity.RegisterOptions{Name: ActivityWebSearch})
 	r.RegisterActivityWithOptions(a.GetEvidence, activity.RegisterOptions{Name: ActivityEvidence})

@@ -407,9 +407,21 @@ func (b *Browser) create(ctx workflow.Context, seq int, opts activities.SessionO
 	return nil
 }
 
+// releaseRemote asks any worker to release a remote session whose host was
+// lost: unlike a local Chrome, a remote browser outlives its worker. Best
+// effort; a local session is left to its machine's reaper.
+func (b *Browser) releaseRemote(ctx workflow.Context, s activities.SessionRef) {
+	if s.Tag == "" || s.Provider == "" || s.Provider == "local" {
+		return
+	}
+	_, _, _ = b.exec(ctx, activities.ActivityRelease, activities.ClassCustody, false,
+		activities.ReleaseRequest{Session: s}, &activities.ReleaseResult{})
+}
+
 // replace opens a new session after the old one was lost with its worker.
 func (b *Browser) replace(ctx workflow.Context) *activities.Failure {
 	old := b.st.Session.Tag
+	b.releaseRemote(ctx, b.st.Session)
 	if f := b.create(ctx, b.st.Seq+1, b.st.Options); f != nil {
 		out := activities.Fail(activities.CodeBrowserUnavailable,
 			"the browser %s was lost with its worker and a new one could not be opened; try again shortly", old)
@@ -427,6 +439,9 @@ func (b *Browser) release(ctx workflow.Context) (any, *activities.Failure, error
 		tag = b.tagFor(b.st.Seq + 1)
 	}
 	if !b.st.Created || b.st.Released || b.st.Lost {
+		if b.st.Lost && !b.st.Released {
+			b.releaseRemote(ctx, b.st.Session)
+		}
 		b.markReleased(ctx)
 		return &activities.ReleaseResult{OK: true, Tag: tag}, nil, nil
 	}

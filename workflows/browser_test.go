@@ -150,6 +150,45 @@ func TestNeverStartedCallReplacesSession(t *testing.T) {
 	}
 }
 
+// A remote browser outlives a lost worker, so replacing it also releases it,
+// by tag, through any worker; a local one is left to its machine's reaper.
+func TestLostRemoteSessionIsReleased(t *testing.T) {
+	for _, provider := range []string{"local", "cdp"} {
+		t.Run(provider, func(t *testing.T) {
+			f := newFakeWorker()
+			create := f.behave[activities.ActivityCreate]
+			f.behave[activities.ActivityCreate] = func(n int, in json.RawMessage) (any, error) {
+				out, err := create(n, in)
+				res := out.(activities.CreateResult)
+				res.Session.Provider = provider
+				return res, err
+			}
+			inner := f.behave[activities.ActivitySnapshot]
+			f.behave[activities.ActivitySnapshot] = func(n int, in json.RawMessage) (any, error) {
+				if n == 1 {
+					return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+				}
+				return inner(n, in)
+			}
+			out := runScript(t, f, snap)
+			if code(out[0]) != "session_replaced" {
+				t.Fatalf("got %v", out[0])
+			}
+			releases := f.calls(activities.ActivityRelease)
+			if provider == "local" && releases != 0 {
+				t.Fatalf("a lost local session was released %d times; its reaper does that", releases)
+			}
+			if provider == "cdp" {
+				var req activities.ReleaseRequest
+				f.input(t, activities.ActivityRelease, 0, &req)
+				if req.Session.Tag != "conv-1-1" {
+					t.Fatalf("released %+v, want the lost conv-1-1", req.Session)
+				}
+			}
+		})
+	}
+}
+
 func TestReplacementFailingIsBrowserUnavailable(t *testing.T) {
 	f := newFakeWorker()
 	create := f.behave[activities.ActivityCreate]
