@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -76,6 +77,8 @@ type liveSession struct {
 	// calls serialises calls: one browser, one call at a time. It is a
 	// one-slot channel so a waiter can give up with its context.
 	calls chan struct{}
+	// lastUsed is when the last call ended (unix nanoseconds), for ReleaseOrphans.
+	lastUsed atomic.Int64
 }
 
 // lock waits for the session's turn, or gives up when ctx ends.
@@ -88,7 +91,46 @@ func (s *liveSession) lock(ctx context.Context) *Failure {
 	}
 }
 
-func (s *liveSession) unlock() { <-s.calls }
+func (s *liveSession) unlock() {
+	s.lastUsed.Store(time.Now().UnixNano())
+	<-s.calls
+}
+
+// ReleaseOrphans releases the browsers no call has touched for longer than
+// idle: a safety net for sessions whose workflow ended without releasing
+// them (terminated, or an inline Browser never closed). It never interrupts
+// a call. The worker runs it with its reaper.
+func (a *Activities) ReleaseOrphans(ctx context.Context, idle time.Duration) []string {
+	var released []string
+	cutoff := time.Now().Add(-idle).UnixNano()
+	for _, tag := range a.Sessions() {
+		a.mu.Lock()
+		s := a.sessions[tag]
+		a.mu.Unlock()
+		if s == nil || s.lastUsed.Load() > cutoff {
+			continue
+		}
+		select {
+		case s.calls <- struct{}{}:
+		default:
+			continue // a call is running: not an orphan
+		}
+		a.mu.Lock()
+		if a.sessions[tag] == s {
+			delete(a.sessions, tag)
+		}
+		a.mu.Unlock()
+		_ = s.browser.Close()
+		<-s.calls
+		if err := s.provider.Release(ctx, tag); err != nil {
+			a.log.Error().Err(err).Str("session_tag", tag).Msg("releasing an orphaned session")
+			continue
+		}
+		a.log.Warn().Str("session_tag", tag).Dur("idle", idle).Msg("released a session no call touched; its workflow never released it")
+		released = append(released, tag)
+	}
+	return released
+}
 
 // New returns the activities for one worker process.
 func New(o Options) *Activities {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/providers"
@@ -56,6 +57,7 @@ func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResu
 		policy:   req.Options.ActionPolicy,
 		calls:    make(chan struct{}, 1),
 	}
+	ls.lastUsed.Store(time.Now().UnixNano())
 	do := driver.Options{
 		CDPURL:        sess.CDPURL,
 		TargetID:      sess.TargetID,

@@ -141,3 +141,24 @@ func TestTwoWorkersShareByHostQueue(t *testing.T) {
 			"the killed worker's browser %s was never reaped: %v", tag, harness.PIDsUnder(dir))
 	}
 }
+
+// A browser whose workflow never releases it (here: a session workflow
+// terminated by an operator) is released by its worker once no call has
+// touched it for --orphan-after; no Chrome is left behind.
+func TestOrphanedSessionReleased(t *testing.T) {
+	w := env.StartWorker(t, harness.WorkerOptions{OrphanAfter: 2 * time.Second, ReapInterval: 500 * time.Millisecond})
+	s := newSession(t, workflows.SessionConfig{})
+	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
+	st, err := workflows.State(context.Background(), env.Client, s.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.TerminateWorkflow(context.Background(), s.id, "", "operator ended it"); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, 30*time.Second, func() bool { return len(w.Activities().Sessions()) == 0 },
+		"the orphaned session %s was never released", st.Tag)
+	profile := filepath.Join("sessions", st.Tag, "profile")
+	harness.Eventually(t, 30*time.Second, func() bool { return len(harness.PIDsUnder(profile)) == 0 },
+		"Chrome of the orphaned session still runs: %v", harness.PIDsUnder(profile))
+}

@@ -53,17 +53,19 @@ type Options struct {
 
 // Worker polls the shared queue and its own host queue.
 type Worker struct {
-	hostQueue  string
-	bootID     string
-	shared     sdkworker.Worker
-	host       sdkworker.Worker
-	acts       *activities.Activities
-	local      *local.Provider
-	log        zerolog.Logger
-	reapEvery  time.Duration
-	stopReaper context.CancelFunc
-	reaperDone chan struct{}
-	stopOnce   sync.Once
+	hostQueue string
+	bootID    string
+	shared    sdkworker.Worker
+	host      sdkworker.Worker
+	acts      *activities.Activities
+	local     *local.Provider
+	log       zerolog.Logger
+	reapEvery time.Duration
+	// orphanAfter releases sessions no call touched for this long.
+	orphanAfter time.Duration
+	stopReaper  context.CancelFunc
+	reaperDone  chan struct{}
+	stopOnce    sync.Once
 }
 
 var unsafeQueue = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -190,7 +192,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	if every <= 0 {
 		every = time.Minute
 	}
-	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, host: host, acts: acts, local: lp, log: log, reapEvery: every}, nil
+	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, host: host, acts: acts, local: lp, log: log, reapEvery: every, orphanAfter: cfg.OrphanAfter}, nil
 }
 
 // HostQueue is this process's own task queue.
@@ -232,6 +234,9 @@ func (w *Worker) Start() error {
 func (w *Worker) reap() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if w.orphanAfter > 0 {
+		w.acts.ReleaseOrphans(ctx, w.orphanAfter)
+	}
 	if tags, err := w.local.Reap(ctx, nil); err != nil {
 		w.log.Warn().Err(err).Strs("released", tags).Msg("reaping browsers nobody holds")
 	}

@@ -38,6 +38,7 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Bool(&f.w.NoSandbox, "no-sandbox", false, "start Chrome with --no-sandbox (always on when running as root)")
 	fs.Bool(&f.w.Headed, "headed", false, "show browser windows")
 	fs.String(&f.w.SecretsFile, "secrets-file", "", "file of NAME=value lines for {{secret:NAME}}")
+	fs.Duration(&f.w.OrphanAfter, "orphan-after", time.Hour, "release a browser no call has touched for this long")
 	fs.String(&f.w.HandoffWebhook, "handoff-webhook", "", "URL handoff notices are POSTed to (default: printed here)")
 	fs.String(&f.w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
 	fs.String(&f.w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")

@@ -41,6 +41,8 @@ type Worker struct {
 	SecretsFile string
 	// ReapInterval is how often browsers no live worker holds are released.
 	ReapInterval time.Duration
+	// OrphanAfter releases a browser no call has touched for this long.
+	OrphanAfter time.Duration
 
 	HandoffWebhook       string
 	HandoffWebhookSecret string
@@ -93,6 +95,7 @@ func BindWorker(s *Set, w *Worker) {
 	s.Bool(&w.Headed, "headed", false, "show browser windows instead of running headless")
 	s.String(&w.CDPEndpoint, "cdp-endpoint", "", "an existing Chrome's DevTools endpoint (http://host:port or ws://...) for provider \"cdp\"")
 	s.String(&w.SecretsFile, "secrets-file", "", "file of NAME=value lines for {{secret:NAME}} (also $DURABLE_BROWSER_SECRET_<NAME>)")
+	s.Duration(&w.OrphanAfter, "orphan-after", time.Hour, "release a browser no call has touched for this long (its workflow ended without releasing it); keep it above every session's idle window")
 	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")

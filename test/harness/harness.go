@@ -126,8 +126,10 @@ func (e *Env) Close() {
 
 // WorkerOptions tunes an in-process worker.
 type WorkerOptions struct {
-	Notifier    handoff.Notifier
-	SecretsFile string
+	// OrphanAfter and ReapInterval shorten the worker's orphan release.
+	OrphanAfter, ReapInterval time.Duration
+	Notifier                  handoff.Notifier
+	SecretsFile               string
 	// ProfileRoot defaults to a new directory per worker.
 	ProfileRoot string
 	// HoldTimeout shortens how long a held request waits for a decision (default 5m).
@@ -167,6 +169,7 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 	}
 	cfg := e.WorkerConfig(root)
 	cfg.SecretsFile = o.SecretsFile
+	cfg.OrphanAfter, cfg.ReapInterval = o.OrphanAfter, o.ReapInterval
 	log := zerolog.New(e.Log).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	w, err := worker.New(context.Background(), worker.Options{
 		Client:   e.Client,
