@@ -10,6 +10,7 @@ import (
 
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -61,6 +62,11 @@ func recordHistory(t *testing.T, workflowID, name string) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The workflow id goes beside the history: handoff request ids are
+	// derived from it, so a replay must run under the same id.
+	if err := os.WriteFile(strings.TrimSuffix(path, ".json")+".id", []byte(workflowID+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("recorded %s", path)
 }
 
@@ -79,7 +85,21 @@ func TestReplayRecordedHistories(t *testing.T) {
 			r := sdkworker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(workflows.BrowserSession, workflow.RegisterOptions{Name: workflows.WorkflowBrowserSession})
 			r.RegisterWorkflowWithOptions(worker.Smoke, workflow.RegisterOptions{Name: worker.SmokeWorkflow})
-			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+			raw, err := os.Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			h, err := client.HistoryFromJSON(raw, client.HistoryJSONOptions{})
+			if err != nil {
+				t.Fatalf("reading %s: %v", f, err)
+			}
+			id, err := os.ReadFile(strings.TrimSuffix(f, ".json") + ".id")
+			if err != nil {
+				t.Fatalf("%s has no workflow id file beside it: %v", f, err)
+			}
+			opts := sdkworker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: strings.TrimSpace(string(id))}}
+			if err := r.ReplayWorkflowHistoryWithOptions(nil, h, opts); err != nil {
 				t.Fatalf("replaying %s: %v", f, err)
 			}
 		})

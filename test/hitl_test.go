@@ -326,6 +326,8 @@ func TestHandoffDone(t *testing.T) {
 	}
 
 	noReach(t, s.id, n.ReachURL, a.raw)
+	s.must("browser_release", map[string]any{}, nil)
+	recordHistory(t, s.id, "handoff-done")
 }
 
 // "done" without the person doing anything: the condition is checked, not trusted.
@@ -553,6 +555,10 @@ func TestApprovals(t *testing.T) {
 				}
 			}
 			noReach(t, s.id, "", a.raw)
+			if c.decision == workflows.DecisionApprove {
+				s.must("browser_release", map[string]any{}, nil)
+				recordHistory(t, s.id, "approval-approved")
+			}
 		})
 	}
 }
