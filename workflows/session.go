@@ -220,9 +220,14 @@ func (s *session) serve(ctx workflow.Context) (string, error) {
 		if idle := s.lastActive.Add(s.cfg.IdleTimeout); s.inFlight == 0 && idle.Before(deadline) {
 			deadline = idle
 		}
-		v := s.version
+		// Calls do not wake this loop, so a call costs no timer: the idle
+		// timer fires at the deadline the last quiet moment set, and the
+		// loop then re-checks (activity since only moves the deadline
+		// later). Only a loop that began during a call waits for it to end,
+		// to start the idle window from there.
+		busy := s.inFlight > 0
 		if _, err := workflow.AwaitWithTimeout(ctx, deadline.Sub(now), func() bool {
-			return s.version != v || s.closing || s.b.st.Released ||
+			return s.closing || s.b.st.Released || (busy && s.inFlight == 0) ||
 				(s.inFlight == 0 && workflow.GetInfo(ctx).GetContinueAsNewSuggested())
 		}); err != nil {
 			return "", err
