@@ -492,7 +492,7 @@ func TestApprovals(t *testing.T) {
 						}
 					}
 					return false
-				}, "no hold appeared")
+				}, "no hold appeared; holds %+v; worker log:\n%s", state(t, s.id).Holds, tail(env.Log.String(), 40))
 				if hold.Method != "POST" || hold.Path != "/submit" || !strings.HasPrefix(env.Demo.URL(), hold.Origin) {
 					t.Fatalf("hold: %+v", hold)
 				}
@@ -561,4 +561,13 @@ func TestApprovals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

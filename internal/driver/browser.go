@@ -652,6 +652,13 @@ func (b *Browser) handle(msg *rod.Message) {
 	case "Fetch.requestPaused":
 		var e proto.FetchRequestPaused
 		if msg.Load(&e) {
+			if !safeMethod(e.Request.Method) && e.ResponseStatusCode == nil {
+				// Counted here, not in the goroutine, so an action settling
+				// right now already sees that a decision is under way.
+				b.mu.Lock()
+				b.gating++
+				b.mu.Unlock()
+			}
 			go b.gate(msg.SessionID, &e)
 		}
 	case "Browser.downloadWillBegin":
@@ -819,7 +826,6 @@ func (b *Browser) gate(sid proto.TargetSessionID, e *proto.FetchRequestPaused) {
 	if t != nil {
 		short = t.short
 	}
-	b.gating++
 	b.ev.held = appendBounded(b.ev.held, sr)
 	b.mu.Unlock()
 	dec := GateDeny

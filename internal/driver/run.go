@@ -321,6 +321,10 @@ func (b *Browser) followPopup(ctx context.Context, t *tab, openedBefore int) *ta
 	return nil
 }
 
+// gateGrace is how long a gated session waits after an action for a request
+// it caused to reach the gate.
+const gateGrace = 300 * time.Millisecond
+
 // settle waits, after an action, for gated requests to be decided and for a
 // navigation the action started to load.
 func (b *Browser) settle(ctx context.Context, t *tab, a Action) error {
@@ -331,6 +335,25 @@ func (b *Browser) settle(ctx context.Context, t *tab, a Action) error {
 	}
 	// A round trip to the page lets events the action caused arrive first.
 	_, _ = proto.RuntimeEvaluate{Expression: "0"}.Call(b.client(ctx, t.sess))
+	if b.o.RequestGate != nil {
+		// A request the action caused (a form's POST) can reach the gate a
+		// little after the action: give it a moment, so the request is
+		// decided within this run and listed in its result, not after it.
+		grace := time.Now().Add(gateGrace)
+		for time.Now().Before(grace) {
+			b.mu.Lock()
+			started := b.gating > 0 || t.loading
+			b.mu.Unlock()
+			if started {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
 	deadline := time.Now().Add(b.o.ActionTimeout)
 	for {
 		b.mu.Lock()
