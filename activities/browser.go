@@ -18,16 +18,11 @@ import (
 
 // Snapshot answers the snapshot tool.
 func (a *Activities) Snapshot(ctx context.Context, req SnapshotRequest) (*SnapshotResult, error) {
-	s, f := a.session(req.Session)
-	if f != nil {
-		return nil, a.fail(f)
+	s, done, err := a.begin(ctx, req.Session, nil)
+	if err != nil {
+		return nil, err
 	}
-	if f := s.lock(ctx); f != nil {
-		return nil, a.fail(f)
-	}
-	defer s.unlock()
-	stop := a.heartbeat(ctx, nil)
-	defer stop()
+	defer done()
 	snap, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: req.Args.Mode, Scope: req.Args.Scope, Offset: req.Args.Offset})
 	if err != nil {
 		return nil, a.fail(driverFailure(err))
@@ -49,8 +44,7 @@ func (a *Activities) Snapshot(ctx context.Context, req SnapshotRequest) (*Snapsh
 // at most once; while it works it heartbeats its progress and the
 // side-effecting requests it let go, so a lost worker can say what was sent.
 func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
-	s, f := a.session(req.Session)
-	if f != nil {
+	if _, f := a.session(req.Session); f != nil {
 		return nil, a.fail(f)
 	}
 	if req.Args.Code != "" {
@@ -74,19 +68,19 @@ func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error
 			*field = v
 		}
 	}
-	if f := s.lock(ctx); f != nil {
-		return nil, a.fail(f)
-	}
-	defer s.unlock()
-
 	rs := &runState{a: a, policy: req.Policy}
 	if activity.IsActivity(ctx) {
 		info := activity.GetInfo(ctx)
 		rs.workflowID, rs.runID, rs.activityID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID
 	}
 	ctx = context.WithValue(ctx, runStateKey{}, rs)
-	stop := a.heartbeat(ctx, func() any { return rs.progress(s.browser.URL(ctx), s.browser.SentSoFar()) })
-	defer stop()
+	s, done, err := a.begin(ctx, req.Session, func(s *liveSession) any {
+		return rs.progress(s.browser.URL(ctx), s.browser.SentSoFar())
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 
 	out, err := s.browser.Run(ctx, actions)
 	if out == nil {
@@ -140,16 +134,11 @@ func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error
 
 // Screenshot captures the page, files it and returns a claim check.
 func (a *Activities) Screenshot(ctx context.Context, req ScreenshotRequest) (*ScreenshotResult, error) {
-	s, f := a.session(req.Session)
-	if f != nil {
-		return nil, a.fail(f)
+	s, done, err := a.begin(ctx, req.Session, nil)
+	if err != nil {
+		return nil, err
 	}
-	if f := s.lock(ctx); f != nil {
-		return nil, a.fail(f)
-	}
-	defer s.unlock()
-	stop := a.heartbeat(ctx, nil)
-	defer stop()
+	defer done()
 	page, err := s.browser.Page()
 	if err != nil {
 		return nil, a.fail(driverFailure(err))
@@ -188,16 +177,11 @@ func (a *Activities) Screenshot(ctx context.Context, req ScreenshotRequest) (*Sc
 
 // Read answers browser_read and files what was read.
 func (a *Activities) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) {
-	s, f := a.session(req.Session)
-	if f != nil {
-		return nil, a.fail(f)
+	s, done, err := a.begin(ctx, req.Session, nil)
+	if err != nil {
+		return nil, err
 	}
-	if f := s.lock(ctx); f != nil {
-		return nil, a.fail(f)
-	}
-	defer s.unlock()
-	stop := a.heartbeat(ctx, nil)
-	defer stop()
+	defer done()
 	page, err := s.browser.Page()
 	if err != nil {
 		return nil, a.fail(driverFailure(err))
@@ -234,16 +218,11 @@ func (a *Activities) Read(ctx context.Context, req ReadRequest) (*ReadResult, er
 // Downloads lists finished downloads and files each one; a retry finds them
 // filed already and writes nothing twice.
 func (a *Activities) Downloads(ctx context.Context, req DownloadsRequest) (*DownloadsResult, error) {
-	s, f := a.session(req.Session)
-	if f != nil {
-		return nil, a.fail(f)
+	s, done, err := a.begin(ctx, req.Session, nil)
+	if err != nil {
+		return nil, err
 	}
-	if f := s.lock(ctx); f != nil {
-		return nil, a.fail(f)
-	}
-	defer s.unlock()
-	stop := a.heartbeat(ctx, nil)
-	defer stop()
+	defer done()
 	if s.sess.DownloadDir == "" {
 		return nil, a.fail(Fail(CodeRefused, "this session's provider (%s) keeps no downloads; use a local session to download files", s.ref.Provider))
 	}
@@ -272,25 +251,43 @@ func (a *Activities) Downloads(ctx context.Context, req DownloadsRequest) (*Down
 
 // Upload sets a local file on a file input. It runs at most once.
 func (a *Activities) Upload(ctx context.Context, req UploadRequest) (*UploadResult, error) {
-	s, f := a.session(req.Session)
-	if f != nil {
+	if _, f := a.session(req.Session); f != nil {
 		return nil, a.fail(f)
 	}
 	st, err := os.Stat(req.Args.Path)
 	if err != nil || !st.Mode().IsRegular() {
 		return nil, a.fail(Fail(CodeRefused, "%s is not a readable file on the worker; give the path of a file the worker can read", req.Args.Path))
 	}
-	if f := s.lock(ctx); f != nil {
-		return nil, a.fail(f)
+	s, done, err := a.begin(ctx, req.Session, nil)
+	if err != nil {
+		return nil, err
 	}
-	defer s.unlock()
-	stop := a.heartbeat(ctx, nil)
-	defer stop()
+	defer done()
 	if err := s.browser.Upload(ctx, req.Args.ID, req.Args.Path); err != nil {
 		return nil, a.fail(driverFailure(err))
 	}
 	res := &UploadResult{OK: true, Page: Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: filepath.Base(req.Args.Path), Size: st.Size()}
 	return res, a.clean(res)
+}
+
+// begin opens a call on a session this process holds: it heartbeats (with
+// details, when given) from the start, waits for the session's turn, and
+// returns done to end the call.
+func (a *Activities) begin(ctx context.Context, ref SessionRef, details func(*liveSession) any) (*liveSession, func(), error) {
+	s, f := a.session(ref)
+	if f != nil {
+		return nil, nil, a.fail(f)
+	}
+	var beat func() any
+	if details != nil {
+		beat = func() any { return details(s) }
+	}
+	stop := a.heartbeat(ctx, beat)
+	if f := s.lock(ctx); f != nil {
+		stop()
+		return nil, nil, a.fail(f)
+	}
+	return s, func() { s.unlock(); stop() }, nil
 }
 
 // driverFailure maps the driver's and capture's typed errors to codes.
