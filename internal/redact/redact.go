@@ -188,17 +188,46 @@ func alternation(names []string) string {
 	return strings.Join(q, "|")
 }
 
-// shapes replaces known credential shapes.
+// shapes replaces known credential shapes. Each pattern runs only when the
+// text holds the literal it cannot match without: most text (a snapshot, a
+// page read) holds none, and the patterns are the costly part of redaction.
 func shapes(s string) string {
-	s = paramRE.ReplaceAllString(s, "${1}${2}="+Placeholder)
-	s = queryParamRE.ReplaceAllString(s, "${1}${2}="+Placeholder)
-	s = jwtRE.ReplaceAllString(s, Placeholder)
-	s = skRE.ReplaceAllString(s, Placeholder)
-	s = bbRE.ReplaceAllString(s, Placeholder)
-	s = aizaRE.ReplaceAllString(s, Placeholder)
-	s = bearerRE.ReplaceAllString(s, "${1}${2}"+Placeholder)
-	s = userinfoRE.ReplaceAllString(s, "${1}"+Placeholder+"@")
+	lower := strings.ToLower(s)
+	if strings.Contains(s, "=") && containsAny(lower, credentialParams) {
+		s = paramRE.ReplaceAllString(s, "${1}${2}="+Placeholder)
+	}
+	if strings.ContainsAny(s, "?&;") && containsAny(lower, queryOnlyParams) {
+		s = queryParamRE.ReplaceAllString(s, "${1}${2}="+Placeholder)
+	}
+	if strings.Contains(s, "eyJ") {
+		s = jwtRE.ReplaceAllString(s, Placeholder)
+	}
+	if strings.Contains(s, "sk-") {
+		s = skRE.ReplaceAllString(s, Placeholder)
+	}
+	if strings.Contains(s, "bb_") {
+		s = bbRE.ReplaceAllString(s, Placeholder)
+	}
+	if strings.Contains(s, "AIza") {
+		s = aizaRE.ReplaceAllString(s, Placeholder)
+	}
+	if strings.Contains(lower, "bearer") {
+		s = bearerRE.ReplaceAllString(s, "${1}${2}"+Placeholder)
+	}
+	if strings.Contains(s, "://") && strings.Contains(s, "@") {
+		s = userinfoRE.ReplaceAllString(s, "${1}"+Placeholder+"@")
+	}
 	return s
+}
+
+// containsAny reports whether lower holds any of the (lower-case) names.
+func containsAny(lower string, names []string) bool {
+	for _, n := range names {
+		if strings.Contains(lower, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // String returns s with every registered value and known credential shape
