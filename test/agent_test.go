@@ -1,10 +1,12 @@
 package test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )
 
@@ -77,4 +79,32 @@ func refFor(t testing.TB, text, want string) string {
 	}
 	t.Fatalf("no %q in snapshot:\n%s", want, text)
 	return ""
+}
+
+// A call to a session that has ended starts a new one under the same id:
+// the plain Update finds no running workflow, and the call falls back to
+// update-with-start.
+func TestCallAfterReleaseStartsNewSession(t *testing.T) {
+	env.StartWorker(t, harness.WorkerOptions{})
+	s := newSession(t, workflows.SessionConfig{})
+	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
+	ctx := context.Background()
+	runOf := func() string {
+		t.Helper()
+		desc, err := env.Client.DescribeWorkflowExecution(ctx, s.id, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return desc.WorkflowExecutionInfo.Execution.RunId
+	}
+	firstRun := runOf()
+	s.must("browser_release", map[string]any{}, nil)
+	if err := env.Client.GetWorkflow(ctx, s.id, firstRun).Get(ctx, nil); err != nil {
+		t.Fatalf("the released session should have ended: %v", err)
+	}
+	var snap activities.SnapshotResult
+	s.must("snapshot", map[string]any{}, &snap)
+	if second := runOf(); second == firstRun {
+		t.Fatalf("the call after release should run in a new session, got run %s again", firstRun)
+	}
 }

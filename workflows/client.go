@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -31,6 +32,24 @@ func Call(ctx context.Context, c client.Client, workflowID string, call ToolCall
 	if _, f := activities.Validate(call.Name, call.Args); f != nil {
 		return json.Marshal(f)
 	}
+	// Most calls find their session running: a plain Update is the cheaper
+	// round trip. Only when no session runs under the id is it started.
+	upd := client.UpdateWorkflowOptions{
+		UpdateID:     o.UpdateID,
+		WorkflowID:   workflowID,
+		UpdateName:   UpdateTool,
+		Args:         []any{call},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	}
+	if h, err := c.UpdateWorkflow(ctx, upd); err == nil {
+		var out json.RawMessage
+		if err := h.Get(ctx, &out); err != nil {
+			return rejection(err)
+		}
+		return out, nil
+	} else if !isNotRunning(err) {
+		return rejection(err)
+	}
 	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       workflowID,
 		TaskQueue:                activities.SharedQueue,
@@ -39,13 +58,7 @@ func Call(ctx context.Context, c client.Client, workflowID string, call ToolCall
 	}, WorkflowBrowserSession, o.Config)
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
-		UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateID:     o.UpdateID,
-			WorkflowID:   workflowID,
-			UpdateName:   UpdateTool,
-			Args:         []any{call},
-			WaitForStage: client.WorkflowUpdateStageCompleted,
-		},
+		UpdateOptions:          upd,
 	})
 	if err != nil {
 		return rejection(err)
@@ -55,6 +68,13 @@ func Call(ctx context.Context, c client.Client, workflowID string, call ToolCall
 		return rejection(err)
 	}
 	return out, nil
+}
+
+// isNotRunning reports that no workflow runs under the id (none yet, or it
+// has ended), so the call should start a session.
+func isNotRunning(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
 }
 
 // rejection turns an update the session's validator rejected into the same
