@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -126,9 +128,10 @@ Flags:
 	fmt.Fprintf(out, "  Demo site:   %s/\n", stack.Demo.URL())
 	fmt.Fprintf(out, "  Host queue:  %s\n\n", w.HostQueue())
 	fmt.Fprintf(out, "Try, in another terminal:\n")
-	fmt.Fprintf(out, "  durable-browser call demo run '{\"actions\":[{\"op\":\"goto\",\"url\":\"%s/\"}]}'\n", stack.Demo.URL())
-	fmt.Fprintf(out, "  durable-browser call demo snapshot\n")
-	fmt.Fprintf(out, "  durable-browser sessions\n\n")
+	self := selfName()
+	fmt.Fprintf(out, "  %s call demo run '{\"actions\":[{\"op\":\"goto\",\"url\":\"%s/\"}]}'\n", self, stack.Demo.URL())
+	fmt.Fprintf(out, "  %s call demo snapshot '{\"mode\":\"interactive\"}'\n", self)
+	fmt.Fprintf(out, "  %s sessions\n\n", self)
 
 	if f.smoke {
 		if err := runSmoke(ctx, c, stack.Demo.URL()+"/", env); err != nil {
@@ -139,6 +142,15 @@ Flags:
 	<-ctx.Done()
 	fmt.Fprintln(out, "\nstopping: releasing browsers, then S3, the UI and Temporal...")
 	return nil
+}
+
+// selfName is how the person started this binary, so the commands printed
+// for them to try work as typed (bin/durable-browser after `make run`).
+func selfName() string {
+	if len(os.Args) > 0 && strings.Contains(os.Args[0], "/") && !filepath.IsAbs(os.Args[0]) {
+		return os.Args[0]
+	}
+	return "durable-browser"
 }
 
 func runSmoke(ctx context.Context, c client.Client, url string, env *cliEnv) error {
