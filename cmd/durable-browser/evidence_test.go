@@ -91,7 +91,7 @@ func FuzzParseS3URL(f *testing.F) {
 // server and reads it back through the verb in every key spelling.
 func TestEvidenceGet(t *testing.T) {
 	if _, err := devstack.FindVersitygw(""); err != nil {
-		t.Skipf("versitygw not installed: run `make tools` or `%s`", devstack.VersitygwInstall)
+		t.Fatalf("versitygw not installed: run `make tools` or `%s`", devstack.VersitygwInstall)
 	}
 	ctx := context.Background()
 	port, err := devstack.FreePort()

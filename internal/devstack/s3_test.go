@@ -24,7 +24,7 @@ import (
 func needVersitygw(t *testing.T) {
 	t.Helper()
 	if _, err := FindVersitygw(""); err != nil {
-		t.Skipf("versitygw not installed: run `make tools` or `%s`", VersitygwInstall)
+		t.Fatalf("versitygw not installed: run `make tools` or `%s`", VersitygwInstall)
 	}
 }
 
@@ -158,7 +158,7 @@ func TestStartS3Refusals(t *testing.T) {
 // follow it.
 func TestS3ChildDiesWithParent(t *testing.T) {
 	needVersitygw(t)
-	helper := exec.Command(os.Args[0], "-test.run=^TestS3HelperProcess$")
+	helper := exec.Command(os.Args[0])
 	helper.Env = append(os.Environ(), "DEVSTACK_S3_HELPER="+freeAddr(t)+"|"+t.TempDir())
 	stdout, err := helper.StdoutPipe()
 	if err != nil {
@@ -196,19 +196,19 @@ func TestS3ChildDiesWithParent(t *testing.T) {
 	}
 }
 
-// TestS3HelperProcess is the helper for TestS3ChildDiesWithParent; it does
-// nothing in a normal run.
-func TestS3HelperProcess(t *testing.T) {
-	spec := os.Getenv("DEVSTACK_S3_HELPER")
-	if spec == "" {
-		t.Skip("helper process only")
+// TestMain doubles as the helper process of TestS3ChildDiesWithParent: run
+// with DEVSTACK_S3_HELPER set, the test binary starts an S3 server, prints
+// its pid and waits to be killed instead of running tests.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("DEVSTACK_S3_HELPER"); spec != "" {
+		addr, dir, _ := strings.Cut(spec, "|")
+		srv, err := StartS3(context.Background(), S3Options{Address: addr, Dir: dir})
+		if err != nil {
+			fmt.Println("S3ERR=" + err.Error())
+			os.Exit(1)
+		}
+		fmt.Printf("S3PID=%d\n", srv.PID())
+		select {} // wait to be killed
 	}
-	addr, dir, _ := strings.Cut(spec, "|")
-	srv, err := StartS3(context.Background(), S3Options{Address: addr, Dir: dir})
-	if err != nil {
-		fmt.Println("S3ERR=" + err.Error())
-		os.Exit(1)
-	}
-	fmt.Printf("S3PID=%d\n", srv.PID())
-	select {} // wait to be killed
+	os.Exit(m.Run())
 }

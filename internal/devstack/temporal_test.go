@@ -14,9 +14,6 @@ import (
 )
 
 func TestTemporalPersistsAcrossRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts an embedded Temporal server")
-	}
 	db := filepath.Join(t.TempDir(), "temporal.db")
 	port, err := FreePort()
 	if err != nil {

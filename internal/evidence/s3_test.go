@@ -20,7 +20,7 @@ import (
 func gateway(t *testing.T) *devstack.S3 {
 	t.Helper()
 	if _, err := devstack.FindVersitygw(""); err != nil {
-		t.Skipf("versitygw not installed: run `make tools` or `%s`", devstack.VersitygwInstall)
+		t.Fatalf("versitygw not installed: run `make tools` or `%s`", devstack.VersitygwInstall)
 	}
 	port, err := devstack.FreePort()
 	if err != nil {
