@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-rod/rod"
 	"go.temporal.io/sdk/activity"
 
 	"github.com/durable-browser/durable-browser/internal/capture"
@@ -134,15 +135,11 @@ func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error
 
 // Screenshot captures the page, files it and returns a claim check.
 func (a *Activities) Screenshot(ctx context.Context, req ScreenshotRequest) (*ScreenshotResult, error) {
-	s, done, err := a.begin(ctx, req.Session, nil)
+	s, page, done, err := a.beginPage(ctx, req.Session)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	page, err := s.browser.Page()
-	if err != nil {
-		return nil, a.fail(driverFailure(err))
-	}
 	o := capture.ScreenshotOptions{FullPage: req.Args.FullPage, Selector: strings.TrimSpace(req.Args.Selector), Type: req.Args.Type, Quality: req.Args.Quality}
 	if c := req.Args.Clip; c != nil && c.Width > 0 && c.Height > 0 {
 		o.Clip = &capture.Rect{X: c.X, Y: c.Y, Width: c.Width, Height: c.Height}
@@ -177,15 +174,11 @@ func (a *Activities) Screenshot(ctx context.Context, req ScreenshotRequest) (*Sc
 
 // Read answers browser_read and files what was read.
 func (a *Activities) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) {
-	s, done, err := a.begin(ctx, req.Session, nil)
+	s, page, done, err := a.beginPage(ctx, req.Session)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	page, err := s.browser.Page()
-	if err != nil {
-		return nil, a.fail(driverFailure(err))
-	}
 	r, err := capture.Read(ctx, page, capture.ReadOptions{What: req.Args.What})
 	if err != nil {
 		return nil, a.fail(driverFailure(err))
@@ -288,6 +281,20 @@ func (a *Activities) begin(ctx context.Context, ref SessionRef, details func(*li
 		return nil, nil, a.fail(f)
 	}
 	return s, func() { s.unlock(); stop() }, nil
+}
+
+// beginPage is begin for calls that work on the active tab's page.
+func (a *Activities) beginPage(ctx context.Context, ref SessionRef) (*liveSession, *rod.Page, func(), error) {
+	s, done, err := a.begin(ctx, ref, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	page, err := s.browser.Page()
+	if err != nil {
+		done()
+		return nil, nil, nil, a.fail(driverFailure(err))
+	}
+	return s, page, done, nil
 }
 
 // driverFailure maps the driver's and capture's typed errors to codes.

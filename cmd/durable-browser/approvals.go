@@ -6,7 +6,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/workflows"
 )
 
@@ -38,44 +37,20 @@ Flags:
 `
 
 func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("approvals", env.getenv)
-	fs.SetOutput(env.stderr)
-	var (
-		o            opsFlags
-		note, byName string
-		asJSON, scan bool
-		limit        int
-	)
-	bindOps(fs, &o)
-	fs.String(&note, "note", "", "approve/deny: a note kept with the decision")
-	fs.String(&byName, "by", "", "approve/deny: who decides (default $USER)")
-	fs.Bool(&asJSON, "json", false, "list: print JSON")
-	fs.Bool(&scan, "scan", false, "list: query every running session, not only those whose BrowserState says held (for sessions started without search attributes)")
-	fs.Int(&limit, "limit", 200, "list: look at most at this many sessions")
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, approvalsUsage)
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterleaved(fs, args)
+	fs, f, pos, err := parsePerson(env, args, personVerb{
+		name: "approvals", usage: approvalsUsage, answers: "approve/deny", state: "held", subcommands: "list, approve or deny",
+		noteHelp: "a note kept with the decision", byHelp: "who decides",
+	})
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		fs.Usage()
-		return fmt.Errorf("want a subcommand: list, approve or deny")
-	}
+	o, note, byName, asJSON := f.opsFlags, f.note, f.by, f.asJSON
 	switch pos[0] {
 	case "list":
 		if len(pos) != 1 {
 			return fmt.Errorf("approvals list takes no arguments, got %q", pos[1:])
 		}
-		ctx, cancel, c, err := o.dial(ctx, env)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		defer c.Close()
-		states, err := o.runningStates(ctx, env, c, workflows.StateHeld, scan, limit)
+		states, err := f.listStates(ctx, env, workflows.StateHeld)
 		if err != nil {
 			return err
 		}

@@ -39,44 +39,20 @@ Flags:
 `
 
 func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("handoff", env.getenv)
-	fs.SetOutput(env.stderr)
-	var (
-		o            opsFlags
-		note, byName string
-		asJSON, scan bool
-		limit        int
-	)
-	bindOps(fs, &o)
-	fs.String(&note, "note", "", "done/cancel: a note for the agent (it sees it in the handoff result)")
-	fs.String(&byName, "by", "", "done/cancel: who answers (default $USER)")
-	fs.Bool(&asJSON, "json", false, "list: print JSON")
-	fs.Bool(&scan, "scan", false, "list: query every running session, not only those whose BrowserState says waiting_for_human (for sessions started without search attributes)")
-	fs.Int(&limit, "limit", 200, "list: look at most at this many sessions")
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, handoffUsage)
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterleaved(fs, args)
+	fs, f, pos, err := parsePerson(env, args, personVerb{
+		name: "handoff", usage: handoffUsage, answers: "done/cancel", state: "waiting_for_human", subcommands: "list, done or cancel",
+		noteHelp: "a note for the agent (it sees it in the handoff result)", byHelp: "who answers",
+	})
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		fs.Usage()
-		return fmt.Errorf("want a subcommand: list, done or cancel")
-	}
+	o, note, byName, asJSON := f.opsFlags, f.note, f.by, f.asJSON
 	switch pos[0] {
 	case "list":
 		if len(pos) != 1 {
 			return fmt.Errorf("handoff list takes no arguments, got %q", pos[1:])
 		}
-		ctx, cancel, c, err := o.dial(ctx, env)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		defer c.Close()
-		states, err := o.runningStates(ctx, env, c, workflows.StateWaitingForHuman, scan, limit)
+		states, err := f.listStates(ctx, env, workflows.StateWaitingForHuman)
 		if err != nil {
 			return err
 		}

@@ -322,3 +322,62 @@ func by(env *cliEnv, flagValue string) string {
 	}
 	return env.getenv("USER")
 }
+
+// personVerb describes a verb a person answers with (handoff, approvals):
+// list what waits, or answer one item.
+type personVerb struct {
+	name, usage string
+	// answers names the answering subcommands, for flag help ("done/cancel").
+	answers string
+	// state is the BrowserState that lists narrow to.
+	state       string
+	subcommands string
+	noteHelp    string
+	byHelp      string
+}
+
+// personFlags are the flags every person verb takes.
+type personFlags struct {
+	opsFlags
+	note, by     string
+	asJSON, scan bool
+	limit        int
+}
+
+// parsePerson binds and parses a person verb's flags, which may stand before
+// or after the positional arguments, and returns those arguments.
+func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *personFlags, []string, error) {
+	fs := config.NewSet(v.name, env.getenv)
+	fs.SetOutput(env.stderr)
+	f := &personFlags{}
+	bindOps(fs, &f.opsFlags)
+	fs.String(&f.note, "note", "", v.answers+": "+v.noteHelp)
+	fs.String(&f.by, "by", "", v.answers+": "+v.byHelp+" (default $USER)")
+	fs.Bool(&f.asJSON, "json", false, "list: print JSON")
+	fs.Bool(&f.scan, "scan", false, "list: query every running session, not only those whose BrowserState says "+v.state+" (for sessions started without search attributes)")
+	fs.Int(&f.limit, "limit", 200, "list: look at most at this many sessions")
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, v.usage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(pos) == 0 {
+		fs.Usage()
+		return nil, nil, nil, fmt.Errorf("want a subcommand: %s", v.subcommands)
+	}
+	return fs, f, pos, nil
+}
+
+// listStates is the state of every running session a person verb lists.
+func (f *personFlags) listStates(ctx context.Context, env *cliEnv, state string) ([]*workflows.SessionState, error) {
+	ctx, cancel, c, err := f.dial(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	defer c.Close()
+	return f.runningStates(ctx, env, c, state, f.scan, f.limit)
+}
