@@ -12,7 +12,9 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/envelope"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
 	"github.com/durable-browser/durable-browser/internal/redact"
@@ -68,7 +70,7 @@ type Activities struct {
 
 // liveSession is a browser this process holds.
 type liveSession struct {
-	ref      SessionRef
+	ref      contract.SessionRef
 	provider providers.Provider
 	sess     *providers.Session
 	browser  *driver.Browser
@@ -82,12 +84,12 @@ type liveSession struct {
 }
 
 // lock waits for the session's turn, or gives up when ctx ends.
-func (s *liveSession) lock(ctx context.Context) *Failure {
+func (s *liveSession) lock(ctx context.Context) *contract.Failure {
 	select {
 	case s.calls <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return Fail(CodeTimeout, "another call on this session was still running; try again")
+		return contract.Fail(contract.CodeTimeout, "another call on this session was still running; try again")
 	}
 }
 
@@ -163,27 +165,27 @@ type Registry interface {
 // RegisterShared registers the activities served from the shared queue:
 // session creation, release by tag, and the tools that need no browser.
 func (a *Activities) RegisterShared(r Registry) {
-	r.RegisterActivityWithOptions(a.Create, activity.RegisterOptions{Name: ActivityCreate})
+	r.RegisterActivityWithOptions(a.Create, activity.RegisterOptions{Name: contract.ActivityCreate})
 	// Release by tag from any worker, for remote sessions whose host was lost.
-	r.RegisterActivityWithOptions(a.Release, activity.RegisterOptions{Name: ActivityRelease})
-	r.RegisterActivityWithOptions(a.WebFetch, activity.RegisterOptions{Name: ActivityWebFetch})
-	r.RegisterActivityWithOptions(a.WebSearch, activity.RegisterOptions{Name: ActivityWebSearch})
-	r.RegisterActivityWithOptions(a.GetEvidence, activity.RegisterOptions{Name: ActivityEvidence})
+	r.RegisterActivityWithOptions(a.Release, activity.RegisterOptions{Name: contract.ActivityRelease})
+	r.RegisterActivityWithOptions(a.WebFetch, activity.RegisterOptions{Name: contract.ActivityWebFetch})
+	r.RegisterActivityWithOptions(a.WebSearch, activity.RegisterOptions{Name: contract.ActivityWebSearch})
+	r.RegisterActivityWithOptions(a.GetEvidence, activity.RegisterOptions{Name: contract.ActivityEvidence})
 }
 
 // RegisterHost registers the activities served from this process's host
 // queue: everything that touches a browser it holds.
 func (a *Activities) RegisterHost(r Registry) {
-	r.RegisterActivityWithOptions(a.Snapshot, activity.RegisterOptions{Name: ActivitySnapshot})
-	r.RegisterActivityWithOptions(a.Run, activity.RegisterOptions{Name: ActivityRun})
-	r.RegisterActivityWithOptions(a.Screenshot, activity.RegisterOptions{Name: ActivityScreenshot})
-	r.RegisterActivityWithOptions(a.Read, activity.RegisterOptions{Name: ActivityRead})
-	r.RegisterActivityWithOptions(a.Downloads, activity.RegisterOptions{Name: ActivityDownloads})
-	r.RegisterActivityWithOptions(a.Upload, activity.RegisterOptions{Name: ActivityUpload})
-	r.RegisterActivityWithOptions(a.Release, activity.RegisterOptions{Name: ActivityRelease})
-	r.RegisterActivityWithOptions(a.Relaunch, activity.RegisterOptions{Name: ActivityRelaunch})
-	r.RegisterActivityWithOptions(a.Reconcile, activity.RegisterOptions{Name: ActivityReconcile})
-	r.RegisterActivityWithOptions(a.Notify, activity.RegisterOptions{Name: ActivityNotify})
+	r.RegisterActivityWithOptions(a.Snapshot, activity.RegisterOptions{Name: contract.ActivitySnapshot})
+	r.RegisterActivityWithOptions(a.Run, activity.RegisterOptions{Name: contract.ActivityRun})
+	r.RegisterActivityWithOptions(a.Screenshot, activity.RegisterOptions{Name: contract.ActivityScreenshot})
+	r.RegisterActivityWithOptions(a.Read, activity.RegisterOptions{Name: contract.ActivityRead})
+	r.RegisterActivityWithOptions(a.Downloads, activity.RegisterOptions{Name: contract.ActivityDownloads})
+	r.RegisterActivityWithOptions(a.Upload, activity.RegisterOptions{Name: contract.ActivityUpload})
+	r.RegisterActivityWithOptions(a.Release, activity.RegisterOptions{Name: contract.ActivityRelease})
+	r.RegisterActivityWithOptions(a.Relaunch, activity.RegisterOptions{Name: contract.ActivityRelaunch})
+	r.RegisterActivityWithOptions(a.Reconcile, activity.RegisterOptions{Name: contract.ActivityReconcile})
+	r.RegisterActivityWithOptions(a.Notify, activity.RegisterOptions{Name: contract.ActivityNotify})
 }
 
 // Sessions lists the tags this process holds, sorted.
@@ -278,12 +280,12 @@ func (a *Activities) clean(v any) error {
 }
 
 // fail turns a failure into the activity's error, redacted.
-func (a *Activities) fail(f *Failure) error {
+func (a *Activities) fail(f *contract.Failure) error {
 	f.Message = a.o.Redactor.String(f.Message)
 	f.Detail = a.o.Redactor.String(f.Detail)
 	f.LastURL = a.o.Redactor.URL(f.LastURL)
-	if len(f.Detail) > MaxDetail {
-		f.Detail = f.Detail[:MaxDetail]
+	if len(f.Detail) > contract.MaxDetail {
+		f.Detail = f.Detail[:contract.MaxDetail]
 	}
-	return f.AsApplicationError()
+	return envelope.Error(f)
 }

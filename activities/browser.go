@@ -12,13 +12,14 @@ import (
 	"github.com/go-rod/rod"
 	"go.temporal.io/sdk/activity"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/capture"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/redact"
 )
 
 // Snapshot answers the snapshot tool.
-func (a *Activities) Snapshot(ctx context.Context, req SnapshotRequest) (*SnapshotResult, error) {
+func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest) (*contract.SnapshotResult, error) {
 	s, done, err := a.begin(ctx, req.Session, nil)
 	if err != nil {
 		return nil, err
@@ -28,9 +29,9 @@ func (a *Activities) Snapshot(ctx context.Context, req SnapshotRequest) (*Snapsh
 	if err != nil {
 		return nil, a.fail(driverFailure(err))
 	}
-	res := &SnapshotResult{
+	res := &contract.SnapshotResult{
 		OK:          true,
-		Page:        Page{URL: a.o.Redactor.URL(snap.URL), Title: snap.Title},
+		Page:        contract.Page{URL: a.o.Redactor.URL(snap.URL), Title: snap.Title},
 		Text:        snap.Text,
 		Epoch:       snap.Epoch,
 		Elements:    snap.Elements,
@@ -44,16 +45,16 @@ func (a *Activities) Snapshot(ctx context.Context, req SnapshotRequest) (*Snapsh
 // Run answers the run tool: a batch of actions, sent one at a time. It runs
 // at most once; while it works it heartbeats its progress and the
 // side-effecting requests it let go, so a lost worker can say what was sent.
-func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
+func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contract.RunResult, error) {
 	if _, f := a.session(req.Session); f != nil {
 		return nil, a.fail(f)
 	}
 	if req.Args.Code != "" {
-		return nil, a.fail(Fail(CodeRefused, "the code cell is not available on this worker; send a batch of actions instead"))
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "the code cell is not available on this worker; send a batch of actions instead"))
 	}
 	actions, err := driver.ParseActions(req.Args.Actions)
 	if err != nil {
-		return nil, a.fail(Fail(CodeRefused, "%v", err))
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
 	}
 	// Resolve {{secret:NAME}} on the worker: the value goes to the page and
 	// into the redactor, never into history.
@@ -64,7 +65,7 @@ func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error
 			}
 			v, err := redact.ExpandSecrets(*field, a.o.Secrets, a.o.Redactor)
 			if err != nil {
-				return nil, a.fail(Fail(CodeRefused, "action %d: %v", i+1, err))
+				return nil, a.fail(contract.Fail(contract.CodeRefused, "action %d: %v", i+1, err))
 			}
 			*field = v
 		}
@@ -87,9 +88,9 @@ func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error
 	if out == nil {
 		return nil, a.fail(driverFailure(err))
 	}
-	res := &RunResult{
+	res := &contract.RunResult{
 		OK:             err == nil,
-		Page:           Page{URL: a.o.Redactor.URL(out.URL), Title: out.Title},
+		Page:           contract.Page{URL: a.o.Redactor.URL(out.URL), Title: out.Title},
 		Completed:      out.Completed,
 		Total:          out.Total,
 		ConsoleErrors:  out.ConsoleErrors,
@@ -101,17 +102,17 @@ func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error
 		res.Sent = a.sentFrom(out.Sent)
 	}
 	for _, t := range out.TabsOpened {
-		res.TabsOpened = append(res.TabsOpened, Tab{ID: t.ID, URL: a.o.Redactor.URL(t.URL), Title: t.Title, Active: t.Active})
+		res.TabsOpened = append(res.TabsOpened, contract.Tab{ID: t.ID, URL: a.o.Redactor.URL(t.URL), Title: t.Title, Active: t.Active})
 	}
 	for _, d := range out.Dialogs {
 		ans := "dismissed"
 		if d.Accepted {
 			ans = "accepted"
 		}
-		res.Dialogs = append(res.Dialogs, Dialog{Type: d.Type, Message: d.Message, Answer: ans})
+		res.Dialogs = append(res.Dialogs, contract.Dialog{Type: d.Type, Message: d.Message, Answer: ans})
 	}
 	if out.Failed != nil {
-		res.Failed = &ActionFailure{Index: out.Failed.Index, Op: out.Failed.Op, Reason: out.Failed.Reason}
+		res.Failed = &contract.ActionFailure{Index: out.Failed.Index, Op: out.Failed.Op, Reason: out.Failed.Reason}
 	}
 	if err != nil {
 		// A batch stopped partway is a result the model can act on: it says
@@ -134,7 +135,7 @@ func (a *Activities) Run(ctx context.Context, req RunRequest) (*RunResult, error
 }
 
 // Screenshot captures the page, files it and returns a claim check.
-func (a *Activities) Screenshot(ctx context.Context, req ScreenshotRequest) (*ScreenshotResult, error) {
+func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequest) (*contract.ScreenshotResult, error) {
 	s, page, done, err := a.beginPage(ctx, req.Session)
 	if err != nil {
 		return nil, err
@@ -158,22 +159,22 @@ func (a *Activities) Screenshot(ctx context.Context, req ScreenshotRequest) (*Sc
 	url, title := a.o.Redactor.URL(s.browser.URL(ctx)), s.browser.Title(ctx)
 	ct := "image/" + shot.Type
 	cc, err := a.file(ctx, filing{
-		tool: ToolScreenshot, args: req.Args, session: s.ref.Tag, ext: shot.Type, contentType: ct,
+		tool: contract.ToolScreenshot, args: req.Args, session: s.ref.Tag, ext: shot.Type, contentType: ct,
 		body: shot.Bytes, finalURL: url, title: title, extractor: "screenshot",
 	})
 	if err != nil {
 		return nil, a.fail(evidenceFailure(err))
 	}
-	res := &ScreenshotResult{
-		OK: true, Page: Page{URL: url, Title: title}, Evidence: cc, Type: shot.Type,
+	res := &contract.ScreenshotResult{
+		OK: true, Page: contract.Page{URL: url, Title: title}, Evidence: cc, Type: shot.Type,
 		Width: shot.Width, Height: shot.Height, DPR: shot.DPR,
-		Region: Rect{X: shot.Region.X, Y: shot.Region.Y, Width: shot.Region.Width, Height: shot.Region.Height},
+		Region: contract.Rect{X: shot.Region.X, Y: shot.Region.Y, Width: shot.Region.Width, Height: shot.Region.Height},
 	}
 	return res, a.clean(res)
 }
 
 // Read answers browser_read and files what was read.
-func (a *Activities) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) {
+func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contract.ReadResult, error) {
 	s, page, done, err := a.beginPage(ctx, req.Session)
 	if err != nil {
 		return nil, err
@@ -195,14 +196,14 @@ func (a *Activities) Read(ctx context.Context, req ReadRequest) (*ReadResult, er
 	}
 	url := a.o.Redactor.URL(r.URL)
 	cc, err := a.file(ctx, filing{
-		tool: ToolRead, args: req.Args, session: s.ref.Tag, ext: ext, contentType: ct, body: body,
+		tool: contract.ToolRead, args: req.Args, session: s.ref.Tag, ext: ext, contentType: ct, body: body,
 		finalURL: url, title: r.Title, extractor: r.Extractor,
 	})
 	if err != nil {
 		return nil, a.fail(evidenceFailure(err))
 	}
-	res := &ReadResult{
-		OK: true, Page: Page{URL: url, Title: r.Title}, What: r.What, Content: r.Content,
+	res := &contract.ReadResult{
+		OK: true, Page: contract.Page{URL: url, Title: r.Title}, What: r.What, Content: r.Content,
 		Extractor: r.Extractor, Truncated: r.Truncated, FullLength: r.FullLength, Evidence: cc,
 	}
 	return res, a.clean(res)
@@ -210,46 +211,46 @@ func (a *Activities) Read(ctx context.Context, req ReadRequest) (*ReadResult, er
 
 // Downloads lists finished downloads and files each one; a retry finds them
 // filed already and writes nothing twice.
-func (a *Activities) Downloads(ctx context.Context, req DownloadsRequest) (*DownloadsResult, error) {
+func (a *Activities) Downloads(ctx context.Context, req contract.DownloadsRequest) (*contract.DownloadsResult, error) {
 	s, done, err := a.begin(ctx, req.Session, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	if s.sess.DownloadDir == "" {
-		return nil, a.fail(Fail(CodeRefused, "this session's provider (%s) keeps no downloads; use a local session to download files", s.ref.Provider))
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "this session's provider (%s) keeps no downloads; use a local session to download files", s.ref.Provider))
 	}
 	list, err := s.browser.Downloads(ctx)
 	if err != nil {
 		return nil, a.fail(driverFailure(err))
 	}
-	res := &DownloadsResult{OK: true, Downloads: []Download{}}
+	res := &contract.DownloadsResult{OK: true, Downloads: []contract.Download{}}
 	for _, d := range list {
 		body, err := os.ReadFile(d.Path)
 		if err != nil {
-			return nil, a.fail(Fail(CodeCommandFailed, "reading download %s: %v", d.Name, err))
+			return nil, a.fail(contract.Fail(contract.CodeCommandFailed, "reading download %s: %v", d.Name, err))
 		}
 		cc, err := a.file(ctx, filing{
-			tool: ToolDownloads, args: map[string]string{"name": d.Name}, session: s.ref.Tag,
+			tool: contract.ToolDownloads, args: map[string]string{"name": d.Name}, session: s.ref.Tag,
 			callSuffix: d.SHA256[:12], ext: strings.TrimPrefix(filepath.Ext(d.Name), "."),
 			contentType: "application/octet-stream", body: body, extractor: "download",
 		})
 		if err != nil {
 			return nil, a.fail(evidenceFailure(err))
 		}
-		res.Downloads = append(res.Downloads, Download{Name: d.Name, Size: d.Size, SHA256: d.SHA256, Evidence: cc})
+		res.Downloads = append(res.Downloads, contract.Download{Name: d.Name, Size: d.Size, SHA256: d.SHA256, Evidence: cc})
 	}
 	return res, a.clean(res)
 }
 
 // Upload sets a local file on a file input. It runs at most once.
-func (a *Activities) Upload(ctx context.Context, req UploadRequest) (*UploadResult, error) {
+func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*contract.UploadResult, error) {
 	if _, f := a.session(req.Session); f != nil {
 		return nil, a.fail(f)
 	}
 	st, err := os.Stat(req.Args.Path)
 	if err != nil || !st.Mode().IsRegular() {
-		return nil, a.fail(Fail(CodeRefused, "%s is not a readable file on the worker; give the path of a file the worker can read", req.Args.Path))
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "%s is not a readable file on the worker; give the path of a file the worker can read", req.Args.Path))
 	}
 	s, done, err := a.begin(ctx, req.Session, nil)
 	if err != nil {
@@ -259,14 +260,14 @@ func (a *Activities) Upload(ctx context.Context, req UploadRequest) (*UploadResu
 	if err := s.browser.Upload(ctx, req.Args.ID, req.Args.Path); err != nil {
 		return nil, a.fail(driverFailure(err))
 	}
-	res := &UploadResult{OK: true, Page: Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: filepath.Base(req.Args.Path), Size: st.Size()}
+	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: filepath.Base(req.Args.Path), Size: st.Size()}
 	return res, a.clean(res)
 }
 
 // begin opens a call on a session this process holds: it heartbeats (with
 // details, when given) from the start, waits for the session's turn, and
 // returns done to end the call.
-func (a *Activities) begin(ctx context.Context, ref SessionRef, details func(*liveSession) any) (*liveSession, func(), error) {
+func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details func(*liveSession) any) (*liveSession, func(), error) {
 	s, f := a.session(ref)
 	if f != nil {
 		return nil, nil, a.fail(f)
@@ -284,7 +285,7 @@ func (a *Activities) begin(ctx context.Context, ref SessionRef, details func(*li
 }
 
 // beginPage is begin for calls that work on the active tab's page.
-func (a *Activities) beginPage(ctx context.Context, ref SessionRef) (*liveSession, *rod.Page, func(), error) {
+func (a *Activities) beginPage(ctx context.Context, ref contract.SessionRef) (*liveSession, *rod.Page, func(), error) {
 	s, done, err := a.begin(ctx, ref, nil)
 	if err != nil {
 		return nil, nil, nil, err
@@ -298,7 +299,7 @@ func (a *Activities) beginPage(ctx context.Context, ref SessionRef) (*liveSessio
 }
 
 // driverFailure maps the driver's and capture's typed errors to codes.
-func driverFailure(err error) *Failure {
+func driverFailure(err error) *contract.Failure {
 	var stale *driver.StaleError
 	var actErr *driver.ActionError
 	var refused *driver.RefusedError
@@ -306,33 +307,33 @@ func driverFailure(err error) *Failure {
 	var capRefused *capture.RefusedError
 	switch {
 	case err == nil:
-		return Fail(CodeCommandFailed, "the browser gave no result; take a snapshot and try again")
+		return contract.Fail(contract.CodeCommandFailed, "the browser gave no result; take a snapshot and try again")
 	case errors.Is(err, context.Canceled):
-		return Fail(CodeAborted, "the call was cancelled")
+		return contract.Fail(contract.CodeAborted, "the call was cancelled")
 	case errors.Is(err, context.DeadlineExceeded):
-		return Fail(CodeTimeout, "the call ran out of time; take a snapshot to see where the page is")
+		return contract.Fail(contract.CodeTimeout, "the call ran out of time; take a snapshot to see where the page is")
 	case errors.As(err, &stale), errors.Is(err, driver.ErrNoSnapshot):
-		return Fail(CodeStaleSnapshot, "%v", err)
+		return contract.Fail(contract.CodeStaleSnapshot, "%v", err)
 	case errors.As(err, &refused):
-		return Fail(CodeRefused, "%v", err)
+		return contract.Fail(contract.CodeRefused, "%v", err)
 	case errors.As(err, &parse):
-		return Fail(CodeRefused, "%v", err)
+		return contract.Fail(contract.CodeRefused, "%v", err)
 	case errors.As(err, &capRefused):
-		return Fail(CodeRefused, "%v", err)
+		return contract.Fail(contract.CodeRefused, "%v", err)
 	case errors.As(err, &actErr):
 		switch actErr.Kind {
 		case driver.KindTimeout:
-			return Fail(CodeTimeout, "%v", err)
+			return contract.Fail(contract.CodeTimeout, "%v", err)
 		case driver.KindStale:
-			return Fail(CodeStaleSnapshot, "%v", err)
+			return contract.Fail(contract.CodeStaleSnapshot, "%v", err)
 		case driver.KindRefused:
-			return Fail(CodeRefused, "%v", err)
+			return contract.Fail(contract.CodeRefused, "%v", err)
 		case driver.KindBrowser:
-			return Fail(CodeBrowserUnavailable, "%v", err)
+			return contract.Fail(contract.CodeBrowserUnavailable, "%v", err)
 		}
-		return Fail(CodeCommandFailed, "%v", err)
+		return contract.Fail(contract.CodeCommandFailed, "%v", err)
 	}
-	return Fail(CodeBrowserUnavailable, "the browser did not answer; try again, or relaunch it with browser_relaunch").WithDetail(err.Error())
+	return contract.Fail(contract.CodeBrowserUnavailable, "the browser did not answer; try again, or relaunch it with browser_relaunch").WithDetail(err.Error())
 }
 
 // runStateKey carries a run's state to the session's request gate.
@@ -347,12 +348,12 @@ type runState struct {
 	holds int64 // atomic: numbers hold ids
 
 	mu   sync.Mutex
-	sent []SentRequest
-	held []HeldRequest
+	sent []contract.SentRequest
+	held []contract.HeldRequest
 }
 
-func (r *runState) progress(url string, sent []driver.SentRequest) RunProgress {
-	p := RunProgress{URL: r.a.o.Redactor.URL(url), Sent: r.sentList()}
+func (r *runState) progress(url string, sent []driver.SentRequest) contract.RunProgress {
+	p := contract.RunProgress{URL: r.a.o.Redactor.URL(url), Sent: r.sentList()}
 	if len(p.Sent) == 0 {
 		p.Sent = r.a.sentFrom(sent)
 	}
@@ -360,22 +361,22 @@ func (r *runState) progress(url string, sent []driver.SentRequest) RunProgress {
 }
 
 // sentFrom converts the driver's journal, redacting as it goes.
-func (a *Activities) sentFrom(in []driver.SentRequest) []SentRequest {
-	var out []SentRequest
+func (a *Activities) sentFrom(in []driver.SentRequest) []contract.SentRequest {
+	var out []contract.SentRequest
 	for _, s := range in {
-		out = append(out, SentRequest{Method: s.Method, Origin: a.o.Redactor.URL(s.Origin), Path: a.o.Redactor.String(s.Path)})
+		out = append(out, contract.SentRequest{Method: s.Method, Origin: a.o.Redactor.URL(s.Origin), Path: a.o.Redactor.String(s.Path)})
 	}
 	return out
 }
 
-func (r *runState) sentList() []SentRequest {
+func (r *runState) sentList() []contract.SentRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]SentRequest(nil), r.sent...)
+	return append([]contract.SentRequest(nil), r.sent...)
 }
 
-func (r *runState) heldList() []HeldRequest {
+func (r *runState) heldList() []contract.HeldRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]HeldRequest(nil), r.held...)
+	return append([]contract.HeldRequest(nil), r.held...)
 }

@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 )
 
@@ -26,9 +27,9 @@ type filing struct {
 
 // file files a body and its receipt under keys derived from the workflow,
 // session and activity ids, so a retried activity writes the same objects.
-func (a *Activities) file(ctx context.Context, f filing) (ClaimCheck, error) {
+func (a *Activities) file(ctx context.Context, f filing) (contract.ClaimCheck, error) {
 	if a.o.Evidence == nil {
-		return ClaimCheck{}, errNoEvidence
+		return contract.ClaimCheck{}, errNoEvidence
 	}
 	wfID, runID, callID := "local", "", "call"
 	receiptTime := a.o.Now()
@@ -51,7 +52,7 @@ func (a *Activities) file(ctx context.Context, f filing) (ClaimCheck, error) {
 		Ext:         f.ext,
 		ContentType: f.contentType,
 		Body:        f.body,
-		Receipt: evidence.Receipt{
+		Receipt: contract.Receipt{
 			Args:         a.o.Redactor.JSON(args),
 			Status:       "ok",
 			RequestedURL: a.o.Redactor.URL(f.requestedURL),
@@ -69,42 +70,27 @@ func (a *Activities) file(ctx context.Context, f filing) (ClaimCheck, error) {
 
 var errNoEvidence = errors.New("no evidence store is configured")
 
-func evidenceFailure(err error) *Failure {
-	return Fail(CodeBrowserUnavailable, "the read could not be filed as evidence, so it is not returned; it will be retried").WithDetail(err.Error())
+func evidenceFailure(err error) *contract.Failure {
+	return contract.Fail(contract.CodeBrowserUnavailable, "the read could not be filed as evidence, so it is not returned; it will be retried").WithDetail(err.Error())
 }
 
 // GetEvidence fetches a filed body by key, verified against its hash. It is
 // for orchestrator workflows that need the bytes (for example to show a
 // screenshot to a model); the body rides in this activity's result only,
 // so keep it small or call it from a child workflow.
-func (a *Activities) GetEvidence(ctx context.Context, req GetEvidenceRequest) (*GetEvidenceResult, error) {
+func (a *Activities) GetEvidence(ctx context.Context, req contract.GetEvidenceRequest) (*contract.GetEvidenceResult, error) {
 	if a.o.Evidence == nil {
-		return nil, a.fail(Fail(CodeRefused, "no evidence store is configured on this worker"))
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "no evidence store is configured on this worker"))
 	}
 	body, rec, err := evidence.GetVerified(ctx, a.o.Evidence, req.Key)
 	if err != nil {
 		if errors.Is(err, evidence.ErrNotFound) {
-			return nil, a.fail(Fail(CodeRefused, "no evidence at %s; use the key from a result's evidence.key", req.Key))
+			return nil, a.fail(contract.Fail(contract.CodeRefused, "no evidence at %s; use the key from a result's evidence.key", req.Key))
 		}
-		return nil, a.fail(Fail(CodeCommandFailed, "evidence at %s could not be read or did not verify", req.Key).WithDetail(err.Error()))
+		return nil, a.fail(contract.Fail(contract.CodeCommandFailed, "evidence at %s could not be read or did not verify", req.Key).WithDetail(err.Error()))
 	}
-	if len(body) > MaxEvidenceResult {
-		return nil, a.fail(Fail(CodeRefused, "the body is %d bytes, over the %d a result may carry; fetch it with `durable-browser evidence get` instead", len(body), MaxEvidenceResult))
+	if len(body) > contract.MaxEvidenceResult {
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "the body is %d bytes, over the %d a result may carry; fetch it with `durable-browser evidence get` instead", len(body), contract.MaxEvidenceResult))
 	}
-	return &GetEvidenceResult{OK: true, Body: body, Receipt: rec}, nil
-}
-
-// MaxEvidenceResult keeps evidence.get results well under Temporal's payload limits.
-const MaxEvidenceResult = 384 << 10
-
-// GetEvidenceRequest is evidence.get's input.
-type GetEvidenceRequest struct {
-	Key string `json:"key"`
-}
-
-// GetEvidenceResult carries a verified body and its receipt.
-type GetEvidenceResult struct {
-	OK      bool              `json:"ok"`
-	Body    []byte            `json:"body"`
-	Receipt *evidence.Receipt `json:"receipt,omitempty"`
+	return &contract.GetEvidenceResult{OK: true, Body: body, Receipt: rec}, nil
 }

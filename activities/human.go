@@ -7,34 +7,21 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/handoff"
-)
-
-// Names shared with the BrowserSession workflow for approvals: a run tells
-// its workflow about a held request by signal and learns the decision by query.
-const (
-	HoldSignalName = "hold"
-	HoldQueryName  = "hold"
-)
-
-// Action policies for side-effecting requests.
-const (
-	PolicyAllow = "allow"
-	PolicyAsk   = "ask"
-	PolicyDeny  = "deny"
 )
 
 // Notify tells a person, through the worker's handoff port, that the session
 // needs them. It adds the way to reach the browser here, on the worker, so
 // that address (a full-control credential) never enters history.
-func (a *Activities) Notify(ctx context.Context, req NotifyRequest) (*ReleaseResult, error) {
+func (a *Activities) Notify(ctx context.Context, req contract.NotifyRequest) (*contract.ReleaseResult, error) {
 	s, f := a.session(req.Session)
 	if f != nil {
 		return nil, a.fail(f)
 	}
 	if a.o.Notifier == nil {
-		return nil, a.fail(Fail(CodeRefused, "no handoff port is configured on this worker; set --handoff-webhook or run with the log port"))
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "no handoff port is configured on this worker; set --handoff-webhook or run with the log port"))
 	}
 	n := handoff.Notice{
 		WorkflowID:  req.WorkflowID,
@@ -47,14 +34,14 @@ func (a *Activities) Notify(ctx context.Context, req NotifyRequest) (*ReleaseRes
 		ReachURL:    a.reachURL(ctx, s),
 	}
 	if err := a.o.Notifier.Notify(ctx, n); err != nil {
-		f := Fail(CodeCommandFailed, "the person could not be notified; it will be retried").WithDetail(a.o.Redactor.String(err.Error()))
+		f := contract.Fail(contract.CodeCommandFailed, "the person could not be notified; it will be retried").WithDetail(a.o.Redactor.String(err.Error()))
 		f.Retryable = true
 		return nil, a.fail(f)
 	}
-	return &ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
+	return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
 }
 
-func describeCondition(c Condition) string {
+func describeCondition(c contract.Condition) string {
 	switch {
 	case c.Text != "":
 		return fmt.Sprintf("the page shows %q", c.Text)
@@ -98,19 +85,19 @@ func (a *Activities) gate(ls *liveSession) func(ctx context.Context, r driver.Ga
 		if rs != nil && rs.policy != "" {
 			policy = rs.policy
 		}
-		req := SentRequest{Method: r.Method, Origin: a.o.Redactor.URL(r.Origin), Path: a.o.Redactor.String(r.Path)}
+		req := contract.SentRequest{Method: r.Method, Origin: a.o.Redactor.URL(r.Origin), Path: a.o.Redactor.String(r.Path)}
 		switch policy {
-		case PolicyDeny:
+		case contract.PolicyDeny:
 			if rs != nil {
-				rs.hold(HeldRequest{Method: req.Method, Origin: req.Origin, Path: req.Path, Decision: "denied", By: "policy"})
+				rs.hold(contract.HeldRequest{Method: req.Method, Origin: req.Origin, Path: req.Path, Decision: "denied", By: "policy"})
 			}
 			return driver.GateDeny
-		case PolicyAsk:
+		case contract.PolicyAsk:
 			if rs == nil {
 				return driver.GateDeny // nobody to ask outside a run
 			}
 			decision, by := a.ask(ctx, rs, req)
-			rs.hold(HeldRequest{HoldID: decision.holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, Decision: decision.word, By: by})
+			rs.hold(contract.HeldRequest{HoldID: decision.holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, Decision: decision.word, By: by})
 			if decision.word != "approved" {
 				return driver.GateDeny
 			}
@@ -124,7 +111,7 @@ func (a *Activities) gate(ls *liveSession) func(ctx context.Context, r driver.Ga
 	}
 }
 
-func (r *runState) hold(h HeldRequest) {
+func (r *runState) hold(h contract.HeldRequest) {
 	r.mu.Lock()
 	r.held = append(r.held, h)
 	r.mu.Unlock()
@@ -135,23 +122,9 @@ type holdOutcome struct {
 	word   string // approved, denied, expired
 }
 
-// holdSignal and holdDecision match the workflow's payloads field for field.
-type holdSignal struct {
-	HoldID     string `json:"hold_id"`
-	Method     string `json:"method"`
-	Origin     string `json:"origin"`
-	Path       string `json:"path"`
-	ActivityID string `json:"activity_id,omitempty"`
-}
-
-type holdDecision struct {
-	Decision string `json:"decision"`
-	By       string `json:"by,omitempty"`
-}
-
 // ask holds a request: it tells the workflow, then polls the decision while
 // the run's heartbeat keeps going, until a person answers or time runs out.
-func (a *Activities) ask(ctx context.Context, rs *runState, req SentRequest) (holdOutcome, string) {
+func (a *Activities) ask(ctx context.Context, rs *runState, req contract.SentRequest) (holdOutcome, string) {
 	n := atomic.AddInt64(&rs.holds, 1)
 	holdID := fmt.Sprintf("%s-%d", rs.activityID, n)
 	out := holdOutcome{holdID: holdID, word: "expired"}
@@ -159,7 +132,7 @@ func (a *Activities) ask(ctx context.Context, rs *runState, req SentRequest) (ho
 		return out, ""
 	}
 	log := a.logger(ctx, "")
-	err := a.o.Client.SignalWorkflow(ctx, rs.workflowID, rs.runID, HoldSignalName, holdSignal{
+	err := a.o.Client.SignalWorkflow(ctx, rs.workflowID, rs.runID, contract.SignalHold, contract.HoldSignal{
 		HoldID: holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, ActivityID: rs.activityID,
 	})
 	if err != nil {
@@ -181,16 +154,16 @@ func (a *Activities) ask(ctx context.Context, rs *runState, req SentRequest) (ho
 	defer tick.Stop()
 	for {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		v, err := a.o.Client.QueryWorkflow(qctx, rs.workflowID, rs.runID, HoldQueryName, holdID)
+		v, err := a.o.Client.QueryWorkflow(qctx, rs.workflowID, rs.runID, contract.QueryHold, holdID)
 		cancel()
 		if err == nil {
-			var d holdDecision
+			var d contract.HoldDecision
 			if v.Get(&d) == nil {
 				switch d.Decision {
-				case "approve":
+				case contract.DecisionApprove:
 					out.word = "approved"
 					return out, d.By
-				case "deny":
+				case contract.DecisionDeny:
 					out.word = "denied"
 					return out, d.By
 				}

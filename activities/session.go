@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/providers"
 )
 
 // Create finds or starts the browser for a tag on this process and says
 // which host queue serves it. Creating twice with one tag yields one browser.
-func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResult, error) {
+func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*contract.CreateResult, error) {
 	log := a.logger(ctx, req.Tag)
 	if req.Tag == "" {
-		return nil, a.fail(Fail(CodeRefused, "a session needs a tag"))
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "a session needs a tag"))
 	}
 	name := req.Options.Provider
 	if name == "" {
@@ -23,17 +24,17 @@ func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResu
 	}
 	p, ok := a.o.Providers[name]
 	if !ok {
-		return nil, a.fail(Fail(CodeRefused, "provider %q is not configured on this worker; use one of %v", name, a.providerNames()))
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "provider %q is not configured on this worker; use one of %v", name, a.providerNames()))
 	}
 	if req.Options.Profile != nil {
 		if err := req.Options.Profile.Validate(); err != nil {
-			return nil, a.fail(Fail(CodeRefused, "%v", err))
+			return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
 		}
 	}
 	a.mu.Lock()
 	if s, ok := a.sessions[req.Tag]; ok {
 		a.mu.Unlock()
-		res := &CreateResult{Session: s.ref, Found: true, URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}
+		res := &contract.CreateResult{Session: s.ref, Found: true, URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}
 		return res, a.clean(res)
 	}
 	a.mu.Unlock()
@@ -51,7 +52,7 @@ func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResu
 		return nil, a.fail(providerFailure(err))
 	}
 	ls := &liveSession{
-		ref:      SessionRef{Tag: req.Tag, Provider: name, HostQueue: a.o.HostQueue},
+		ref:      contract.SessionRef{Tag: req.Tag, Provider: name, HostQueue: a.o.HostQueue},
 		provider: p,
 		sess:     sess,
 		policy:   req.Options.ActionPolicy,
@@ -68,14 +69,14 @@ func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResu
 	}
 	// Only a session that may hold or refuse requests pays for intercepting
 	// them; under "allow" the driver journals what was sent from events.
-	if p := req.Options.ActionPolicy; p == PolicyAsk || p == PolicyDeny {
+	if p := req.Options.ActionPolicy; p == contract.PolicyAsk || p == contract.PolicyDeny {
 		do.RequestGate = a.gate(ls)
 	}
 	b, err := driver.Attach(ctx, do)
 	if err != nil {
 		_ = p.Release(context.WithoutCancel(ctx), req.Tag)
 		log.Error().Err(err).Msg("attaching to browser")
-		return nil, a.fail(Fail(CodeBrowserUnavailable, "the browser started but could not be driven; try again").WithDetail(err.Error()))
+		return nil, a.fail(contract.Fail(contract.CodeBrowserUnavailable, "the browser started but could not be driven; try again").WithDetail(err.Error()))
 	}
 	ls.browser = b
 	if ctx.Err() != nil {
@@ -83,14 +84,14 @@ func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResu
 		// the browser elsewhere. Leave nothing behind that nobody references.
 		_ = b.Close()
 		_ = p.Release(context.WithoutCancel(ctx), req.Tag)
-		return nil, a.fail(Fail(CodeTimeout, "opening the browser took too long; it will be retried"))
+		return nil, a.fail(contract.Fail(contract.CodeTimeout, "opening the browser took too long; it will be retried"))
 	}
 	a.mu.Lock()
 	if prev, ok := a.sessions[req.Tag]; ok {
 		// Lost a race with a concurrent create of the same tag: keep the first.
 		a.mu.Unlock()
 		_ = b.Close()
-		return &CreateResult{Session: prev.ref, Found: true}, nil
+		return &contract.CreateResult{Session: prev.ref, Found: true}, nil
 	}
 	a.sessions[req.Tag] = ls
 	a.mu.Unlock()
@@ -101,13 +102,13 @@ func (a *Activities) Create(ctx context.Context, req CreateRequest) (*CreateResu
 			log.Warn().Err(err).Msg("opening start url")
 		}
 	}
-	res := &CreateResult{Session: ls.ref, URL: a.o.Redactor.URL(b.URL(ctx)), Title: b.Title(ctx)}
+	res := &contract.CreateResult{Session: ls.ref, URL: a.o.Redactor.URL(b.URL(ctx)), Title: b.Title(ctx)}
 	return res, a.clean(res)
 }
 
 // Release ends a session's browser. It is idempotent: a tag this process no
 // longer holds is released again through its provider, which confirms.
-func (a *Activities) Release(ctx context.Context, req ReleaseRequest) (*ReleaseResult, error) {
+func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (*contract.ReleaseResult, error) {
 	log := a.logger(ctx, req.Session.Tag)
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
@@ -131,33 +132,33 @@ func (a *Activities) Release(ctx context.Context, req ReleaseRequest) (*ReleaseR
 		p = s.provider
 	}
 	if p == nil {
-		return &ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
+		return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
 	}
 	if err := p.Release(ctx, req.Session.Tag); err != nil {
 		log.Error().Err(err).Msg("releasing browser")
-		return nil, a.fail(Fail(CodeBrowserUnavailable, "release did not confirm; it will be retried").WithDetail(err.Error()))
+		return nil, a.fail(contract.Fail(contract.CodeBrowserUnavailable, "release did not confirm; it will be retried").WithDetail(err.Error()))
 	}
 	log.Info().Bool("held", s != nil).Msg("session released")
-	return &ReleaseResult{OK: true, Tag: req.Session.Tag, Released: s != nil}, nil
+	return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag, Released: s != nil}, nil
 }
 
 // Reconcile answers whether this process still holds the session. It runs on
 // the session's host queue: if that process is gone the call never starts,
 // which the workflow reads as a lost host.
-func (a *Activities) Reconcile(ctx context.Context, req ReleaseRequest) (*ReleaseResult, error) {
+func (a *Activities) Reconcile(ctx context.Context, req contract.ReleaseRequest) (*contract.ReleaseResult, error) {
 	if _, f := a.session(req.Session); f != nil {
 		return nil, a.fail(f)
 	}
-	return &ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
+	return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
 }
 
 // session finds a session this process holds.
-func (a *Activities) session(ref SessionRef) (*liveSession, *Failure) {
+func (a *Activities) session(ref contract.SessionRef) (*liveSession, *contract.Failure) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s, ok := a.sessions[ref.Tag]
 	if !ok || (ref.HostQueue != "" && ref.HostQueue != a.o.HostQueue) {
-		return nil, Fail(CodeSessionEnded, "session %s is not open on this worker (it was released or its worker restarted); open a new one with browser_relaunch", ref.Tag)
+		return nil, contract.Fail(contract.CodeSessionEnded, "session %s is not open on this worker (it was released or its worker restarted); open a new one with browser_relaunch", ref.Tag)
 	}
 	return s, nil
 }
@@ -171,32 +172,32 @@ func (a *Activities) providerNames() []string {
 }
 
 // providerFailure maps a provider's typed errors to failure codes.
-func providerFailure(err error) *Failure {
+func providerFailure(err error) *contract.Failure {
 	var conflict interface{ ProfileConflict() bool }
 	if errors.As(err, &conflict) && conflict.ProfileConflict() {
-		return Fail(CodeRefused, "%v", err)
+		return contract.Fail(contract.CodeRefused, "%v", err)
 	}
-	return Fail(CodeBrowserUnavailable, "could not start a browser: %v", err).WithDetail(fmt.Sprint(err))
+	return contract.Fail(contract.CodeBrowserUnavailable, "could not start a browser: %v", err).WithDetail(fmt.Sprint(err))
 }
 
 // RelaunchRequest is browser.relaunch's input: the session to end and the
 // tag and options of its replacement.
 type RelaunchRequest struct {
-	Session SessionRef     `json:"session"`
-	Tag     string         `json:"tag"`
-	Options SessionOptions `json:"options"`
+	Session contract.SessionRef     `json:"session"`
+	Tag     string                  `json:"tag"`
+	Options contract.SessionOptions `json:"options"`
 }
 
 // Relaunch releases a session and opens a new one under a new tag on this
 // worker, for callers in other SDKs. It runs on the old session's host
 // queue; BrowserSession does the same in two steps, so it can relaunch even
 // when the old host is gone.
-func (a *Activities) Relaunch(ctx context.Context, req RelaunchRequest) (*CreateResult, error) {
+func (a *Activities) Relaunch(ctx context.Context, req RelaunchRequest) (*contract.CreateResult, error) {
 	if req.Tag == "" || req.Tag == req.Session.Tag {
-		return nil, a.fail(Fail(CodeRefused, "a relaunch needs a new tag, different from %s", req.Session.Tag))
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "a relaunch needs a new tag, different from %s", req.Session.Tag))
 	}
-	if _, err := a.Release(ctx, ReleaseRequest{Session: req.Session}); err != nil {
+	if _, err := a.Release(ctx, contract.ReleaseRequest{Session: req.Session}); err != nil {
 		return nil, err
 	}
-	return a.Create(ctx, CreateRequest{Tag: req.Tag, Options: req.Options})
+	return a.Create(ctx, contract.CreateRequest{Tag: req.Tag, Options: req.Options})
 }

@@ -6,15 +6,16 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/webfetch"
 	"github.com/durable-browser/durable-browser/internal/websearch"
 )
 
 // WebFetch reads a public page without a browser, behind the public-host
 // guard, and files what it read.
-func (a *Activities) WebFetch(ctx context.Context, req WebFetchRequest) (*WebFetchResult, error) {
+func (a *Activities) WebFetch(ctx context.Context, req contract.WebFetchRequest) (*contract.WebFetchResult, error) {
 	if a.o.Fetcher == nil {
-		return nil, a.fail(Fail(CodeRefused, "web_fetch is not configured on this worker"))
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "web_fetch is not configured on this worker"))
 	}
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
@@ -22,7 +23,7 @@ func (a *Activities) WebFetch(ctx context.Context, req WebFetchRequest) (*WebFet
 	if err != nil {
 		return nil, a.fail(fetchFailure(err))
 	}
-	res := &WebFetchResult{
+	res := &contract.WebFetchResult{
 		OK: true, URL: r.RequestedURL, FinalURL: r.FinalURL, Status: r.Status, ContentType: r.ContentType,
 		Title: r.Title, Content: r.Markdown, Truncated: r.Truncated, IsPDF: r.IsPDF,
 	}
@@ -39,7 +40,7 @@ func (a *Activities) WebFetch(ctx context.Context, req WebFetchRequest) (*WebFet
 	}
 	if len(body) > 0 {
 		cc, err := a.file(ctx, filing{
-			tool: ToolWebFetch, args: req.Args, session: req.SessionTag, ext: ext, contentType: ct, body: body,
+			tool: contract.ToolWebFetch, args: req.Args, session: req.SessionTag, ext: ext, contentType: ct, body: body,
 			requestedURL: r.RequestedURL, finalURL: r.FinalURL, title: r.Title, extractor: r.Extractor, httpStatus: r.Status,
 		})
 		if err != nil {
@@ -56,7 +57,7 @@ func (a *Activities) WebFetch(ctx context.Context, req WebFetchRequest) (*WebFet
 
 // capResult keeps a fetch result well under Temporal's payload limits: the
 // whole body is in the evidence store either way.
-func capResult(r *WebFetchResult) {
+func capResult(r *contract.WebFetchResult) {
 	const max = 256 << 10
 	if len(r.Content) > max {
 		r.Content = r.Content[:max]
@@ -78,41 +79,41 @@ func extFor(ct string) string {
 	return "txt"
 }
 
-func fetchFailure(err error) *Failure {
+func fetchFailure(err error) *contract.Failure {
 	var refused *webfetch.RefusedError
 	var status *webfetch.StatusError
 	switch {
 	case errors.Is(err, context.Canceled):
-		return Fail(CodeAborted, "the fetch was cancelled")
+		return contract.Fail(contract.CodeAborted, "the fetch was cancelled")
 	case errors.Is(err, context.DeadlineExceeded):
-		return Fail(CodeTimeout, "the fetch ran out of time; try again or another source")
+		return contract.Fail(contract.CodeTimeout, "the fetch ran out of time; try again or another source")
 	case errors.As(err, &refused):
 		if refused.Kind == webfetch.RefusedType {
-			return Fail(CodeNotContent, "%v", err)
+			return contract.Fail(contract.CodeNotContent, "%v", err)
 		}
-		return Fail(CodeRefused, "%v", err)
+		return contract.Fail(contract.CodeRefused, "%v", err)
 	case errors.As(err, &status):
 		switch {
 		case status.Blocked():
-			return Fail(CodeBlocked, "%v", err)
+			return contract.Fail(contract.CodeBlocked, "%v", err)
 		case status.RateLimited():
-			return Fail(CodeRateLimited, "%v", err)
+			return contract.Fail(contract.CodeRateLimited, "%v", err)
 		case status.Retryable():
-			f := Fail(CodeCommandFailed, "%v", err)
+			f := contract.Fail(contract.CodeCommandFailed, "%v", err)
 			f.Retryable = true
 			return f
 		}
-		return Fail(CodeCommandFailed, "%v", err)
+		return contract.Fail(contract.CodeCommandFailed, "%v", err)
 	}
-	f := Fail(CodeCommandFailed, "the fetch failed; check the URL or try again").WithDetail(err.Error())
+	f := contract.Fail(contract.CodeCommandFailed, "the fetch failed; check the URL or try again").WithDetail(err.Error())
 	f.Retryable = true
 	return f
 }
 
 // WebSearch asks the configured search sources in order and files the hits.
-func (a *Activities) WebSearch(ctx context.Context, req WebSearchRequest) (*WebSearchResult, error) {
+func (a *Activities) WebSearch(ctx context.Context, req contract.WebSearchRequest) (*contract.WebSearchResult, error) {
 	if a.o.Searcher == nil {
-		return nil, a.fail(Fail(CodeRefused, "%v", websearch.ErrNoSource))
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", websearch.ErrNoSource))
 	}
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
@@ -120,23 +121,23 @@ func (a *Activities) WebSearch(ctx context.Context, req WebSearchRequest) (*WebS
 	if err != nil {
 		switch {
 		case errors.Is(err, websearch.ErrNoSource), errors.Is(err, websearch.ErrInvalidQuery):
-			return nil, a.fail(Fail(CodeRefused, "%v", err))
+			return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
 		case errors.Is(err, context.Canceled):
-			return nil, a.fail(Fail(CodeAborted, "the search was cancelled"))
+			return nil, a.fail(contract.Fail(contract.CodeAborted, "the search was cancelled"))
 		case errors.Is(err, context.DeadlineExceeded):
-			return nil, a.fail(Fail(CodeTimeout, "the search ran out of time"))
+			return nil, a.fail(contract.Fail(contract.CodeTimeout, "the search ran out of time"))
 		}
-		f := Fail(CodeCommandFailed, "every search source failed; try again later").WithDetail(err.Error())
+		f := contract.Fail(contract.CodeCommandFailed, "every search source failed; try again later").WithDetail(err.Error())
 		f.Retryable = true
 		return nil, a.fail(f)
 	}
-	res := &WebSearchResult{OK: true, Via: r.Via, Hits: make([]SearchHit, 0, len(r.Hits))}
+	res := &contract.WebSearchResult{OK: true, Via: r.Via, Hits: make([]contract.SearchHit, 0, len(r.Hits))}
 	for _, h := range r.Hits {
-		res.Hits = append(res.Hits, SearchHit{Title: h.Title, URL: h.URL, Snippet: h.Snippet})
+		res.Hits = append(res.Hits, contract.SearchHit{Title: h.Title, URL: h.URL, Snippet: h.Snippet})
 	}
 	body, _ := json.Marshal(res.Hits)
 	cc, err := a.file(ctx, filing{
-		tool: ToolWebSearch, args: req.Args, session: req.SessionTag, ext: "json",
+		tool: contract.ToolWebSearch, args: req.Args, session: req.SessionTag, ext: "json",
 		contentType: "application/json", body: a.o.Redactor.Bytes(body), extractor: r.Via,
 	})
 	if err != nil {

@@ -6,8 +6,8 @@ package providers
 import (
 	"context"
 	"errors"
-	"fmt"
-	"regexp"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // ErrNotFound is returned by Find when no browser carries the tag.
@@ -22,30 +22,13 @@ type Capabilities struct {
 	Headed   bool `json:"headed"`
 }
 
-// Profile names a saved sign-in to start from.
-type Profile struct {
-	Name string `json:"name"`
-	// Save runs on the profile itself so sign-ins persist; otherwise a copy is used.
-	Save bool `json:"save,omitempty"`
-}
-
-var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
-// Validate checks the profile name.
-func (p Profile) Validate() error {
-	if !profileName.MatchString(p.Name) {
-		return fmt.Errorf("profile name %q: use 1-64 letters, digits, '.', '-' or '_', starting with a letter or digit", p.Name)
-	}
-	return nil
-}
-
 // CreateOptions describes the browser a session wants.
 type CreateOptions struct {
-	Tag     string   `json:"tag"`
-	Headed  bool     `json:"headed,omitempty"`
-	Stealth bool     `json:"stealth,omitempty"`
-	Profile *Profile `json:"profile,omitempty"`
-	Proxy   string   `json:"proxy,omitempty"`
+	Tag     string            `json:"tag"`
+	Headed  bool              `json:"headed,omitempty"`
+	Stealth bool              `json:"stealth,omitempty"`
+	Profile *contract.Profile `json:"profile,omitempty"`
+	Proxy   string            `json:"proxy,omitempty"`
 }
 
 // Session is a browser a provider holds for one tag.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -17,12 +17,12 @@ func TestScriptedAgent(t *testing.T) {
 	s := newSession(t, workflows.SessionConfig{})
 	before := len(env.Demo.Submissions())
 
-	var run activities.RunResult
+	var run contract.RunResult
 	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/"}), &run)
 	if run.Title != "Durable Browser Demo" {
 		t.Fatalf("title after goto: %q", run.Title)
 	}
-	var snap activities.SnapshotResult
+	var snap contract.SnapshotResult
 	s.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
 	email := refFor(t, snap.Text, `textbox "Email"`)
 	submit := refFor(t, snap.Text, `button "Create account"`)
@@ -40,12 +40,12 @@ func TestScriptedAgent(t *testing.T) {
 		t.Fatalf("site saw %+v", subs)
 	}
 
-	var shot activities.ScreenshotResult
+	var shot contract.ScreenshotResult
 	s.must("screenshot", map[string]any{}, &shot)
 	if shot.Evidence.Key == "" || shot.Width == 0 {
 		t.Fatalf("screenshot: %+v", shot)
 	}
-	var read activities.ReadResult
+	var read contract.ReadResult
 	s.must("browser_read", map[string]any{}, &read)
 	if !strings.Contains(read.Content, "Thanks") || read.Evidence.SHA256 == "" {
 		t.Fatalf("read: %+v", read)
@@ -53,13 +53,13 @@ func TestScriptedAgent(t *testing.T) {
 	// The first snapshot's ids are stale now the page has navigated: the
 	// batch is refused whole and nothing is sent.
 	f := s.failure("run", actions(map[string]any{"op": "click", "id": submit}))
-	if f.Code != activities.CodeStaleSnapshot || f.Effect != activities.EffectNone {
+	if f.Code != contract.CodeStaleSnapshot || f.Effect != contract.EffectNone {
 		t.Fatalf("stale id: %+v", f)
 	}
 	if n := len(env.Demo.Submissions()) - before; n != 1 {
 		t.Fatalf("a stale batch sent something: %d submissions", n)
 	}
-	var rel activities.ReleaseResult
+	var rel contract.ReleaseResult
 	s.must("browser_release", map[string]any{}, &rel)
 	recordHistory(t, s.id, "scripted-agent")
 }
@@ -102,7 +102,7 @@ func TestCallAfterReleaseStartsNewSession(t *testing.T) {
 	if err := env.Client.GetWorkflow(ctx, s.id, firstRun).Get(ctx, nil); err != nil {
 		t.Fatalf("the released session should have ended: %v", err)
 	}
-	var snap activities.SnapshotResult
+	var snap contract.SnapshotResult
 	s.must("snapshot", map[string]any{}, &snap)
 	if second := runOf(); second == firstRun {
 		t.Fatalf("the call after release should run in a new session, got run %s again", firstRun)

@@ -16,7 +16,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/providers/local"
@@ -136,7 +136,7 @@ func benchSession(b *testing.B) *session {
 	startBenchWorker(b)
 	s := &session{id: "bench-" + time.Now().Format("150405.000000")}
 	b.Cleanup(func() {
-		_ = env.Client.SignalWorkflow(context.Background(), s.id, "", workflows.SignalClose, nil)
+		_ = env.Client.SignalWorkflow(context.Background(), s.id, "", contract.SignalClose, nil)
 	})
 	benchCall(b, s, "run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + benchPage}))
 	// Warm up: the first calls pay for caches and connections.
@@ -148,7 +148,7 @@ func benchSession(b *testing.B) *session {
 
 func benchCall(b *testing.B, s *session, tool string, args any) json.RawMessage {
 	raw, _ := json.Marshal(args)
-	out, err := workflows.Call(context.Background(), env.Client, s.id, workflows.ToolCall{Name: tool, Args: raw}, workflows.CallOptions{Config: s.cfg})
+	out, err := workflows.Call(context.Background(), env.Client, s.id, contract.ToolCall{Name: tool, Args: raw}, workflows.CallOptions{Config: s.cfg})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func BenchmarkFillClickThroughTemporal(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		var snap activities.SnapshotResult
+		var snap contract.SnapshotResult
 		_ = json.Unmarshal(benchCall(b, s, "snapshot", map[string]any{"mode": "interactive"}), &snap)
 		field, button := refFor(b, snap.Text, `textbox "Note"`), refFor(b, snap.Text, `button "Check"`)
 		b.StartTimer()

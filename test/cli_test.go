@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -101,7 +101,7 @@ func decodeJSON(t *testing.T, s string, v any) {
 }
 
 func TestCLITools(t *testing.T) {
-	n := len(activities.Definitions())
+	n := len(contract.Definitions())
 	for _, format := range []string{"neutral", "openai", "anthropic"} {
 		// tools needs no Temporal, so it takes no --address.
 		out, err := exec.Command(env.Bin, "tools", "--format", format).Output()
@@ -132,13 +132,13 @@ func TestCLIOperatorVerbs(t *testing.T) {
 
 	// call: 0 for ok, 1 for a failure envelope.
 	out := cliOK(t, "call", id, "run", `{"actions":[{"op":"goto","url":"`+env.Demo.URL()+`/human.html"}]}`)
-	var run activities.RunResult
+	var run contract.RunResult
 	decodeJSON(t, out, &run)
 	if !run.OK || !strings.Contains(run.URL, "/human.html") {
 		t.Fatalf("call run: %s", out)
 	}
 	r := cli(t, "call", id, "run", `{"actions":[{"op":"click","id":"e9999"}]}`)
-	var f activities.Failure
+	var f contract.Failure
 	decodeJSON(t, r.stdout, &f)
 	if r.code != 1 || f.OK || f.Code == "" {
 		t.Fatalf("failing call: exit %d, %s", r.code, r.stdout)
@@ -161,7 +161,7 @@ func TestCLIOperatorVerbs(t *testing.T) {
 	found := false
 	for _, row := range rows {
 		if row.WorkflowID == id {
-			found = row.State == workflows.StateLive && row.Provider == "local" && row.Tag != "" && row.Status == "running"
+			found = row.State == contract.StateLive && row.Provider == "local" && row.Tag != "" && row.Status == "running"
 		}
 	}
 	if !found {
@@ -197,7 +197,7 @@ func TestCLIOperatorVerbs(t *testing.T) {
 		}
 		cliOK(t, "handoff", verb, id, reqID, "--note", "from the cli", "--by", "operator-1")
 		res := wait()
-		var hr workflows.HandoffResult
+		var hr contract.HandoffResult
 		decodeJSON(t, res.stdout, &hr)
 		if res.code != 0 || hr.Outcome != outcome || hr.By != "operator-1" || hr.Note != "from the cli" || hr.RequestID != reqID {
 			t.Fatalf("handoff call: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
@@ -207,14 +207,14 @@ func TestCLIOperatorVerbs(t *testing.T) {
 			t.Fatalf("second answer: exit %d\n%s", r.code, r.stderr)
 		}
 	}
-	answerHandoff("done", workflows.OutcomeDone)
-	answerHandoff("cancel", workflows.OutcomeCancelled)
+	answerHandoff("done", contract.OutcomeDone)
+	answerHandoff("cancel", contract.OutcomeCancelled)
 	cliOK(t, "call", id, "browser_release")
 
 	// approvals: a session under "ask" holds the form until a person decides.
 	a := newSession(t, workflows.SessionConfig{})
 	cliOK(t, "call", "--policy", "ask", a.id, "run", `{"actions":[{"op":"goto","url":"`+env.Demo.URL()+`/"}]}`)
-	var snap activities.SnapshotResult
+	var snap contract.SnapshotResult
 	decodeJSON(t, cliOK(t, "call", a.id, "snapshot", `{"mode":"interactive"}`), &snap)
 	emailRef, submitRef := refFor(t, snap.Text, `textbox "Email"`), refFor(t, snap.Text, `button "Create account"`)
 	decide := func(verb string) int {

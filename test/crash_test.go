@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -29,7 +29,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	p := env.StartWorkerProcess(t, harness.ProcessOptions{})
 	s := newSession(t, workflows.SessionConfig{})
 	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/slow-form.html"}), nil)
-	var snap activities.SnapshotResult
+	var snap contract.SnapshotResult
 	s.must("snapshot", map[string]any{}, &snap)
 	item := refFor(t, snap.Text, `textbox "Item"`)
 	button := refFor(t, snap.Text, `button "Place order"`)
@@ -53,7 +53,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		out, err := workflows.Call(ctx, env.Client, s.id, workflows.ToolCall{Name: "run", Args: raw}, workflows.CallOptions{Config: s.cfg})
+		out, err := workflows.Call(ctx, env.Client, s.id, contract.ToolCall{Name: "run", Args: raw}, workflows.CallOptions{Config: s.cfg})
 		if err != nil {
 			out, _ = json.Marshal(map[string]string{"error": err.Error()})
 		}
@@ -62,16 +62,16 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	harness.Eventually(t, 60*time.Second, func() bool { return slowSubmissions() == before+1 }, "the order never arrived")
 	p.Kill()
 
-	var f activities.Failure
+	var f contract.Failure
 	select {
 	case out := <-answer:
-		if err := json.Unmarshal(out, &f); err != nil || f.Code != activities.CodeEffectUnknown {
+		if err := json.Unmarshal(out, &f); err != nil || f.Code != contract.CodeEffectUnknown {
 			t.Fatalf("want effect_unknown, got %s", out)
 		}
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the interrupted run never answered")
 	}
-	if f.Effect != activities.EffectPossiblyEffected || f.Retryable {
+	if f.Effect != contract.EffectPossiblyEffected || f.Retryable {
 		t.Fatalf("effect_unknown should say possibly_effected and not retryable: %+v", f)
 	}
 	if f.LastURL == "" {
@@ -80,13 +80,13 @@ func TestWorkerKilledMidRun(t *testing.T) {
 
 	// The identical call is refused once, without running.
 	again := s.failure("run", batch)
-	if again.Code != activities.CodeEffectUnknown {
+	if again.Code != contract.CodeEffectUnknown {
 		t.Fatalf("the identical call should be refused with effect_unknown, got %+v", again)
 	}
 	// The next identical call would run, but the browser died with its
 	// worker, so it answers session_replaced instead of sending anything.
 	third := s.failure("run", batch)
-	if third.Code != activities.CodeSessionReplaced {
+	if third.Code != contract.CodeSessionReplaced {
 		t.Fatalf("after the host died the call should answer session_replaced, got %+v", third)
 	}
 	if n := slowSubmissions() - before; n != 1 {
@@ -127,7 +127,7 @@ func TestTwoWorkersShareByHostQueue(t *testing.T) {
 	}
 	a.Kill()
 	for s := range onB {
-		var snap activities.SnapshotResult
+		var snap contract.SnapshotResult
 		s.must("snapshot", map[string]any{}, &snap)
 		if snap.Title == "" {
 			t.Fatalf("session on the live worker lost its page: %+v", snap)
@@ -135,7 +135,7 @@ func TestTwoWorkersShareByHostQueue(t *testing.T) {
 	}
 	for s, tag := range onA {
 		f := s.failure("snapshot", map[string]any{})
-		if f.Code != activities.CodeSessionReplaced {
+		if f.Code != contract.CodeSessionReplaced {
 			t.Fatalf("a session of the killed worker should answer session_replaced, got %+v", f)
 		}
 		dir := filepath.Join(root, "sessions", tag)

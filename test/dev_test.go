@@ -20,7 +20,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/devstack"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/logging"
@@ -190,7 +190,7 @@ func TestDevSmokeStopAndRestart(t *testing.T) {
 	shot := exec.CommandContext(ctx, env.Bin, "call", "--address", addrs.temporal, "dev-e2e", "screenshot")
 	shot.Env = cleanEnv()
 	o, err := shot.Output()
-	var res activities.ScreenshotResult
+	var res contract.ScreenshotResult
 	if err != nil || json.Unmarshal(o, &res) != nil || res.Evidence.Key == "" {
 		t.Fatalf("screenshot: %v\n%s", err, o)
 	}

@@ -21,7 +21,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -42,9 +42,9 @@ func TestEvidenceFiledReads(t *testing.T) {
 
 	page := env.Demo.URL() + "/about.html?token=evidence-query-secret&x=1"
 	s.must("run", actions(map[string]any{"op": "goto", "url": page}), nil)
-	var shot activities.ScreenshotResult
+	var shot contract.ScreenshotResult
 	s.must("screenshot", map[string]any{}, &shot)
-	var read activities.ReadResult
+	var read contract.ReadResult
 	s.must("browser_read", map[string]any{}, &read)
 
 	tag := workflows.CleanTag(s.id, "-1")
@@ -53,10 +53,10 @@ func TestEvidenceFiledReads(t *testing.T) {
 
 	for _, c := range []struct {
 		tool, activity string
-		cc             evidence.ClaimCheck
+		cc             contract.ClaimCheck
 	}{
-		{activities.ToolScreenshot, activities.ActivityScreenshot, shot.Evidence},
-		{activities.ToolRead, activities.ActivityRead, read.Evidence},
+		{contract.ToolScreenshot, contract.ActivityScreenshot, shot.Evidence},
+		{contract.ToolRead, contract.ActivityRead, read.Evidence},
 	} {
 		t.Run(c.tool, func(t *testing.T) {
 			body, rec := objectWithReceipt(t, ctx, c.cc.Key)
@@ -107,8 +107,8 @@ func TestEvidenceFiledReads(t *testing.T) {
 			t.Fatalf("evidence get to stdout: %v\n%s", err, o)
 		}
 		o, err = evidenceCLI(ctx, "--receipt", read.Evidence.Key)
-		var rec evidence.Receipt
-		if err != nil || json.Unmarshal(o, &rec) != nil || rec.SHA256 != read.Evidence.SHA256 || rec.Tool != activities.ToolRead {
+		var rec contract.Receipt
+		if err != nil || json.Unmarshal(o, &rec) != nil || rec.SHA256 != read.Evidence.SHA256 || rec.Tool != contract.ToolRead {
 			t.Fatalf("evidence get --receipt: %v\n%s", err, o)
 		}
 
@@ -150,7 +150,7 @@ func TestEvidenceBigScreenshotByReference(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/big.html"}), nil)
-	var shot activities.ScreenshotResult
+	var shot contract.ScreenshotResult
 	s.must("screenshot", map[string]any{"full_page": true}, &shot)
 	if shot.Evidence.Size <= int64(evidence.DefaultInlineBudget) {
 		t.Fatalf("a full-page shot of big.html is only %d bytes; the test needs one over the inline budget", shot.Evidence.Size)
@@ -172,14 +172,14 @@ func TestEvidenceWebFetchFiled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/"}), nil)
-	var res activities.WebFetchResult
+	var res contract.WebFetchResult
 	s.must("web_fetch", map[string]any{"url": env.Demo.URL() + "/about.html"}, &res)
 	if res.Status != 200 || !strings.Contains(res.Content, "About") || res.Evidence.Key == "" {
 		t.Fatalf("web_fetch: %+v", res)
 	}
 	body, rec := objectWithReceipt(t, ctx, res.Evidence.Key)
-	ids := activityIDs(t, ctx, s.id)[activities.ActivityWebFetch]
-	if evidence.SHA256Hex(body) != res.Evidence.SHA256 || rec.Tool != activities.ToolWebFetch ||
+	ids := activityIDs(t, ctx, s.id)[contract.ActivityWebFetch]
+	if evidence.SHA256Hex(body) != res.Evidence.SHA256 || rec.Tool != contract.ToolWebFetch ||
 		rec.SessionTag != workflows.CleanTag(s.id, "-1") || rec.WorkflowID != s.id || len(ids) != 1 || rec.ActivityID != ids[0] ||
 		rec.HTTPStatus != 200 || rec.RequestedURL != env.Demo.URL()+"/about.html" || rec.FinalURL != env.Demo.URL()+"/about.html" {
 		t.Fatalf("web_fetch receipt %+v (activity ids %v)", rec, ids)
@@ -210,8 +210,8 @@ func TestEvidenceWorkflowHelper(t *testing.T) {
 
 	body := []byte("filed for the workflow helper")
 	cc, err := evidence.File(ctx, env.Store, evidence.Filing{
-		WorkflowID: "helper-" + t.Name(), SessionTag: "helper-1", CallID: "1", Tool: activities.ToolRead,
-		Ext: "md", ContentType: "text/markdown", Body: body, Receipt: evidence.Receipt{Status: "ok", Time: time.Unix(1, 0)},
+		WorkflowID: "helper-" + t.Name(), SessionTag: "helper-1", CallID: "1", Tool: contract.ToolRead,
+		Ext: "md", ContentType: "text/markdown", Body: body, Receipt: contract.Receipt{Status: "ok", Time: time.Unix(1, 0)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -230,17 +230,17 @@ func TestEvidenceWorkflowHelper(t *testing.T) {
 		t.Fatalf("GetEvidence: %q, %v", got, err)
 	}
 	_, err = run("helper-x/helper-1/2-browser_read-0123456789ab.md")
-	if err == nil || !strings.Contains(err.Error(), string(activities.CodeRefused)) {
+	if err == nil || !strings.Contains(err.Error(), string(contract.CodeRefused)) {
 		t.Fatalf("a missing key should fail the workflow with refused, got %v", err)
 	}
 }
 
 // objectWithReceipt reads a filed body and its receipt straight from the
 // bucket, as an auditor would, without the store's verification.
-func objectWithReceipt(t *testing.T, ctx context.Context, key string) ([]byte, evidence.Receipt) {
+func objectWithReceipt(t *testing.T, ctx context.Context, key string) ([]byte, contract.Receipt) {
 	t.Helper()
 	body := rawObject(t, ctx, key)
-	var rec evidence.Receipt
+	var rec contract.Receipt
 	raw := rawObject(t, ctx, evidence.ReceiptKey(key))
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		t.Fatalf("receipt of %s: %v\n%s", key, err, raw)
@@ -265,14 +265,14 @@ func rawObject(t *testing.T, ctx context.Context, key string) []byte {
 // refileWritesNothing files the same body again as a retried attempt of the
 // same activity would (same ids, a later clock): the same claim check comes
 // back and no object under the workflow changes or appears.
-func refileWritesNothing(t *testing.T, ctx context.Context, workflowID string, cc evidence.ClaimCheck, body []byte, rec evidence.Receipt) {
+func refileWritesNothing(t *testing.T, ctx context.Context, workflowID string, cc contract.ClaimCheck, body []byte, rec contract.Receipt) {
 	t.Helper()
 	before := listObjects(t, ctx, workflowID)
 	ext := cc.Key[strings.LastIndexByte(cc.Key, '.')+1:]
 	again, err := evidence.File(ctx, env.Store, evidence.Filing{
 		WorkflowID: rec.WorkflowID, SessionTag: rec.SessionTag, CallID: rec.ActivityID, Tool: rec.Tool, Ext: ext,
 		ContentType: cc.ContentType, Body: body,
-		Receipt: evidence.Receipt{Status: "ok", FinalURL: rec.FinalURL, Title: rec.Title, RunID: rec.RunID, ActivityID: rec.ActivityID, Time: rec.Time.Add(time.Minute)},
+		Receipt: contract.Receipt{Status: "ok", FinalURL: rec.FinalURL, Title: rec.Title, RunID: rec.RunID, ActivityID: rec.ActivityID, Time: rec.Time.Add(time.Minute)},
 	})
 	if err != nil {
 		t.Fatalf("re-filing: %v", err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -27,7 +27,7 @@ func newSession(t *testing.T, cfg workflows.SessionConfig) *session {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = env.Client.SignalWorkflow(ctx, s.id, "", workflows.SignalClose, nil)
+		_ = env.Client.SignalWorkflow(ctx, s.id, "", contract.SignalClose, nil)
 		run := env.Client.GetWorkflow(ctx, s.id, "")
 		_ = run.Get(ctx, nil)
 	})
@@ -43,7 +43,7 @@ func (s *session) call(tool string, args any) (json.RawMessage, bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := workflows.Call(ctx, env.Client, s.id, workflows.ToolCall{Name: tool, Args: raw}, workflows.CallOptions{Config: s.cfg})
+	out, err := workflows.Call(ctx, env.Client, s.id, contract.ToolCall{Name: tool, Args: raw}, workflows.CallOptions{Config: s.cfg})
 	if err != nil {
 		s.t.Fatalf("%s: %v", tool, err)
 	}
@@ -71,13 +71,13 @@ func (s *session) must(tool string, args any, v any) {
 }
 
 // failure calls and decodes a failure envelope, failing the test on success.
-func (s *session) failure(tool string, args any) activities.Failure {
+func (s *session) failure(tool string, args any) contract.Failure {
 	s.t.Helper()
 	out, ok := s.call(tool, args)
 	if ok {
 		s.t.Fatalf("%s should have failed, answered %s", tool, out)
 	}
-	var f activities.Failure
+	var f contract.Failure
 	if err := json.Unmarshal(out, &f); err != nil {
 		s.t.Fatal(err)
 	}

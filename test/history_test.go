@@ -14,6 +14,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/worker"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -83,7 +84,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
 			r := sdkworker.NewWorkflowReplayer()
-			r.RegisterWorkflowWithOptions(workflows.BrowserSession, workflow.RegisterOptions{Name: workflows.WorkflowBrowserSession})
+			r.RegisterWorkflowWithOptions(workflows.BrowserSession, workflow.RegisterOptions{Name: contract.WorkflowBrowserSession})
 			r.RegisterWorkflowWithOptions(worker.Smoke, workflow.RegisterOptions{Name: worker.SmokeWorkflow})
 			raw, err := os.Open(f)
 			if err != nil {

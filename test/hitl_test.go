@@ -21,7 +21,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/handoff"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
@@ -109,7 +109,7 @@ func (s *session) callAsync(tool string, args any) <-chan answer {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		out, err := workflows.Call(ctx, env.Client, s.id, workflows.ToolCall{Name: tool, Args: raw}, workflows.CallOptions{Config: s.cfg})
+		out, err := workflows.Call(ctx, env.Client, s.id, contract.ToolCall{Name: tool, Args: raw}, workflows.CallOptions{Config: s.cfg})
 		ch <- answer{out, err}
 	}()
 	return ch
@@ -136,7 +136,7 @@ func receive(t *testing.T, ch <-chan answer) answer {
 	return answer{}
 }
 
-func state(t *testing.T, id string) *workflows.SessionState {
+func state(t *testing.T, id string) *contract.SessionState {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -148,9 +148,9 @@ func state(t *testing.T, id string) *workflows.SessionState {
 }
 
 // pending waits until the session shows a pending handoff.
-func pending(t *testing.T, id string) *workflows.PendingHandoff {
+func pending(t *testing.T, id string) *contract.PendingHandoff {
 	t.Helper()
-	var p *workflows.PendingHandoff
+	var p *contract.PendingHandoff
 	harness.Eventually(t, 60*time.Second, func() bool {
 		p = state(t, id).PendingHandoff
 		return p != nil
@@ -171,7 +171,7 @@ func signal(t *testing.T, id, name string, arg any) {
 // BrowserState = want.
 func stateAttribute(t *testing.T, id, want string) {
 	t.Helper()
-	q := fmt.Sprintf("WorkflowId = '%s' AND %s = '%s'", id, workflows.SearchAttrState, want)
+	q := fmt.Sprintf("WorkflowId = '%s' AND %s = '%s'", id, contract.SearchAttrState, want)
 	harness.Eventually(t, 30*time.Second, func() bool {
 		resp, err := env.Client.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", Query: q})
 		return err == nil && len(resp.GetExecutions()) == 1
@@ -242,9 +242,9 @@ var humanCondition = map[string]any{"text": "Verified by a person"}
 // agent's own click does not pass it.
 func openHuman(t *testing.T, s *session) {
 	t.Helper()
-	var run activities.RunResult
+	var run contract.RunResult
 	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/human.html"}), &run)
-	var snap activities.SnapshotResult
+	var snap contract.SnapshotResult
 	s.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
 	s.must("run", actions(map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Press and hold"`)}), &run)
 	s.must("snapshot", map[string]any{}, &snap)
@@ -268,7 +268,7 @@ func TestHandoffDone(t *testing.T) {
 	if p.Instruction == "" || p.Condition.Text != "Verified by a person" || !p.ExpiresAt.After(p.RequestedAt) {
 		t.Fatalf("pending handoff: %+v", p)
 	}
-	stateAttribute(t, s.id, workflows.StateWaitingForHuman)
+	stateAttribute(t, s.id, contract.StateWaitingForHuman)
 
 	// The webhook notice verifies, names the request and how to answer, and
 	// carries the inspector address; a changed body does not verify.
@@ -287,15 +287,15 @@ func TestHandoffDone(t *testing.T) {
 
 	// Meanwhile the agent's other calls answer waiting_for_human.
 	f := s.failure("snapshot", map[string]any{})
-	if f.Code != activities.CodeWaitingForHuman || !f.Retryable || !strings.Contains(f.Message, p.RequestID) {
+	if f.Code != contract.CodeWaitingForHuman || !f.Retryable || !strings.Contains(f.Message, p.RequestID) {
 		t.Fatalf("concurrent call: %+v", f)
 	}
 
 	// A signal for a request that does not exist changes nothing.
-	signal(t, s.id, workflows.SignalHandoff, workflows.HandoffSignal{RequestID: "h-000000000000", Outcome: workflows.OutcomeDone})
-	signal(t, s.id, workflows.SignalHandoff, map[string]any{"request_id": p.RequestID, "outcome": "maybe"})
+	signal(t, s.id, contract.SignalHandoff, contract.HandoffSignal{RequestID: "h-000000000000", Outcome: contract.OutcomeDone})
+	signal(t, s.id, contract.SignalHandoff, map[string]any{"request_id": p.RequestID, "outcome": "maybe"})
 	if st := state(t, s.id); st.PendingHandoff == nil || st.PendingHandoff.RequestID != p.RequestID ||
-		st.PendingHandoff.Answer != nil || st.State != workflows.StateWaitingForHuman {
+		st.PendingHandoff.Answer != nil || st.State != contract.StateWaitingForHuman {
 		t.Fatalf("state after stray signals: %+v", st)
 	}
 	select {
@@ -305,21 +305,21 @@ func TestHandoffDone(t *testing.T) {
 	}
 
 	personHolds(t, n.ReachURL)
-	signal(t, s.id, workflows.SignalHandoff, workflows.HandoffSignal{RequestID: p.RequestID, Outcome: workflows.OutcomeDone, By: "ann", Note: "held it"})
+	signal(t, s.id, contract.SignalHandoff, contract.HandoffSignal{RequestID: p.RequestID, Outcome: contract.OutcomeDone, By: "ann", Note: "held it"})
 	a := receive(t, call)
-	var res workflows.HandoffResult
+	var res contract.HandoffResult
 	a.decode(t, &res)
-	if !res.OK || res.Outcome != workflows.OutcomeDone || !res.ConditionMet || res.By != "ann" || res.Note != "held it" ||
+	if !res.OK || res.Outcome != contract.OutcomeDone || !res.ConditionMet || res.By != "ann" || res.Note != "held it" ||
 		res.RequestID != p.RequestID || res.WaitedS <= 0 || res.Snapshot == nil || !strings.Contains(res.Snapshot.Text, "Verified by a person") {
 		t.Fatalf("handoff result: %s", a.raw)
 	}
-	if st := state(t, s.id); st.PendingHandoff != nil || st.State != workflows.StateLive {
+	if st := state(t, s.id); st.PendingHandoff != nil || st.State != contract.StateLive {
 		t.Fatalf("state after the handoff: %+v", st)
 	}
-	stateAttribute(t, s.id, workflows.StateLive)
+	stateAttribute(t, s.id, contract.StateLive)
 	// A late signal for the finished request is ignored too.
-	signal(t, s.id, workflows.SignalHandoff, workflows.HandoffSignal{RequestID: p.RequestID, Outcome: workflows.OutcomeCancelled})
-	var snap activities.SnapshotResult
+	signal(t, s.id, contract.SignalHandoff, contract.HandoffSignal{RequestID: p.RequestID, Outcome: contract.OutcomeCancelled})
+	var snap contract.SnapshotResult
 	s.must("snapshot", map[string]any{}, &snap)
 	if !strings.Contains(snap.Text, "Verified by a person") {
 		t.Fatalf("snapshot after: %s", snap.Text)
@@ -339,11 +339,11 @@ func TestHandoffDoneConditionNotMet(t *testing.T) {
 	call := s.callAsync("browser_request_handoff", map[string]any{"instruction": "Press and hold", "completion_condition": humanCondition})
 	p := pending(t, s.id)
 	n := in.await(t, p.RequestID)
-	signal(t, s.id, workflows.SignalHandoff, workflows.HandoffSignal{RequestID: p.RequestID, Outcome: workflows.OutcomeDone, By: "bob"})
+	signal(t, s.id, contract.SignalHandoff, contract.HandoffSignal{RequestID: p.RequestID, Outcome: contract.OutcomeDone, By: "bob"})
 	a := receive(t, call)
-	var res workflows.HandoffResult
+	var res contract.HandoffResult
 	a.decode(t, &res)
-	if !res.OK || res.Outcome != workflows.OutcomeDone || res.ConditionMet || res.By != "bob" || res.Snapshot == nil {
+	if !res.OK || res.Outcome != contract.OutcomeDone || res.ConditionMet || res.By != "bob" || res.Snapshot == nil {
 		t.Fatalf("handoff result: %s", a.raw)
 	}
 	noReach(t, s.id, n.ReachURL, a.raw)
@@ -357,15 +357,15 @@ func TestHandoffCancelled(t *testing.T) {
 	call := s.callAsync("browser_request_handoff", map[string]any{"instruction": "Press and hold", "completion_condition": humanCondition})
 	p := pending(t, s.id)
 	n := in.await(t, p.RequestID)
-	signal(t, s.id, workflows.SignalHandoff, workflows.HandoffSignal{RequestID: p.RequestID, Outcome: workflows.OutcomeCancelled, By: "cy", Note: "not today"})
+	signal(t, s.id, contract.SignalHandoff, contract.HandoffSignal{RequestID: p.RequestID, Outcome: contract.OutcomeCancelled, By: "cy", Note: "not today"})
 	a := receive(t, call)
-	var res workflows.HandoffResult
+	var res contract.HandoffResult
 	a.decode(t, &res)
-	if !res.OK || res.Outcome != workflows.OutcomeCancelled || res.ConditionMet || res.By != "cy" || res.Note != "not today" {
+	if !res.OK || res.Outcome != contract.OutcomeCancelled || res.ConditionMet || res.By != "cy" || res.Note != "not today" {
 		t.Fatalf("handoff result: %s", a.raw)
 	}
 	// The session is usable again.
-	var snap activities.SnapshotResult
+	var snap contract.SnapshotResult
 	s.must("snapshot", map[string]any{}, &snap)
 	noReach(t, s.id, n.ReachURL, a.raw)
 }
@@ -377,9 +377,9 @@ func TestHandoffExpired(t *testing.T) {
 	openHuman(t, s)
 	a := receive(t, s.callAsync("browser_request_handoff", map[string]any{
 		"instruction": "Press and hold", "completion_condition": humanCondition, "expires_in_s": 2}))
-	var res workflows.HandoffResult
+	var res contract.HandoffResult
 	a.decode(t, &res)
-	if !res.OK || res.Outcome != workflows.OutcomeExpired || res.ConditionMet || res.By != "" || res.WaitedS < 2 {
+	if !res.OK || res.Outcome != contract.OutcomeExpired || res.ConditionMet || res.By != "" || res.WaitedS < 2 {
 		t.Fatalf("handoff result: %s", a.raw)
 	}
 	n := in.await(t, res.RequestID)
@@ -455,18 +455,18 @@ func TestApprovals(t *testing.T) {
 		held     string // the run result's word for the request
 	}
 	for _, c := range []tc{
-		{"deny policy", activities.PolicyDeny, "", 0, 0, "denied"},
-		{"ask then deny", activities.PolicyAsk, workflows.DecisionDeny, 0, 0, "denied"},
-		{"ask then approve", activities.PolicyAsk, workflows.DecisionApprove, 0, 1, "approved"},
-		{"ask unanswered", activities.PolicyAsk, "", 8 * time.Second, 0, "expired"},
-		{"allow policy", activities.PolicyAllow, "", 0, 1, ""},
+		{"deny policy", contract.PolicyDeny, "", 0, 0, "denied"},
+		{"ask then deny", contract.PolicyAsk, contract.DecisionDeny, 0, 0, "denied"},
+		{"ask then approve", contract.PolicyAsk, contract.DecisionApprove, 0, 1, "approved"},
+		{"ask unanswered", contract.PolicyAsk, "", 8 * time.Second, 0, "expired"},
+		{"allow policy", contract.PolicyAllow, "", 0, 1, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env.StartWorker(t, harness.WorkerOptions{HoldTimeout: c.timeout})
-			s := newSession(t, workflows.SessionConfig{Session: activities.SessionOptions{ActionPolicy: c.policy}})
-			var run activities.RunResult
+			s := newSession(t, workflows.SessionConfig{Session: contract.SessionOptions{ActionPolicy: c.policy}})
+			var run contract.RunResult
 			s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/"}), &run)
-			var snap activities.SnapshotResult
+			var snap contract.SnapshotResult
 			s.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
 			email := "approve-" + uuid.NewString()[:8] + "@example.com"
 			arrived := func() int {
@@ -482,8 +482,8 @@ func TestApprovals(t *testing.T) {
 				map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Email"`), "value": email},
 				map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Create account"`)},
 			))
-			var hold workflows.Hold
-			if c.policy == activities.PolicyAsk {
+			var hold contract.Hold
+			if c.policy == contract.PolicyAsk {
 				harness.Eventually(t, 60*time.Second, func() bool {
 					for _, h := range state(t, s.id).Holds {
 						if h.Decision == "" {
@@ -496,19 +496,19 @@ func TestApprovals(t *testing.T) {
 				if hold.Method != "POST" || hold.Path != "/submit" || !strings.HasPrefix(env.Demo.URL(), hold.Origin) {
 					t.Fatalf("hold: %+v", hold)
 				}
-				stateAttribute(t, s.id, workflows.StateHeld)
+				stateAttribute(t, s.id, contract.StateHeld)
 				if arrived() != 0 {
 					t.Fatal("a held request reached the site")
 				}
 				if c.decision != "" {
-					signal(t, s.id, workflows.SignalApproval, workflows.ApprovalSignal{HoldID: hold.HoldID, Decision: c.decision, By: "dee"})
+					signal(t, s.id, contract.SignalApproval, contract.ApprovalSignal{HoldID: hold.HoldID, Decision: c.decision, By: "dee"})
 				}
 			}
 			a := receive(t, call)
 			if a.err != nil {
 				t.Fatal(a.err)
 			}
-			var res activities.RunResult
+			var res contract.RunResult
 			_ = json.Unmarshal(a.raw, &res)
 			if c.arrivals == 1 {
 				harness.Eventually(t, 30*time.Second, func() bool { return arrived() == 1 }, "the approved form never arrived: %s", a.raw)
@@ -521,9 +521,9 @@ func TestApprovals(t *testing.T) {
 				if !res.OK {
 					// A refused request stops the batch: the answer is a refused
 					// failure naming the policy and listing the held request.
-					var f activities.Failure
+					var f contract.Failure
 					_ = json.Unmarshal(a.raw, &f)
-					if c.held == "approved" || f.Code != activities.CodeRefused || !strings.Contains(f.Message, "POST") ||
+					if c.held == "approved" || f.Code != contract.CodeRefused || !strings.Contains(f.Message, "POST") ||
 						!strings.Contains(f.Message, "approval policy") {
 						t.Fatalf("run answer: %s", a.raw)
 					}
@@ -539,23 +539,23 @@ func TestApprovals(t *testing.T) {
 					t.Fatalf("run result does not list the request as %s: %s", c.held, a.raw)
 				}
 			}
-			if c.policy == activities.PolicyAsk {
+			if c.policy == contract.PolicyAsk {
 				// The hold is settled in the session: decided, or expired with its run.
 				want := c.decision
 				if want == "" {
-					want = workflows.DecisionExpired
+					want = contract.DecisionExpired
 				}
 				for _, h := range state(t, s.id).Holds {
 					if h.HoldID == hold.HoldID && h.Decision != want {
 						t.Fatalf("hold in state: %+v, want %s", h, want)
 					}
 				}
-				if st := state(t, s.id); st.State != workflows.StateLive {
+				if st := state(t, s.id); st.State != contract.StateLive {
 					t.Fatalf("state after the run: %s", st.State)
 				}
 			}
 			noReach(t, s.id, "", a.raw)
-			if c.decision == workflows.DecisionApprove {
+			if c.decision == contract.DecisionApprove {
 				s.must("browser_release", map[string]any{}, nil)
 				recordHistory(t, s.id, "approval-approved")
 			}

@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -31,7 +31,7 @@ func TestSecretNeverLeaves(t *testing.T) {
 		results = append(results, string(out))
 	}
 	keep("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/"}))
-	var snap activities.SnapshotResult
+	var snap contract.SnapshotResult
 	s.must("snapshot", map[string]any{}, &snap)
 	keep("run", actions(
 		map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Email"`), "value": "agent@example.com"},

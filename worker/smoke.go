@@ -6,7 +6,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/workflows"
 )
 
@@ -29,10 +29,10 @@ func Smoke(ctx workflow.Context, url string) (*SmokeResult, error) {
 	}
 	defer func() { _ = b.Close(ctx) }()
 	actions, _ := json.Marshal([]map[string]string{{"op": "goto", "url": url}})
-	if _, err := b.Run(ctx, activities.RunArgs{Actions: actions}); err != nil {
+	if _, err := b.Run(ctx, contract.RunArgs{Actions: actions}); err != nil {
 		return nil, fmt.Errorf("opening %s: %w", url, err)
 	}
-	snap, err := b.Snapshot(ctx, activities.SnapshotArgs{})
+	snap, err := b.Snapshot(ctx, contract.SnapshotArgs{})
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}

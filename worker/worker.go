@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
@@ -76,7 +77,7 @@ func HostQueue(bootID string) string {
 	if err != nil || host == "" {
 		host = "host"
 	}
-	return activities.SharedQueue + "@" + unsafeQueue.ReplaceAllString(host, "-") + "-" + bootID
+	return contract.SharedQueue + "@" + unsafeQueue.ReplaceAllString(host, "-") + "-" + bootID
 }
 
 func newBootID() string {
@@ -179,8 +180,8 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		HoldTimeout: o.HoldTimeout,
 	})
 
-	shared := sdkworker.New(o.Client, activities.SharedQueue, sdkworker.Options{})
-	shared.RegisterWorkflowWithOptions(workflows.BrowserSession, workflow.RegisterOptions{Name: workflows.WorkflowBrowserSession})
+	shared := sdkworker.New(o.Client, contract.SharedQueue, sdkworker.Options{})
+	shared.RegisterWorkflowWithOptions(workflows.BrowserSession, workflow.RegisterOptions{Name: contract.WorkflowBrowserSession})
 	shared.RegisterWorkflowWithOptions(Smoke, workflow.RegisterOptions{Name: SmokeWorkflow})
 	acts.RegisterShared(shared)
 
@@ -227,7 +228,7 @@ func (w *Worker) Start() error {
 			}
 		}
 	}()
-	w.log.Info().Str("shared_queue", activities.SharedQueue).Str("host_queue", w.hostQueue).Msg("worker polling")
+	w.log.Info().Str("shared_queue", contract.SharedQueue).Str("host_queue", w.hostQueue).Msg("worker polling")
 	return nil
 }
 

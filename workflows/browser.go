@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/envelope"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/durable-browser/durable-browser/activities"
 )
 
 // MaxTagLen bounds a session tag.
@@ -18,7 +18,7 @@ const MaxTagLen = 60
 // Config opens a Browser.
 type Config struct {
 	// Session describes the browser wanted.
-	Session activities.SessionOptions `json:"session"`
+	Session contract.SessionOptions `json:"session"`
 	// Tag names the first session; later ones (after a lost worker or a
 	// relaunch) are "<Tag>-<n>". Empty means "<workflow id>-<n>". Two Browsers
 	// in one workflow need different tags, or they share one browser.
@@ -37,18 +37,18 @@ type Config struct {
 // BrowserState is everything a Browser remembers. It is plain,
 // JSON-serialisable data, so it can be carried across continue-as-new.
 type BrowserState struct {
-	Base     string                    `json:"base"`
-	Seq      int                       `json:"seq"`
-	Session  activities.SessionRef     `json:"session"`
-	Options  activities.SessionOptions `json:"options"`
-	Created  bool                      `json:"created,omitempty"`
-	Lost     bool                      `json:"lost,omitempty"`
-	Released bool                      `json:"released,omitempty"`
-	URL      string                    `json:"url,omitempty"`
-	Title    string                    `json:"title,omitempty"`
-	Calls    int                       `json:"calls,omitempty"`
-	Guard    GuardState                `json:"guard"`
-	Human    HumanState                `json:"human"`
+	Base     string                  `json:"base"`
+	Seq      int                     `json:"seq"`
+	Session  contract.SessionRef     `json:"session"`
+	Options  contract.SessionOptions `json:"options"`
+	Created  bool                    `json:"created,omitempty"`
+	Lost     bool                    `json:"lost,omitempty"`
+	Released bool                    `json:"released,omitempty"`
+	URL      string                  `json:"url,omitempty"`
+	Title    string                  `json:"title,omitempty"`
+	Calls    int                     `json:"calls,omitempty"`
+	Guard    GuardState              `json:"guard"`
+	Human    HumanState              `json:"human"`
 }
 
 // Browser is the handle an orchestrator's workflow drives a browser through.
@@ -82,7 +82,7 @@ func newBrowser(ctx workflow.Context, cfg Config) *Browser {
 }
 
 // Open creates (or finds, by tag) the browser right away and returns its
-// handle. A failure to create is an *activities.Failure (browser_unavailable
+// handle. A failure to create is an *contract.Failure (browser_unavailable
 // or the provider's own code).
 func Open(ctx workflow.Context, cfg Config) (*Browser, error) {
 	b := newBrowser(ctx, cfg)
@@ -115,66 +115,66 @@ func (b *Browser) State() BrowserState {
 }
 
 // Session returns the current session's reference (zero before creation).
-func (b *Browser) Session() activities.SessionRef { return b.st.Session }
+func (b *Browser) Session() contract.SessionRef { return b.st.Session }
 
 // Snapshot runs the snapshot tool.
-func (b *Browser) Snapshot(ctx workflow.Context, args activities.SnapshotArgs) (*activities.SnapshotResult, error) {
-	return typed[activities.SnapshotResult](ctx, b, activities.ToolSnapshot, args)
+func (b *Browser) Snapshot(ctx workflow.Context, args contract.SnapshotArgs) (*contract.SnapshotResult, error) {
+	return typed[contract.SnapshotResult](ctx, b, contract.ToolSnapshot, args)
 }
 
 // Run runs a batch of actions or a code cell. It runs at most once.
-func (b *Browser) Run(ctx workflow.Context, args activities.RunArgs) (*activities.RunResult, error) {
-	return typed[activities.RunResult](ctx, b, activities.ToolRun, args)
+func (b *Browser) Run(ctx workflow.Context, args contract.RunArgs) (*contract.RunResult, error) {
+	return typed[contract.RunResult](ctx, b, contract.ToolRun, args)
 }
 
 // Screenshot captures and files a screenshot.
-func (b *Browser) Screenshot(ctx workflow.Context, args activities.ScreenshotArgs) (*activities.ScreenshotResult, error) {
-	return typed[activities.ScreenshotResult](ctx, b, activities.ToolScreenshot, args)
+func (b *Browser) Screenshot(ctx workflow.Context, args contract.ScreenshotArgs) (*contract.ScreenshotResult, error) {
+	return typed[contract.ScreenshotResult](ctx, b, contract.ToolScreenshot, args)
 }
 
 // Read reads and files the page's content.
-func (b *Browser) Read(ctx workflow.Context, args activities.ReadArgs) (*activities.ReadResult, error) {
-	return typed[activities.ReadResult](ctx, b, activities.ToolRead, args)
+func (b *Browser) Read(ctx workflow.Context, args contract.ReadArgs) (*contract.ReadResult, error) {
+	return typed[contract.ReadResult](ctx, b, contract.ToolRead, args)
 }
 
 // Downloads lists and files the session's downloads.
-func (b *Browser) Downloads(ctx workflow.Context, args activities.DownloadsArgs) (*activities.DownloadsResult, error) {
-	return typed[activities.DownloadsResult](ctx, b, activities.ToolDownloads, args)
+func (b *Browser) Downloads(ctx workflow.Context, args contract.DownloadsArgs) (*contract.DownloadsResult, error) {
+	return typed[contract.DownloadsResult](ctx, b, contract.ToolDownloads, args)
 }
 
 // Upload chooses a file in a file input. It runs at most once.
-func (b *Browser) Upload(ctx workflow.Context, args activities.UploadArgs) (*activities.UploadResult, error) {
-	return typed[activities.UploadResult](ctx, b, activities.ToolUpload, args)
+func (b *Browser) Upload(ctx workflow.Context, args contract.UploadArgs) (*contract.UploadResult, error) {
+	return typed[contract.UploadResult](ctx, b, contract.ToolUpload, args)
 }
 
 // Release releases the browser. It is idempotent.
-func (b *Browser) Release(ctx workflow.Context, args activities.ReleaseArgs) (*activities.ReleaseResult, error) {
-	return typed[activities.ReleaseResult](ctx, b, activities.ToolRelease, args)
+func (b *Browser) Release(ctx workflow.Context, args contract.ReleaseArgs) (*contract.ReleaseResult, error) {
+	return typed[contract.ReleaseResult](ctx, b, contract.ToolRelease, args)
 }
 
 // Relaunch opens a new browser under a new tag, then releases the old one.
-func (b *Browser) Relaunch(ctx workflow.Context, args activities.RelaunchArgs) (*RelaunchResult, error) {
-	return typed[RelaunchResult](ctx, b, activities.ToolRelaunch, args)
+func (b *Browser) Relaunch(ctx workflow.Context, args contract.RelaunchArgs) (*contract.RelaunchResult, error) {
+	return typed[contract.RelaunchResult](ctx, b, contract.ToolRelaunch, args)
 }
 
 // RequestHandoff asks a person for a step and waits for the answer or expiry.
-func (b *Browser) RequestHandoff(ctx workflow.Context, args activities.HandoffArgs) (*HandoffResult, error) {
-	return typed[HandoffResult](ctx, b, activities.ToolRequestHandoff, args)
+func (b *Browser) RequestHandoff(ctx workflow.Context, args contract.HandoffArgs) (*contract.HandoffResult, error) {
+	return typed[contract.HandoffResult](ctx, b, contract.ToolRequestHandoff, args)
 }
 
 // WebFetch fetches a public page without the browser.
-func (b *Browser) WebFetch(ctx workflow.Context, args activities.WebFetchArgs) (*activities.WebFetchResult, error) {
-	return typed[activities.WebFetchResult](ctx, b, activities.ToolWebFetch, args)
+func (b *Browser) WebFetch(ctx workflow.Context, args contract.WebFetchArgs) (*contract.WebFetchResult, error) {
+	return typed[contract.WebFetchResult](ctx, b, contract.ToolWebFetch, args)
 }
 
 // WebSearch searches the web.
-func (b *Browser) WebSearch(ctx workflow.Context, args activities.WebSearchArgs) (*activities.WebSearchResult, error) {
-	return typed[activities.WebSearchResult](ctx, b, activities.ToolWebSearch, args)
+func (b *Browser) WebSearch(ctx workflow.Context, args contract.WebSearchArgs) (*contract.WebSearchResult, error) {
+	return typed[contract.WebSearchResult](ctx, b, contract.ToolWebSearch, args)
 }
 
-// Close releases the browser; a failure to release is an *activities.Failure.
+// Close releases the browser; a failure to release is an *contract.Failure.
 func (b *Browser) Close(ctx workflow.Context) error {
-	_, err := b.Release(ctx, activities.ReleaseArgs{})
+	_, err := b.Release(ctx, contract.ReleaseArgs{})
 	return err
 }
 
@@ -183,7 +183,7 @@ func (b *Browser) Close(ctx workflow.Context) error {
 // JSON ({"ok":false,"code":...}). The error is only for what is not the
 // model's to handle, such as the workflow being cancelled.
 func (b *Browser) CallTool(ctx workflow.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	typedArgs, f := activities.Validate(name, args)
+	typedArgs, f := contract.Validate(name, args)
 	if f != nil {
 		return json.Marshal(f)
 	}
@@ -216,17 +216,17 @@ func typed[T any](ctx workflow.Context, b *Browser, name string, args any) (*T, 
 // is what the model sent (for the call hash). seed, when given, makes a
 // handoff's request id (the update id, so a retried update waits on the
 // same request).
-func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMessage, seed string) (any, *activities.Failure, error) {
+func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMessage, seed string) (any, *contract.Failure, error) {
 	if raw == nil {
 		var err error
 		if raw, err = json.Marshal(args); err != nil {
 			return nil, nil, err
 		}
 	}
-	if name == activities.ToolRequestHandoff {
-		a, ok := argsAs[activities.HandoffArgs](args)
+	if name == contract.ToolRequestHandoff {
+		a, ok := argsAs[contract.HandoffArgs](args)
 		if !ok {
-			return nil, activities.Fail(activities.CodeRefused, "browser_request_handoff: arguments have the wrong type"), nil
+			return nil, contract.Fail(contract.CodeRefused, "browser_request_handoff: arguments have the wrong type"), nil
 		}
 		return b.handoff(ctx, a, seed)
 	}
@@ -242,7 +242,7 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 		return nil, f, nil
 	}
 	b.st.Calls++
-	hash := activities.CallHash(name, raw)
+	hash := contract.CallHash(name, raw)
 	if f := b.st.Guard.check(name, hash); f != nil {
 		return nil, f, nil
 	}
@@ -250,15 +250,15 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 	if err != nil {
 		return nil, nil, err
 	}
-	if f != nil && f.Code == activities.CodeEffectUnknown && f.LastURL == "" {
+	if f != nil && f.Code == contract.CodeEffectUnknown && f.LastURL == "" {
 		// The worker died before its first heartbeat: the page the call
 		// started on is the last URL anyone knows.
 		f.LastURL = b.st.URL
 	}
-	if f == nil || (f.Code != activities.CodeSessionReplaced && f.Code != activities.CodeBrowserUnavailable) {
+	if f == nil || (f.Code != contract.CodeSessionReplaced && f.Code != contract.CodeBrowserUnavailable) {
 		b.st.Guard.record(name, hash, f)
 	}
-	if f != nil && f.Code == activities.CodeSessionEnded && b.st.Created && !b.st.Released {
+	if f != nil && f.Code == contract.CodeSessionEnded && b.st.Created && !b.st.Released {
 		// The worker no longer holds the browser: the next call opens a new one.
 		b.st.Lost = true
 	}
@@ -269,24 +269,24 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 }
 
 // dispatch runs one tool; the caller holds the lock.
-func (b *Browser) dispatch(ctx workflow.Context, name string, args any) (any, *activities.Failure, error) {
+func (b *Browser) dispatch(ctx workflow.Context, name string, args any) (any, *contract.Failure, error) {
 	switch name {
-	case activities.ToolWebFetch:
-		a, _ := argsAs[activities.WebFetchArgs](args)
-		out := &activities.WebFetchResult{}
-		f, _, err := b.exec(ctx, activities.ActivityWebFetch, activities.ClassRead, false,
-			activities.WebFetchRequest{SessionTag: b.st.Session.Tag, Args: a}, out)
+	case contract.ToolWebFetch:
+		a, _ := argsAs[contract.WebFetchArgs](args)
+		out := &contract.WebFetchResult{}
+		f, _, err := b.exec(ctx, contract.ActivityWebFetch, contract.ClassRead, false,
+			contract.WebFetchRequest{SessionTag: b.st.Session.Tag, Args: a}, out)
 		return orNil(out, f, err)
-	case activities.ToolWebSearch:
-		a, _ := argsAs[activities.WebSearchArgs](args)
-		out := &activities.WebSearchResult{}
-		f, _, err := b.exec(ctx, activities.ActivityWebSearch, activities.ClassRead, false,
-			activities.WebSearchRequest{SessionTag: b.st.Session.Tag, Args: a}, out)
+	case contract.ToolWebSearch:
+		a, _ := argsAs[contract.WebSearchArgs](args)
+		out := &contract.WebSearchResult{}
+		f, _, err := b.exec(ctx, contract.ActivityWebSearch, contract.ClassRead, false,
+			contract.WebSearchRequest{SessionTag: b.st.Session.Tag, Args: a}, out)
 		return orNil(out, f, err)
-	case activities.ToolRelease:
+	case contract.ToolRelease:
 		return b.release(ctx)
-	case activities.ToolRelaunch:
-		a, _ := argsAs[activities.RelaunchArgs](args)
+	case contract.ToolRelaunch:
+		a, _ := argsAs[contract.RelaunchArgs](args)
 		return b.relaunch(ctx, a)
 	}
 
@@ -296,39 +296,39 @@ func (b *Browser) dispatch(ctx workflow.Context, name string, args any) (any, *a
 	if f := b.ensure(ctx); f != nil {
 		return nil, f, nil
 	}
-	call := activities.Call{Session: b.st.Session, Policy: b.st.Options.ActionPolicy}
+	call := contract.Call{Session: b.st.Session, Policy: b.st.Options.ActionPolicy}
 	var (
 		activity string
-		class    = activities.ClassRead
+		class    = contract.ClassRead
 		input    any
 		out      any
 	)
 	switch name {
-	case activities.ToolSnapshot:
-		a, _ := argsAs[activities.SnapshotArgs](args)
-		activity, input, out = activities.ActivitySnapshot, activities.SnapshotRequest{Call: call, Args: a}, &activities.SnapshotResult{}
-	case activities.ToolRun:
-		a, _ := argsAs[activities.RunArgs](args)
-		activity, class, input, out = activities.ActivityRun, activities.ClassEffect, activities.RunRequest{Call: call, Args: a}, &activities.RunResult{}
-	case activities.ToolScreenshot:
-		a, _ := argsAs[activities.ScreenshotArgs](args)
-		activity, input, out = activities.ActivityScreenshot, activities.ScreenshotRequest{Call: call, Args: a}, &activities.ScreenshotResult{}
-	case activities.ToolRead:
-		a, _ := argsAs[activities.ReadArgs](args)
-		activity, input, out = activities.ActivityRead, activities.ReadRequest{Call: call, Args: a}, &activities.ReadResult{}
-	case activities.ToolDownloads:
-		activity, input, out = activities.ActivityDownloads, activities.DownloadsRequest{Call: call}, &activities.DownloadsResult{}
-	case activities.ToolUpload:
-		a, _ := argsAs[activities.UploadArgs](args)
-		activity, class, input, out = activities.ActivityUpload, activities.ClassEffect, activities.UploadRequest{Call: call, Args: a}, &activities.UploadResult{}
+	case contract.ToolSnapshot:
+		a, _ := argsAs[contract.SnapshotArgs](args)
+		activity, input, out = contract.ActivitySnapshot, contract.SnapshotRequest{Call: call, Args: a}, &contract.SnapshotResult{}
+	case contract.ToolRun:
+		a, _ := argsAs[contract.RunArgs](args)
+		activity, class, input, out = contract.ActivityRun, contract.ClassEffect, contract.RunRequest{Call: call, Args: a}, &contract.RunResult{}
+	case contract.ToolScreenshot:
+		a, _ := argsAs[contract.ScreenshotArgs](args)
+		activity, input, out = contract.ActivityScreenshot, contract.ScreenshotRequest{Call: call, Args: a}, &contract.ScreenshotResult{}
+	case contract.ToolRead:
+		a, _ := argsAs[contract.ReadArgs](args)
+		activity, input, out = contract.ActivityRead, contract.ReadRequest{Call: call, Args: a}, &contract.ReadResult{}
+	case contract.ToolDownloads:
+		activity, input, out = contract.ActivityDownloads, contract.DownloadsRequest{Call: call}, &contract.DownloadsResult{}
+	case contract.ToolUpload:
+		a, _ := argsAs[contract.UploadArgs](args)
+		activity, class, input, out = contract.ActivityUpload, contract.ClassEffect, contract.UploadRequest{Call: call, Args: a}, &contract.UploadResult{}
 	default:
-		return nil, activities.Fail(activities.CodeRefused, "unknown tool %q: use one of %s", name, strings.Join(activities.ToolNames(), ", ")), nil
+		return nil, contract.Fail(contract.CodeRefused, "unknown tool %q: use one of %s", name, strings.Join(contract.ToolNames(), ", ")), nil
 	}
 	f, neverStarted, err := b.exec(ctx, activity, class, true, input, out)
 	if err != nil {
 		return nil, nil, err
 	}
-	if activity == activities.ActivityRun {
+	if activity == contract.ActivityRun {
 		b.settleHolds(ctx)
 	}
 	if neverStarted {
@@ -342,7 +342,7 @@ func (b *Browser) dispatch(ctx workflow.Context, name string, args any) (any, *a
 	return out, nil, nil
 }
 
-func orNil(out any, f *activities.Failure, err error) (any, *activities.Failure, error) {
+func orNil(out any, f *contract.Failure, err error) (any, *contract.Failure, error) {
 	if err != nil || f != nil {
 		return nil, f, err
 	}
@@ -351,8 +351,8 @@ func orNil(out any, f *activities.Failure, err error) (any, *activities.Failure,
 
 // exec runs one activity and reads its outcome. neverStarted reports a
 // schedule-to-start timeout on a host queue; err is only for a cancelled workflow.
-func (b *Browser) exec(ctx workflow.Context, activity string, class activities.ReplayClass, hosted bool, input, out any) (f *activities.Failure, neverStarted bool, err error) {
-	queue := activities.SharedQueue
+func (b *Browser) exec(ctx workflow.Context, activity string, class contract.ReplayClass, hosted bool, input, out any) (f *contract.Failure, neverStarted bool, err error) {
+	queue := contract.SharedQueue
 	if hosted {
 		queue = b.st.Session.HostQueue
 	}
@@ -373,7 +373,7 @@ func (b *Browser) exec(ctx workflow.Context, activity string, class activities.R
 
 // ensure makes sure a usable session exists: it creates the first one, and
 // replaces a lost one (answering session_replaced). The caller holds the lock.
-func (b *Browser) ensure(ctx workflow.Context) *activities.Failure {
+func (b *Browser) ensure(ctx workflow.Context) *contract.Failure {
 	switch {
 	case b.st.Released:
 		return sessionEnded()
@@ -386,16 +386,16 @@ func (b *Browser) ensure(ctx workflow.Context) *activities.Failure {
 }
 
 // create opens (or finds) the session numbered seq.
-func (b *Browser) create(ctx workflow.Context, seq int, opts activities.SessionOptions) *activities.Failure {
+func (b *Browser) create(ctx workflow.Context, seq int, opts contract.SessionOptions) *contract.Failure {
 	tag := b.tagFor(seq)
-	var res activities.CreateResult
-	actx := workflow.WithActivityOptions(ctx, ActivityOptions(activities.ClassCustody, activities.SharedQueue, false, b.t))
-	err := workflow.ExecuteActivity(actx, activities.ActivityCreate, activities.CreateRequest{Tag: tag, Options: opts}).Get(ctx, &res)
+	var res contract.CreateResult
+	actx := workflow.WithActivityOptions(ctx, ActivityOptions(contract.ClassCustody, contract.SharedQueue, false, b.t))
+	err := workflow.ExecuteActivity(actx, contract.ActivityCreate, contract.CreateRequest{Tag: tag, Options: opts}).Get(ctx, &res)
 	if err != nil {
-		if f, ok := activities.FailureFrom(err); ok {
+		if f, ok := envelope.From(err); ok {
 			return f
 		}
-		return activities.Fail(activities.CodeBrowserUnavailable, "no browser could be opened for session %s; try again shortly, or check that a worker is running", tag)
+		return contract.Fail(contract.CodeBrowserUnavailable, "no browser could be opened for session %s; try again shortly, or check that a worker is running", tag)
 	}
 	if res.Session.Tag == "" {
 		res.Session.Tag = tag
@@ -410,30 +410,30 @@ func (b *Browser) create(ctx workflow.Context, seq int, opts activities.SessionO
 // releaseRemote asks any worker to release a remote session whose host was
 // lost: unlike a local Chrome, a remote browser outlives its worker. Best
 // effort; a local session is left to its machine's reaper.
-func (b *Browser) releaseRemote(ctx workflow.Context, s activities.SessionRef) {
+func (b *Browser) releaseRemote(ctx workflow.Context, s contract.SessionRef) {
 	if s.Tag == "" || s.Provider == "" || s.Provider == "local" {
 		return
 	}
-	_, _, _ = b.exec(ctx, activities.ActivityRelease, activities.ClassCustody, false,
-		activities.ReleaseRequest{Session: s}, &activities.ReleaseResult{})
+	_, _, _ = b.exec(ctx, contract.ActivityRelease, contract.ClassCustody, false,
+		contract.ReleaseRequest{Session: s}, &contract.ReleaseResult{})
 }
 
 // replace opens a new session after the old one was lost with its worker.
-func (b *Browser) replace(ctx workflow.Context) *activities.Failure {
+func (b *Browser) replace(ctx workflow.Context) *contract.Failure {
 	old := b.st.Session.Tag
 	b.releaseRemote(ctx, b.st.Session)
 	if f := b.create(ctx, b.st.Seq+1, b.st.Options); f != nil {
-		out := activities.Fail(activities.CodeBrowserUnavailable,
+		out := contract.Fail(contract.CodeBrowserUnavailable,
 			"the browser %s was lost with its worker and a new one could not be opened; try again shortly", old)
 		return out
 	}
 	b.st.URL, b.st.Title = "about:blank", ""
-	return activities.Fail(activities.CodeSessionReplaced,
+	return contract.Fail(contract.CodeSessionReplaced,
 		"the browser %s was lost with its worker; a new one (%s) is open at about:blank with nothing loaded: navigate again with run, then take a snapshot",
 		old, b.st.Session.Tag)
 }
 
-func (b *Browser) release(ctx workflow.Context) (any, *activities.Failure, error) {
+func (b *Browser) release(ctx workflow.Context) (any, *contract.Failure, error) {
 	tag := b.st.Session.Tag
 	if tag == "" {
 		tag = b.tagFor(b.st.Seq + 1)
@@ -443,18 +443,18 @@ func (b *Browser) release(ctx workflow.Context) (any, *activities.Failure, error
 			b.releaseRemote(ctx, b.st.Session)
 		}
 		b.markReleased(ctx)
-		return &activities.ReleaseResult{OK: true, Tag: tag}, nil, nil
+		return &contract.ReleaseResult{OK: true, Tag: tag}, nil, nil
 	}
-	out := &activities.ReleaseResult{}
-	f, neverStarted, err := b.exec(ctx, activities.ActivityRelease, activities.ClassCustody, true,
-		activities.ReleaseRequest{Session: b.st.Session}, out)
+	out := &contract.ReleaseResult{}
+	f, neverStarted, err := b.exec(ctx, contract.ActivityRelease, contract.ClassCustody, true,
+		contract.ReleaseRequest{Session: b.st.Session}, out)
 	if err != nil {
 		return nil, nil, err
 	}
-	if neverStarted || (f != nil && f.Code == activities.CodeSessionEnded) {
+	if neverStarted || (f != nil && f.Code == contract.CodeSessionEnded) {
 		// The worker that held it is gone, and its browser with it.
 		b.markReleased(ctx)
-		return &activities.ReleaseResult{OK: true, Tag: tag}, nil, nil
+		return &contract.ReleaseResult{OK: true, Tag: tag}, nil, nil
 	}
 	if f != nil {
 		return nil, f, nil
@@ -472,7 +472,7 @@ func (b *Browser) markReleased(ctx workflow.Context) {
 	b.changed(ctx)
 }
 
-func (b *Browser) relaunch(ctx workflow.Context, a activities.RelaunchArgs) (any, *activities.Failure, error) {
+func (b *Browser) relaunch(ctx workflow.Context, a contract.RelaunchArgs) (any, *contract.Failure, error) {
 	if b.st.Released {
 		return nil, sessionEnded(), nil
 	}
@@ -492,8 +492,8 @@ func (b *Browser) relaunch(ctx workflow.Context, a activities.RelaunchArgs) (any
 		return nil, f, nil
 	}
 	if hadOld {
-		var rr activities.ReleaseResult
-		f, _, err := b.exec(ctx, activities.ActivityRelease, activities.ClassCustody, true, activities.ReleaseRequest{Session: old}, &rr)
+		var rr contract.ReleaseResult
+		f, _, err := b.exec(ctx, contract.ActivityRelease, contract.ClassCustody, true, contract.ReleaseRequest{Session: old}, &rr)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -501,7 +501,7 @@ func (b *Browser) relaunch(ctx workflow.Context, a activities.RelaunchArgs) (any
 			workflow.GetLogger(ctx).Warn("releasing the relaunched session's old browser failed", "tag", old.Tag, "code", string(f.Code))
 		}
 	}
-	return &RelaunchResult{OK: true, Session: b.st.Session, Previous: old.Tag, URL: b.st.URL, Title: b.st.Title}, nil, nil
+	return &contract.RelaunchResult{OK: true, Session: b.st.Session, Previous: old.Tag, URL: b.st.URL, Title: b.st.Title}, nil, nil
 }
 
 func (b *Browser) changed(ctx workflow.Context) {
@@ -510,8 +510,8 @@ func (b *Browser) changed(ctx workflow.Context) {
 	}
 }
 
-func sessionEnded() *activities.Failure {
-	return activities.Fail(activities.CodeSessionEnded, "this browser session was released; start a new session to keep browsing")
+func sessionEnded() *contract.Failure {
+	return contract.Fail(contract.CodeSessionEnded, "this browser session was released; start a new session to keep browsing")
 }
 
 // tagFor names session seq: "<base>-<seq>", or the configured tag itself for the first.
@@ -574,19 +574,19 @@ func argsAs[T any](v any) (T, bool) {
 }
 
 // pageOf finds the page a result left the browser on.
-func pageOf(res any) *activities.Page {
+func pageOf(res any) *contract.Page {
 	switch r := res.(type) {
-	case *activities.SnapshotResult:
+	case *contract.SnapshotResult:
 		return &r.Page
-	case *activities.RunResult:
+	case *contract.RunResult:
 		return &r.Page
-	case *activities.ScreenshotResult:
+	case *contract.ScreenshotResult:
 		return &r.Page
-	case *activities.ReadResult:
+	case *contract.ReadResult:
 		return &r.Page
-	case *activities.UploadResult:
+	case *contract.UploadResult:
 		return &r.Page
-	case *HandoffResult:
+	case *contract.HandoffResult:
 		if r.Snapshot != nil {
 			return &r.Snapshot.Page
 		}

@@ -6,24 +6,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/envelope"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/durable-browser/durable-browser/activities"
 )
 
 var (
-	snap     = step{Tool: activities.ToolSnapshot, Args: json.RawMessage(`{}`)}
-	runClick = step{Tool: activities.ToolRun, Args: json.RawMessage(`{"actions":[{"op":"click","id":"[2]"}]}`)}
-	runOther = step{Tool: activities.ToolRun, Args: json.RawMessage(`{"actions":[{"op":"click","id":"[1]"}]}`)}
-	upload   = step{Tool: activities.ToolUpload, Args: json.RawMessage(`{"id":"[3]","path":"a.txt"}`)}
-	read     = step{Tool: activities.ToolRead, Args: json.RawMessage(`{"what":"text"}`)}
+	snap     = step{Tool: contract.ToolSnapshot, Args: json.RawMessage(`{}`)}
+	runClick = step{Tool: contract.ToolRun, Args: json.RawMessage(`{"actions":[{"op":"click","id":"[2]"}]}`)}
+	runOther = step{Tool: contract.ToolRun, Args: json.RawMessage(`{"actions":[{"op":"click","id":"[1]"}]}`)}
+	upload   = step{Tool: contract.ToolUpload, Args: json.RawMessage(`{"id":"[3]","path":"a.txt"}`)}
+	read     = step{Tool: contract.ToolRead, Args: json.RawMessage(`{"what":"text"}`)}
 )
 
-func fail(code activities.Code) error {
-	return activities.Fail(code, "fake %s", code).AsApplicationError()
+func fail(code contract.Code) error {
+	return envelope.Error(contract.Fail(code, "fake %s", code))
 }
 
 func TestReadRetries(t *testing.T) {
@@ -34,18 +34,18 @@ func TestReadRetries(t *testing.T) {
 		want     string
 		attempts int
 	}{
-		{"retried then succeeding", 2, fail(activities.CodeTimeout), "ok", 3},
-		{"retryable code exhausting attempts", 5, fail(activities.CodeTimeout), "timeout", 3},
-		{"non-retryable code stops at once", 5, fail(activities.CodeNotContent), "not_content", 1},
-		{"code the workflow never retries", 5, activities.Fail(activities.CodeStaleSnapshot, "x").AsApplicationError(), "stale_snapshot", 1},
+		{"retried then succeeding", 2, fail(contract.CodeTimeout), "ok", 3},
+		{"retryable code exhausting attempts", 5, fail(contract.CodeTimeout), "timeout", 3},
+		{"non-retryable code stops at once", 5, fail(contract.CodeNotContent), "not_content", 1},
+		{"code the workflow never retries", 5, envelope.Error(contract.Fail(contract.CodeStaleSnapshot, "x")), "stale_snapshot", 1},
 		{"lost worker on a read is a timeout", 5, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil), "timeout", 3},
 		{"untyped error is command_failed", 5, temporal.NewApplicationError("boom", "SomethingElse"), "command_failed", 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeWorker()
-			inner := f.behave[activities.ActivityRead]
-			f.behave[activities.ActivityRead] = func(n int, in json.RawMessage) (any, error) {
+			inner := f.behave[contract.ActivityRead]
+			f.behave[contract.ActivityRead] = func(n int, in json.RawMessage) (any, error) {
 				if n <= tc.fails {
 					return nil, tc.err
 				}
@@ -55,7 +55,7 @@ func TestReadRetries(t *testing.T) {
 			if got := code(out[0]); got != tc.want {
 				t.Fatalf("code %q, want %q (%v)", got, tc.want, out[0])
 			}
-			if got := f.calls(activities.ActivityRead); got != tc.attempts {
+			if got := f.calls(contract.ActivityRead); got != tc.attempts {
 				t.Fatalf("%d attempts, want %d", got, tc.attempts)
 			}
 		})
@@ -64,10 +64,10 @@ func TestReadRetries(t *testing.T) {
 
 func TestRunHeartbeatTimeoutIsEffectUnknown(t *testing.T) {
 	f := newFakeWorker()
-	inner := f.behave[activities.ActivityRun]
-	progress := activities.RunProgress{Completed: 1, URL: "https://shop.example/checkout",
-		Sent: []activities.SentRequest{{Method: "POST", Origin: "https://shop.example", Path: "/order"}}}
-	f.behave[activities.ActivityRun] = func(n int, in json.RawMessage) (any, error) {
+	inner := f.behave[contract.ActivityRun]
+	progress := contract.RunProgress{Completed: 1, URL: "https://shop.example/checkout",
+		Sent: []contract.SentRequest{{Method: "POST", Origin: "https://shop.example", Path: "/order"}}}
+	f.behave[contract.ActivityRun] = func(n int, in json.RawMessage) (any, error) {
 		if n == 1 {
 			return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil, progress)
 		}
@@ -92,15 +92,15 @@ func TestRunHeartbeatTimeoutIsEffectUnknown(t *testing.T) {
 	if !strings.Contains(out[1]["message"].(string), "snapshot") {
 		t.Fatalf("refusal does not say how to check: %v", out[1]["message"])
 	}
-	if got := f.calls(activities.ActivityRun); got != 3 {
+	if got := f.calls(contract.ActivityRun); got != 3 {
 		t.Fatalf("run ran %d times, want 3 (the refused call must not run)", got)
 	}
 }
 
 func TestUploadRefusedUntilLookedAgain(t *testing.T) {
 	f := newFakeWorker()
-	inner := f.behave[activities.ActivityUpload]
-	f.behave[activities.ActivityUpload] = func(n int, in json.RawMessage) (any, error) {
+	inner := f.behave[contract.ActivityUpload]
+	f.behave[contract.ActivityUpload] = func(n int, in json.RawMessage) (any, error) {
 		if n == 1 {
 			return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
 		}
@@ -113,15 +113,15 @@ func TestUploadRefusedUntilLookedAgain(t *testing.T) {
 			t.Fatalf("step %d: %q, want %q (%v)", i, got, w, out[i])
 		}
 	}
-	if got := f.calls(activities.ActivityUpload); got != 2 {
+	if got := f.calls(contract.ActivityUpload); got != 2 {
 		t.Fatalf("upload ran %d times, want 2", got)
 	}
 }
 
 func TestNeverStartedCallReplacesSession(t *testing.T) {
 	f := newFakeWorker()
-	inner := f.behave[activities.ActivitySnapshot]
-	f.behave[activities.ActivitySnapshot] = func(n int, in json.RawMessage) (any, error) {
+	inner := f.behave[contract.ActivitySnapshot]
+	f.behave[contract.ActivitySnapshot] = func(n int, in json.RawMessage) (any, error) {
 		if n == 1 {
 			return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 		}
@@ -137,14 +137,14 @@ func TestNeverStartedCallReplacesSession(t *testing.T) {
 	if code(out[1]) != "ok" {
 		t.Fatalf("second call: %v", out[1])
 	}
-	var c1, c2 activities.CreateRequest
-	f.input(t, activities.ActivityCreate, 0, &c1)
-	f.input(t, activities.ActivityCreate, 1, &c2)
+	var c1, c2 contract.CreateRequest
+	f.input(t, contract.ActivityCreate, 0, &c1)
+	f.input(t, contract.ActivityCreate, 1, &c2)
 	if c1.Tag != "conv-1-1" || c2.Tag != "conv-1-2" {
 		t.Fatalf("tags %q, %q", c1.Tag, c2.Tag)
 	}
-	var req activities.SnapshotRequest
-	f.input(t, activities.ActivitySnapshot, 1, &req)
+	var req contract.SnapshotRequest
+	f.input(t, contract.ActivitySnapshot, 1, &req)
 	if req.Session.HostQueue != "host-B" || req.Session.Tag != "conv-1-2" {
 		t.Fatalf("second snapshot went to %+v", req.Session)
 	}
@@ -156,15 +156,15 @@ func TestLostRemoteSessionIsReleased(t *testing.T) {
 	for _, provider := range []string{"local", "cdp"} {
 		t.Run(provider, func(t *testing.T) {
 			f := newFakeWorker()
-			create := f.behave[activities.ActivityCreate]
-			f.behave[activities.ActivityCreate] = func(n int, in json.RawMessage) (any, error) {
+			create := f.behave[contract.ActivityCreate]
+			f.behave[contract.ActivityCreate] = func(n int, in json.RawMessage) (any, error) {
 				out, err := create(n, in)
-				res := out.(activities.CreateResult)
+				res := out.(contract.CreateResult)
 				res.Session.Provider = provider
 				return res, err
 			}
-			inner := f.behave[activities.ActivitySnapshot]
-			f.behave[activities.ActivitySnapshot] = func(n int, in json.RawMessage) (any, error) {
+			inner := f.behave[contract.ActivitySnapshot]
+			f.behave[contract.ActivitySnapshot] = func(n int, in json.RawMessage) (any, error) {
 				if n == 1 {
 					return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 				}
@@ -174,13 +174,13 @@ func TestLostRemoteSessionIsReleased(t *testing.T) {
 			if code(out[0]) != "session_replaced" {
 				t.Fatalf("got %v", out[0])
 			}
-			releases := f.calls(activities.ActivityRelease)
+			releases := f.calls(contract.ActivityRelease)
 			if provider == "local" && releases != 0 {
 				t.Fatalf("a lost local session was released %d times; its reaper does that", releases)
 			}
 			if provider == "cdp" {
-				var req activities.ReleaseRequest
-				f.input(t, activities.ActivityRelease, 0, &req)
+				var req contract.ReleaseRequest
+				f.input(t, contract.ActivityRelease, 0, &req)
 				if req.Session.Tag != "conv-1-1" {
 					t.Fatalf("released %+v, want the lost conv-1-1", req.Session)
 				}
@@ -191,14 +191,14 @@ func TestLostRemoteSessionIsReleased(t *testing.T) {
 
 func TestReplacementFailingIsBrowserUnavailable(t *testing.T) {
 	f := newFakeWorker()
-	create := f.behave[activities.ActivityCreate]
-	f.behave[activities.ActivityCreate] = func(n int, in json.RawMessage) (any, error) {
+	create := f.behave[contract.ActivityCreate]
+	f.behave[contract.ActivityCreate] = func(n int, in json.RawMessage) (any, error) {
 		if n > 1 {
-			return nil, fail(activities.CodeBrowserUnavailable)
+			return nil, fail(contract.CodeBrowserUnavailable)
 		}
 		return create(n, in)
 	}
-	f.behave[activities.ActivitySnapshot] = func(int, json.RawMessage) (any, error) {
+	f.behave[contract.ActivitySnapshot] = func(int, json.RawMessage) (any, error) {
 		return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 	}
 	out := runScript(t, f, snap)
@@ -209,8 +209,8 @@ func TestReplacementFailingIsBrowserUnavailable(t *testing.T) {
 
 func TestRepeatGuard(t *testing.T) {
 	f := newFakeWorker()
-	f.behave[activities.ActivityRead] = func(int, json.RawMessage) (any, error) {
-		return nil, fail(activities.CodeBlocked)
+	f.behave[contract.ActivityRead] = func(int, json.RawMessage) (any, error) {
+		return nil, fail(contract.CodeBlocked)
 	}
 	out := runScript(t, f, read, read, read, snap)
 	want := []string{"blocked", "blocked", "refused", "ok"}
@@ -222,7 +222,7 @@ func TestRepeatGuard(t *testing.T) {
 	if msg := out[2]["message"].(string); !strings.Contains(msg, "blocked") {
 		t.Fatalf("refusal does not name the repeated code: %q", msg)
 	}
-	if got := f.calls(activities.ActivityRead); got != 2 {
+	if got := f.calls(contract.ActivityRead); got != 2 {
 		t.Fatalf("read ran %d times, want 2", got)
 	}
 }
@@ -230,23 +230,23 @@ func TestRepeatGuard(t *testing.T) {
 func TestCallToolValidation(t *testing.T) {
 	f := newFakeWorker()
 	out := runScript(t, f,
-		step{Tool: activities.ToolSnapshot, Args: json.RawMessage(`{"bogus":1}`)},
+		step{Tool: contract.ToolSnapshot, Args: json.RawMessage(`{"bogus":1}`)},
 		step{Tool: "no_such_tool", Args: json.RawMessage(`{}`)},
-		step{Tool: activities.ToolUpload, Args: json.RawMessage(`{"id":"[3]"}`)},
+		step{Tool: contract.ToolUpload, Args: json.RawMessage(`{"id":"[3]"}`)},
 	)
 	for i, field := range []string{"bogus", "no_such_tool", "path"} {
 		if code(out[i]) != "refused" || !strings.Contains(out[i]["message"].(string), field) {
 			t.Fatalf("step %d: want refused naming %q, got %v", i, field, out[i])
 		}
 	}
-	if n := f.calls(activities.ActivitySnapshot) + f.calls(activities.ActivityUpload); n != 0 {
+	if n := f.calls(contract.ActivitySnapshot) + f.calls(contract.ActivityUpload); n != 0 {
 		t.Fatalf("%d activities ran for invalid calls", n)
 	}
 }
 
 func TestCancelledActivityIsAborted(t *testing.T) {
 	f := newFakeWorker()
-	f.behave[activities.ActivityRun] = func(int, json.RawMessage) (any, error) {
+	f.behave[contract.ActivityRun] = func(int, json.RawMessage) (any, error) {
 		return nil, temporal.NewCanceledError()
 	}
 	out := runScript(t, f, runClick)
@@ -257,29 +257,29 @@ func TestCancelledActivityIsAborted(t *testing.T) {
 
 func TestReleaseIsIdempotentAndEndsSession(t *testing.T) {
 	f := newFakeWorker()
-	rel := step{Tool: activities.ToolRelease, Args: json.RawMessage(`{}`)}
+	rel := step{Tool: contract.ToolRelease, Args: json.RawMessage(`{}`)}
 	out := runScript(t, f, rel, rel, snap)
 	if code(out[0]) != "ok" || code(out[1]) != "ok" || code(out[2]) != "session_ended" {
 		t.Fatalf("got %v", out)
 	}
-	if got := f.calls(activities.ActivityRelease); got != 1 {
+	if got := f.calls(contract.ActivityRelease); got != 1 {
 		t.Fatalf("release ran %d times", got)
 	}
 }
 
 func TestRelaunchOpensNewTagAndReleasesOld(t *testing.T) {
 	f := newFakeWorker()
-	out := runScript(t, f, step{Tool: activities.ToolRelaunch, Args: json.RawMessage(`{"stealth":true}`)}, snap)
+	out := runScript(t, f, step{Tool: contract.ToolRelaunch, Args: json.RawMessage(`{"stealth":true}`)}, snap)
 	if code(out[0]) != "ok" || out[0]["previous_tag"] != "conv-1-1" {
 		t.Fatalf("got %v", out[0])
 	}
-	var c activities.CreateRequest
-	f.input(t, activities.ActivityCreate, 1, &c)
+	var c contract.CreateRequest
+	f.input(t, contract.ActivityCreate, 1, &c)
 	if c.Tag != "conv-1-2" || !c.Options.Stealth {
 		t.Fatalf("relaunch created %+v", c)
 	}
-	var r activities.ReleaseRequest
-	f.input(t, activities.ActivityRelease, 0, &r)
+	var r contract.ReleaseRequest
+	f.input(t, contract.ActivityRelease, 0, &r)
 	if r.Session.Tag != "conv-1-1" {
 		t.Fatalf("released %+v", r.Session)
 	}
@@ -329,11 +329,11 @@ func typedWorkflow(ctx workflow.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := b.Snapshot(ctx, activities.SnapshotArgs{}); err != nil {
+	if _, err := b.Snapshot(ctx, contract.SnapshotArgs{}); err != nil {
 		return "", err
 	}
-	_, err = b.Read(ctx, activities.ReadArgs{What: "text"})
-	var f *activities.Failure
+	_, err = b.Read(ctx, contract.ReadArgs{What: "text"})
+	var f *contract.Failure
 	if !errors.As(err, &f) {
 		return "", err
 	}
@@ -345,7 +345,7 @@ func typedWorkflow(ctx workflow.Context) (string, error) {
 
 func TestTypedMethods(t *testing.T) {
 	f := newFakeWorker()
-	f.behave[activities.ActivityRead] = func(int, json.RawMessage) (any, error) { return nil, fail(activities.CodeNotContent) }
+	f.behave[contract.ActivityRead] = func(int, json.RawMessage) (any, error) { return nil, fail(contract.CodeNotContent) }
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	f.register(env)
@@ -355,7 +355,7 @@ func TestTypedMethods(t *testing.T) {
 	if err := env.GetWorkflowResult(&got); err != nil {
 		t.Fatal(err)
 	}
-	if got != "not_content my-tag" || f.calls(activities.ActivityRelease) != 1 {
-		t.Fatalf("got %q, releases %d", got, f.calls(activities.ActivityRelease))
+	if got != "not_content my-tag" || f.calls(contract.ActivityRelease) != 1 {
+		t.Fatalf("got %q, releases %d", got, f.calls(contract.ActivityRelease))
 	}
 }

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/envelope"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
-
-	"github.com/durable-browser/durable-browser/activities"
 )
 
 // This file is for callers outside workflows (the CLI, services): they reach
@@ -28,8 +28,8 @@ type CallOptions struct {
 // Call sends one tool call to the BrowserSession with this workflow id,
 // starting the session first when it is not running (update-with-start).
 // It returns the tool's JSON answer: a result, or a failure envelope.
-func Call(ctx context.Context, c client.Client, workflowID string, call ToolCall, o CallOptions) (json.RawMessage, error) {
-	if _, f := activities.Validate(call.Name, call.Args); f != nil {
+func Call(ctx context.Context, c client.Client, workflowID string, call contract.ToolCall, o CallOptions) (json.RawMessage, error) {
+	if _, f := contract.Validate(call.Name, call.Args); f != nil {
 		return json.Marshal(f)
 	}
 	// Most calls find their session running: a plain Update is the cheaper
@@ -37,7 +37,7 @@ func Call(ctx context.Context, c client.Client, workflowID string, call ToolCall
 	upd := client.UpdateWorkflowOptions{
 		UpdateID:     o.UpdateID,
 		WorkflowID:   workflowID,
-		UpdateName:   UpdateTool,
+		UpdateName:   contract.UpdateTool,
 		Args:         []any{call},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	}
@@ -52,10 +52,10 @@ func Call(ctx context.Context, c client.Client, workflowID string, call ToolCall
 	}
 	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       workflowID,
-		TaskQueue:                activities.SharedQueue,
+		TaskQueue:                contract.SharedQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-	}, WorkflowBrowserSession, o.Config)
+	}, contract.WorkflowBrowserSession, o.Config)
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions:          upd,
@@ -82,21 +82,21 @@ func isNotRunning(err error) bool {
 func rejection(err error) (json.RawMessage, error) {
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
-		if f, ok := activities.FailureFrom(err); ok {
+		if f, ok := envelope.From(err); ok {
 			return json.Marshal(f)
 		}
-		return json.Marshal(activities.Fail(activities.CodeRefused, "%s", app.Message()))
+		return json.Marshal(contract.Fail(contract.CodeRefused, "%s", app.Message()))
 	}
 	return nil, fmt.Errorf("calling the session: %w", err)
 }
 
 // State asks a BrowserSession for its state.
-func State(ctx context.Context, c client.Client, workflowID string) (*SessionState, error) {
-	v, err := c.QueryWorkflow(ctx, workflowID, "", QueryState)
+func State(ctx context.Context, c client.Client, workflowID string) (*contract.SessionState, error) {
+	v, err := c.QueryWorkflow(ctx, workflowID, "", contract.QueryState)
 	if err != nil {
 		return nil, err
 	}
-	var s SessionState
+	var s contract.SessionState
 	if err := v.Get(&s); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,7 @@
 // Package workflows is the Go API an orchestrator's Temporal workflow uses to
 // give its model a browser, and the BrowserSession custody workflow. All of
 // it is deterministic workflow code: it schedules activities by their stable
-// names (activities.Activity*), so it does not depend on their implementation.
+// names (contract.Activity*), so it does not depend on their implementation.
 //
 // # Two ways to use it
 //
@@ -9,9 +9,9 @@
 // tag) the browser at once and returns a *Browser with one method per tool,
 // CallTool for a model's call by name, and Close:
 //
-//	b, err := workflows.Open(ctx, workflows.Config{Session: activities.SessionOptions{Provider: "local"}})
+//	b, err := workflows.Open(ctx, workflows.Config{Session: contract.SessionOptions{Provider: "local"}})
 //	if err != nil {
-//		return err // *activities.Failure: no browser could be opened
+//		return err // *contract.Failure: no browser could be opened
 //	}
 //	defer b.Close(ctx)
 //	for _, call := range modelCalls {
@@ -23,7 +23,7 @@
 //	}
 //
 // Typed methods (Snapshot, Run, ...) return a tool failure as an
-// *activities.Failure error (errors.As); it never fails the workflow unless
+// *contract.Failure error (errors.As); it never fails the workflow unless
 // the caller returns it. Open also registers the handoff, hold and approval
 // signals and the hold query on the orchestrator's workflow (set
 // Config.SkipHumanHandlers on all but one Browser if a workflow opens several).

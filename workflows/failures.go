@@ -3,10 +3,10 @@ package workflows
 import (
 	"errors"
 
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/envelope"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
-
-	"github.com/durable-browser/durable-browser/activities"
 )
 
 // outcomeKind says what typed fact an activity error carried.
@@ -23,13 +23,13 @@ const (
 // classified is an activity error read through typed facts only.
 type classified struct {
 	kind    outcomeKind
-	failure *activities.Failure // for kindFailure
+	failure *contract.Failure // for kindFailure
 	timeout *temporal.TimeoutError
 }
 
 // classify reads an activity error. It never looks at message text.
 func classify(err error) classified {
-	if f, ok := activities.FailureFrom(err); ok {
+	if f, ok := envelope.From(err); ok {
 		return classified{kind: kindFailure, failure: f}
 	}
 	var te *temporal.TimeoutError
@@ -61,11 +61,11 @@ func classify(err error) classified {
 
 // effectUnknown builds the failure for an effect call that started and then
 // lost its worker, with what its heartbeats said.
-func effectUnknown(te *temporal.TimeoutError) *activities.Failure {
-	f := activities.Fail(activities.CodeEffectUnknown,
+func effectUnknown(te *temporal.TimeoutError) *contract.Failure {
+	f := contract.Fail(contract.CodeEffectUnknown,
 		"the call started and then its worker was lost, so it may already have happened; take a snapshot to see the page before repeating it (the identical call is refused once)").Effected()
 	if te != nil && te.HasLastHeartbeatDetails() {
-		var p activities.RunProgress
+		var p contract.RunProgress
 		if te.LastHeartbeatDetails(&p) == nil {
 			f.LastURL = p.URL
 			f.Sent = p.Sent
@@ -76,26 +76,26 @@ func effectUnknown(te *temporal.TimeoutError) *activities.Failure {
 
 // failureFor turns an activity error into the envelope a model sees, by class.
 // Never-started calls are handled by the caller (they replace the session).
-func failureFor(class activities.ReplayClass, c classified) *activities.Failure {
+func failureFor(class contract.ReplayClass, c classified) *contract.Failure {
 	switch c.kind {
 	case kindFailure:
 		return c.failure
 	case kindCanceled:
-		f := activities.Fail(activities.CodeAborted, "the call was cancelled before it finished; call again if it is still wanted")
-		if class == activities.ClassEffect {
+		f := contract.Fail(contract.CodeAborted, "the call was cancelled before it finished; call again if it is still wanted")
+		if class == contract.ClassEffect {
 			f.Effected()
 		}
 		return f
 	case kindLostStarted:
-		if class == activities.ClassEffect {
+		if class == contract.ClassEffect {
 			return effectUnknown(c.timeout)
 		}
-		return activities.Fail(activities.CodeTimeout, "the call timed out after its retries; try again, or take a snapshot to see whether the page is still answering")
+		return contract.Fail(contract.CodeTimeout, "the call timed out after its retries; try again, or take a snapshot to see whether the page is still answering")
 	case kindNeverStarted:
-		return activities.Fail(activities.CodeBrowserUnavailable, "no worker took the call in time; try again shortly")
+		return contract.Fail(contract.CodeBrowserUnavailable, "no worker took the call in time; try again shortly")
 	}
-	f := activities.Fail(activities.CodeCommandFailed, "the call failed in the worker without a typed failure; take a snapshot to see the page's state before trying again")
-	if class == activities.ClassEffect {
+	f := contract.Fail(contract.CodeCommandFailed, "the call failed in the worker without a typed failure; take a snapshot to see the page's state before trying again")
+	if class == contract.ClassEffect {
 		f.Effected()
 	}
 	return f

@@ -6,12 +6,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/durable-browser/durable-browser/activities"
 )
 
 // behaviour answers the n-th call (from 1) of one activity.
@@ -26,38 +25,38 @@ type fakeWorker struct {
 }
 
 var fakeActivityNames = []string{
-	activities.ActivityCreate, activities.ActivitySnapshot, activities.ActivityRun, activities.ActivityScreenshot,
-	activities.ActivityRead, activities.ActivityDownloads, activities.ActivityUpload, activities.ActivityRelease,
-	activities.ActivityReconcile, activities.ActivityNotify, activities.ActivityWebFetch, activities.ActivityWebSearch,
+	contract.ActivityCreate, contract.ActivitySnapshot, contract.ActivityRun, contract.ActivityScreenshot,
+	contract.ActivityRead, contract.ActivityDownloads, contract.ActivityUpload, contract.ActivityRelease,
+	contract.ActivityReconcile, contract.ActivityNotify, contract.ActivityWebFetch, contract.ActivityWebSearch,
 }
 
 const testURL = "https://shop.example/cart"
 
 func newFakeWorker() *fakeWorker {
 	f := &fakeWorker{count: map[string]int{}, inputs: map[string][]json.RawMessage{}, behave: map[string]behaviour{}}
-	f.behave[activities.ActivityCreate] = func(n int, in json.RawMessage) (any, error) {
-		var req activities.CreateRequest
+	f.behave[contract.ActivityCreate] = func(n int, in json.RawMessage) (any, error) {
+		var req contract.CreateRequest
 		_ = json.Unmarshal(in, &req)
-		return activities.CreateResult{Session: activities.SessionRef{Tag: req.Tag, Provider: "local",
+		return contract.CreateResult{Session: contract.SessionRef{Tag: req.Tag, Provider: "local",
 			HostQueue: "host-" + string(rune('A'+n-1))}, URL: "about:blank"}, nil
 	}
-	page := activities.Page{URL: testURL, Title: "Cart"}
-	f.behave[activities.ActivitySnapshot] = func(int, json.RawMessage) (any, error) {
-		return activities.SnapshotResult{OK: true, Page: page, Text: "[1] heading \"Cart\"\n  [2] button \"Pay now\""}, nil
+	page := contract.Page{URL: testURL, Title: "Cart"}
+	f.behave[contract.ActivitySnapshot] = func(int, json.RawMessage) (any, error) {
+		return contract.SnapshotResult{OK: true, Page: page, Text: "[1] heading \"Cart\"\n  [2] button \"Pay now\""}, nil
 	}
-	f.behave[activities.ActivityRun] = func(int, json.RawMessage) (any, error) {
-		return activities.RunResult{OK: true, Page: page, Completed: 1, Total: 1}, nil
+	f.behave[contract.ActivityRun] = func(int, json.RawMessage) (any, error) {
+		return contract.RunResult{OK: true, Page: page, Completed: 1, Total: 1}, nil
 	}
-	f.behave[activities.ActivityRead] = func(int, json.RawMessage) (any, error) {
-		return activities.ReadResult{OK: true, Page: page, What: "text", Content: "Cart"}, nil
+	f.behave[contract.ActivityRead] = func(int, json.RawMessage) (any, error) {
+		return contract.ReadResult{OK: true, Page: page, What: "text", Content: "Cart"}, nil
 	}
-	f.behave[activities.ActivityUpload] = func(int, json.RawMessage) (any, error) {
-		return activities.UploadResult{OK: true, Page: page, Name: "a.txt", Size: 1}, nil
+	f.behave[contract.ActivityUpload] = func(int, json.RawMessage) (any, error) {
+		return contract.UploadResult{OK: true, Page: page, Name: "a.txt", Size: 1}, nil
 	}
-	f.behave[activities.ActivityRelease] = func(_ int, in json.RawMessage) (any, error) {
-		var req activities.ReleaseRequest
+	f.behave[contract.ActivityRelease] = func(_ int, in json.RawMessage) (any, error) {
+		var req contract.ReleaseRequest
 		_ = json.Unmarshal(in, &req)
-		return activities.ReleaseResult{OK: true, Tag: req.Session.Tag, Released: true}, nil
+		return contract.ReleaseResult{OK: true, Tag: req.Session.Tag, Released: true}, nil
 	}
 	ok := func(int, json.RawMessage) (any, error) { return map[string]bool{"ok": true}, nil }
 	for _, n := range fakeActivityNames {

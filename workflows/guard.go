@@ -3,7 +3,7 @@ package workflows
 import (
 	"fmt"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // maxGuardEntries bounds the guard state carried in history and across
@@ -31,31 +31,31 @@ type UnknownCall struct {
 
 // RepeatCount is how many times in a row an identical call failed with Code.
 type RepeatCount struct {
-	Hash  string          `json:"hash"`
-	Code  activities.Code `json:"code"`
-	Count int             `json:"count"`
+	Hash  string        `json:"hash"`
+	Code  contract.Code `json:"code"`
+	Count int           `json:"count"`
 }
 
 // repeatLimit is how many identical failures with one code are let through.
 const repeatLimit = 2
 
 // check refuses a call the guards hold back, or returns nil.
-func (g *GuardState) check(tool, hash string) *activities.Failure {
+func (g *GuardState) check(tool, hash string) *contract.Failure {
 	for i, u := range g.Unknown {
 		if u.Hash != hash {
 			continue
 		}
 		if u.UntilLook {
-			return activities.Fail(activities.CodeEffectUnknown,
+			return contract.Fail(contract.CodeEffectUnknown,
 				"an identical %s may already have happened when its worker was lost; take a snapshot to look at the page first, then call again if it is still needed", tool).Effected()
 		}
 		g.Unknown = append(g.Unknown[:i:i], g.Unknown[i+1:]...)
-		return activities.Fail(activities.CodeEffectUnknown,
+		return contract.Fail(contract.CodeEffectUnknown,
 			"an identical %s may already have happened when its worker was lost; take a snapshot to check before repeating it. Sending it again will run it", tool).Effected()
 	}
 	for _, r := range g.Repeats {
 		if r.Hash == hash && r.Count >= repeatLimit {
-			return activities.Fail(activities.CodeRefused,
+			return contract.Fail(contract.CodeRefused,
 				"this identical %s has already failed %d times with %s; change the call instead of repeating it (a run that succeeds clears this)", tool, r.Count, r.Code)
 		}
 	}
@@ -63,11 +63,11 @@ func (g *GuardState) check(tool, hash string) *activities.Failure {
 }
 
 // record notes how a call that ran came out.
-func (g *GuardState) record(tool, hash string, f *activities.Failure) {
+func (g *GuardState) record(tool, hash string, f *contract.Failure) {
 	if f == nil {
 		g.forget(hash)
 		switch tool {
-		case activities.ToolSnapshot:
+		case contract.ToolSnapshot:
 			// The agent has looked: uploads may be tried again.
 			kept := g.Unknown[:0:0]
 			for _, u := range g.Unknown {
@@ -76,17 +76,17 @@ func (g *GuardState) record(tool, hash string, f *activities.Failure) {
 				}
 			}
 			g.Unknown = kept
-		case activities.ToolRun:
+		case contract.ToolRun:
 			// The page changed; earlier failures of other calls say little now.
 			g.Repeats = nil
 		}
 		return
 	}
-	if f.Code == activities.CodeEffectUnknown {
-		g.Unknown = appendBounded(g.Unknown, UnknownCall{Hash: hash, Tool: tool, UntilLook: tool == activities.ToolUpload})
+	if f.Code == contract.CodeEffectUnknown {
+		g.Unknown = appendBounded(g.Unknown, UnknownCall{Hash: hash, Tool: tool, UntilLook: tool == contract.ToolUpload})
 		return
 	}
-	if f.Code == activities.CodeWaitingForHuman {
+	if f.Code == contract.CodeWaitingForHuman {
 		return
 	}
 	for i := range g.Repeats {

@@ -8,19 +8,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/durable-browser/durable-browser/activities"
 )
 
 // HumanState is what a Browser knows of people: a pending handoff and the
 // holds runs have reported. Slices, never maps, so it replays the same.
 type HumanState struct {
-	Pending *PendingHandoff `json:"pending,omitempty"`
+	Pending *contract.PendingHandoff `json:"pending,omitempty"`
 	// Finished lists recent request ids that were answered or expired, so a
 	// late signal for one is recognised and ignored.
-	Finished []string `json:"finished,omitempty"`
-	Holds    []Hold   `json:"holds,omitempty"`
+	Finished []string        `json:"finished,omitempty"`
+	Holds    []contract.Hold `json:"holds,omitempty"`
 	// HandoffSeq numbers handoffs asked outside an update.
 	HandoffSeq int `json:"handoff_seq,omitempty"`
 }
@@ -32,16 +31,16 @@ func (h HumanState) clone() HumanState {
 		out.Pending = &p
 	}
 	out.Finished = append([]string(nil), h.Finished...)
-	out.Holds = append([]Hold(nil), h.Holds...)
+	out.Holds = append([]contract.Hold(nil), h.Holds...)
 	return out
 }
 
 // waiting answers a call made while a person has the browser.
-func (h *HumanState) waiting() *activities.Failure {
+func (h *HumanState) waiting() *contract.Failure {
 	if h.Pending == nil {
 		return nil
 	}
-	return activities.Fail(activities.CodeWaitingForHuman,
+	return contract.Fail(contract.CodeWaitingForHuman,
 		"a person has the browser for handoff %s (until %s at the latest); wait for the handoff to finish, then call again",
 		h.Pending.RequestID, h.Pending.ExpiresAt.UTC().Format(time.RFC3339))
 }
@@ -62,19 +61,19 @@ func (b *Browser) human() *HumanState { return &b.st.Human }
 // listen registers the hold query and starts the signal handlers of the
 // handoff, hold and approval signals.
 func (b *Browser) listen(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, QueryHold, func(holdID string) (HoldDecision, error) {
+	if err := workflow.SetQueryHandler(ctx, contract.QueryHold, func(holdID string) (contract.HoldDecision, error) {
 		for _, h := range b.st.Human.Holds {
 			if h.HoldID == holdID {
-				return HoldDecision{Decision: h.Decision, By: h.By}, nil
+				return contract.HoldDecision{Decision: h.Decision, By: h.By}, nil
 			}
 		}
-		return HoldDecision{}, nil
+		return contract.HoldDecision{}, nil
 	}); err != nil {
 		return err
 	}
-	b.sigHandoff = workflow.GetSignalChannel(ctx, SignalHandoff)
-	b.sigHold = workflow.GetSignalChannel(ctx, SignalHold)
-	b.sigApproval = workflow.GetSignalChannel(ctx, SignalApproval)
+	b.sigHandoff = workflow.GetSignalChannel(ctx, contract.SignalHandoff)
+	b.sigHold = workflow.GetSignalChannel(ctx, contract.SignalHold)
+	b.sigApproval = workflow.GetSignalChannel(ctx, contract.SignalApproval)
 	b.serve(ctx, b.sigHandoff, b.onHandoffSignal)
 	b.serve(ctx, b.sigHold, b.onHoldSignal)
 	b.serve(ctx, b.sigApproval, b.onApprovalSignal)
@@ -119,13 +118,13 @@ func (b *Browser) drainSignals(ctx workflow.Context) {
 
 func (b *Browser) onHandoffSignal(ctx workflow.Context, raw json.RawMessage) {
 	log := workflow.GetLogger(ctx)
-	var s HandoffSignal
+	var s contract.HandoffSignal
 	if err := json.Unmarshal(raw, &s); err != nil {
 		log.Warn("ignoring a handoff signal that is not {request_id, outcome, note?, by?}")
 		return
 	}
 	h := b.human()
-	if s.Outcome != OutcomeDone && s.Outcome != OutcomeCancelled {
+	if s.Outcome != contract.OutcomeDone && s.Outcome != contract.OutcomeCancelled {
 		log.Warn("ignoring a handoff signal whose outcome is neither done nor cancelled", "request_id", s.RequestID)
 		return
 	}
@@ -143,7 +142,7 @@ func (b *Browser) onHandoffSignal(ctx workflow.Context, raw json.RawMessage) {
 }
 
 func (b *Browser) onHoldSignal(ctx workflow.Context, raw json.RawMessage) {
-	var s HoldSignal
+	var s contract.HoldSignal
 	if err := json.Unmarshal(raw, &s); err != nil || s.HoldID == "" {
 		workflow.GetLogger(ctx).Warn("ignoring a hold signal that is not {hold_id, method, origin, path, activity_id?}")
 		return
@@ -154,7 +153,7 @@ func (b *Browser) onHoldSignal(ctx workflow.Context, raw json.RawMessage) {
 			return // a retried signal
 		}
 	}
-	h.Holds = append(h.Holds, Hold{HoldID: s.HoldID, Method: s.Method, Origin: s.Origin, Path: s.Path,
+	h.Holds = append(h.Holds, contract.Hold{HoldID: s.HoldID, Method: s.Method, Origin: s.Origin, Path: s.Path,
 		ActivityID: s.ActivityID, HeldAt: workflow.Now(ctx)})
 	h.pruneHolds()
 	b.changed(ctx)
@@ -162,12 +161,12 @@ func (b *Browser) onHoldSignal(ctx workflow.Context, raw json.RawMessage) {
 
 func (b *Browser) onApprovalSignal(ctx workflow.Context, raw json.RawMessage) {
 	log := workflow.GetLogger(ctx)
-	var s ApprovalSignal
+	var s contract.ApprovalSignal
 	if err := json.Unmarshal(raw, &s); err != nil {
 		log.Warn("ignoring an approval signal that is not {hold_id, decision, by?, note?}")
 		return
 	}
-	if s.Decision != DecisionApprove && s.Decision != DecisionDeny {
+	if s.Decision != contract.DecisionApprove && s.Decision != contract.DecisionDeny {
 		log.Warn("ignoring an approval signal whose decision is neither approve nor deny", "hold_id", s.HoldID)
 		return
 	}
@@ -195,7 +194,7 @@ func (b *Browser) settleHolds(ctx workflow.Context) {
 	n := 0
 	for i := range h.Holds {
 		if h.Holds[i].Decision == "" {
-			h.Holds[i].Decision, h.Holds[i].Note = DecisionExpired, "the run ended before anyone decided; it was refused"
+			h.Holds[i].Decision, h.Holds[i].Note = contract.DecisionExpired, "the run ended before anyone decided; it was refused"
 			n++
 		}
 	}
@@ -238,7 +237,7 @@ func (b *Browser) requestID(ctx workflow.Context, seed string) string {
 // interrupt ends any handoff wait: the session is ending.
 func (b *Browser) interrupt() { b.stopping = true }
 
-func (b *Browser) handoff(ctx workflow.Context, a activities.HandoffArgs, seed string) (any, *activities.Failure, error) {
+func (b *Browser) handoff(ctx workflow.Context, a contract.HandoffArgs, seed string) (any, *contract.Failure, error) {
 	id := b.requestID(ctx, seed)
 	h := b.human()
 	if h.Pending != nil && h.Pending.RequestID != id {
@@ -256,12 +255,12 @@ func (b *Browser) handoff(ctx workflow.Context, a activities.HandoffArgs, seed s
 			return nil, nil, err
 		}
 	}
-	res := &HandoffResult{OK: true, RequestID: id, Outcome: OutcomeExpired}
+	res := &contract.HandoffResult{OK: true, RequestID: id, Outcome: contract.OutcomeExpired}
 	switch {
 	case p.Answer != nil:
 		res.Outcome, res.By, res.Note = p.Answer.Outcome, p.Answer.By, p.Answer.Note
 	case b.stopping:
-		res.Outcome, res.Note = OutcomeCancelled, "the session ended before anyone answered"
+		res.Outcome, res.Note = contract.OutcomeCancelled, "the session ended before anyone answered"
 	}
 	res.WaitedS = workflow.Now(ctx).Sub(p.RequestedAt).Seconds()
 	if h.Pending == p {
@@ -274,9 +273,9 @@ func (b *Browser) handoff(ctx workflow.Context, a activities.HandoffArgs, seed s
 		return nil, nil, err
 	}
 	defer b.mu.Unlock()
-	snap := &activities.SnapshotResult{}
-	f, neverStarted, err := b.exec(ctx, activities.ActivitySnapshot, activities.ClassRead, true,
-		activities.SnapshotRequest{Call: activities.Call{Session: b.st.Session, Policy: b.st.Options.ActionPolicy}}, snap)
+	snap := &contract.SnapshotResult{}
+	f, neverStarted, err := b.exec(ctx, contract.ActivitySnapshot, contract.ClassRead, true,
+		contract.SnapshotRequest{Call: contract.Call{Session: b.st.Session, Policy: b.st.Options.ActionPolicy}}, snap)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -289,14 +288,14 @@ func (b *Browser) handoff(ctx workflow.Context, a activities.HandoffArgs, seed s
 	default:
 		res.Snapshot = snap
 		b.st.URL, b.st.Title = snap.URL, snap.Title
-		b.st.Guard.record(activities.ToolSnapshot, "", nil) // the agent has looked again
+		b.st.Guard.record(contract.ToolSnapshot, "", nil) // the agent has looked again
 		res.ConditionMet = ConditionMet(p.Condition, snap)
 	}
 	return res, nil, nil
 }
 
 // startHandoff notifies a person and marks the handoff pending.
-func (b *Browser) startHandoff(ctx workflow.Context, a activities.HandoffArgs, id string) (*activities.Failure, error) {
+func (b *Browser) startHandoff(ctx workflow.Context, a contract.HandoffArgs, id string) (*contract.Failure, error) {
 	if err := b.mu.Lock(ctx); err != nil {
 		return nil, err
 	}
@@ -311,13 +310,13 @@ func (b *Browser) startHandoff(ctx workflow.Context, a activities.HandoffArgs, i
 	b.st.Calls++
 	expires := a.ExpiresInS
 	if expires <= 0 {
-		expires = activities.DefaultHandoffExpiryS
+		expires = contract.DefaultHandoffExpiryS
 	}
-	expires = min(expires, activities.MaxHandoffExpiryS)
+	expires = min(expires, contract.MaxHandoffExpiryS)
 	now := workflow.Now(ctx)
-	p := &PendingHandoff{RequestID: id, Instruction: a.Instruction, Condition: a.CompletionCondition,
+	p := &contract.PendingHandoff{RequestID: id, Instruction: a.Instruction, Condition: a.CompletionCondition,
 		RequestedAt: now, ExpiresAt: now.Add(time.Duration(expires) * time.Second)}
-	f, neverStarted, err := b.exec(ctx, activities.ActivityNotify, activities.ClassHuman, true, activities.NotifyRequest{
+	f, neverStarted, err := b.exec(ctx, contract.ActivityNotify, contract.ClassHuman, true, contract.NotifyRequest{
 		Session: b.st.Session, RequestID: id, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		Instruction: a.Instruction, Condition: a.CompletionCondition, ExpiresAt: p.ExpiresAt,
 	}, nil)
@@ -349,7 +348,7 @@ func appendBoundedN[T any](s []T, v T, n int) []T {
 // as a glob when it has '*', else as a substring; Role (and Name, when given)
 // match a snapshot line's role and quoted name, ignoring case. An empty
 // condition never holds.
-func ConditionMet(c activities.Condition, snap *activities.SnapshotResult) bool {
+func ConditionMet(c contract.Condition, snap *contract.SnapshotResult) bool {
 	if snap == nil || (c.Text == "" && c.URL == "" && c.Role == "") {
 		return false
 	}

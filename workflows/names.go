@@ -1,168 +1,21 @@
 package workflows
 
 import (
-	"encoding/json"
-	"time"
-
+	"github.com/durable-browser/durable-browser/contract"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
-
-	"github.com/durable-browser/durable-browser/activities"
-)
-
-// Names a BrowserSession workflow answers to. They are stable: callers in any
-// SDK, the CLI and the Temporal UI use them.
-const (
-	// WorkflowBrowserSession is the session custody workflow's type name.
-	WorkflowBrowserSession = "BrowserSession"
-	// UpdateTool serves one tool call: input ToolCall, result json.RawMessage.
-	UpdateTool = "tool"
-	// QueryState returns SessionState.
-	QueryState = "state"
-	// QueryHold takes a hold id and returns HoldDecision; browser.run polls it.
-	QueryHold = "hold"
-	// SignalClose asks the session to release its browser and end.
-	SignalClose = "close"
-	// SignalHandoff answers a handoff: HandoffSignal.
-	SignalHandoff = "handoff"
-	// SignalHold tells the workflow a run is holding a request: HoldSignal.
-	SignalHold = "hold"
-	// SignalApproval decides a hold: ApprovalSignal.
-	SignalApproval = "approval"
-)
-
-// Session states, as the state query and the BrowserState search attribute show them.
-const (
-	StateNew             = "new"
-	StateLive            = "live"
-	StateWaitingForHuman = "waiting_for_human"
-	StateHeld            = "held"
-	StateReleased        = "released"
-)
-
-// Handoff outcomes.
-const (
-	OutcomeDone      = "done"
-	OutcomeCancelled = "cancelled"
-	OutcomeExpired   = "expired"
-)
-
-// Approval decisions.
-const (
-	DecisionApprove = "approve"
-	DecisionDeny    = "deny"
-	// DecisionExpired marks a hold whose run ended undecided (it was refused);
-	// it is set by the workflow, never accepted from a signal.
-	DecisionExpired = "expired"
-)
-
-// ToolCall is the UpdateTool input: a tool name and its raw JSON arguments.
-type ToolCall struct {
-	Name string          `json:"name"`
-	Args json.RawMessage `json:"args,omitempty"`
-}
-
-// HandoffSignal answers a pending handoff.
-type HandoffSignal struct {
-	RequestID string `json:"request_id"`
-	// Outcome is "done" or "cancelled".
-	Outcome string `json:"outcome"`
-	Note    string `json:"note,omitempty"`
-	By      string `json:"by,omitempty"`
-}
-
-// HoldSignal is sent by browser.run when it holds a side-effecting request
-// under the "ask" policy.
-type HoldSignal struct {
-	HoldID     string `json:"hold_id"`
-	Method     string `json:"method"`
-	Origin     string `json:"origin"`
-	Path       string `json:"path"`
-	ActivityID string `json:"activity_id,omitempty"`
-}
-
-// ApprovalSignal is a person's decision on a hold.
-type ApprovalSignal struct {
-	HoldID string `json:"hold_id"`
-	// Decision is "approve" or "deny".
-	Decision string `json:"decision"`
-	By       string `json:"by,omitempty"`
-	Note     string `json:"note,omitempty"`
-}
-
-// HoldDecision is the QueryHold answer. An empty Decision means not yet decided
-// (or an unknown hold id).
-type HoldDecision struct {
-	Decision string `json:"decision"`
-	By       string `json:"by,omitempty"`
-}
-
-// Hold is a request a run is holding for a person.
-type Hold struct {
-	HoldID     string    `json:"hold_id"`
-	Method     string    `json:"method"`
-	Origin     string    `json:"origin"`
-	Path       string    `json:"path"`
-	ActivityID string    `json:"activity_id,omitempty"`
-	HeldAt     time.Time `json:"held_at"`
-	Decision   string    `json:"decision,omitempty"`
-	By         string    `json:"by,omitempty"`
-	Note       string    `json:"note,omitempty"`
-}
-
-// PendingHandoff is a handoff waiting for a person.
-type PendingHandoff struct {
-	RequestID   string               `json:"request_id"`
-	Instruction string               `json:"instruction"`
-	Condition   activities.Condition `json:"condition"`
-	RequestedAt time.Time            `json:"requested_at"`
-	ExpiresAt   time.Time            `json:"expires_at"`
-	// Answer is set once a person has signalled.
-	Answer *HandoffSignal `json:"answer,omitempty"`
-}
-
-// HandoffResult is browser_request_handoff's result.
-type HandoffResult struct {
-	OK        bool   `json:"ok"`
-	RequestID string `json:"request_id"`
-	// Outcome is "done", "cancelled" or "expired".
-	Outcome string `json:"outcome"`
-	// ConditionMet says whether the completion condition holds on the page now.
-	ConditionMet bool    `json:"condition_met"`
-	WaitedS      float64 `json:"waited_s"`
-	By           string  `json:"by,omitempty"`
-	Note         string  `json:"note,omitempty"`
-	// Snapshot is the page after the handoff; SnapshotFailure says why there is none.
-	Snapshot        *activities.SnapshotResult `json:"snapshot,omitempty"`
-	SnapshotFailure *activities.Failure        `json:"snapshot_failure,omitempty"`
-}
-
-// RelaunchResult is browser_relaunch's result: the new session, open at about:blank.
-type RelaunchResult struct {
-	OK       bool                  `json:"ok"`
-	Session  activities.SessionRef `json:"session"`
-	Previous string                `json:"previous_tag"`
-	URL      string                `json:"url,omitempty"`
-	Title    string                `json:"title,omitempty"`
-}
-
-// Search attribute names a BrowserSession upserts when SessionConfig.SearchAttributes is set.
-const (
-	SearchAttrTag      = "BrowserSessionTag"
-	SearchAttrProvider = "BrowserProvider"
-	SearchAttrState    = "BrowserState"
 )
 
 // SearchAttributeTypes maps each custom search attribute to its type, for
 // `dev` and operators to register (operatorservice AddSearchAttributes).
 var SearchAttributeTypes = map[string]enumspb.IndexedValueType{
-	SearchAttrTag:      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	SearchAttrProvider: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	SearchAttrState:    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	contract.SearchAttrTag:      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	contract.SearchAttrProvider: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	contract.SearchAttrState:    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 }
 
 var (
-	saTag      = temporal.NewSearchAttributeKeyKeyword(SearchAttrTag)
-	saProvider = temporal.NewSearchAttributeKeyKeyword(SearchAttrProvider)
-	saState    = temporal.NewSearchAttributeKeyKeyword(SearchAttrState)
+	saTag      = temporal.NewSearchAttributeKeyKeyword(contract.SearchAttrTag)
+	saProvider = temporal.NewSearchAttributeKeyKeyword(contract.SearchAttrProvider)
+	saState    = temporal.NewSearchAttributeKeyKeyword(contract.SearchAttrState)
 )

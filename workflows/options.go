@@ -3,10 +3,9 @@ package workflows
 import (
 	"time"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/durable-browser/durable-browser/activities"
 )
 
 // Timeouts bound the activities a Browser schedules. Zero fields take the
@@ -64,28 +63,28 @@ func ReadRetryPolicy() *temporal.RetryPolicy {
 // nonRetryableCodes never earn a retry whatever the activity said: they are
 // facts about the call or the session, not passing trouble.
 var nonRetryableCodes = []string{
-	string(activities.CodeRefused), string(activities.CodeStaleSnapshot),
-	string(activities.CodeSessionEnded), string(activities.CodeSessionReplaced),
-	string(activities.CodeEffectUnknown), string(activities.CodeCodeError),
-	string(activities.CodeNotContent), string(activities.CodeBlocked),
-	string(activities.CodeAuth), string(activities.CodeWaitingForHuman),
+	string(contract.CodeRefused), string(contract.CodeStaleSnapshot),
+	string(contract.CodeSessionEnded), string(contract.CodeSessionReplaced),
+	string(contract.CodeEffectUnknown), string(contract.CodeCodeError),
+	string(contract.CodeNotContent), string(contract.CodeBlocked),
+	string(contract.CodeAuth), string(contract.CodeWaitingForHuman),
 }
 
 // ActivityOptions turns a replay class into activity options for a call
 // scheduled on queue. Calls on a host queue (hosted) get the
 // schedule-to-start bound that detects a lost worker.
-func ActivityOptions(class activities.ReplayClass, queue string, hosted bool, t Timeouts) workflow.ActivityOptions {
+func ActivityOptions(class contract.ReplayClass, queue string, hosted bool, t Timeouts) workflow.ActivityOptions {
 	t = t.withDefaults()
 	o := workflow.ActivityOptions{TaskQueue: queue, HeartbeatTimeout: t.Heartbeat}
 	if hosted {
 		o.ScheduleToStartTimeout = t.ScheduleToStart
 	}
 	switch class {
-	case activities.ClassEffect:
+	case contract.ClassEffect:
 		// Effects run at most once: a second attempt could repeat a form submit.
 		o.StartToCloseTimeout = t.Run
 		o.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
-	case activities.ClassCustody, activities.ClassHuman:
+	case contract.ClassCustody, contract.ClassHuman:
 		// Custody is idempotent by tag, so retrying is safe.
 		o.StartToCloseTimeout = t.Custody
 		o.RetryPolicy = &temporal.RetryPolicy{

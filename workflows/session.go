@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/envelope"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/durable-browser/durable-browser/activities"
 )
 
 // Session defaults.
@@ -26,7 +26,7 @@ const (
 
 // SessionConfig is BrowserSession's input.
 type SessionConfig struct {
-	Session activities.SessionOptions `json:"session"`
+	Session contract.SessionOptions `json:"session"`
 	// IdleTimeout releases the browser after this long with no call in
 	// flight (default 3 minutes). It never fires mid-call.
 	IdleTimeout time.Duration `json:"idle_timeout,omitempty"`
@@ -48,29 +48,6 @@ type Carried struct {
 	LastActive time.Time    `json:"last_active"`
 }
 
-// SessionState is the QueryState answer.
-type SessionState struct {
-	WorkflowID     string          `json:"workflow_id"`
-	Tag            string          `json:"tag,omitempty"`
-	Provider       string          `json:"provider,omitempty"`
-	HostQueue      string          `json:"host_queue,omitempty"`
-	URL            string          `json:"url,omitempty"`
-	Title          string          `json:"title,omitempty"`
-	State          string          `json:"state"`
-	IdleDeadline   *time.Time      `json:"idle_deadline,omitempty"`
-	StartedAt      time.Time       `json:"started_at"`
-	Calls          int             `json:"calls"`
-	PendingHandoff *PendingHandoff `json:"pending_handoff,omitempty"`
-	Holds          []Hold          `json:"holds,omitempty"`
-}
-
-// SessionResult is how a BrowserSession ended.
-type SessionResult struct {
-	Tag    string `json:"tag,omitempty"`
-	Reason string `json:"reason"`
-	Calls  int    `json:"calls"`
-}
-
 type session struct {
 	cfg        SessionConfig
 	b          *Browser
@@ -90,7 +67,7 @@ type session struct {
 // browser after the idle window, at the maximum lifetime, on SignalClose or
 // on browser_release. It continues as new when Temporal suggests it, once
 // every handler has finished.
-func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*SessionResult, error) {
+func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*contract.SessionResult, error) {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
@@ -131,12 +108,12 @@ func (s *session) register(ctx workflow.Context) error {
 	if err := s.b.listen(ctx); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryState, func() (SessionState, error) {
+	if err := workflow.SetQueryHandler(ctx, contract.QueryState, func() (contract.SessionState, error) {
 		return s.state(ctx), nil
 	}); err != nil {
 		return err
 	}
-	closeCh := workflow.GetSignalChannel(ctx, SignalClose)
+	closeCh := workflow.GetSignalChannel(ctx, contract.SignalClose)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		var ignored json.RawMessage
 		if closeCh.Receive(ctx, &ignored) {
@@ -144,25 +121,25 @@ func (s *session) register(ctx workflow.Context) error {
 		}
 	})
 	s.closeCh = closeCh
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateTool, s.tool, workflow.UpdateHandlerOptions{
+	return workflow.SetUpdateHandlerWithOptions(ctx, contract.UpdateTool, s.tool, workflow.UpdateHandlerOptions{
 		Validator: s.validate,
 	})
 }
 
 // validate rejects calls that can never run: unknown tools, invalid
 // arguments, calls after release. Rejected updates leave no history.
-func (s *session) validate(ctx workflow.Context, call ToolCall) error {
+func (s *session) validate(ctx workflow.Context, call contract.ToolCall) error {
 	if s.ending || s.b.st.Released {
-		return sessionEnded().AsApplicationError()
+		return envelope.Error(sessionEnded())
 	}
-	if _, f := activities.Validate(call.Name, call.Args); f != nil {
-		return f.AsApplicationError()
+	if _, f := contract.Validate(call.Name, call.Args); f != nil {
+		return envelope.Error(f)
 	}
 	return nil
 }
 
 // tool serves one UpdateTool call.
-func (s *session) tool(ctx workflow.Context, call ToolCall) (json.RawMessage, error) {
+func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMessage, error) {
 	s.inFlight++
 	s.version++
 	defer func() {
@@ -178,7 +155,7 @@ func (s *session) tool(ctx workflow.Context, call ToolCall) (json.RawMessage, er
 	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
 		seed = info.ID
 	}
-	args, f := activities.Validate(call.Name, call.Args)
+	args, f := contract.Validate(call.Name, call.Args)
 	if f != nil {
 		return json.Marshal(f)
 	}
@@ -214,7 +191,7 @@ func (s *session) serve(ctx workflow.Context) (string, error) {
 			if s.closing || s.inFlight > 0 {
 				continue
 			}
-			return "", workflow.NewContinueAsNewError(ctx, WorkflowBrowserSession, s.carry())
+			return "", workflow.NewContinueAsNewError(ctx, contract.WorkflowBrowserSession, s.carry())
 		}
 		deadline := s.startedAt.Add(s.cfg.MaxLifetime)
 		if idle := s.lastActive.Add(s.cfg.IdleTimeout); s.inFlight == 0 && idle.Before(deadline) {
@@ -237,7 +214,7 @@ func (s *session) serve(ctx workflow.Context) (string, error) {
 
 // end stops taking calls, lets the calls in flight finish (a pending
 // handoff ends as cancelled), releases the browser and returns.
-func (s *session) end(ctx workflow.Context, reason string) (*SessionResult, error) {
+func (s *session) end(ctx workflow.Context, reason string) (*contract.SessionResult, error) {
 	s.ending = true
 	s.b.interrupt()
 	if err := workflow.Await(ctx, func() bool { return s.inFlight == 0 }); err != nil {
@@ -260,7 +237,7 @@ func (s *session) end(ctx workflow.Context, reason string) (*SessionResult, erro
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return nil, err
 	}
-	return &SessionResult{Tag: s.b.st.Session.Tag, Reason: reason, Calls: s.b.st.Calls}, nil
+	return &contract.SessionResult{Tag: s.b.st.Session.Tag, Reason: reason, Calls: s.b.st.Calls}, nil
 }
 
 // drain handles signals received but not yet read, before continue-as-new.
@@ -292,20 +269,20 @@ func (s *session) stateName() string {
 	h := s.b.human()
 	switch {
 	case s.b.st.Released:
-		return StateReleased
+		return contract.StateReleased
 	case h.Pending != nil:
-		return StateWaitingForHuman
+		return contract.StateWaitingForHuman
 	case h.heldCount() > 0:
-		return StateHeld
+		return contract.StateHeld
 	case s.b.st.Created:
-		return StateLive
+		return contract.StateLive
 	}
-	return StateNew
+	return contract.StateNew
 }
 
-func (s *session) state(ctx workflow.Context) SessionState {
+func (s *session) state(ctx workflow.Context) contract.SessionState {
 	st := s.b.st
-	out := SessionState{
+	out := contract.SessionState{
 		WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		Tag:        st.Session.Tag, Provider: st.Session.Provider, HostQueue: st.Session.HostQueue,
 		URL: st.URL, Title: st.Title, State: s.stateName(), StartedAt: s.startedAt, Calls: st.Calls,
@@ -357,13 +334,13 @@ func (b *Browser) reconcile(ctx workflow.Context) {
 	if !b.st.Created || b.st.Released || b.st.Lost {
 		return
 	}
-	actx := workflow.WithActivityOptions(ctx, ActivityOptions(activities.ClassCustody, b.st.Session.HostQueue, true, b.t))
-	err := workflow.ExecuteActivity(actx, activities.ActivityReconcile, activities.ReleaseRequest{Session: b.st.Session}).Get(ctx, nil)
+	actx := workflow.WithActivityOptions(ctx, ActivityOptions(contract.ClassCustody, b.st.Session.HostQueue, true, b.t))
+	err := workflow.ExecuteActivity(actx, contract.ActivityReconcile, contract.ReleaseRequest{Session: b.st.Session}).Get(ctx, nil)
 	if err == nil {
 		return
 	}
 	c := classify(err)
-	if c.kind == kindNeverStarted || (c.kind == kindFailure && c.failure.Code == activities.CodeSessionEnded) {
+	if c.kind == kindNeverStarted || (c.kind == kindFailure && c.failure.Code == contract.CodeSessionEnded) {
 		b.st.Lost = true
 		return
 	}

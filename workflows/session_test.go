@@ -7,14 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/stretchr/testify/mock"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/durable-browser/durable-browser/activities"
 )
 
 // harness drives a BrowserSession on the test environment's clock.
@@ -31,7 +30,7 @@ func newHarness(t *testing.T) *harness {
 	env := s.NewTestWorkflowEnvironment()
 	f := newFakeWorker()
 	f.register(env)
-	env.RegisterWorkflowWithOptions(BrowserSession, workflow.RegisterOptions{Name: WorkflowBrowserSession})
+	env.RegisterWorkflowWithOptions(BrowserSession, workflow.RegisterOptions{Name: contract.WorkflowBrowserSession})
 	env.SetStartWorkflowOptions(startOptions("sess-1"))
 	return &harness{t: t, env: env, f: f, results: map[string]map[string]any{}, rejected: map[string]error{}}
 }
@@ -39,7 +38,7 @@ func newHarness(t *testing.T) *harness {
 // call sends a tool call as an update at the given time.
 func (h *harness) call(at time.Duration, id, tool, args string) {
 	h.env.RegisterDelayedCallback(func() {
-		h.env.UpdateWorkflow(UpdateTool, id, &testsuite.TestUpdateCallback{
+		h.env.UpdateWorkflow(contract.UpdateTool, id, &testsuite.TestUpdateCallback{
 			OnAccept: func() {},
 			OnReject: func(err error) { h.rejected[id] = err },
 			OnComplete: func(v any, err error) {
@@ -64,7 +63,7 @@ func (h *harness) call(at time.Duration, id, tool, args string) {
 				}
 				h.results[id] = m
 			},
-		}, ToolCall{Name: tool, Args: json.RawMessage(args)})
+		}, contract.ToolCall{Name: tool, Args: json.RawMessage(args)})
 	}, at)
 }
 
@@ -85,13 +84,13 @@ func (h *harness) query(at time.Duration, name string, out any, args ...any) {
 	}, at)
 }
 
-func (h *harness) run(cfg SessionConfig) *SessionResult {
+func (h *harness) run(cfg SessionConfig) *contract.SessionResult {
 	h.t.Helper()
-	h.env.ExecuteWorkflow(WorkflowBrowserSession, cfg)
+	h.env.ExecuteWorkflow(contract.WorkflowBrowserSession, cfg)
 	if err := h.env.GetWorkflowError(); err != nil {
 		h.t.Fatalf("session failed: %v", err)
 	}
-	var res SessionResult
+	var res contract.SessionResult
 	if err := h.env.GetWorkflowResult(&res); err != nil {
 		h.t.Fatal(err)
 	}
@@ -112,41 +111,41 @@ func (h *harness) code(id string) string {
 
 func TestSessionCreatesLazilyAndReleasesWhenIdle(t *testing.T) {
 	h := newHarness(t)
-	var before, after SessionState
-	h.query(time.Second, QueryState, &before)
-	h.call(2*time.Second, "u1", activities.ToolSnapshot, `{}`)
-	h.query(3*time.Second, QueryState, &after)
+	var before, after contract.SessionState
+	h.query(time.Second, contract.QueryState, &before)
+	h.call(2*time.Second, "u1", contract.ToolSnapshot, `{}`)
+	h.query(3*time.Second, contract.QueryState, &after)
 	res := h.run(SessionConfig{SearchAttributes: true})
-	if before.State != StateNew || before.Tag != "" {
+	if before.State != contract.StateNew || before.Tag != "" {
 		t.Fatalf("before the first call: %+v", before)
 	}
 	if h.code("u1") != "ok" {
 		t.Fatalf("u1: %s", h.code("u1"))
 	}
-	if after.State != StateLive || after.Tag != "sess-1-1" || after.URL != testURL || after.Calls != 1 || after.IdleDeadline == nil {
+	if after.State != contract.StateLive || after.Tag != "sess-1-1" || after.URL != testURL || after.Calls != 1 || after.IdleDeadline == nil {
 		t.Fatalf("after the first call: %+v", after)
 	}
-	if res.Reason != EndIdle || h.f.calls(activities.ActivityCreate) != 1 || h.f.calls(activities.ActivityRelease) != 1 {
-		t.Fatalf("result %+v, creates %d, releases %d", res, h.f.calls(activities.ActivityCreate), h.f.calls(activities.ActivityRelease))
+	if res.Reason != EndIdle || h.f.calls(contract.ActivityCreate) != 1 || h.f.calls(contract.ActivityRelease) != 1 {
+		t.Fatalf("result %+v, creates %d, releases %d", res, h.f.calls(contract.ActivityCreate), h.f.calls(contract.ActivityRelease))
 	}
 }
 
 func TestSessionIdleWithoutCallsEndsWithoutBrowser(t *testing.T) {
 	h := newHarness(t)
 	res := h.run(SessionConfig{})
-	if res.Reason != EndIdle || h.f.calls(activities.ActivityCreate) != 0 || h.f.calls(activities.ActivityRelease) != 0 {
+	if res.Reason != EndIdle || h.f.calls(contract.ActivityCreate) != 0 || h.f.calls(contract.ActivityRelease) != 0 {
 		t.Fatalf("result %+v", res)
 	}
 }
 
 func TestSessionIdleNeverFiresMidCall(t *testing.T) {
 	h := newHarness(t)
-	ok, _ := json.Marshal(activities.RunResult{OK: true, Completed: 1, Total: 1})
+	ok, _ := json.Marshal(contract.RunResult{OK: true, Completed: 1, Total: 1})
 	// The run takes 2 minutes of workflow time, past the 1-minute idle window.
-	h.env.OnActivity(activities.ActivityRun, mock.Anything, mock.Anything).After(2*time.Minute).Return(json.RawMessage(ok), nil)
-	h.call(10*time.Second, "long", activities.ToolRun, `{"code":"await page.title()"}`)
+	h.env.OnActivity(contract.ActivityRun, mock.Anything, mock.Anything).After(2*time.Minute).Return(json.RawMessage(ok), nil)
+	h.call(10*time.Second, "long", contract.ToolRun, `{"code":"await page.title()"}`)
 	// Inside the idle window counted from the end of the long call.
-	h.call(2*time.Minute+40*time.Second, "next", activities.ToolSnapshot, `{}`)
+	h.call(2*time.Minute+40*time.Second, "next", contract.ToolSnapshot, `{}`)
 	res := h.run(SessionConfig{IdleTimeout: time.Minute, Timeouts: Timeouts{Heartbeat: time.Hour}})
 	if h.code("long") != "ok" || h.code("next") != "ok" {
 		t.Fatalf("long %s, next %s", h.code("long"), h.code("next"))
@@ -165,18 +164,18 @@ func TestSessionEnds(t *testing.T) {
 	}{
 		{"max lifetime", SessionConfig{IdleTimeout: 5 * time.Minute, MaxLifetime: 10 * time.Minute}, func(h *harness) {
 			for i, at := range []time.Duration{time.Minute, 5 * time.Minute, 9 * time.Minute, 13 * time.Minute} {
-				h.call(at, "c"+string(rune('0'+i)), activities.ToolSnapshot, `{}`)
+				h.call(at, "c"+string(rune('0'+i)), contract.ToolSnapshot, `{}`)
 			}
 		}, EndMaxLifetime},
 		{"close signal", SessionConfig{}, func(h *harness) {
-			h.call(time.Second, "c0", activities.ToolSnapshot, `{}`)
-			h.signal(5*time.Second, SignalClose, func() any { return nil })
-			h.call(10*time.Second, "late", activities.ToolSnapshot, `{}`)
+			h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
+			h.signal(5*time.Second, contract.SignalClose, func() any { return nil })
+			h.call(10*time.Second, "late", contract.ToolSnapshot, `{}`)
 		}, EndClosed},
 		{"browser_release", SessionConfig{}, func(h *harness) {
-			h.call(time.Second, "c0", activities.ToolSnapshot, `{}`)
-			h.call(2*time.Second, "rel", activities.ToolRelease, `{}`)
-			h.call(10*time.Second, "late", activities.ToolSnapshot, `{}`)
+			h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
+			h.call(2*time.Second, "rel", contract.ToolRelease, `{}`)
+			h.call(10*time.Second, "late", contract.ToolSnapshot, `{}`)
 		}, EndReleased},
 	}
 	for _, tc := range cases {
@@ -187,8 +186,8 @@ func TestSessionEnds(t *testing.T) {
 			if res.Reason != tc.reason {
 				t.Fatalf("reason %q, want %q", res.Reason, tc.reason)
 			}
-			if h.f.calls(activities.ActivityRelease) != 1 {
-				t.Fatalf("released %d times", h.f.calls(activities.ActivityRelease))
+			if h.f.calls(contract.ActivityRelease) != 1 {
+				t.Fatalf("released %d times", h.f.calls(contract.ActivityRelease))
 			}
 			if h.code("c0") != "ok" {
 				t.Fatalf("c0: %s", h.code("c0"))
@@ -205,7 +204,7 @@ func TestSessionEnds(t *testing.T) {
 func TestSessionValidatorRejects(t *testing.T) {
 	h := newHarness(t)
 	h.call(time.Second, "bad-tool", "teleport", `{}`)
-	h.call(2*time.Second, "bad-args", activities.ToolScreenshot, `{"quality":"high"}`)
+	h.call(2*time.Second, "bad-args", contract.ToolScreenshot, `{"quality":"high"}`)
 	h.run(SessionConfig{})
 	for id, want := range map[string]string{"bad-tool": "teleport", "bad-args": "quality"} {
 		err := h.rejected[id]
@@ -213,18 +212,18 @@ func TestSessionValidatorRejects(t *testing.T) {
 			t.Fatalf("%s: rejection %v should name %q", id, err, want)
 		}
 	}
-	if h.f.calls(activities.ActivityCreate) != 0 {
+	if h.f.calls(contract.ActivityCreate) != 0 {
 		t.Fatal("a rejected call created a browser")
 	}
 }
 
 func TestSessionContinuesAsNewAfterCallInFlight(t *testing.T) {
 	h := newHarness(t)
-	ok, _ := json.Marshal(activities.RunResult{OK: true, Completed: 1, Total: 1, Page: activities.Page{URL: testURL}})
-	h.env.OnActivity(activities.ActivityRun, mock.Anything, mock.Anything).After(time.Minute).Return(json.RawMessage(ok), nil)
-	h.call(10*time.Second, "inflight", activities.ToolRun, `{"code":"1"}`)
+	ok, _ := json.Marshal(contract.RunResult{OK: true, Completed: 1, Total: 1, Page: contract.Page{URL: testURL}})
+	h.env.OnActivity(contract.ActivityRun, mock.Anything, mock.Anything).After(time.Minute).Return(json.RawMessage(ok), nil)
+	h.call(10*time.Second, "inflight", contract.ToolRun, `{"code":"1"}`)
 	h.env.RegisterDelayedCallback(func() { h.env.SetContinueAsNewSuggested(true) }, 30*time.Second)
-	h.env.ExecuteWorkflow(WorkflowBrowserSession, SessionConfig{Timeouts: Timeouts{Heartbeat: time.Hour}})
+	h.env.ExecuteWorkflow(contract.WorkflowBrowserSession, SessionConfig{Timeouts: Timeouts{Heartbeat: time.Hour}})
 	var can *workflow.ContinueAsNewError
 	if err := h.env.GetWorkflowError(); !errors.As(err, &can) {
 		t.Fatalf("want continue-as-new, got %v", err)
@@ -251,27 +250,27 @@ func TestSessionReconcilesCarriedSession(t *testing.T) {
 	}{
 		{"host alive keeps the session", nil, "ok", 0},
 		{"host gone replaces it", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil), "session_replaced", 1},
-		{"host forgot it replaces it", fail(activities.CodeSessionEnded), "session_replaced", 1},
+		{"host forgot it replaces it", fail(contract.CodeSessionEnded), "session_replaced", 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.f.behave[activities.ActivityReconcile] = func(int, json.RawMessage) (any, error) {
+			h.f.behave[contract.ActivityReconcile] = func(int, json.RawMessage) (any, error) {
 				if tc.reconcile != nil {
 					return nil, tc.reconcile
 				}
 				return map[string]bool{"ok": true}, nil
 			}
-			h.call(time.Second, "u1", activities.ToolSnapshot, `{}`)
+			h.call(time.Second, "u1", contract.ToolSnapshot, `{}`)
 			carry := &Carried{Browser: BrowserState{Base: "sess-1", Seq: 1, Created: true,
-				Session: activities.SessionRef{Tag: "sess-1-1", Provider: "local", HostQueue: "host-old"}}}
+				Session: contract.SessionRef{Tag: "sess-1-1", Provider: "local", HostQueue: "host-old"}}}
 			h.run(SessionConfig{Carry: carry})
-			if h.code("u1") != tc.want || h.f.calls(activities.ActivityCreate) != tc.creates {
-				t.Fatalf("u1 %s, creates %d", h.code("u1"), h.f.calls(activities.ActivityCreate))
+			if h.code("u1") != tc.want || h.f.calls(contract.ActivityCreate) != tc.creates {
+				t.Fatalf("u1 %s, creates %d", h.code("u1"), h.f.calls(contract.ActivityCreate))
 			}
 			if tc.creates > 0 {
-				var c activities.CreateRequest
-				h.f.input(t, activities.ActivityCreate, 0, &c)
+				var c contract.CreateRequest
+				h.f.input(t, contract.ActivityCreate, 0, &c)
 				if c.Tag != "sess-1-2" {
 					t.Fatalf("replacement tag %q", c.Tag)
 				}

@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/durable-browser/durable-browser/workflows"
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 const approvalsUsage = `Usage:
@@ -50,13 +50,13 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 		if len(pos) != 1 {
 			return fmt.Errorf("approvals list takes no arguments, got %q", pos[1:])
 		}
-		states, err := f.listStates(ctx, env, workflows.StateHeld)
+		states, err := f.listStates(ctx, env, contract.StateHeld)
 		if err != nil {
 			return err
 		}
 		type row struct {
 			WorkflowID string `json:"workflow_id"`
-			workflows.Hold
+			contract.Hold
 		}
 		rows := []row{}
 		for _, st := range states {
@@ -81,9 +81,9 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 			fs.Usage()
 			return fmt.Errorf("want approvals %s <session-workflow-id> <hold-id>, got %d arguments", pos[0], len(pos)-1)
 		}
-		decision := workflows.DecisionApprove
+		decision := contract.DecisionApprove
 		if pos[0] == "deny" {
-			decision = workflows.DecisionDeny
+			decision = contract.DecisionDeny
 		}
 		wfID, holdID := pos[1], pos[2]
 		ctx, cancel, c, err := o.dial(ctx, env)
@@ -98,7 +98,7 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 		if err != nil {
 			fmt.Fprintf(env.stderr, "warning: %v; sending the signal anyway (the session reads it once a worker runs)\n", err)
 		} else {
-			var found *workflows.Hold
+			var found *contract.Hold
 			for i := range st.Holds {
 				if st.Holds[i].HoldID == holdID {
 					found = &st.Holds[i]
@@ -111,8 +111,8 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 				return fmt.Errorf("hold %s of session %s was already decided: %s by %q", holdID, wfID, found.Decision, found.By)
 			}
 		}
-		sig := workflows.ApprovalSignal{HoldID: holdID, Decision: decision, By: by(env, byName), Note: note}
-		if err := c.SignalWorkflow(ctx, wfID, "", workflows.SignalApproval, sig); err != nil {
+		sig := contract.ApprovalSignal{HoldID: holdID, Decision: decision, By: by(env, byName), Note: note}
+		if err := c.SignalWorkflow(ctx, wfID, "", contract.SignalApproval, sig); err != nil {
 			return fmt.Errorf("signalling session %s: %w", wfID, err)
 		}
 		fmt.Fprintf(env.stdout, "hold %s of session %s: %s\n", holdID, wfID, decision)

@@ -9,10 +9,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/logging"
-	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/workflows"
 )
 
@@ -56,7 +55,7 @@ The same call with the Temporal CLI:
     --task-queue durable-browser --id-conflict-policy UseExisting --update-name tool \
     --input '{"session":{"provider":"local"}}' --update-input '{"name":"snapshot","args":{}}'
 
-Tools: `+strings.Join(activities.ToolNames(), ", ")+`
+Tools: `+strings.Join(contract.ToolNames(), ", ")+`
 
 Flags:
 `)
@@ -73,13 +72,13 @@ Flags:
 		return err
 	}
 	switch policy {
-	case activities.PolicyAllow, activities.PolicyAsk, activities.PolicyDeny:
+	case contract.PolicyAllow, contract.PolicyAsk, contract.PolicyDeny:
 	default:
 		return &config.Error{Flag: "policy", Problem: fmt.Sprintf("%q is not a policy", policy), Fix: "use allow, ask or deny"}
 	}
-	opts := activities.SessionOptions{Provider: provider, Stealth: stealth, Headed: headed, ActionPolicy: policy}
+	opts := contract.SessionOptions{Provider: provider, Stealth: stealth, Headed: headed, ActionPolicy: policy}
 	if profile != "" {
-		opts.Profile = &providers.Profile{Name: profile, Save: saveProfile}
+		opts.Profile = &contract.Profile{Name: profile, Save: saveProfile}
 		if err := opts.Profile.Validate(); err != nil {
 			return &config.Error{Flag: "profile", Problem: err.Error()}
 		}
@@ -100,7 +99,7 @@ Flags:
 		return err
 	}
 	defer c.Close()
-	out, err := workflows.Call(ctx, c, fs.Arg(0), workflows.ToolCall{Name: fs.Arg(1), Args: raw}, workflows.CallOptions{
+	out, err := workflows.Call(ctx, c, fs.Arg(0), contract.ToolCall{Name: fs.Arg(1), Args: raw}, workflows.CallOptions{
 		Config:   workflows.SessionConfig{Session: opts, IdleTimeout: idle, MaxLifetime: life, SearchAttributes: sa},
 		UpdateID: updateID,
 	})

@@ -10,7 +10,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/devstack"
 	"github.com/durable-browser/durable-browser/internal/evidence"
@@ -155,7 +155,7 @@ func selfName() string {
 
 func runSmoke(ctx context.Context, c client.Client, url string, env *cliEnv) error {
 	id := fmt.Sprintf("smoke-%d", time.Now().Unix())
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: activities.SharedQueue, WorkflowExecutionTimeout: 2 * time.Minute}, worker.SmokeWorkflow, url)
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: contract.SharedQueue, WorkflowExecutionTimeout: 2 * time.Minute}, worker.SmokeWorkflow, url)
 	if err != nil {
 		return fmt.Errorf("starting the smoke workflow: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/devstack"
 	"github.com/durable-browser/durable-browser/internal/evidence"
@@ -136,7 +137,7 @@ Flags:
 // has three segments (<workflow id>/<session tag>/<name>) and receipts name
 // their body that way, so a longer key, or an s3:// object key, is split into
 // the prefix it was filed under and that relative key.
-func getEvidence(ctx context.Context, env *cliEnv, g evidenceGet, key string, objectKey bool) ([]byte, *evidence.Receipt, error) {
+func getEvidence(ctx context.Context, env *cliEnv, g evidenceGet, key string, objectKey bool) ([]byte, *contract.Receipt, error) {
 	prefix := strings.Trim(g.s3.Prefix, "/")
 	if segs := strings.Split(key, "/"); len(segs) > 3 {
 		prefix, key = strings.Join(segs[:len(segs)-3], "/"), strings.Join(segs[len(segs)-3:], "/")

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/devstack"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 )
@@ -114,7 +115,7 @@ func TestEvidenceGet(t *testing.T) {
 	cc, err := evidence.File(ctx, store, evidence.Filing{
 		WorkflowID: "wf-1", SessionTag: "wf-1-1", CallID: "7", Tool: "browser_read", Ext: "md",
 		ContentType: "text/markdown", Body: body,
-		Receipt: evidence.Receipt{Status: "ok", FinalURL: "http://127.0.0.1/page", Title: "Page", Time: time.Unix(1700000000, 0)},
+		Receipt: contract.Receipt{Status: "ok", FinalURL: "http://127.0.0.1/page", Title: "Page", Time: time.Unix(1700000000, 0)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +158,7 @@ func TestEvidenceGet(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--receipt: exit %d: %s", code, stderr)
 	}
-	var r evidence.Receipt
+	var r contract.Receipt
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("--receipt printed %q: %v", out, err)
 	}

@@ -6,8 +6,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
-	"github.com/durable-browser/durable-browser/workflows"
 )
 
 const handoffUsage = `Usage:
@@ -52,7 +52,7 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 		if len(pos) != 1 {
 			return fmt.Errorf("handoff list takes no arguments, got %q", pos[1:])
 		}
-		states, err := f.listStates(ctx, env, workflows.StateWaitingForHuman)
+		states, err := f.listStates(ctx, env, contract.StateWaitingForHuman)
 		if err != nil {
 			return err
 		}
@@ -88,9 +88,9 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 			fs.Usage()
 			return fmt.Errorf("want handoff %s <session-workflow-id> <request-id>, got %d arguments", pos[0], len(pos)-1)
 		}
-		outcome := workflows.OutcomeDone
+		outcome := contract.OutcomeDone
 		if pos[0] == "cancel" {
-			outcome = workflows.OutcomeCancelled
+			outcome = contract.OutcomeCancelled
 		}
 		wfID, reqID := pos[1], pos[2]
 		ctx, cancel, c, err := o.dial(ctx, env)
@@ -114,8 +114,8 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 		case st.PendingHandoff.Answer != nil:
 			return fmt.Errorf("handoff %s of session %s was already answered %s by %q", reqID, wfID, st.PendingHandoff.Answer.Outcome, st.PendingHandoff.Answer.By)
 		}
-		sig := workflows.HandoffSignal{RequestID: reqID, Outcome: outcome, Note: note, By: by(env, byName)}
-		if err := c.SignalWorkflow(ctx, wfID, "", workflows.SignalHandoff, sig); err != nil {
+		sig := contract.HandoffSignal{RequestID: reqID, Outcome: outcome, Note: note, By: by(env, byName)}
+		if err := c.SignalWorkflow(ctx, wfID, "", contract.SignalHandoff, sig); err != nil {
 			return fmt.Errorf("signalling session %s: %w", wfID, err)
 		}
 		fmt.Fprintf(env.stdout, "handoff %s of session %s answered %s\n", reqID, wfID, outcome)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 )
 
@@ -21,7 +21,7 @@ func opsCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 func TestToolsFormats(t *testing.T) {
-	n := len(activities.Definitions())
+	n := len(contract.Definitions())
 	for _, tc := range []struct {
 		format string
 		key    string // a key every entry has

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/logging"
 	"github.com/durable-browser/durable-browser/workflows"
@@ -61,7 +62,7 @@ func (o *opsFlags) dial(ctx context.Context, env *cliEnv) (context.Context, cont
 }
 
 // queryState asks one session for its state, bounded by --query-timeout.
-func (o *opsFlags) queryState(ctx context.Context, c client.Client, workflowID string) (*workflows.SessionState, error) {
+func (o *opsFlags) queryState(ctx context.Context, c client.Client, workflowID string) (*contract.SessionState, error) {
 	qctx, cancel := context.WithTimeout(ctx, o.queryTimeout)
 	defer cancel()
 	st, err := workflows.State(qctx, c, workflowID)
@@ -76,7 +77,7 @@ func (o *opsFlags) queryState(ctx context.Context, c client.Client, workflowID s
 
 // sessionQuery is the visibility query for BrowserSession workflows.
 func sessionQuery(all bool, extra string) string {
-	q := fmt.Sprintf("WorkflowType = '%s'", workflows.WorkflowBrowserSession)
+	q := fmt.Sprintf("WorkflowType = '%s'", contract.WorkflowBrowserSession)
 	if !all {
 		q += " AND ExecutionStatus = 'Running'"
 	}
@@ -128,7 +129,7 @@ type execution struct {
 func keywords(sa *commonpb.SearchAttributes) map[string]string {
 	out := map[string]string{}
 	dc := converter.GetDefaultDataConverter()
-	for _, name := range []string{workflows.SearchAttrTag, workflows.SearchAttrProvider, workflows.SearchAttrState} {
+	for _, name := range []string{contract.SearchAttrTag, contract.SearchAttrProvider, contract.SearchAttrState} {
 		p, ok := sa.GetIndexedFields()[name]
 		if !ok {
 			continue
@@ -147,18 +148,18 @@ func statusName(s enumspb.WorkflowExecutionStatus) string {
 
 // sessionRow is one line of `durable-browser sessions`.
 type sessionRow struct {
-	WorkflowID     string                    `json:"workflow_id"`
-	RunID          string                    `json:"run_id"`
-	Status         string                    `json:"status"`
-	Tag            string                    `json:"tag,omitempty"`
-	Provider       string                    `json:"provider,omitempty"`
-	State          string                    `json:"state,omitempty"`
-	URL            string                    `json:"url,omitempty"`
-	Title          string                    `json:"title,omitempty"`
-	StartedAt      time.Time                 `json:"started_at"`
-	Calls          int                       `json:"calls,omitempty"`
-	PendingHandoff *workflows.PendingHandoff `json:"pending_handoff,omitempty"`
-	Holds          []workflows.Hold          `json:"holds,omitempty"`
+	WorkflowID     string                   `json:"workflow_id"`
+	RunID          string                   `json:"run_id"`
+	Status         string                   `json:"status"`
+	Tag            string                   `json:"tag,omitempty"`
+	Provider       string                   `json:"provider,omitempty"`
+	State          string                   `json:"state,omitempty"`
+	URL            string                   `json:"url,omitempty"`
+	Title          string                   `json:"title,omitempty"`
+	StartedAt      time.Time                `json:"started_at"`
+	Calls          int                      `json:"calls,omitempty"`
+	PendingHandoff *contract.PendingHandoff `json:"pending_handoff,omitempty"`
+	Holds          []contract.Hold          `json:"holds,omitempty"`
 	// QueryError says why the row holds only search attributes.
 	QueryError string `json:"query_error,omitempty"`
 }
@@ -216,7 +217,7 @@ Flags:
 	rows := make([]sessionRow, 0, len(execs))
 	for _, e := range execs {
 		r := sessionRow{WorkflowID: e.ID, RunID: e.RunID, Status: statusName(e.Status), StartedAt: e.Start,
-			Tag: e.Attrs[workflows.SearchAttrTag], Provider: e.Attrs[workflows.SearchAttrProvider], State: e.Attrs[workflows.SearchAttrState]}
+			Tag: e.Attrs[contract.SearchAttrTag], Provider: e.Attrs[contract.SearchAttrProvider], State: e.Attrs[contract.SearchAttrState]}
 		if e.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 			st, err := o.queryState(ctx, c, e.ID)
 			if err != nil {
@@ -285,11 +286,11 @@ func age(now, t time.Time) string {
 // queries every running session; otherwise only those whose BrowserState
 // search attribute is state, falling back to a scan when the namespace does
 // not know that attribute.
-func (o *opsFlags) runningStates(ctx context.Context, env *cliEnv, c client.Client, state string, scan bool, limit int) ([]*workflows.SessionState, error) {
+func (o *opsFlags) runningStates(ctx context.Context, env *cliEnv, c client.Client, state string, scan bool, limit int) ([]*contract.SessionState, error) {
 	var execs []*execution
 	var err error
 	if !scan {
-		execs, err = listSessions(ctx, c, o.t.Namespace, sessionQuery(false, fmt.Sprintf("%s = '%s'", workflows.SearchAttrState, state)), limit)
+		execs, err = listSessions(ctx, c, o.t.Namespace, sessionQuery(false, fmt.Sprintf("%s = '%s'", contract.SearchAttrState, state)), limit)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "warning: %v; querying every running session instead (register the search attributes: docs/operations.md)\n", err)
 			scan = true
@@ -300,7 +301,7 @@ func (o *opsFlags) runningStates(ctx context.Context, env *cliEnv, c client.Clie
 			return nil, err
 		}
 	}
-	var out []*workflows.SessionState
+	var out []*contract.SessionState
 	for _, e := range execs {
 		st, err := o.queryState(ctx, c, e.ID)
 		if err != nil {
@@ -372,7 +373,7 @@ func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *person
 }
 
 // listStates is the state of every running session a person verb lists.
-func (f *personFlags) listStates(ctx context.Context, env *cliEnv, state string) ([]*workflows.SessionState, error) {
+func (f *personFlags) listStates(ctx context.Context, env *cliEnv, state string) ([]*contract.SessionState, error) {
 	ctx, cancel, c, err := f.dial(ctx, env)
 	if err != nil {
 		return nil, err

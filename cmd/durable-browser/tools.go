@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/durable-browser/durable-browser/activities"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 )
 
@@ -36,7 +36,7 @@ Flags:
 		fs.Usage()
 		return fmt.Errorf("tools takes no arguments, got %q", fs.Args())
 	}
-	defs := activities.Definitions()
+	defs := contract.Definitions()
 	var raw []byte
 	switch format {
 	case "neutral":
@@ -46,9 +46,9 @@ Flags:
 		}
 		raw = b
 	case "openai":
-		raw = activities.OpenAITools(defs)
+		raw = contract.OpenAITools(defs)
 	case "anthropic":
-		raw = activities.AnthropicTools(defs)
+		raw = contract.AnthropicTools(defs)
 	default:
 		return &config.Error{Flag: "format", Problem: fmt.Sprintf("%q is not a format", format), Fix: "use neutral, openai or anthropic"}
 	}

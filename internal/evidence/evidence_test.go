@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 var cleanRE = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9_.-]*$`)
@@ -184,7 +186,7 @@ func filing(body string) Filing {
 		Prefix: "ev", WorkflowID: "agent/run 1", SessionTag: "agent_run_1-1", CallID: "7",
 		Tool: "browser_read", Ext: "md", ContentType: "text/markdown",
 		Body: []byte(body),
-		Receipt: Receipt{
+		Receipt: contract.Receipt{
 			Args: json.RawMessage(`{"url":"https://example.test/"}`), Status: "ok",
 			RequestedURL: "https://example.test/", FinalURL: "https://example.test/", Title: "Example",
 			HTTPStatus: 200, Extractor: "html-to-markdown", RunID: "r1", ActivityID: "7", Time: when,
@@ -344,7 +346,7 @@ func TestInlineInClaimCheck(t *testing.T) {
 		t.Fatalf("large body inlined: %v %d", err, len(cc.Inline))
 	}
 	shot := Filing{WorkflowID: "wf", SessionTag: "wf-1", CallID: "3", Tool: "screenshot", Ext: "png",
-		ContentType: "image/png", Body: []byte(strings.Repeat("\x00", 64<<10)), Receipt: Receipt{Status: "ok", Time: when}}
+		ContentType: "image/png", Body: []byte(strings.Repeat("\x00", 64<<10)), Receipt: contract.Receipt{Status: "ok", Time: when}}
 	cc, err = File(ctx, NewMemory(), shot)
 	if err != nil || cc.Inline != "" || cc.InlineEncoding != "" {
 		t.Fatalf("screenshot over budget inlined: %v", err)

@@ -5,30 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
-)
 
-// Receipt records one read as filed. It is stored as JSON beside the body.
-type Receipt struct {
-	Tool string `json:"tool"`
-	// Args are the call's arguments, already redacted by the caller.
-	Args         json.RawMessage `json:"args,omitempty"`
-	Status       string          `json:"status"` // "ok" or a failure code
-	RequestedURL string          `json:"requested_url,omitempty"`
-	FinalURL     string          `json:"final_url,omitempty"`
-	Title        string          `json:"title,omitempty"`
-	HTTPStatus   int             `json:"http_status,omitempty"`
-	ContentType  string          `json:"content_type"`
-	SHA256       string          `json:"sha256"` // of the body as filed
-	Size         int64           `json:"size"`
-	Extractor    string          `json:"extractor,omitempty"`
-	SessionTag   string          `json:"session_tag,omitempty"`
-	WorkflowID   string          `json:"workflow_id,omitempty"`
-	RunID        string          `json:"run_id,omitempty"`
-	ActivityID   string          `json:"activity_id,omitempty"`
-	Time         time.Time       `json:"time"`
-	BodyKey      string          `json:"body_key"`
-}
+	"github.com/durable-browser/durable-browser/contract"
+)
 
 // Filing is one body to file with its receipt.
 type Filing struct {
@@ -48,23 +27,9 @@ type Filing struct {
 	// from the filing. Time must come from the caller (for example the
 	// activity's scheduled time) so that a retry produces identical receipt
 	// bytes; File never reads the clock.
-	Receipt Receipt
+	Receipt contract.Receipt
 	// Inline is the budget for ClaimCheck.Inline; zero means the default.
 	Inline InlineBudget
-}
-
-// ClaimCheck is what a result carries instead of a large body: where it is,
-// its hash, and an inline copy only when that fits the budget.
-type ClaimCheck struct {
-	Key         string `json:"key"`
-	ReceiptKey  string `json:"receipt_key"`
-	SHA256      string `json:"sha256"`
-	Size        int64  `json:"size"`
-	ContentType string `json:"content_type"`
-	// Inline is the body itself when it fits the inline budget.
-	Inline string `json:"inline,omitempty"`
-	// InlineEncoding is "" for text, "base64" for an inlined image.
-	InlineEncoding string `json:"inline_encoding,omitempty"`
 }
 
 // ErrReceiptMismatch is returned when a receipt does not describe the body
@@ -79,9 +44,9 @@ var ErrReceiptMismatch = errors.New("evidence receipt does not match its body")
 // receipt already present for the same body keeps the original, even when
 // its own receipt differs (say, a later Time), and returns the same claim
 // check.
-func File(ctx context.Context, store Store, f Filing) (ClaimCheck, error) {
+func File(ctx context.Context, store Store, f Filing) (contract.ClaimCheck, error) {
 	if f.WorkflowID == "" || f.CallID == "" || f.Tool == "" {
-		return ClaimCheck{}, errors.New("evidence filing needs WorkflowID, CallID and Tool: they make the key deterministic")
+		return contract.ClaimCheck{}, errors.New("evidence filing needs WorkflowID, CallID and Tool: they make the key deterministic")
 	}
 	sum := SHA256Hex(f.Body)
 	key := BodyKey(f.Prefix, f.WorkflowID, f.SessionTag, f.CallID, f.Tool, sum, f.Ext)
@@ -104,34 +69,34 @@ func File(ctx context.Context, store Store, f Filing) (ClaimCheck, error) {
 	}
 	receipt, err := json.Marshal(r)
 	if err != nil {
-		return ClaimCheck{}, fmt.Errorf("encoding receipt: %w", err)
+		return contract.ClaimCheck{}, fmt.Errorf("encoding receipt: %w", err)
 	}
 
 	if _, err := store.Put(ctx, key, f.Body, f.ContentType); err != nil {
-		return ClaimCheck{}, fmt.Errorf("filing %s: %w", key, err)
+		return contract.ClaimCheck{}, fmt.Errorf("filing %s: %w", key, err)
 	}
 	if _, err := store.Put(ctx, rkey, receipt, "application/json"); err != nil {
 		if !errors.Is(err, ErrKeyConflict) {
-			return ClaimCheck{}, fmt.Errorf("filing receipt %s: %w", rkey, err)
+			return contract.ClaimCheck{}, fmt.Errorf("filing receipt %s: %w", rkey, err)
 		}
 		// A receipt from an earlier attempt: keep it if it describes this body.
 		if _, err := readReceipt(ctx, store, rkey, key, sum); err != nil {
-			return ClaimCheck{}, err
+			return contract.ClaimCheck{}, err
 		}
 	}
 
-	cc := ClaimCheck{Key: key, ReceiptKey: rkey, SHA256: sum, Size: int64(len(f.Body)), ContentType: f.ContentType}
+	cc := contract.ClaimCheck{Key: key, ReceiptKey: rkey, SHA256: sum, Size: int64(len(f.Body)), ContentType: f.ContentType}
 	cc.Inline, cc.InlineEncoding, _ = f.Inline.Inline(f.ContentType, f.Body)
 	return cc, nil
 }
 
 // readReceipt reads and checks the receipt at rkey against its body.
-func readReceipt(ctx context.Context, store Store, rkey, bodyKey, sum string) (*Receipt, error) {
+func readReceipt(ctx context.Context, store Store, rkey, bodyKey, sum string) (*contract.Receipt, error) {
 	raw, _, err := store.Get(ctx, rkey)
 	if err != nil {
 		return nil, fmt.Errorf("reading receipt %s: %w", rkey, err)
 	}
-	var r Receipt
+	var r contract.Receipt
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, fmt.Errorf("%w: %s is not a receipt: %v", ErrReceiptMismatch, rkey, err)
 	}
@@ -146,7 +111,7 @@ func readReceipt(ctx context.Context, store Store, rkey, bodyKey, sum string) (*
 // hash its key embeds, and the receipt's hash. A body filed without a
 // receipt (a filing interrupted between its two writes) is returned with a
 // nil receipt.
-func GetVerified(ctx context.Context, store Store, key string) ([]byte, *Receipt, error) {
+func GetVerified(ctx context.Context, store Store, key string) ([]byte, *contract.Receipt, error) {
 	key = BodyKeyOf(key)
 	if err := checkKey(key); err != nil {
 		return nil, nil, err
@@ -173,7 +138,7 @@ func GetVerified(ctx context.Context, store Store, key string) ([]byte, *Receipt
 
 // GetClaim reads the body a claim check names and checks it is the body the
 // claim check was issued for.
-func GetClaim(ctx context.Context, store Store, cc ClaimCheck) ([]byte, *Receipt, error) {
+func GetClaim(ctx context.Context, store Store, cc contract.ClaimCheck) ([]byte, *contract.Receipt, error) {
 	body, r, err := GetVerified(ctx, store, cc.Key)
 	if err != nil {
 		return nil, nil, err

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/chrome"
 	"github.com/durable-browser/durable-browser/providers"
 )
@@ -261,7 +262,7 @@ func TestRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := p.Create(ctx, providers.CreateOptions{Tag: "a", Profile: &providers.Profile{Name: "x"}}); !errors.Is(err, ErrUnsupported) {
+	if _, err := p.Create(ctx, providers.CreateOptions{Tag: "a", Profile: &contract.Profile{Name: "x"}}); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("profile: %v", err)
 	}
 	if _, err := p.Create(ctx, providers.CreateOptions{Tag: "../a"}); !errors.Is(err, ErrBadTag) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/chrome"
 	"github.com/durable-browser/durable-browser/providers"
 )
@@ -346,7 +347,7 @@ func TestProfilesSaveAndCopy(t *testing.T) {
 	ctx := testCtx(t)
 	root := t.TempDir()
 	p := newProvider(t, root, "boot-a")
-	save := &providers.Profile{Name: "acct", Save: true}
+	save := &contract.Profile{Name: "acct", Save: true}
 
 	s1, err := p.Create(ctx, providers.CreateOptions{Tag: "saver-1", Profile: save})
 	if err != nil {
@@ -373,7 +374,7 @@ func TestProfilesSaveAndCopy(t *testing.T) {
 	}
 
 	// A copy sees the saved sign-in; its own changes do not persist.
-	c1, err := p.Create(ctx, providers.CreateOptions{Tag: "copy-1", Profile: &providers.Profile{Name: "acct"}})
+	c1, err := p.Create(ctx, providers.CreateOptions{Tag: "copy-1", Profile: &contract.Profile{Name: "acct"}})
 	if err != nil {
 		t.Fatal(err)
 	}

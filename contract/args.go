@@ -1,4 +1,4 @@
-package activities
+package contract
 
 import (
 	"bytes"
@@ -10,8 +10,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-
-	"github.com/durable-browser/durable-browser/providers"
 )
 
 // The argument types below are what a model sends for each tool, and what
@@ -79,9 +77,9 @@ type ReleaseArgs struct{}
 
 // RelaunchArgs are browser_relaunch's arguments; nil keeps the session's setting.
 type RelaunchArgs struct {
-	Stealth *bool              `json:"stealth,omitempty"`
-	Profile *providers.Profile `json:"profile,omitempty"`
-	Headed  *bool              `json:"headed,omitempty"`
+	Stealth *bool    `json:"stealth,omitempty"`
+	Profile *Profile `json:"profile,omitempty"`
+	Headed  *bool    `json:"headed,omitempty"`
 }
 
 // Condition is a check on the page that says a handoff is done: text present,

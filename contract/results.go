@@ -1,6 +1,9 @@
-package activities
+package contract
 
-import "github.com/durable-browser/durable-browser/internal/evidence"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Page is where a call left the browser.
 type Page struct {
@@ -70,9 +73,41 @@ type RunResult struct {
 	Held           []HeldRequest  `json:"held,omitempty"`
 }
 
-// ClaimCheck points at a body filed in the evidence store: key, hash, size,
-// and an inline copy only when it fits a small budget.
-type ClaimCheck = evidence.ClaimCheck
+// ClaimCheck is what a result carries instead of a large body: where it is,
+// its hash, and an inline copy only when that fits the budget.
+type ClaimCheck struct {
+	Key         string `json:"key"`
+	ReceiptKey  string `json:"receipt_key"`
+	SHA256      string `json:"sha256"`
+	Size        int64  `json:"size"`
+	ContentType string `json:"content_type"`
+	// Inline is the body itself when it fits the inline budget.
+	Inline string `json:"inline,omitempty"`
+	// InlineEncoding is "" for text, "base64" for an inlined image.
+	InlineEncoding string `json:"inline_encoding,omitempty"`
+}
+
+// Receipt records one read as filed. It is stored as JSON beside the body.
+type Receipt struct {
+	Tool string `json:"tool"`
+	// Args are the call's arguments, already redacted by the caller.
+	Args         json.RawMessage `json:"args,omitempty"`
+	Status       string          `json:"status"` // "ok" or a failure code
+	RequestedURL string          `json:"requested_url,omitempty"`
+	FinalURL     string          `json:"final_url,omitempty"`
+	Title        string          `json:"title,omitempty"`
+	HTTPStatus   int             `json:"http_status,omitempty"`
+	ContentType  string          `json:"content_type"`
+	SHA256       string          `json:"sha256"` // of the body as filed
+	Size         int64           `json:"size"`
+	Extractor    string          `json:"extractor,omitempty"`
+	SessionTag   string          `json:"session_tag,omitempty"`
+	WorkflowID   string          `json:"workflow_id,omitempty"`
+	RunID        string          `json:"run_id,omitempty"`
+	ActivityID   string          `json:"activity_id,omitempty"`
+	Time         time.Time       `json:"time"`
+	BodyKey      string          `json:"body_key"`
+}
 
 // ScreenshotResult is a filed screenshot; the image rides inline only when small.
 type ScreenshotResult struct {

@@ -1,7 +1,8 @@
-package activities
+package contract
 
 import (
-	"github.com/durable-browser/durable-browser/providers"
+	"fmt"
+	"regexp"
 )
 
 // SessionRef names a session and where its calls are scheduled. It travels in
@@ -16,10 +17,10 @@ type SessionRef struct {
 // SessionOptions describes the browser a session wants.
 type SessionOptions struct {
 	// Provider is "local" (default) or "cdp".
-	Provider string             `json:"provider,omitempty"`
-	Stealth  bool               `json:"stealth,omitempty"`
-	Headed   bool               `json:"headed,omitempty"`
-	Profile  *providers.Profile `json:"profile,omitempty"`
+	Provider string   `json:"provider,omitempty"`
+	Stealth  bool     `json:"stealth,omitempty"`
+	Headed   bool     `json:"headed,omitempty"`
+	Profile  *Profile `json:"profile,omitempty"`
 	// ActionPolicy is "allow" (default), "ask" or "deny" for requests with side effects.
 	ActionPolicy string `json:"action_policy,omitempty"`
 	// StartURL is opened right after the browser starts, when set.
@@ -114,4 +115,21 @@ type RunProgress struct {
 	Completed int           `json:"completed"`
 	URL       string        `json:"url,omitempty"`
 	Sent      []SentRequest `json:"sent,omitempty"`
+}
+
+// Profile names a saved sign-in to start from.
+type Profile struct {
+	Name string `json:"name"`
+	// Save runs on the profile itself so sign-ins persist; otherwise a copy is used.
+	Save bool `json:"save,omitempty"`
+}
+
+var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Validate checks the profile name.
+func (p Profile) Validate() error {
+	if !profileName.MatchString(p.Name) {
+		return fmt.Errorf("profile name %q: use 1-64 letters, digits, '.', '-' or '_', starting with a letter or digit", p.Name)
+	}
+	return nil
 }

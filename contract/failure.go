@@ -1,10 +1,7 @@
-package activities
+package contract
 
 import (
-	"errors"
 	"fmt"
-
-	"go.temporal.io/sdk/temporal"
 )
 
 // Code names what went wrong, so a model (or its orchestrator) can decide what
@@ -109,30 +106,4 @@ func (f *Failure) WithDetail(d string) *Failure {
 func (f *Failure) Effected() *Failure {
 	f.Effect = EffectPossiblyEffected
 	return f
-}
-
-// AsApplicationError wraps the failure for Temporal: the error type is the
-// code (so retry policies can stop on it) and the envelope rides as details.
-func (f *Failure) AsApplicationError() error {
-	return temporal.NewApplicationErrorWithOptions(f.Message, string(f.Code), temporal.ApplicationErrorOptions{
-		NonRetryable: !f.Retryable,
-		Details:      []any{f},
-	})
-}
-
-// FailureFrom recovers the envelope from an error returned by an activity,
-// if it carries one.
-func FailureFrom(err error) (*Failure, bool) {
-	var f *Failure
-	if errors.As(err, &f) {
-		return f, true
-	}
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.HasDetails() {
-		var out Failure
-		if appErr.Details(&out) == nil && out.Code != "" {
-			return &out, true
-		}
-	}
-	return nil, false
 }

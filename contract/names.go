@@ -1,4 +1,4 @@
-package activities
+package contract
 
 // Tool names, as a model sees them.
 const (

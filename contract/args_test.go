@@ -1,12 +1,10 @@
-package activities
+package contract
 
 import (
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/durable-browser/durable-browser/providers"
 )
 
 func ptrBool(b bool) *bool { return &b }
@@ -35,7 +33,7 @@ func TestValidateAccepts(t *testing.T) {
 		{ToolUpload, `{"id":"8","path":"/tmp/cv.pdf"}`, UploadArgs{ID: "8", Path: "/tmp/cv.pdf"}},
 		{ToolRelease, " \n", ReleaseArgs{}},
 		{ToolRelaunch, `{"stealth":true,"profile":{"name":"work.1","save":true},"headed":false}`,
-			RelaunchArgs{Stealth: ptrBool(true), Profile: &providers.Profile{Name: "work.1", Save: true}, Headed: ptrBool(false)}},
+			RelaunchArgs{Stealth: ptrBool(true), Profile: &Profile{Name: "work.1", Save: true}, Headed: ptrBool(false)}},
 		{ToolRequestHandoff, `{"instruction":"Solve the CAPTCHA","completion_condition":{"text":"Welcome"}}`,
 			HandoffArgs{Instruction: "Solve the CAPTCHA", CompletionCondition: Condition{Text: "Welcome"}}},
 		{ToolRequestHandoff, `{"instruction":"Sign in","completion_condition":{"role":"button","name":"Sign out"},"expires_in_s":86400}`,

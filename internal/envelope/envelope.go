@@ -1,0 +1,41 @@
+// Package envelope carries the failure envelope (contract.Failure) through
+// Temporal: an activity or update handler returns it as an ApplicationError
+// whose type is the failure code, and a caller recovers it from the error.
+// It is used by workflow code and by clients, so it stays deterministic and
+// imports only the contract and the Temporal SDK's error types.
+package envelope
+
+import (
+	"errors"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-browser/durable-browser/contract"
+)
+
+// Error wraps f for Temporal: the error type is the code (so retry policies
+// can stop on it), retries stop when f is not retryable, and the envelope
+// rides as the error's details.
+func Error(f *contract.Failure) error {
+	return temporal.NewApplicationErrorWithOptions(f.Message, string(f.Code), temporal.ApplicationErrorOptions{
+		NonRetryable: !f.Retryable,
+		Details:      []any{f},
+	})
+}
+
+// From recovers the envelope from an error returned by an activity, an
+// update or a workflow, if it carries one.
+func From(err error) (*contract.Failure, bool) {
+	var f *contract.Failure
+	if errors.As(err, &f) {
+		return f, true
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.HasDetails() {
+		var out contract.Failure
+		if appErr.Details(&out) == nil && out.Code != "" {
+			return &out, true
+		}
+	}
+	return nil, false
+}
