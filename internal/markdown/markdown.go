@@ -334,7 +334,9 @@ func fixAttrs(n *html.Node, base *url.URL) {
 }
 
 // scrubAttr resolves a URL against base and scrubs it. Script and data URLs
-// become empty, so the attribute is dropped and only the text remains.
+// become empty, so the attribute is dropped and only the text remains. The
+// converter percent-encodes brackets in link destinations, so a query value
+// scrub.URL made "[redacted]" reads "%5Bredacted%5D" in the markdown.
 func scrubAttr(raw string, base *url.URL) string {
 	raw = strings.TrimSpace(raw)
 	if raw == "" || strings.HasPrefix(raw, "#") {

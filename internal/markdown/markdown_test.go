@@ -62,12 +62,14 @@ func TestConvert(t *testing.T) {
 			want:      []string{"Keep"},
 			wantNot:   []string{"SCRIPT", "STYLE", "SVGTEXT", "TEMPLATE", "NOSCRIPT", "IFRAME", "OBJECT", "HIDDEN", "COMMENT", "OPTION"},
 		},
+		// Links are scrubbed to name=[redacted]; the converter then
+		// percent-encodes "[" and "]" in every link destination.
 		{
 			name:      "links resolved and scrubbed",
 			html:      `<p><a href="/docs?token=abc123&page=2#sec">Docs</a> <a href="https://user:pw@example.org/x">X</a></p>`,
 			opts:      Options{BaseURL: "https://example.com/base/?session=zzz#f"},
 			extractor: ExtractorBody,
-			want:      []string{"[Docs](https://example.com/docs?token=&page=)", "[X](https://example.org/x)"},
+			want:      []string{"[Docs](https://example.com/docs?token=%5Bredacted%5D&page=%5Bredacted%5D)", "[X](https://example.org/x)"},
 			wantNot:   []string{"abc123", "pw@", "sec", "zzz"},
 		},
 		{
@@ -81,7 +83,7 @@ func TestConvert(t *testing.T) {
 			name:      "images scrubbed",
 			html:      `<img src="https://cdn.example.com/a.png?sig=SECRETSIG" alt="A">`,
 			extractor: ExtractorBody,
-			want:      []string{"![A](https://cdn.example.com/a.png?sig=)"},
+			want:      []string{"![A](https://cdn.example.com/a.png?sig=%5Bredacted%5D)"},
 			wantNot:   []string{"SECRETSIG"},
 		},
 		{
@@ -178,7 +180,7 @@ func TestConvertHostileLinks(t *testing.T) {
 		{`<a href="java&#x09;script:alert(1)">a</a>`, "a", "alert"},
 		{`<a href="  JAVASCRIPT:alert(1)">b</a>`, "b", "alert"},
 		{`<a href="vbscript:msgbox">c</a>`, "c", "msgbox"},
-		{`<a href="/p?k=v" onclick="steal()">d</a>`, "[d](/p?k=)", "steal"},
+		{`<a href="/p?k=v" onclick="steal()">d</a>`, "[d](/p?k=%5Bredacted%5D)", "steal"},
 		{`<a href="https://a.example/x">[e](https://evil.example/?q=SECRET)</a>`, `\[e\](https://evil`, "[[e]("}, // text cannot forge a link
 	}
 	for _, tt := range tests {

@@ -16,10 +16,13 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/durable-browser/durable-browser/internal/scrub"
 )
 
-// Placeholder is what every redacted value becomes.
-const Placeholder = "[redacted]"
+// Placeholder is what every redacted value becomes. It is the text scrub.URL
+// puts in place of query values, so a URL scrubbed by either has one form.
+const Placeholder = scrub.Redacted
 
 // MinLen is the shortest value (in characters) Register accepts. Shorter
 // values would match ordinary text and are ignored.
@@ -272,38 +275,12 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	return []byte(out)
 }
 
-// URL scrubs a page URL for showing or filing: the userinfo and the fragment
-// are dropped, every query value becomes Placeholder (the names stay), and
-// the rest is passed through String. It works on the text itself rather than
-// a parsed URL so that even a malformed URL is scrubbed.
+// URL scrubs a page URL for showing or filing with scrub.URL (the userinfo
+// and the fragment are dropped, every query value becomes Placeholder, the
+// names stay) and then passes the result through String, so registered values
+// and credential shapes in the scheme, host or path are redacted too.
 func (r *Redactor) URL(raw string) string {
-	s := strings.TrimSpace(raw)
-	if i := strings.IndexByte(s, '#'); i >= 0 {
-		s = s[:i]
-	}
-	base, query, hasQuery := strings.Cut(s, "?")
-	// Userinfo lives between "//" and the first "/" after it.
-	if i := strings.Index(base, "//"); i >= 0 {
-		rest := base[i+2:]
-		end := strings.IndexAny(rest, "/\\")
-		if end < 0 {
-			end = len(rest)
-		}
-		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
-			base = base[:i+2] + rest[at+1:]
-		}
-	}
-	if !hasQuery {
-		return r.String(base)
-	}
-	parts := strings.Split(query, "&")
-	for i, p := range parts {
-		name, val, ok := strings.Cut(p, "=")
-		if ok && val != "" {
-			parts[i] = name + "=" + Placeholder
-		}
-	}
-	return r.String(base + "?" + strings.Join(parts, "&"))
+	return r.String(scrub.URL(raw))
 }
 
 // JSON returns raw with every string in it (object keys included) passed

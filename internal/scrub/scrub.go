@@ -1,5 +1,7 @@
 // Package scrub removes the parts of a URL that can carry credentials before
-// the URL is shown to a model, logged or filed as evidence.
+// the URL is shown to a model, logged or filed as evidence. It is the one
+// implementation of URL scrubbing: internal/redact's (*Redactor).URL calls
+// URL and then redacts registered values and credential shapes in the result.
 package scrub
 
 import (
@@ -7,16 +9,22 @@ import (
 	"strings"
 )
 
+// Redacted is what every non-empty query value becomes. internal/redact uses
+// the same text as its Placeholder.
+const Redacted = "[redacted]"
+
 // maxKeyLen bounds a query key that is kept. Longer keys look like values
 // (tokens passed as bare keys) and are dropped.
 const maxKeyLen = 64
 
-// URL returns raw without userinfo, fragment and query values. Query keys
-// that look like names are kept with an empty value (`?token=`), so a reader
-// still sees which parameters the page used; bare parts without "=" and keys
-// that do not look like names are dropped, since a token can ride as a bare
-// key. The opaque part of javascript:, vbscript: and data: URLs is dropped.
-// A string that does not parse as a URL is scrubbed textually.
+// URL returns raw without userinfo and fragment, and with every query value
+// replaced by Redacted (`?token=[redacted]`); a key with an empty value stays
+// empty (`?x=`). The names are kept so a reader still sees which parameters
+// the page used; bare parts without "=" and keys that do not look like names
+// are dropped, since a token can ride as a bare key. Parts are joined with
+// "&" (a ";" separator becomes "&"). The opaque part of javascript:,
+// vbscript: and data: URLs is dropped. A string that does not parse as a URL
+// is scrubbed textually.
 // URL is idempotent: URL(URL(s)) == URL(s).
 func URL(raw string) string {
 	// Scrubbing only removes parts, but net/url's round trip can still
@@ -48,7 +56,7 @@ func scrubURL(raw string) string {
 	}
 	u.User = nil
 	u.Fragment, u.RawFragment = "", ""
-	u.RawQuery = keysOnly(u.RawQuery)
+	u.RawQuery = redactQuery(u.RawQuery)
 	u.ForceQuery = false
 	if u.Opaque != "" && !strings.EqualFold(u.Scheme, "mailto") {
 		// "user:pass@host" parses as scheme "user" with an opaque part;
@@ -60,24 +68,29 @@ func scrubURL(raw string) string {
 	out := u.String()
 	// Re-parsing must give the same string; if the library's round trip is
 	// not stable for this input, fall back to the textual scrub.
-	if again, err := url.Parse(out); err != nil || again.User != nil || again.Fragment != "" || keysOnly(again.RawQuery) != again.RawQuery {
+	if again, err := url.Parse(out); err != nil || again.User != nil || again.Fragment != "" || redactQuery(again.RawQuery) != again.RawQuery {
 		return textual(out)
 	}
 	return out
 }
 
-// keysOnly keeps name-like keys of a raw query, each with an empty value.
-func keysOnly(rawQuery string) string {
+// redactQuery keeps the name-like keys of a raw query, each with its value
+// replaced by Redacted (or empty when it was empty).
+func redactQuery(rawQuery string) string {
 	if rawQuery == "" {
 		return ""
 	}
 	var kept []string
 	for _, part := range strings.FieldsFunc(rawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
-		key, _, hasEq := strings.Cut(part, "=")
+		key, val, hasEq := strings.Cut(part, "=")
 		if !hasEq || !nameLike(key) {
 			continue
 		}
-		kept = append(kept, key+"=")
+		if val == "" {
+			kept = append(kept, key+"=")
+		} else {
+			kept = append(kept, key+"="+Redacted)
+		}
 	}
 	return strings.Join(kept, "&")
 }
@@ -99,7 +112,7 @@ func nameLike(k string) bool {
 }
 
 // textual scrubs a string that net/url will not parse: cut at the first "#",
-// keep only name-like query keys, and drop everything up to the last "@" of
+// keep only name-like query keys with their values redacted, and drop everything up to the last "@" of
 // the authority.
 func textual(s string) string {
 	s, _, _ = strings.Cut(s, "#")
@@ -115,7 +128,7 @@ func textual(s string) string {
 		}
 	}
 	if hasQ {
-		if k := keysOnly(q); k != "" {
+		if k := redactQuery(q); k != "" {
 			s += "?" + k
 		}
 	}
