@@ -10,7 +10,8 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 )
 
-// ErrNotFound is returned by Find when no browser carries the tag.
+// ErrNotFound is returned by a provider's Find when no browser carries the
+// tag.
 var ErrNotFound = errors.New("no browser with that tag")
 
 // Capabilities says what a provider can do.
@@ -60,16 +61,16 @@ const (
 	StatusUnknown Status = "unknown"
 )
 
-// Provider is a source of browsers.
+// Provider is a source of browsers, as the activities use it: they create a
+// session's browser and release it, and nothing else. The implementations
+// (local.Provider, cdp.Provider) also have Name, Capabilities, Find and
+// Status; those are on the concrete types only, so a new provider need not
+// write them before something calls them.
 type Provider interface {
-	Name() string
-	Capabilities() Capabilities
 	// Create finds a browser by tag, or starts one. Calling it twice with one
-	// tag yields one browser.
+	// tag yields one browser. A tag that internal/tags.Valid rejects is an
+	// error wrapping tags.ErrInvalid.
 	Create(ctx context.Context, o CreateOptions) (*Session, error)
-	// Find returns ErrNotFound when nothing carries the tag.
-	Find(ctx context.Context, tag string) (*Session, error)
-	Status(ctx context.Context, tag string) (Status, error)
 	// Release ends the browser and confirms it is gone; releasing an unknown
 	// tag is not an error.
 	Release(ctx context.Context, tag string) error

@@ -3,12 +3,12 @@ package workflows
 import (
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"strings"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/envelope"
+	"github.com/durable-browser/durable-browser/internal/tags"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -526,37 +526,7 @@ func (b *Browser) tagFor(seq int) string {
 // [A-Za-z0-9_.-] become '-', and a result over MaxTagLen keeps a hash of the
 // whole base, the tail of the base and the suffix, so tags stay unique.
 func CleanTag(base, suffix string) string {
-	clean := func(s string) string {
-		var sb strings.Builder
-		for _, r := range s {
-			switch {
-			case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '.', r == '-':
-				sb.WriteRune(r)
-			default:
-				sb.WriteByte('-')
-			}
-		}
-		return sb.String()
-	}
-	b, s := clean(base), clean(suffix)
-	if b == "" {
-		b = "session"
-	}
-	if len(b)+len(s) <= MaxTagLen {
-		return b + s
-	}
-	h := fnv.New32a()
-	h.Write([]byte(base))
-	prefix := fmt.Sprintf("%08x-", h.Sum32())
-	keep := MaxTagLen - len(prefix) - len(s)
-	if keep < 0 {
-		keep = 0
-	}
-	out := prefix + b[len(b)-min(keep, len(b)):] + s
-	if len(out) > MaxTagLen {
-		out = out[len(out)-MaxTagLen:]
-	}
-	return out
+	return tags.Clean(base, suffix)
 }
 
 // argsAs reads typed arguments whether given as a value or a pointer.

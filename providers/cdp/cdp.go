@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/durable-browser/durable-browser/internal/chrome"
+	"github.com/durable-browser/durable-browser/internal/tags"
 	"github.com/durable-browser/durable-browser/providers"
 )
 
@@ -31,8 +31,9 @@ const Name = "cdp"
 // honour (saved profiles, proxies).
 var ErrUnsupported = errors.New("not supported by the cdp provider")
 
-// ErrBadTag is returned for a tag that is not 1-60 of [A-Za-z0-9_.-].
-var ErrBadTag = errors.New("bad session tag")
+// ErrBadTag is wrapped by the error for a tag tags.Valid rejects; it is
+// tags.ErrInvalid.
+var ErrBadTag = tags.ErrInvalid
 
 // ErrNotReleased is wrapped when release could not confirm the pages closed.
 var ErrNotReleased = errors.New("pages not confirmed closed")
@@ -62,7 +63,8 @@ type Provider struct {
 
 	mu    sync.Mutex
 	state map[string]*entry
-	locks map[string]*sync.Mutex
+	// locks serialises Create and Release of one tag.
+	locks tags.Locks
 }
 
 // entry is what the provider remembers of one tag.
@@ -75,15 +77,6 @@ type entry struct {
 }
 
 var _ providers.Provider = (*Provider)(nil)
-
-var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,60}$`)
-
-func validTag(tag string) error {
-	if !tagPattern.MatchString(tag) || strings.Trim(tag, ".") == "" {
-		return fmt.Errorf("%w %q: use 1-60 letters, digits, '.', '-' or '_' (not only dots)", ErrBadTag, tag)
-	}
-	return nil
-}
 
 // New checks the endpoint's shape; the browser is first contacted on use.
 func New(o Options) (*Provider, error) {
@@ -104,7 +97,6 @@ func New(o Options) (*Provider, error) {
 		log:      o.Logger.With().Str("provider", Name).Logger(),
 		timeout:  o.CallTimeout,
 		state:    map[string]*entry{},
-		locks:    map[string]*sync.Mutex{},
 	}, nil
 }
 
@@ -115,18 +107,6 @@ func (p *Provider) Name() string { return Name }
 // headed are the attached browser's own business.
 func (p *Provider) Capabilities() providers.Capabilities {
 	return providers.Capabilities{Stealth: true}
-}
-
-func (p *Provider) lockTag(tag string) func() {
-	p.mu.Lock()
-	l := p.locks[tag]
-	if l == nil {
-		l = &sync.Mutex{}
-		p.locks[tag] = l
-	}
-	p.mu.Unlock()
-	l.Lock()
-	return l.Unlock
 }
 
 // targetInfo is the part of a DevTools TargetInfo the provider reads.
@@ -195,7 +175,7 @@ func owned(e *entry, all map[string]targetInfo) []string {
 
 // Create returns the tag's page if it is still open, or opens a new one.
 func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*providers.Session, error) {
-	if err := validTag(o.Tag); err != nil {
+	if err := tags.Valid(o.Tag); err != nil {
 		return nil, err
 	}
 	if o.Profile != nil {
@@ -204,7 +184,7 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 	if o.Proxy != "" {
 		return nil, fmt.Errorf("proxies are %w: start the browser with --proxy-server instead", ErrUnsupported)
 	}
-	unlock := p.lockTag(o.Tag)
+	unlock := p.locks.Lock(o.Tag)
 	defer unlock()
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
@@ -245,7 +225,7 @@ func (p *Provider) session(e *entry, ws, target string) *providers.Session {
 
 // Find returns the tag's session while any page it opened is still open.
 func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, error) {
-	if err := validTag(tag); err != nil {
+	if err := tags.Valid(tag); err != nil {
 		return nil, err
 	}
 	e, err := p.load(tag)
@@ -293,10 +273,10 @@ func (p *Provider) Status(ctx context.Context, tag string) (providers.Status, er
 // waits until the browser no longer lists them, and forgets the tag. The
 // browser and every other page keep running. Unknown tags are not an error.
 func (p *Provider) Release(ctx context.Context, tag string) error {
-	if err := validTag(tag); err != nil {
+	if err := tags.Valid(tag); err != nil {
 		return err
 	}
-	unlock := p.lockTag(tag)
+	unlock := p.locks.Lock(tag)
 	defer unlock()
 	e, err := p.load(tag)
 	if err != nil || e == nil {

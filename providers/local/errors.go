@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/durable-browser/durable-browser/internal/tags"
 )
 
 // ErrStartFailed is wrapped by *StartError.
@@ -12,8 +14,9 @@ var ErrStartFailed = errors.New("chrome did not start")
 // ErrProfileBusy is wrapped by *ProfileBusyError.
 var ErrProfileBusy = errors.New("profile is being saved by another session")
 
-// ErrBadTag is returned for a tag that is not 1-60 of [A-Za-z0-9_.-].
-var ErrBadTag = errors.New("bad session tag")
+// ErrBadTag is wrapped by the error for a tag tags.Valid rejects; it is
+// tags.ErrInvalid.
+var ErrBadTag = tags.ErrInvalid
 
 // ErrNotReleased is wrapped when release could not confirm the browser is gone.
 var ErrNotReleased = errors.New("browser not confirmed gone")

@@ -30,6 +30,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/durable-browser/durable-browser/internal/chrome"
+	"github.com/durable-browser/durable-browser/internal/tags"
 	"github.com/durable-browser/durable-browser/providers"
 )
 
@@ -78,18 +79,14 @@ type Provider struct {
 
 	mu       sync.Mutex
 	children map[string]*child // browsers this Provider started, by tag
-	tags     map[string]*tagLock
+	// locks serialises Create, Release and Reap of one tag.
+	locks tags.Locks
 }
 
 // child is a browser process this Provider started and reaps.
 type child struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when Wait returns
-}
-
-type tagLock struct {
-	mu   sync.Mutex
-	refs int
 }
 
 var _ providers.Provider = (*Provider)(nil)
@@ -135,7 +132,6 @@ func New(o Options) (*Provider, error) {
 		startTO:    o.StartTimeout,
 		grace:      o.KillGrace,
 		children:   map[string]*child{},
-		tags:       map[string]*tagLock{},
 	}, nil
 }
 
@@ -150,31 +146,10 @@ func (p *Provider) Capabilities() providers.Capabilities {
 	return providers.Capabilities{Profiles: true, Proxies: true, Stealth: true, Headed: true}
 }
 
-// lockTag serialises Create, Release and Reap of one tag.
-func (p *Provider) lockTag(tag string) func() {
-	p.mu.Lock()
-	l := p.tags[tag]
-	if l == nil {
-		l = &tagLock{}
-		p.tags[tag] = l
-	}
-	l.refs++
-	p.mu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		p.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(p.tags, tag)
-		}
-		p.mu.Unlock()
-	}
-}
-
 // Create returns the live browser carrying the tag, or starts one. A browser
 // found from an earlier boot is adopted: its record takes this BootID.
 func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*providers.Session, error) {
-	if err := ValidTag(o.Tag); err != nil {
+	if err := tags.Valid(o.Tag); err != nil {
 		return nil, err
 	}
 	if o.Profile != nil {
@@ -185,7 +160,7 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 	if err := checkProxy(o.Proxy); err != nil {
 		return nil, err
 	}
-	unlock := p.lockTag(o.Tag)
+	unlock := p.locks.Lock(o.Tag)
 	defer unlock()
 
 	if rec, _ := p.readRecord(o.Tag); rec != nil {
@@ -210,7 +185,7 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 // Find returns the live browser carrying the tag, or providers.ErrNotFound.
 // It does not adopt: see Create and Reap.
 func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, error) {
-	if err := ValidTag(tag); err != nil {
+	if err := tags.Valid(tag); err != nil {
 		return nil, err
 	}
 	rec, err := p.readRecord(tag)
@@ -240,10 +215,10 @@ func (p *Provider) Status(ctx context.Context, tag string) (providers.Status, er
 // process of it has exited, deletes its session directory (a saved profile
 // being saved stays) and its record. Releasing an unknown tag is not an error.
 func (p *Provider) Release(ctx context.Context, tag string) error {
-	if err := ValidTag(tag); err != nil {
+	if err := tags.Valid(tag); err != nil {
 		return err
 	}
-	unlock := p.lockTag(tag)
+	unlock := p.locks.Lock(tag)
 	defer unlock()
 	return p.release(ctx, tag)
 }

@@ -402,35 +402,6 @@ func TestProfilesSaveAndCopy(t *testing.T) {
 	}
 }
 
-func TestValidTag(t *testing.T) {
-	for _, tt := range []struct {
-		tag string
-		ok  bool
-	}{
-		{"wf-1", true}, {"a.b_c-D9", true}, {strings.Repeat("a", 60), true},
-		{"", false}, {".", false}, {"..", false}, {"a/b", false}, {"a b", false},
-		{strings.Repeat("a", 61), false}, {"ü", false},
-	} {
-		if err := ValidTag(tt.tag); (err == nil) != tt.ok {
-			t.Errorf("ValidTag(%q) = %v", tt.tag, err)
-		}
-	}
-}
-
-func FuzzValidTag(f *testing.F) {
-	for _, s := range []string{"wf-1", "..", "a/../b", ".hidden", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, tag string) {
-		if ValidTag(tag) != nil {
-			return
-		}
-		if filepath.Base(tag) != tag || tag == "." || tag == ".." || strings.ContainsAny(tag, `/\`) {
-			t.Fatalf("accepted unsafe tag %q", tag)
-		}
-	})
-}
-
 func TestCheckProxy(t *testing.T) {
 	for _, tt := range []struct {
 		in string

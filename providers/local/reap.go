@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+
+	"github.com/durable-browser/durable-browser/internal/tags"
 )
 
 // Reap releases the browsers no live worker holds, and returns their tags.
@@ -47,7 +49,7 @@ func (p *Provider) Reap(ctx context.Context, keep func(rec Record) bool) ([]stri
 	ents, _ := os.ReadDir(filepath.Join(p.root, "sessions"))
 	for _, e := range ents {
 		tag := e.Name()
-		if seen[tag] || ValidTag(tag) != nil {
+		if seen[tag] || tags.Valid(tag) != nil {
 			continue
 		}
 		p.mu.Lock()
@@ -92,7 +94,7 @@ func (p *Provider) reapable(ctx context.Context, r Record, keep func(Record) boo
 
 // reapTag releases tag if still holds for its record under the tag lock.
 func (p *Provider) reapTag(ctx context.Context, tag string, still func(*Record) bool) (bool, error) {
-	unlock := p.lockTag(tag)
+	unlock := p.locks.Lock(tag)
 	defer unlock()
 	cur, err := p.readRecord(tag)
 	if err != nil {

@@ -7,9 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/durable-browser/durable-browser/internal/tags"
 )
 
 // Record is what the provider keeps on disk per browser, under
@@ -37,16 +38,6 @@ type Record struct {
 	Save    bool   `json:"save,omitempty"`
 	Stealth bool   `json:"stealth,omitempty"`
 	Headed  bool   `json:"headed,omitempty"`
-}
-
-var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,60}$`)
-
-// ValidTag checks a session tag: 1-60 of [A-Za-z0-9_.-], not "." or "..".
-func ValidTag(tag string) error {
-	if !tagPattern.MatchString(tag) || strings.Trim(tag, ".") == "" {
-		return fmt.Errorf("%w %q: use 1-60 letters, digits, '.', '-' or '_' (not only dots)", ErrBadTag, tag)
-	}
-	return nil
 }
 
 func (p *Provider) recordPath(tag string) string {
@@ -108,7 +99,7 @@ func (p *Provider) Records() ([]Record, error) {
 	var out []Record
 	for _, e := range ents {
 		tag, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || ValidTag(tag) != nil {
+		if !ok || tags.Valid(tag) != nil {
 			continue
 		}
 		r, err := p.readRecord(tag)
