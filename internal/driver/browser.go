@@ -63,7 +63,7 @@ type Browser struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	opMu      sync.Mutex // serialises Run, Snapshot, Upload
+	opMu      sync.Mutex // serialises Run, Snapshot, Upload, Screenshot, Read
 	closeOnce sync.Once
 	rawSeq    atomic.Int64
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
 )
 
@@ -88,15 +87,6 @@ func (b *Browser) activeTab() (*tab, error) {
 		return nil, errors.New("driver: no active tab: list tabs and switch to one")
 	}
 	return b.active, nil
-}
-
-// Page returns the active tab as a rod page (for capture).
-func (b *Browser) Page() (*rod.Page, error) {
-	t, err := b.activeTab()
-	if err != nil {
-		return nil, err
-	}
-	return b.rb.PageFromTarget(t.id)
 }
 
 // URL returns the active tab's URL, "" if unknown.
