@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-rod/rod"
 	"go.temporal.io/sdk/activity"
 
 	"github.com/durable-browser/durable-browser/contract"
@@ -136,23 +135,16 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 
 // Screenshot captures the page, files it and returns a claim check.
 func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequest) (*contract.ScreenshotResult, error) {
-	s, page, done, err := a.beginPage(ctx, req.Session)
+	s, done, err := a.beginPage(ctx, req.Session)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	o := capture.ScreenshotOptions{FullPage: req.Args.FullPage, Selector: strings.TrimSpace(req.Args.Selector), Type: req.Args.Type, Quality: req.Args.Quality}
+	o := driver.ScreenshotOptions{FullPage: req.Args.FullPage, ID: strings.TrimSpace(req.Args.ID), Selector: strings.TrimSpace(req.Args.Selector), Type: req.Args.Type, Quality: req.Args.Quality}
 	if c := req.Args.Clip; c != nil && c.Width > 0 && c.Height > 0 {
-		o.Clip = &capture.Rect{X: c.X, Y: c.Y, Width: c.Width, Height: c.Height}
+		o.Clip = &driver.Rect{X: c.X, Y: c.Y, Width: c.Width, Height: c.Height}
 	}
-	if id := strings.TrimSpace(req.Args.ID); id != "" {
-		el, err := s.browser.Element(ctx, id)
-		if err != nil {
-			return nil, a.fail(driverFailure(err))
-		}
-		o.Element = el
-	}
-	shot, err := capture.Screenshot(ctx, page, o)
+	shot, err := s.browser.Screenshot(ctx, o)
 	if err != nil {
 		return nil, a.fail(driverFailure(err))
 	}
@@ -175,12 +167,12 @@ func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequ
 
 // Read answers browser_read and files what was read.
 func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contract.ReadResult, error) {
-	s, page, done, err := a.beginPage(ctx, req.Session)
+	s, done, err := a.beginPage(ctx, req.Session)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	r, err := capture.Read(ctx, page, capture.ReadOptions{What: req.Args.What})
+	r, err := s.browser.Read(ctx, driver.ReadOptions{What: req.Args.What})
 	if err != nil {
 		return nil, a.fail(driverFailure(err))
 	}
@@ -284,18 +276,10 @@ func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details
 	return s, func() { s.unlock(); stop() }, nil
 }
 
-// beginPage is begin for calls that work on the active tab's page.
-func (a *Activities) beginPage(ctx context.Context, ref contract.SessionRef) (*liveSession, *rod.Page, func(), error) {
-	s, done, err := a.begin(ctx, ref, nil)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	page, err := s.browser.Page()
-	if err != nil {
-		done()
-		return nil, nil, nil, a.fail(driverFailure(err))
-	}
-	return s, page, done, nil
+// beginPage is begin for calls that work on the active tab's page. The
+// driver checks the active tab itself, under its own lock.
+func (a *Activities) beginPage(ctx context.Context, ref contract.SessionRef) (*liveSession, func(), error) {
+	return a.begin(ctx, ref, nil)
 }
 
 // driverFailure maps the driver's and capture's typed errors to codes.

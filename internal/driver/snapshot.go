@@ -71,7 +71,7 @@ type frameDoc struct {
 	err     error
 }
 
-// snode is one node of walkJS's tree (see walk.go for the fields).
+// snode is one node of walkJS's tree (see walk.go and walk.js for the fields).
 type snode struct {
 	R  string   `json:"r"`
 	N  string   `json:"n"`

@@ -1,0 +1,116 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/durable-browser/durable-browser/internal/capture"
+)
+
+// Capture types, so callers of Screenshot and Read need only this package.
+type (
+	// Rect is a region in CSS pixels of the document.
+	Rect = capture.Rect
+	// Shot is an encoded screenshot and the region it shows.
+	Shot = capture.Shot
+	// ReadOptions choose what Read returns.
+	ReadOptions = capture.ReadOptions
+	// ReadResult is what Read returned and the raw bytes it came from.
+	ReadResult = capture.ReadResult
+)
+
+// ScreenshotOptions choose the region and encoding of a Screenshot. At
+// most one of FullPage, Clip, ID and Selector may be given; none means
+// the viewport.
+type ScreenshotOptions struct {
+	// FullPage captures the whole document.
+	FullPage bool
+	// Clip is a region in CSS pixels of the document.
+	Clip *Rect
+	// ID is an id of the latest snapshot: that element is captured.
+	ID string
+	// Selector is a CSS selector that must match exactly one element.
+	Selector string
+	// Type is "png" (default) or "jpeg".
+	Type string
+	// Quality is the JPEG quality, 1-100.
+	Quality int
+}
+
+// Screenshot captures the active tab. An ID is checked against the latest
+// snapshot like an action's (*StaleError, ErrNoSnapshot); a region that
+// cannot give a useful image is *capture.RefusedError.
+func (b *Browser) Screenshot(ctx context.Context, o ScreenshotOptions) (*Shot, error) {
+	b.opMu.Lock()
+	defer b.opMu.Unlock()
+	page, err := b.activePage()
+	if err != nil {
+		return nil, err
+	}
+	co := capture.ScreenshotOptions{FullPage: o.FullPage, Clip: o.Clip, Selector: o.Selector, Type: o.Type, Quality: o.Quality}
+	if o.ID != "" {
+		el, err := b.element(ctx, o.ID)
+		if err != nil {
+			return nil, err
+		}
+		co.Element = el
+	}
+	return capture.Screenshot(ctx, page, co)
+}
+
+// Read reads the active tab's content. An unknown What is
+// *capture.RefusedError.
+func (b *Browser) Read(ctx context.Context, o ReadOptions) (*ReadResult, error) {
+	b.opMu.Lock()
+	defer b.opMu.Unlock()
+	page, err := b.activePage()
+	if err != nil {
+		return nil, err
+	}
+	return capture.Read(ctx, page, o)
+}
+
+// activePage returns the active tab as a rod page, for capture.
+func (b *Browser) activePage() (*rod.Page, error) {
+	t, err := b.activeTab()
+	if err != nil {
+		return nil, err
+	}
+	return b.rb.PageFromTarget(t.id)
+}
+
+// element resolves an id of the latest snapshot to a rod element, for
+// screenshots of one element.
+func (b *Browser) element(ctx context.Context, id string) (*rod.Element, error) {
+	nid, err := NormalizeID(id)
+	if err != nil {
+		return nil, err
+	}
+	t, err := b.activeTab()
+	if err != nil {
+		return nil, err
+	}
+	refs, err := b.lookup(ctx, t, []string{nid}, true)
+	if err != nil {
+		return nil, err
+	}
+	r := refs[0]
+	target := t.id
+	if r.sess != t.sess {
+		b.mu.Lock()
+		for fid, sid := range b.frameSess {
+			if sid == r.sess {
+				target = proto.TargetTargetID(fid)
+			}
+		}
+		b.mu.Unlock()
+	}
+	p, err := b.rb.PageFromTarget(target)
+	if err != nil {
+		return nil, fmt.Errorf("driver: attach to the element's frame: %w", err)
+	}
+	return p.Context(ctx).ElementFromNode(&proto.DOMNode{BackendNodeID: r.backend})
+}

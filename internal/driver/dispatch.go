@@ -1,0 +1,123 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-rod/rod/lib/proto"
+)
+
+// do runs one action.
+func (b *Browser) do(ctx context.Context, t *tab, a Action, r ref) error {
+	page := b.client(ctx, t.sess)
+	switch a.Op {
+	case "click":
+		n := a.Count
+		if n == 0 {
+			n = 1
+		}
+		btn := proto.InputMouseButtonLeft
+		switch a.Button {
+		case "right":
+			btn = proto.InputMouseButtonRight
+		case "middle":
+			btn = proto.InputMouseButtonMiddle
+		}
+		x, y, err := b.point(ctx, t, r)
+		if err != nil {
+			return err
+		}
+		return b.click(page, x, y, btn, n)
+	case "hover":
+		x, y, err := b.point(ctx, t, r)
+		if err != nil {
+			return err
+		}
+		return proto.InputDispatchMouseEvent{Type: proto.InputDispatchMouseEventTypeMouseMoved, X: x, Y: y}.Call(page)
+	case "fill":
+		return b.fill(ctx, t, r, a.Value)
+	case "type":
+		if err := b.focus(ctx, r, false); err != nil {
+			return err
+		}
+		return b.typeText(ctx, page, a.Text, time.Duration(a.DelayMS)*time.Millisecond)
+	case "press":
+		if a.ID != "" {
+			if err := b.focus(ctx, r, false); err != nil {
+				return err
+			}
+		}
+		c, err := parseCombo(a.Key)
+		if err != nil {
+			return &ActionError{Kind: KindInvalid, Reason: err.Error()}
+		}
+		return b.press(page, c)
+	case "select":
+		return b.selectValues(ctx, r, a.Values)
+	case "check", "uncheck":
+		return b.setChecked(ctx, t, r, a.Op == "check")
+	case "scroll":
+		if a.ID != "" {
+			_, err := b.callOn(ctx, r, `function(){ if(!this.isConnected) return "gone"; this.scrollIntoView({block:"center", inline:"nearest"}); return "" }`)
+			return err
+		}
+		_, err := proto.RuntimeEvaluate{Expression: fmt.Sprintf("window.scrollBy(%d,%d)", a.DX, a.DY)}.Call(page)
+		return err
+	case "goto":
+		res, err := proto.PageNavigate{URL: a.URL}.Call(page)
+		if err != nil {
+			return err
+		}
+		if res.ErrorText != "" {
+			return &ActionError{Kind: KindNavigation, Reason: fmt.Sprintf("navigation failed: %s; check the URL", truncate(res.ErrorText, 80))}
+		}
+		b.markLoading(t)
+		return nil
+	case "back", "forward":
+		h, err := proto.PageGetNavigationHistory{}.Call(page)
+		if err != nil {
+			return err
+		}
+		i := h.CurrentIndex - 1
+		if a.Op == "forward" {
+			i = h.CurrentIndex + 1
+		}
+		if i < 0 || i >= len(h.Entries) {
+			return &ActionError{Kind: KindNavigation, Reason: fmt.Sprintf("there is no page to go %s to", a.Op)}
+		}
+		if err := (proto.PageNavigateToHistoryEntry{EntryID: h.Entries[i].ID}).Call(page); err != nil {
+			return err
+		}
+		return nil
+	case "reload":
+		if err := (proto.PageReload{}).Call(page); err != nil {
+			return err
+		}
+		b.markLoading(t)
+		return nil
+	case "switch_tab":
+		if err := b.SwitchTab(ctx, a.Tab); err != nil {
+			return &ActionError{Op: a.Op, Kind: KindInvalid, Reason: fmt.Sprintf("no tab %q; use an id from tabs_opened", a.Tab)}
+		}
+		return nil
+	case "close_tab":
+		id := a.Tab
+		if id == "" {
+			id = t.short
+		}
+		if err := b.CloseTab(ctx, id); err != nil {
+			return &ActionError{Op: a.Op, Kind: KindInvalid, Reason: fmt.Sprintf("no tab %q; use an id from tabs_opened", id)}
+		}
+		return nil
+	case "wait":
+		return b.wait(ctx, t, a, r)
+	}
+	return &ActionError{Kind: KindInvalid, Reason: fmt.Sprintf("unknown op %q", a.Op)}
+}
+
+func (b *Browser) markLoading(t *tab) {
+	b.mu.Lock()
+	t.loading = true
+	b.mu.Unlock()
+}

@@ -1,0 +1,303 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+	"github.com/go-rod/stealth"
+)
+
+// events are what happened since the last Run, bounded.
+type events struct {
+	dialogs  []Dialog
+	console  []string
+	failed   []string
+	sent     []SentRequest
+	held     []SentRequest
+	denied   []SentRequest
+	openSeq  int
+	requests map[proto.NetworkRequestID]reqInfo
+}
+
+// loop dispatches CDP events until the connection closes. A panic here would
+// kill the worker, so every event is handled under recover.
+func (b *Browser) loop(msgs <-chan *rod.Message) {
+	for msg := range msgs {
+		b.handle(msg)
+	}
+	b.cancel()
+}
+
+func (b *Browser) handle(msg *rod.Message) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.log.Error().Str("method", msg.Method).Interface("panic", r).Msg("driver: event handler panicked")
+		}
+	}()
+	switch msg.Method {
+	case "Target.attachedToTarget":
+		var e proto.TargetAttachedToTarget
+		if msg.Load(&e) {
+			go b.attached(msg.SessionID, &e)
+		}
+	case "Target.detachedFromTarget":
+		var e proto.TargetDetachedFromTarget
+		if msg.Load(&e) {
+			b.mu.Lock()
+			t := b.sessions[e.SessionID]
+			delete(b.sessions, e.SessionID)
+			for fid, sid := range b.frameSess {
+				if sid == e.SessionID {
+					delete(b.frameSess, fid)
+					delete(b.frameParent, fid)
+				}
+			}
+			isTab := t != nil && t.sess == e.SessionID
+			b.mu.Unlock()
+			if isTab {
+				b.dropTab(t.id)
+			}
+		}
+	case "Target.targetCreated":
+		var e proto.TargetTargetCreated
+		if b.o.TargetID != "" && msg.Load(&e) && e.TargetInfo != nil {
+			go b.popupCreated(e.TargetInfo)
+		}
+	case "Target.targetDestroyed":
+		var e proto.TargetTargetDestroyed
+		if msg.Load(&e) {
+			b.dropTab(e.TargetID)
+		}
+	case "Page.javascriptDialogOpening":
+		var e proto.PageJavascriptDialogOpening
+		if msg.Load(&e) {
+			go b.dialog(msg.SessionID, &e)
+		}
+	case "Page.frameNavigated":
+		var e proto.PageFrameNavigated
+		if msg.Load(&e) && e.Frame.ParentID == "" {
+			b.bumpNav(msg.SessionID, proto.PageFrameID(""))
+		}
+	case "Page.navigatedWithinDocument":
+		var e proto.PageNavigatedWithinDocument
+		if msg.Load(&e) {
+			b.bumpNav(msg.SessionID, e.FrameID)
+		}
+	case "Page.frameRequestedNavigation", "Page.frameStartedLoading", "Page.frameStoppedLoading":
+		var fid proto.PageFrameID
+		switch msg.Method {
+		case "Page.frameRequestedNavigation":
+			var e proto.PageFrameRequestedNavigation
+			msg.Load(&e)
+			fid = e.FrameID
+		case "Page.frameStartedLoading":
+			var e proto.PageFrameStartedLoading
+			msg.Load(&e)
+			fid = e.FrameID
+		default:
+			var e proto.PageFrameStoppedLoading
+			msg.Load(&e)
+			fid = e.FrameID
+		}
+		b.mu.Lock()
+		if t := b.sessions[msg.SessionID]; t != nil && t.sess == msg.SessionID && string(fid) == string(t.id) {
+			t.loading = msg.Method != "Page.frameStoppedLoading"
+		}
+		b.mu.Unlock()
+	case "Runtime.consoleAPICalled":
+		var e proto.RuntimeConsoleAPICalled
+		if msg.Load(&e) && e.Type == proto.RuntimeConsoleAPICalledTypeError {
+			var parts []string
+			for _, a := range e.Args {
+				if a.Value.Nil() {
+					parts = append(parts, a.Description)
+				} else {
+					parts = append(parts, a.Value.Str())
+				}
+			}
+			b.addConsole(strings.Join(parts, " "))
+		}
+	case "Runtime.exceptionThrown":
+		var e proto.RuntimeExceptionThrown
+		if msg.Load(&e) {
+			d := e.ExceptionDetails
+			text := d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				text = d.Exception.Description
+			}
+			b.addConsole(text)
+		}
+	case "Network.requestWillBeSent":
+		var e proto.NetworkRequestWillBeSent
+		if msg.Load(&e) {
+			b.mu.Lock()
+			if len(b.ev.requests) > 2000 {
+				b.ev.requests = map[proto.NetworkRequestID]reqInfo{}
+			}
+			b.ev.requests[e.RequestID] = reqInfo{method: e.Request.Method, url: e.Request.URL}
+			if b.o.RequestGate == nil && !safeMethod(e.Request.Method) && b.sessions[msg.SessionID] != nil {
+				o, p := originPath(e.Request.URL)
+				b.ev.sent = appendBounded(b.ev.sent, SentRequest{Method: e.Request.Method, Origin: o, Path: p})
+			}
+			b.mu.Unlock()
+		}
+	case "Network.responseReceived":
+		var e proto.NetworkResponseReceived
+		if msg.Load(&e) && e.Response.Status >= 400 {
+			b.mu.Lock()
+			ri := b.ev.requests[e.RequestID]
+			if ri.method == "" {
+				ri.method = "GET"
+			}
+			o, p := originPath(e.Response.URL)
+			b.ev.failed = appendBounded(b.ev.failed, fmt.Sprintf("%d %s %s%s", e.Response.Status, ri.method, o, p))
+			b.mu.Unlock()
+		}
+	case "Network.loadingFailed":
+		var e proto.NetworkLoadingFailed
+		if msg.Load(&e) && !e.Canceled {
+			b.mu.Lock()
+			ri := b.ev.requests[e.RequestID]
+			o, p := originPath(ri.url)
+			b.ev.failed = appendBounded(b.ev.failed, fmt.Sprintf("%s %s %s%s", truncate(e.ErrorText, 60), ri.method, o, p))
+			b.mu.Unlock()
+		}
+	case "Fetch.requestPaused":
+		var e proto.FetchRequestPaused
+		if msg.Load(&e) {
+			if !safeMethod(e.Request.Method) && e.ResponseStatusCode == nil {
+				// Counted here, not in the goroutine, so an action settling
+				// right now already sees that a decision is under way.
+				b.mu.Lock()
+				b.gating++
+				b.mu.Unlock()
+			}
+			go b.gate(msg.SessionID, &e)
+		}
+	case "Browser.downloadWillBegin":
+		var e proto.BrowserDownloadWillBegin
+		if msg.Load(&e) {
+			b.downloadBegin(&e)
+		}
+	case "Browser.downloadProgress":
+		var e proto.BrowserDownloadProgress
+		if msg.Load(&e) {
+			b.downloadProgress(&e)
+		}
+	}
+}
+
+func (b *Browser) bumpNav(sid proto.TargetSessionID, frame proto.PageFrameID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.sessions[sid]
+	if t == nil || t.sess != sid {
+		return // an iframe's own navigation does not move the page
+	}
+	if frame != "" && string(frame) != string(t.id) {
+		return
+	}
+	t.navSeq++
+}
+
+func (b *Browser) addConsole(s string) {
+	b.mu.Lock()
+	b.ev.console = appendBounded(b.ev.console, truncate(strings.TrimSpace(s), 300))
+	b.mu.Unlock()
+}
+
+func appendBounded[T any](list []T, v T) []T {
+	if len(list) >= maxListed {
+		return list
+	}
+	return append(list, v)
+}
+
+// attached sets up a newly attached session (a page, an out-of-process
+// iframe or a worker) and lets it run.
+func (b *Browser) attached(parent proto.TargetSessionID, e *proto.TargetAttachedToTarget) {
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	sid := e.SessionID
+	c := b.client(ctx, sid)
+	info := e.TargetInfo
+	var t *tab
+	switch info.Type {
+	case proto.TargetTargetInfoTypePage:
+		b.mu.Lock()
+		t = b.tabs[info.TargetID]
+		if t == nil {
+			b.tabSeq++
+			b.ev.openSeq++
+			t = &tab{id: info.TargetID, short: fmt.Sprintf("t%d", b.tabSeq), sess: sid, opener: info.OpenerID,
+				ready: make(chan struct{}), openedAt: b.ev.openSeq}
+			b.tabs[info.TargetID] = t
+		}
+		b.sessions[sid] = t
+		b.mu.Unlock()
+	case typeIframe:
+		b.mu.Lock()
+		t = b.sessions[parent]
+		if t != nil {
+			b.sessions[sid] = t
+			b.frameSess[proto.PageFrameID(info.TargetID)] = sid
+			b.frameParent[proto.PageFrameID(info.TargetID)] = parent
+		}
+		b.mu.Unlock()
+	}
+	// A paused target answers nothing until it runs, so the setup is sent
+	// without waiting, in order, ahead of the resume: Chrome applies it
+	// before the page runs a line.
+	if b.o.RequestGate != nil && (t != nil || strings.Contains(string(info.Type), "worker")) {
+		b.sendNoWait(sid, proto.FetchEnable{Patterns: []*proto.FetchRequestPattern{{URLPattern: "*", RequestStage: proto.FetchRequestStageRequest}}})
+	}
+	if t != nil {
+		if info.Type == proto.TargetTargetInfoTypePage && b.o.Stealth {
+			b.sendNoWait(sid, proto.PageAddScriptToEvaluateOnNewDocument{Source: stealth.JS})
+			if !e.WaitingForDebugger {
+				// Already running (attached by id, not paused): patch the current document too.
+				b.sendNoWait(sid, proto.RuntimeEvaluate{Expression: stealth.JS})
+			}
+		}
+		b.sendNoWait(sid, proto.PageEnable{})
+		b.sendNoWait(sid, proto.RuntimeEnable{})
+		b.sendNoWait(sid, proto.NetworkEnable{})
+		b.sendNoWait(sid, proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true})
+	}
+	err := proto.RuntimeRunIfWaitingForDebugger{}.Call(c)
+	if t != nil {
+		// Page.enable answers once the page's agents run: then events flow.
+		_ = proto.PageEnable{}.Call(c)
+	}
+	b.log.Debug().Err(err).Str("type", string(info.Type)).Bool("waiting", e.WaitingForDebugger).Msg("driver: attached")
+	if t != nil && info.Type == proto.TargetTargetInfoTypePage {
+		select {
+		case <-t.ready:
+		default:
+			close(t.ready)
+		}
+	}
+	if t == nil && !strings.Contains(string(info.Type), "worker") {
+		_ = proto.TargetDetachFromTarget{SessionID: sid}.Call(b.client(ctx, parent))
+	}
+}
+
+// sendNoWait sends a command on session sid without waiting for its answer.
+// Its id is far above rod's own counter, so rod drops the answer.
+func (b *Browser) sendNoWait(sid proto.TargetSessionID, req proto.Request) {
+	id := rawIDBase + b.rawSeq.Add(1)
+	data, err := json.Marshal(map[string]interface{}{"id": id, "sessionId": sid, "method": req.ProtoReq(), "params": req})
+	if err != nil {
+		return
+	}
+	if err := b.ws.Send(data); err != nil {
+		b.log.Debug().Err(err).Str("method", req.ProtoReq()).Msg("driver: send")
+	}
+}
+
+const rawIDBase = 1 << 30

@@ -1,0 +1,122 @@
+package driver
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/go-rod/rod/lib/proto"
+)
+
+// GateDecision is a RequestGate's answer.
+type GateDecision int
+
+// Gate decisions.
+const (
+	GateAllow GateDecision = iota + 1
+	GateDeny
+)
+
+// GatedRequest is a side-effecting request waiting for the RequestGate.
+// It carries no query, body or headers.
+type GatedRequest struct {
+	Method       string
+	Origin       string
+	Path         string
+	ResourceType string
+	TabID        string
+}
+
+// SentRequest is a side-effecting request that left the browser.
+type SentRequest struct {
+	Method string `json:"method"`
+	Origin string `json:"origin"`
+	Path   string `json:"path"`
+}
+
+type reqInfo struct{ method, url string }
+
+func safeMethod(m string) bool {
+	switch strings.ToUpper(m) {
+	case "GET", "HEAD", "OPTIONS":
+		return true
+	}
+	return false
+}
+
+// gate holds a side-effecting request until the RequestGate decides.
+func (b *Browser) gate(sid proto.TargetSessionID, e *proto.FetchRequestPaused) {
+	c := b.client(b.ctx, sid)
+	if safeMethod(e.Request.Method) || e.ResponseStatusCode != nil {
+		_ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(c)
+		return
+	}
+	o, p := originPath(e.Request.URL)
+	sr := SentRequest{Method: e.Request.Method, Origin: o, Path: p}
+	b.mu.Lock()
+	ctx := b.runCtx
+	if ctx == nil {
+		ctx = b.ctx
+	}
+	t := b.sessions[sid]
+	short := ""
+	if t != nil {
+		short = t.short
+	}
+	b.ev.held = appendBounded(b.ev.held, sr)
+	b.mu.Unlock()
+	dec := GateDeny
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				b.log.Error().Interface("panic", r).Msg("driver: request gate panicked; request denied")
+			}
+		}()
+		dec = b.o.RequestGate(ctx, GatedRequest{Method: sr.Method, Origin: o, Path: p, ResourceType: string(e.ResourceType), TabID: short})
+	}()
+	if ctx.Err() != nil {
+		dec = GateDeny
+	}
+	var err error
+	if dec == GateAllow {
+		err = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(c)
+	} else {
+		err = proto.FetchFailRequest{RequestID: e.RequestID, ErrorReason: proto.NetworkErrorReasonBlockedByClient}.Call(c)
+	}
+	if err != nil {
+		b.log.Debug().Err(err).Msg("driver: release gated request")
+	}
+	b.mu.Lock()
+	b.gating--
+	if dec == GateAllow {
+		b.ev.sent = appendBounded(b.ev.sent, sr)
+	} else {
+		b.ev.denied = appendBounded(b.ev.denied, sr)
+	}
+	b.mu.Unlock()
+}
+
+// originPath splits a URL into origin and path, dropping userinfo, query and
+// fragment, which may carry secrets.
+func originPath(raw string) (string, string) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		if i := strings.IndexAny(raw, "?#"); i >= 0 {
+			raw = raw[:i]
+		}
+		return "", truncate(raw, 200)
+	}
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	return u.Scheme + "://" + u.Host, truncate(p, 200)
+}
+
+// redactWS hides the token part of a debugger URL in error messages.
+func redactWS(raw string) string {
+	o, _ := originPath(raw)
+	if o == "" {
+		return "the CDP URL"
+	}
+	return o
+}

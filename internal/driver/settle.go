@@ -1,0 +1,134 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-rod/rod/lib/proto"
+)
+
+// gateGrace is how long a gated session waits after an action for a request
+// it caused to reach the gate.
+const gateGrace = 300 * time.Millisecond
+
+// settle waits, after an action, for gated requests to be decided and for a
+// navigation the action started to load.
+func (b *Browser) settle(ctx context.Context, t *tab, a Action) error {
+	switch a.Op {
+	case "click", "press", "goto", "back", "forward", "reload", "check", "uncheck", "select":
+	default:
+		return nil
+	}
+	// A round trip to the page lets events the action caused arrive first.
+	_, _ = proto.RuntimeEvaluate{Expression: "0"}.Call(b.client(ctx, t.sess))
+	if b.o.RequestGate != nil {
+		// A request the action caused (a form's POST) can reach the gate a
+		// little after the action: give it a moment, so the request is
+		// decided within this run and listed in its result, not after it.
+		grace := time.Now().Add(gateGrace)
+		for time.Now().Before(grace) {
+			b.mu.Lock()
+			started := b.gating > 0 || t.loading
+			b.mu.Unlock()
+			if started {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	deadline := time.Now().Add(b.o.ActionTimeout)
+	for {
+		b.mu.Lock()
+		gating, loading := b.gating, t.loading && !t.closed && b.active == t
+		b.mu.Unlock()
+		if gating > 0 {
+			deadline = time.Now().Add(b.o.ActionTimeout) // a person may be deciding; ctx bounds it
+		} else if !loading || time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+const visibleJS = `function(){ const r=this.getBoundingClientRect(); return this.isConnected && r.width>0 && r.height>0; }`
+
+// wait polls a condition until it holds or the action's timeout passes.
+func (b *Browser) wait(ctx context.Context, t *tab, a Action, r ref) error {
+	if a.MS > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(a.MS) * time.Millisecond):
+			return nil
+		}
+	}
+	page := b.client(ctx, t.sess)
+	check := func() (bool, error) {
+		switch {
+		case a.Text != "":
+			res, err := proto.RuntimeEvaluate{Expression: "!!document.body && document.body.innerText.includes(" + strconv.Quote(a.Text) + ")", ReturnByValue: true}.Call(page)
+			if err != nil || res.ExceptionDetails != nil {
+				return false, err
+			}
+			return res.Result.Value.Bool(), nil
+		case a.ID != "":
+			res, err := b.callOn(ctx, r, visibleJS)
+			if err != nil {
+				return false, err
+			}
+			return res.Value.Bool(), nil
+		case a.URL != "":
+			loc, _ := b.docInfo(ctx, t.sess)
+			return urlMatches(a.URL, loc), nil
+		case a.Load:
+			res, err := proto.RuntimeEvaluate{Expression: `document.readyState`, ReturnByValue: true}.Call(page)
+			if err != nil || res.ExceptionDetails != nil {
+				return false, nil // mid-navigation
+			}
+			return res.Result.Value.Str() == "complete", nil
+		}
+		return true, nil
+	}
+	for {
+		ok, err := check()
+		if err != nil && ctx.Err() == nil && a.ID != "" {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			what := map[bool]string{true: "text " + strconv.Quote(truncate(a.Text, 40))}[a.Text != ""]
+			if what == "" {
+				what = "the condition"
+			}
+			return &ActionError{Kind: KindTimeout, Reason: fmt.Sprintf("%s did not appear within %s; snapshot to see the page", what, b.o.ActionTimeout), Err: ctx.Err()}
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+// urlMatches: a pattern with * is a glob over the whole URL, else a substring.
+func urlMatches(pattern, u string) bool {
+	if !strings.Contains(pattern, "*") {
+		return strings.Contains(u, pattern)
+	}
+	// path.Match treats / specially; compare with / mapped away.
+	p := strings.ReplaceAll(pattern, "/", "\x00")
+	s := strings.ReplaceAll(u, "/", "\x00")
+	ok, err := path.Match(p, s)
+	return err == nil && ok
+}

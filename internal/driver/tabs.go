@@ -1,0 +1,214 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-rod/rod/lib/proto"
+)
+
+// Tab is one open page.
+type Tab struct {
+	ID     string `json:"id"`
+	URL    string `json:"url"`
+	Title  string `json:"title"`
+	Active bool   `json:"active"`
+	// TargetID is Chrome's id of the tab, for building a DevTools address
+	// on the worker. Such an address is a credential: never serialised.
+	TargetID string `json:"-"`
+}
+
+// tab is one page target and the session this driver set up on it.
+type tab struct {
+	id       proto.TargetTargetID
+	short    string
+	sess     proto.TargetSessionID
+	opener   proto.TargetTargetID
+	ready    chan struct{}
+	navSeq   int
+	loading  bool
+	closed   bool
+	openedAt int // b.ev.openSeq when it appeared
+}
+
+// popupCreated attaches to a page opened by one of this session's tabs
+// (Options.TargetID mode, where the browser's other pages are left alone).
+func (b *Browser) popupCreated(ti *proto.TargetTargetInfo) {
+	if ti.Type != proto.TargetTargetInfoTypePage || ti.OpenerID == "" {
+		return
+	}
+	b.mu.Lock()
+	opener, known := b.tabs[ti.OpenerID], b.tabs[ti.TargetID] != nil
+	b.mu.Unlock()
+	if opener == nil || known {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	if _, err := (proto.TargetAttachToTarget{TargetID: ti.TargetID, Flatten: true}).Call(b.client(ctx, "")); err != nil {
+		b.log.Debug().Err(err).Msg("driver: attach to popup")
+	}
+}
+
+// waitTab waits until the page target id is attached and set up.
+func (b *Browser) waitTab(ctx context.Context, id proto.TargetTargetID) (*tab, error) {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		b.mu.Lock()
+		t := b.tabs[id]
+		b.mu.Unlock()
+		if t != nil {
+			select {
+			case <-t.ready:
+				return t, nil
+			case <-ctx.Done():
+				return nil, fmt.Errorf("driver: tab not ready: %w", ctx.Err())
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("driver: tab not attached: %w", ctx.Err())
+		}
+	}
+}
+
+// activeTab returns the active tab or an error naming the fix.
+func (b *Browser) activeTab() (*tab, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ctx.Err() != nil {
+		return nil, ErrClosed
+	}
+	if b.active == nil || b.active.closed {
+		return nil, errors.New("driver: no active tab: list tabs and switch to one")
+	}
+	return b.active, nil
+}
+
+// URL returns the active tab's URL, "" if unknown.
+func (b *Browser) URL(ctx context.Context) string {
+	u, _ := b.info(ctx)
+	return u
+}
+
+// Title returns the active tab's title, "" if unknown.
+func (b *Browser) Title(ctx context.Context) string {
+	_, t := b.info(ctx)
+	return t
+}
+
+func (b *Browser) info(ctx context.Context) (string, string) {
+	t, err := b.activeTab()
+	if err != nil {
+		return "", ""
+	}
+	r, err := proto.TargetGetTargetInfo{TargetID: t.id}.Call(b.client(ctx, ""))
+	if err != nil {
+		return "", ""
+	}
+	return r.TargetInfo.URL, r.TargetInfo.Title
+}
+
+// Tabs lists open tabs.
+func (b *Browser) Tabs(ctx context.Context) ([]Tab, error) {
+	res, err := proto.TargetGetTargets{}.Call(b.client(ctx, ""))
+	if err != nil {
+		return nil, fmt.Errorf("driver: list tabs: %w", err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []Tab
+	for _, ti := range res.TargetInfos {
+		t := b.tabs[ti.TargetID]
+		if t == nil || t.closed {
+			continue
+		}
+		out = append(out, Tab{ID: t.short, URL: ti.URL, Title: ti.Title, Active: t == b.active, TargetID: string(ti.TargetID)})
+	}
+	return out, nil
+}
+
+func (b *Browser) tabByShort(id string) *tab {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, t := range b.tabs {
+		if t.short == id && !t.closed {
+			return t
+		}
+	}
+	return nil
+}
+
+// SwitchTab makes tab id active. Ids of the latest snapshot become stale.
+func (b *Browser) SwitchTab(ctx context.Context, id string) error {
+	t := b.tabByShort(id)
+	if t == nil {
+		return fmt.Errorf("driver: no tab %q: list tabs for their ids", truncate(id, 20))
+	}
+	_ = proto.TargetActivateTarget{TargetID: t.id}.Call(b.client(ctx, ""))
+	b.mu.Lock()
+	b.active = t
+	b.mu.Unlock()
+	return nil
+}
+
+// CloseTab closes tab id. Closing the active tab activates another one.
+func (b *Browser) CloseTab(ctx context.Context, id string) error {
+	t := b.tabByShort(id)
+	if t == nil {
+		return fmt.Errorf("driver: no tab %q: list tabs for their ids", truncate(id, 20))
+	}
+	if _, err := (proto.TargetCloseTarget{TargetID: t.id}).Call(b.client(ctx, "")); err != nil {
+		return fmt.Errorf("driver: close tab: %w", err)
+	}
+	b.dropTab(t.id)
+	// closeTarget answers before the page is gone: confirm it, so nobody
+	// (a later attach too) picks a closing page.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		res, err := proto.TargetGetTargets{}.Call(b.client(ctx, ""))
+		if err != nil {
+			break
+		}
+		gone := true
+		for _, ti := range res.TargetInfos {
+			if ti.TargetID == t.id {
+				gone = false
+			}
+		}
+		if gone {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
+}
+
+func (b *Browser) dropTab(id proto.TargetTargetID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.tabs[id]
+	if t == nil || t.closed {
+		return
+	}
+	t.closed = true
+	if b.active == t {
+		b.active = nil
+		// Back to the page that opened it, else the newest open tab.
+		if o := b.tabs[t.opener]; o != nil && !o.closed {
+			b.active = o
+			return
+		}
+		var best *tab
+		for _, o := range b.tabs {
+			if !o.closed && (best == nil || o.openedAt > best.openedAt) {
+				best = o
+			}
+		}
+		b.active = best
+	}
+}
