@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	dbclient "github.com/durable-browser/durable-browser/client"
+
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -22,7 +24,6 @@ import (
 	"github.com/durable-browser/durable-browser/providers/local"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/worker"
-	"github.com/durable-browser/durable-browser/workflows"
 )
 
 // The cost of going through Temporal: the same snapshot and the same
@@ -148,7 +149,7 @@ func benchSession(b *testing.B) *session {
 
 func benchCall(b *testing.B, s *session, tool string, args any) json.RawMessage {
 	raw, _ := json.Marshal(args)
-	out, err := workflows.Call(context.Background(), env.Client, s.id, contract.ToolCall{Name: tool, Args: raw}, workflows.CallOptions{Config: s.cfg})
+	out, err := dbclient.Call(context.Background(), env.Client, s.id, contract.ToolCall{Name: tool, Args: raw}, dbclient.CallOptions{Config: s.cfg})
 	if err != nil {
 		b.Fatal(err)
 	}

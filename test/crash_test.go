@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	dbclient "github.com/durable-browser/durable-browser/client"
+
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
@@ -33,7 +35,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	s.must("snapshot", map[string]any{}, &snap)
 	item := refFor(t, snap.Text, `textbox "Item"`)
 	button := refFor(t, snap.Text, `button "Place order"`)
-	st, err := workflows.State(context.Background(), env.Client, s.id)
+	st, err := dbclient.State(context.Background(), env.Client, s.id)
 	if err != nil || st.HostQueue != p.HostQueue() {
 		t.Fatalf("session should live on the worker process: state %+v err %v, process queue %s", st, err, p.HostQueue())
 	}
@@ -53,7 +55,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		out, err := workflows.Call(ctx, env.Client, s.id, contract.ToolCall{Name: "run", Args: raw}, workflows.CallOptions{Config: s.cfg})
+		out, err := dbclient.Call(ctx, env.Client, s.id, contract.ToolCall{Name: "run", Args: raw}, dbclient.CallOptions{Config: s.cfg})
 		if err != nil {
 			out, _ = json.Marshal(map[string]string{"error": err.Error()})
 		}
@@ -109,7 +111,7 @@ func TestTwoWorkersShareByHostQueue(t *testing.T) {
 	for i := 0; i < 20 && (len(onA) == 0 || len(onB) == 0); i++ {
 		s := newSession(t, workflows.SessionConfig{})
 		s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
-		st, err := workflows.State(context.Background(), env.Client, s.id)
+		st, err := dbclient.State(context.Background(), env.Client, s.id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +153,7 @@ func TestOrphanedSessionReleased(t *testing.T) {
 	w := env.StartWorker(t, harness.WorkerOptions{OrphanAfter: 2 * time.Second, ReapInterval: 500 * time.Millisecond})
 	s := newSession(t, workflows.SessionConfig{})
 	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
-	st, err := workflows.State(context.Background(), env.Client, s.id)
+	st, err := dbclient.State(context.Background(), env.Client, s.id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	dbclient "github.com/durable-browser/durable-browser/client"
+
 	"github.com/google/uuid"
 
 	"github.com/durable-browser/durable-browser/contract"
@@ -43,7 +45,7 @@ func (s *session) call(tool string, args any) (json.RawMessage, bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := workflows.Call(ctx, env.Client, s.id, contract.ToolCall{Name: tool, Args: raw}, workflows.CallOptions{Config: s.cfg})
+	out, err := dbclient.Call(ctx, env.Client, s.id, contract.ToolCall{Name: tool, Args: raw}, dbclient.CallOptions{Config: s.cfg})
 	if err != nil {
 		s.t.Fatalf("%s: %v", tool, err)
 	}

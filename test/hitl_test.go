@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	dbclient "github.com/durable-browser/durable-browser/client"
+
 	"github.com/go-rod/rod/lib/cdp"
 	"github.com/google/uuid"
 	"go.temporal.io/api/enums/v1"
@@ -109,7 +111,7 @@ func (s *session) callAsync(tool string, args any) <-chan answer {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		out, err := workflows.Call(ctx, env.Client, s.id, contract.ToolCall{Name: tool, Args: raw}, workflows.CallOptions{Config: s.cfg})
+		out, err := dbclient.Call(ctx, env.Client, s.id, contract.ToolCall{Name: tool, Args: raw}, dbclient.CallOptions{Config: s.cfg})
 		ch <- answer{out, err}
 	}()
 	return ch
@@ -140,7 +142,7 @@ func state(t *testing.T, id string) *contract.SessionState {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	st, err := workflows.State(ctx, env.Client, id)
+	st, err := dbclient.State(ctx, env.Client, id)
 	if err != nil {
 		t.Fatalf("state of %s: %v", id, err)
 	}

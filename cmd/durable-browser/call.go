@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	dbclient "github.com/durable-browser/durable-browser/client"
+
 	"github.com/rs/zerolog"
 
 	"github.com/durable-browser/durable-browser/contract"
@@ -99,7 +101,7 @@ Flags:
 		return err
 	}
 	defer c.Close()
-	out, err := workflows.Call(ctx, c, fs.Arg(0), contract.ToolCall{Name: fs.Arg(1), Args: raw}, workflows.CallOptions{
+	out, err := dbclient.Call(ctx, c, fs.Arg(0), contract.ToolCall{Name: fs.Arg(1), Args: raw}, dbclient.CallOptions{
 		Config:   workflows.SessionConfig{Session: opts, IdleTimeout: idle, MaxLifetime: life, SearchAttributes: sa},
 		UpdateID: updateID,
 	})

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	dbclient "github.com/durable-browser/durable-browser/client"
+
 	"github.com/rs/zerolog"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -19,7 +21,6 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/logging"
-	"github.com/durable-browser/durable-browser/workflows"
 )
 
 // opsFlags are the flags every operator verb that talks to Temporal shares.
@@ -65,7 +66,7 @@ func (o *opsFlags) dial(ctx context.Context, env *cliEnv) (context.Context, cont
 func (o *opsFlags) queryState(ctx context.Context, c client.Client, workflowID string) (*contract.SessionState, error) {
 	qctx, cancel := context.WithTimeout(ctx, o.queryTimeout)
 	defer cancel()
-	st, err := workflows.State(qctx, c, workflowID)
+	st, err := dbclient.State(qctx, c, workflowID)
 	if err != nil {
 		if qctx.Err() != nil && ctx.Err() == nil {
 			return nil, fmt.Errorf("session %s did not answer its state query within %s: is a worker running? (raise --query-timeout)", workflowID, o.queryTimeout)

@@ -1,4 +1,16 @@
-package workflows
+// Package client reaches BrowserSession workflows from outside workflow code:
+// a service, a CLI, a test, or an orchestrator's activity. Call sends one tool
+// call to the session with a given workflow id (starting it when none runs)
+// and State asks it for its state.
+//
+// It uses a Temporal client.Client and makes network calls, so it must not be
+// used inside workflow code: a workflow uses package workflows instead
+// (workflows.Open and Browser.CallTool, or an Update through a child
+// BrowserSession). Nothing here links a browser, an S3 client or a server.
+//
+//	c, _ := tclient.Dial(tclient.Options{HostPort: "127.0.0.1:7233"})
+//	out, err := client.Call(ctx, c, "conv-42", contract.ToolCall{Name: "snapshot"}, client.CallOptions{UpdateID: "turn-7"})
+package client
 
 import (
 	"context"
@@ -8,18 +20,16 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/envelope"
+	"github.com/durable-browser/durable-browser/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
+	client "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 )
 
-// This file is for callers outside workflows (the CLI, services): they reach
-// a BrowserSession by its workflow id. It is not workflow code.
-
 // CallOptions describe the session to create when none runs under the id.
 type CallOptions struct {
-	Config SessionConfig
+	Config workflows.SessionConfig
 	// UpdateID deduplicates the call: resending with the same id returns
 	// the first call's result instead of running it again.
 	UpdateID string
