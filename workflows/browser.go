@@ -183,7 +183,7 @@ func (b *Browser) Close(ctx workflow.Context) error {
 // JSON ({"ok":false,"code":...}). The error is only for what is not the
 // model's to handle, such as the workflow being cancelled.
 func (b *Browser) CallTool(ctx workflow.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	typedArgs, f := contract.Validate(name, args)
+	typedArgs, f := validateCall(ctx, name, args)
 	if f != nil {
 		return json.Marshal(f)
 	}

@@ -155,7 +155,7 @@ func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMe
 	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
 		seed = info.ID
 	}
-	args, f := contract.Validate(call.Name, call.Args)
+	args, f := validateCall(ctx, call.Name, call.Args)
 	if f != nil {
 		return json.Marshal(f)
 	}

@@ -1,0 +1,47 @@
+package workflows
+
+import (
+	"encoding/json"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-browser/durable-browser/contract"
+)
+
+// Change ids for workflow.GetVersion. Each names one change of command order;
+// see docs/architecture.md, "Changing workflow code". Never reuse or remove one.
+const (
+	// changeRecordedValidation: a call's validation verdict is recorded as a
+	// side effect, so a later build with a stricter or looser schema replays
+	// the verdict the call was given instead of recomputing it.
+	changeRecordedValidation = "recorded-validation"
+)
+
+// validateFn is contract.Validate; tests swap it to prove a recorded verdict
+// wins on replay.
+var validateFn = contract.Validate
+
+// validateCall checks a model's call inside workflow code. Sessions that
+// started before the change (no marker in history) keep validating in the
+// workflow as they did; every other call records its verdict once.
+func validateCall(ctx workflow.Context, name string, raw json.RawMessage) (any, *contract.Failure) {
+	if workflow.GetVersion(ctx, changeRecordedValidation, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return validateFn(name, raw)
+	}
+	var verdict *contract.Failure
+	err := workflow.SideEffect(ctx, func(workflow.Context) any {
+		_, f := validateFn(name, raw)
+		return f
+	}).Get(&verdict)
+	if err != nil {
+		return nil, contract.Fail(contract.CodeRefused, "%s: the recorded validation could not be read (%v); this is a bug in durable-browser, report it", name, err)
+	}
+	if verdict != nil && verdict.Code != "" {
+		return nil, verdict
+	}
+	args, err := contract.Decode(name, raw)
+	if err != nil {
+		return nil, contract.Fail(contract.CodeRefused, "%v; this is a bug in durable-browser, report it", err)
+	}
+	return args, nil
+}
