@@ -3,6 +3,7 @@ package workflows
 import (
 	"bufio"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -134,7 +135,8 @@ func TestRecordedValidationSurvivesSchemaChange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hasMarker := strings.Contains(string(b), changeRecordedValidation)
+		// The version marker carries the change id as a JSON string payload.
+		hasMarker := strings.Contains(string(b), base64.StdEncoding.EncodeToString([]byte(`"`+changeRecordedValidation+`"`)))
 		err = replay(f)
 		switch {
 		case hasMarker:
