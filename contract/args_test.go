@@ -284,17 +284,29 @@ func TestCallHash(t *testing.T) {
 	}
 }
 
+// FuzzValidate feeds each tool (by index into ToolNames; past the end, an
+// unknown name) arbitrary bytes. Validate never panics and answers either
+// typed args or a refused failure, never both; accepted args validate again
+// as marshalled.
 func FuzzValidate(f *testing.F) {
+	index := map[string]uint8{}
+	for i, n := range ToolNames() {
+		index[n] = uint8(i)
+	}
 	seeds := []struct{ name, raw string }{
 		{ToolSnapshot, `{"mode":"interactive"}`},
 		{ToolRun, `{"actions":[{"op":"click","id":"5"},{"op":"wait","ms":10}]}`},
 		{ToolRun, `{"code":"1+1"}`},
+		{ToolRun, `{"actions":[{"op":"scroll","dy":-5e2}]}`},
 		{ToolRun, `{"actions":[{"op":"press","key":"Enter","id":"3"},{"op":"switch_tab","tab":"t2"}]}`},
 		{ToolRun, `{"actions":[{"op":"wait","load":true,"load":true}]}`},
-		{ToolScreenshot, `{"quality":5.0,"clip":{"x":1e-5,"y":0,"width":1E2,"height":2}}`},
-		{ToolRun, `{"actions":[{"op":"scroll","dy":-5e2}]}`},
+		{ToolRun, `{"actions":[{"op":"click","id":"1","count":2.0},"x",{"op":"nope"},{}]}`},
+		{ToolRun, `{"actions":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`},
 		{ToolScreenshot, `{"clip":{"x":1,"y":1,"width":1,"height":1}}`},
+		{ToolScreenshot, `{"quality":5.0,"clip":{"x":1e-5,"y":0,"width":1E2,"height":2}}`},
+		{ToolScreenshot, `{"clip":{"x":1e-99999,"y":0,"width":1,"height":1}}`},
 		{ToolRequestHandoff, `{"instruction":"x","completion_condition":{"role":"button","name":"y"}}`},
+		{ToolRequestHandoff, `{"instruction":"x","completion_condition":{"text":"a","url":"b"}}`},
 		{ToolRelaunch, `{"profile":{"name":"a"}}`},
 		{ToolWebSearch, `{"query":"q","n":99999999999999999999}`},
 		{ToolWebFetch, `{"url":"https://a/"}`},
@@ -303,25 +315,40 @@ func FuzzValidate(f *testing.F) {
 		{ToolDownloads, "\xff"},
 	}
 	for _, s := range seeds {
-		f.Add(s.name, []byte(s.raw))
+		i, ok := index[s.name]
+		if !ok {
+			i = 255
+		}
+		f.Add(i, []byte(s.raw))
 	}
-	f.Fuzz(func(t *testing.T, name string, raw []byte) {
+	f.Fuzz(func(t *testing.T, tool uint8, raw []byte) {
+		name := "no_such_tool"
+		if names := ToolNames(); int(tool) < len(names) {
+			name = names[tool]
+		}
 		args, fail := Validate(name, raw)
 		switch {
 		case fail == nil && args == nil:
 			t.Fatal("neither args nor failure")
 		case fail != nil && args != nil:
 			t.Fatal("both args and failure")
-		case fail != nil && (fail.Code != CodeRefused || fail.Message == ""):
+		case fail != nil && (fail.Code != CodeRefused || fail.Message == "" || fail.Retryable || fail.Effect != EffectNone):
 			t.Fatalf("bad failure %+v", fail)
 		case fail == nil:
+			if reflect.TypeOf(args).Kind() == reflect.Pointer {
+				t.Fatalf("args are a pointer: %T", args)
+			}
 			// Accepted args are stable: they validate again as marshalled.
 			b, err := json.Marshal(args)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, f2 := Validate(name, b); f2 != nil {
+			again, f2 := Validate(name, b)
+			if f2 != nil {
 				t.Fatalf("accepted %q, but refused its own re-encoding %s: %v", raw, b, f2)
+			}
+			if !reflect.DeepEqual(args, again) && name != ToolRun {
+				t.Fatalf("%#v changed to %#v on re-encoding", args, again)
 			}
 		}
 	})
