@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -48,8 +49,15 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	if _, f := a.session(req.Session); f != nil {
 		return nil, a.fail(f)
 	}
-	if req.Args.Code != "" {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "the code cell is not available on this worker; send a batch of actions instead"))
+	// The run schema is the one definition of the ops and their fields: the
+	// batch is held to it here, whoever built the request, and the driver
+	// checks only what a schema cannot say.
+	rawArgs, err := json.Marshal(req.Args)
+	if err != nil {
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "run.actions: not valid JSON; send an array of action objects such as [{\"op\":\"click\",\"id\":\"5\"}]"))
+	}
+	if _, f := contract.Validate(contract.ToolRun, rawArgs); f != nil {
+		return nil, a.fail(f)
 	}
 	actions, err := driver.ParseActions(req.Args.Actions)
 	if err != nil {

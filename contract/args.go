@@ -26,13 +26,12 @@ type SnapshotArgs struct {
 	Offset int `json:"offset,omitempty"`
 }
 
-// RunArgs are run's arguments: exactly one of Actions or Code.
+// RunArgs are run's arguments.
 type RunArgs struct {
-	// Actions is the batch, a JSON array of action objects; the driver
-	// decodes it after the batch has been checked against the schema.
+	// Actions is the batch, a JSON array of action objects. The run
+	// activity checks it with Validate before the driver decodes it: the
+	// schema is the one definition of which ops exist and what they take.
 	Actions json.RawMessage `json:"actions,omitempty"`
-	// Code is JavaScript for the sandboxed code cell.
-	Code string `json:"code,omitempty"`
 }
 
 // Clip is a region in CSS pixels from the page's top-left corner.
@@ -119,7 +118,6 @@ const (
 	DefaultHandoffExpiryS = 15 * 60
 	MaxHandoffExpiryS     = 24 * 60 * 60
 	MaxActions            = 50
-	MaxCodeChars          = 20000
 )
 
 // newArgs returns a pointer to a fresh, typed argument value for a tool.
@@ -151,12 +149,12 @@ func newArgs(name string) (any, bool) {
 	return nil, false
 }
 
-// compiled holds each tool's validator, built once from Definitions() so the
-// schemas a model is shown are exactly the ones its calls are held to.
-var compiled = sync.OnceValues(func() (map[string]*schemaNode, error) {
-	out := map[string]*schemaNode{}
+// compiled holds each tool's compiled schema, built once from Definitions()
+// so the schemas a model is shown are exactly the ones its calls are held to.
+var compiled = sync.OnceValues(func() (map[string]*toolSchema, error) {
+	out := map[string]*toolSchema{}
 	for _, t := range Definitions() {
-		n, err := compileSchema(t.Schema)
+		n, err := compileTool(t.Name, t.Schema)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
@@ -166,7 +164,7 @@ var compiled = sync.OnceValues(func() (map[string]*schemaNode, error) {
 })
 
 // MaxArgsBytes bounds a call's raw arguments; the largest legitimate call (a
-// full code cell, escaped) is well inside it.
+// full batch of long fills, escaped) is well inside it.
 const MaxArgsBytes = 256 << 10
 
 // Validate checks a model's call against the tool's schema before any
@@ -190,14 +188,14 @@ func Validate(name string, raw json.RawMessage) (any, *Failure) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
-	v, err := decodeJSON(raw)
+	v, err := decodeArgs(raw)
 	if err != nil {
 		return nil, Fail(CodeRefused, "%s: arguments are not valid JSON (%s); send one JSON object such as {}", name, err)
 	}
 	if _, isObj := v.(map[string]any); !isObj {
 		return nil, Fail(CodeRefused, "%s: arguments must be a JSON object such as {}, not %s", name, jsonKind(v))
 	}
-	if errs := schema.validate(v, name); len(errs) > 0 {
+	if errs := schema.validate(v); len(errs) > 0 {
 		parts := make([]string, len(errs))
 		for i, e := range errs {
 			parts[i] = e.String()
@@ -259,6 +257,77 @@ func clipName(s string) string {
 		return s[:limit] + "..."
 	}
 	return s
+}
+
+// maxArgsDepth bounds how deeply a call's arguments may nest; the schemas
+// need four levels.
+const maxArgsDepth = 32
+
+// decodeArgs reads exactly one JSON value, numbers kept as json.Number, and
+// refuses an object that names a field twice: the schema and the typed decode
+// would each see only the last, and a reader of the history might see the first.
+func decodeArgs(raw []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	v, err := readValue(d, 0)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	if _, err := d.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("extra data after the JSON value")
+	}
+	return v, nil
+}
+
+func readValue(d *json.Decoder, depth int) (any, error) {
+	if depth > maxArgsDepth {
+		return nil, fmt.Errorf("nested more than %d levels deep", maxArgsDepth)
+	}
+	t, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t {
+	case json.Delim('{'):
+		m := map[string]any{}
+		for d.More() {
+			kt, err := d.Token()
+			if err != nil {
+				return nil, err
+			}
+			k, ok := kt.(string)
+			if !ok {
+				return nil, errors.New("object key is not a string")
+			}
+			if _, dup := m[k]; dup {
+				return nil, fmt.Errorf("the field %q appears twice in one object", clipName(k))
+			}
+			if m[k], err = readValue(d, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := d.Token(); err != nil {
+			return nil, err
+		}
+		return m, nil
+	case json.Delim('['):
+		a := []any{}
+		for d.More() {
+			v, err := readValue(d, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		if _, err := d.Token(); err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
+	return t, nil
 }
 
 // decodeJSON reads exactly one JSON value, numbers kept as json.Number.

@@ -18,11 +18,10 @@ func TestValidateAccepts(t *testing.T) {
 		{ToolSnapshot, ``, SnapshotArgs{}},
 		{ToolSnapshot, `{}`, SnapshotArgs{}},
 		{ToolSnapshot, `{"mode":"interactive","scope":"[12]","offset":12000}`, SnapshotArgs{Mode: "interactive", Scope: "[12]", Offset: 12000}},
-		{ToolRun, `{"code":"return document.title"}`, RunArgs{Code: "return document.title"}},
 		{ToolRun, `{"actions":[{"op":"fill","id":"2","value":"{{secret:PASSWORD}}"},{"op":"click","id":"[5]","button":"left","count":2}]}`,
 			RunArgs{Actions: json.RawMessage(`[{"op":"fill","id":"2","value":"{{secret:PASSWORD}}"},{"op":"click","id":"[5]","button":"left","count":2}]`)}},
 		{ToolRun, `{"actions":[{"op":"fill","id":"2","value":""}]}`, RunArgs{Actions: json.RawMessage(`[{"op":"fill","id":"2","value":""}]`)}},
-		{ToolRun, `{"actions":[{"op":"type","id":"2","text":"hi","delay_ms":20},{"op":"press","key":"Control+A"},{"op":"select","id":"3","values":["Pro"]},{"op":"check","id":"4"},{"op":"uncheck","id":"4"},{"op":"hover","id":"4"},{"op":"scroll","dy":800},{"op":"scroll","id":"9"},{"op":"goto","url":"https://example.com/"},{"op":"back"},{"op":"forward"},{"op":"reload"},{"op":"wait","text":"Saved"},{"op":"wait","ms":10000},{"op":"wait","load":true},{"op":"wait","url":"*/done"},{"op":"wait","id":"7"}]}`, nil},
+		{ToolRun, `{"actions":[{"op":"type","id":"2","text":"hi","delay_ms":20},{"op":"press","key":"Control+A"},{"op":"press","key":"Enter","id":"[4]"},{"op":"select","id":"3","values":["Pro"]},{"op":"check","id":"4"},{"op":"uncheck","id":"4"},{"op":"hover","id":"4"},{"op":"scroll","dy":800},{"op":"scroll","id":"9"},{"op":"goto","url":"https://example.com/"},{"op":"back"},{"op":"forward"},{"op":"reload"},{"op":"wait","text":"Saved"},{"op":"wait","ms":10000},{"op":"wait","load":true},{"op":"wait","url":"*/done"},{"op":"wait","id":"7"}]}`, nil},
 		{ToolScreenshot, `{}`, ScreenshotArgs{}},
 		{ToolScreenshot, `{"full_page":true,"type":"jpeg","quality":70}`, ScreenshotArgs{FullPage: true, Type: "jpeg", Quality: 70}},
 		{ToolScreenshot, `{"clip":{"x":0,"y":10.5,"width":300,"height":200}}`, ScreenshotArgs{Clip: &Clip{X: 0, Y: 10.5, Width: 300, Height: 200}}},
@@ -87,13 +86,21 @@ func TestValidateRefuses(t *testing.T) {
 		{ToolSnapshot, `{"offset":"3"}`, []string{"snapshot.offset: must be a whole number"}},
 		{ToolSnapshot, `{"offset":1e400}`, []string{"snapshot.offset"}},
 		{ToolSnapshot, `{"scope":"#main > a"}`, []string{"snapshot.scope: has the wrong form"}},
-		{ToolRun, `{}`, []string{"run: give exactly one of actions, code"}},
-		{ToolRun, `{"actions":[{"op":"back"}],"code":"1"}`, []string{"run: give exactly one of actions, code"}},
+		{ToolSnapshot, `{"mode":"full","mode":"interactive"}`, []string{"not valid JSON", `the field "mode" appears twice`}},
+		{ToolRun, `{"actions":[{"op":"click","id":"1","id":"2"}]}`, []string{`the field "id" appears twice`}},
+		{ToolRun, `{}`, []string{"run.actions: missing; it is required"}},
+		{ToolRun, `{"actions":[{"op":"back"}],"code":"1"}`, []string{"run.code: unknown field; allowed fields are actions"}},
+		{ToolRun, `{"code":"return 1"}`, []string{"run.code: unknown field; allowed fields are actions", "run.actions: missing"}},
 		{ToolRun, `{"actions":[]}`, []string{"run.actions: must hold at least 1"}},
 		{ToolRun, actions(MaxActions + 1), []string{"run.actions: must hold at most 50 items (got 51)", "split"}},
-		{ToolRun, `{"code":""}`, []string{"run.code: must not be empty"}},
-		{ToolRun, `{"code":"` + long(MaxCodeChars+1) + `"}`, []string{"run.code: must be at most 20000 characters (got 20001)"}},
-		{ToolRun, `{"actions":[{"op":"back"},{"op":"back"},{"op":"clik","id":"1"}]}`, []string{"run.actions[2].op: must be one of click, hover, fill, type, press, select, check, uncheck, scroll, goto, back, forward, reload, wait"}},
+		{ToolRun, `{"actions":[{"op":"type","id":"1","text":""}]}`, []string{"run.actions[0].text: must not be empty"}},
+		{ToolRun, `{"actions":[{"op":"fill","id":"1","value":"` + long(maxTextChars+1) + `"}]}`, []string{"run.actions[0].value: must be at most 10000 characters (got 10001)"}},
+		{ToolRun, `{"actions":[{"op":"goto","url":"file:///etc/passwd"}]}`, []string{"run.actions[0].url: has the wrong form"}},
+		{ToolRun, `{"actions":[{"op":"wait","load":false}]}`, []string{"run.actions[0].load: must be true"}},
+		{ToolRun, `{"actions":[{"op":"press","key":"Enter","id":"#x"}]}`, []string{"run.actions[0].id: has the wrong form"}},
+		{ToolRun, `{"actions":[{"op":"click","id":"5","count":2.0}]}`, []string{"run.actions[0].count: must be a whole number from 1 to 3, written without a decimal point"}},
+		{ToolRun, `{"actions":[{"op":"scroll","dy":1e999}]}`, []string{"run.actions[0].dy: must be a finite number"}},
+		{ToolSnapshot, `{"offset":1e2}`, []string{"snapshot.offset: must be a whole number from 0 to 10000000, written without"}}, {ToolRun, `{"actions":[{"op":"back"},{"op":"back"},{"op":"clik","id":"1"}]}`, []string{"run.actions[2].op: must be one of click, hover, fill, type, press, select, check, uncheck, scroll, goto, back, forward, reload, wait"}},
 		{ToolRun, `{"actions":[{"id":"1"}]}`, []string{"run.actions[0].op: missing; it is required, one of click"}},
 		{ToolRun, `{"actions":["click 5"]}`, []string{`run.actions[0]: must be an object with "op" set to one of click`}},
 		{ToolRun, `{"actions":[{"op":"click"}]}`, []string{"run.actions[0].id: missing; it is required"}},
@@ -197,7 +204,7 @@ func TestValidateReportsAtMostThree(t *testing.T) {
 }
 
 func TestValidateRefusesHugeArgs(t *testing.T) {
-	raw := `{"code":"` + strings.Repeat("a", MaxArgsBytes) + `"}`
+	raw := `{"actions":[{"op":"fill","id":"1","value":"` + strings.Repeat("a", MaxArgsBytes) + `"}]}`
 	if _, f := Validate(ToolRun, json.RawMessage(raw)); f == nil || !strings.Contains(f.Message, "byte limit") {
 		t.Fatalf("got %v", f)
 	}
@@ -277,14 +284,29 @@ func TestCallHash(t *testing.T) {
 	}
 }
 
+// FuzzValidate feeds each tool (by index into ToolNames; past the end, an
+// unknown name) arbitrary bytes. Validate never panics and answers either
+// typed args or a refused failure, never both; accepted args validate again
+// as marshalled.
 func FuzzValidate(f *testing.F) {
+	index := map[string]uint8{}
+	for i, n := range ToolNames() {
+		index[n] = uint8(i)
+	}
 	seeds := []struct{ name, raw string }{
 		{ToolSnapshot, `{"mode":"interactive"}`},
 		{ToolRun, `{"actions":[{"op":"click","id":"5"},{"op":"wait","ms":10}]}`},
 		{ToolRun, `{"code":"1+1"}`},
 		{ToolRun, `{"actions":[{"op":"scroll","dy":-5e2}]}`},
+		{ToolRun, `{"actions":[{"op":"press","key":"Enter","id":"3"},{"op":"switch_tab","tab":"t2"}]}`},
+		{ToolRun, `{"actions":[{"op":"wait","load":true,"load":true}]}`},
+		{ToolRun, `{"actions":[{"op":"click","id":"1","count":2.0},"x",{"op":"nope"},{}]}`},
+		{ToolRun, `{"actions":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`},
 		{ToolScreenshot, `{"clip":{"x":1,"y":1,"width":1,"height":1}}`},
+		{ToolScreenshot, `{"quality":5.0,"clip":{"x":1e-5,"y":0,"width":1E2,"height":2}}`},
+		{ToolScreenshot, `{"clip":{"x":1e-99999,"y":0,"width":1,"height":1}}`},
 		{ToolRequestHandoff, `{"instruction":"x","completion_condition":{"role":"button","name":"y"}}`},
+		{ToolRequestHandoff, `{"instruction":"x","completion_condition":{"text":"a","url":"b"}}`},
 		{ToolRelaunch, `{"profile":{"name":"a"}}`},
 		{ToolWebSearch, `{"query":"q","n":99999999999999999999}`},
 		{ToolWebFetch, `{"url":"https://a/"}`},
@@ -293,25 +315,40 @@ func FuzzValidate(f *testing.F) {
 		{ToolDownloads, "\xff"},
 	}
 	for _, s := range seeds {
-		f.Add(s.name, []byte(s.raw))
+		i, ok := index[s.name]
+		if !ok {
+			i = 255
+		}
+		f.Add(i, []byte(s.raw))
 	}
-	f.Fuzz(func(t *testing.T, name string, raw []byte) {
+	f.Fuzz(func(t *testing.T, tool uint8, raw []byte) {
+		name := "no_such_tool"
+		if names := ToolNames(); int(tool) < len(names) {
+			name = names[tool]
+		}
 		args, fail := Validate(name, raw)
 		switch {
 		case fail == nil && args == nil:
 			t.Fatal("neither args nor failure")
 		case fail != nil && args != nil:
 			t.Fatal("both args and failure")
-		case fail != nil && (fail.Code != CodeRefused || fail.Message == ""):
+		case fail != nil && (fail.Code != CodeRefused || fail.Message == "" || fail.Retryable || fail.Effect != EffectNone):
 			t.Fatalf("bad failure %+v", fail)
 		case fail == nil:
+			if reflect.TypeOf(args).Kind() == reflect.Pointer {
+				t.Fatalf("args are a pointer: %T", args)
+			}
 			// Accepted args are stable: they validate again as marshalled.
 			b, err := json.Marshal(args)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, f2 := Validate(name, b); f2 != nil {
+			again, f2 := Validate(name, b)
+			if f2 != nil {
 				t.Fatalf("accepted %q, but refused its own re-encoding %s: %v", raw, b, f2)
+			}
+			if !reflect.DeepEqual(args, again) && name != ToolRun {
+				t.Fatalf("%#v changed to %#v on re-encoding", args, again)
 			}
 		}
 	})

@@ -11,7 +11,7 @@ type Tool struct {
 	Name string `json:"name"`
 	// Description is written for a model: what the tool is for, then how it works.
 	Description string `json:"description"`
-	// Schema is the input's JSON Schema (a draft 2020-12 subset). It is the
+	// Schema is the input's JSON Schema (draft 2020-12). It is the
 	// contract: Validate checks calls against exactly this.
 	Schema json.RawMessage `json:"schema"`
 	// Class says how a call may be repeated after a failure.
@@ -42,6 +42,9 @@ const (
 // idPattern accepts an id as a snapshot prints it, with or without brackets.
 const idPattern = `^\[?[A-Za-z0-9_.:-]{1,32}\]?$`
 
+// httpURLPattern is the start of an absolute http(s) URL.
+const httpURLPattern = `^[Hh][Tt][Tt][Pp][Ss]?://`
+
 // optionalIDPattern also accepts a blank id, which screenshot treats as not given.
 const optionalIDPattern = `^(\s*|\[?[A-Za-z0-9_.:-]{1,32}\]?)$`
 
@@ -68,7 +71,7 @@ func actionSchemas() []any {
 		"text": schemaString("Wait until this text is on the page.", 1, maxConditionText),
 		"id":   idProp("Wait until this element is visible."),
 		"url":  schemaString("Wait until the URL matches this pattern (* matches anything).", 1, maxURLChars),
-		"load": schemaBool("Wait for the page's load event."),
+		"load": schemaWith(schemaBool("Wait for the page's load event (only true)."), "const", true),
 		"ms":   schemaInteger("Wait this many milliseconds.", 1, maxWaitMS),
 	})
 	wait["minProperties"], wait["maxProperties"] = 2, 2
@@ -90,6 +93,7 @@ func actionSchemas() []any {
 		}, "id", "text"),
 		action("press", schemaMap{
 			"key": schemaString(`A key or combination, e.g. "Enter", "Escape", "Control+A".`, 1, maxKeyChars),
+			"id":  idProp("Focus this element from the latest snapshot before pressing; default the focused element."),
 		}, "key"),
 		action("select", schemaMap{
 			"id":     id,
@@ -98,7 +102,7 @@ func actionSchemas() []any {
 		action("check", schemaMap{"id": id}, "id"),
 		action("uncheck", schemaMap{"id": id}, "id"),
 		scroll,
-		action("goto", schemaMap{"url": schemaString("Absolute http(s) URL.", 1, maxURLChars)}, "url"),
+		action("goto", schemaMap{"url": schemaWith(schemaString("Absolute http(s) URL.", 1, maxURLChars), "pattern", httpURLPattern)}, "url"),
 		action("back", schemaMap{}),
 		action("forward", schemaMap{}),
 		action("reload", schemaMap{}),
@@ -130,19 +134,18 @@ var definitions = sync.OnceValue(func() []Tool {
 		},
 		{
 			name: ToolRun, activity: ActivityRun, class: ClassEffect,
-			desc: "Act on the page: click, fill, type, press keys, select, check, scroll, navigate, wait, switch or close tabs. Send either actions " +
-				"(a batch using ids from the latest snapshot) or code (JavaScript for a sandboxed code cell), never both. " +
+			desc: "Act on the page: click, fill, type, press keys, select, check, scroll, navigate, wait, switch or close tabs. Send " +
+				"actions, a batch using ids from the latest snapshot. " +
 				"If any id is stale the whole batch is refused and nothing happens; otherwise actions run in order and stop " +
 				"at the first failure, saying how many completed. The result gives the URL and title afterwards. " +
 				"A run is never retried: on effect_unknown, look at the page before repeating it.",
-			schema: schemaWith(schemaObject(schemaMap{
+			schema: schemaObject(schemaMap{
 				"actions": schemaMap{
 					"type": "array", "minItems": 1, "maxItems": MaxActions,
 					"description": "Actions in order, each an object with op, e.g. [{\"op\":\"fill\",\"id\":\"2\",\"value\":\"a@b.c\"},{\"op\":\"click\",\"id\":\"5\"}].",
 					"items":       schemaMap{"oneOf": actionSchemas()},
 				},
-				"code": schemaString("JavaScript for the code cell, when a batch cannot express the work (loops, reading many values).", 1, MaxCodeChars),
-			}), "minProperties", 1, "maxProperties", 1),
+			}, "actions"),
 		},
 		{
 			name: ToolScreenshot, activity: ActivityScreenshot, class: ClassRead,
@@ -234,7 +237,7 @@ var definitions = sync.OnceValue(func() []Tool {
 				"sign-in or script. Gives markdown (default), or with format raw the bytes by reference; filed as evidence. " +
 				"Only absolute http(s) URLs of public hosts.",
 			schema: schemaObject(schemaMap{
-				"url":    schemaWith(schemaString("Absolute http(s) URL.", 1, maxURLChars), "pattern", `^[Hh][Tt][Tt][Pp][Ss]?://`),
+				"url":    schemaWith(schemaString("Absolute http(s) URL.", 1, maxURLChars), "pattern", httpURLPattern),
 				"format": schemaEnum("markdown (default) or raw.", "markdown", "raw"),
 			}, "url"),
 		},

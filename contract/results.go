@@ -58,7 +58,7 @@ type HeldRequest struct {
 	By       string `json:"by,omitempty"`
 }
 
-// RunResult reports a batch (or code cell) that ran.
+// RunResult reports a batch that ran.
 type RunResult struct {
 	OK bool `json:"ok"`
 	Page

@@ -3,232 +3,51 @@ package contract
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
-// This file holds a small validator for the subset of JSON Schema (draft
-// 2020-12) the tool schemas use, and the helpers that build those schemas.
-// A library would accept more than we use; a compile step that refuses any
-// keyword it does not enforce keeps "the schema is the contract" honest.
+// The tool schemas are checked with github.com/santhosh-tekuri/jsonschema
+// (draft 2020-12). This file compiles them and turns the library's error
+// tree into short messages a model can act on: each names the field (as a
+// path such as run.actions[2].op) and the fix, and never quotes the value,
+// since arguments may hold secrets.
 
-// schemaNode is one compiled schema object.
-type schemaNode struct {
-	typ           string
-	properties    map[string]*schemaNode
-	propOrder     []string // sorted, for stable messages
-	required      []string
-	closed        bool // additionalProperties: false
-	enum          []any
-	constVal      any
-	hasConst      bool
-	minimum       *float64
-	maximum       *float64
-	minLength     *int
-	maxLength     *int
-	minItems      *int
-	maxItems      *int
-	minProps      *int
-	maxProps      *int
-	items         *schemaNode
-	oneOf         []*schemaNode
-	anyOf         []*schemaNode
-	pattern       *regexp.Regexp
-	patternSource string
-	description   string // for messages about form
+// toolSchema is one tool's compiled schema, with the schema document kept
+// to phrase messages (ranges, field lists, descriptions).
+type toolSchema struct {
+	name     string
+	compiled *jsonschema.Schema
+	doc      any // the schema, decoded with UseNumber
 }
 
-// annotations carry no validation meaning and are accepted as is.
-var schemaAnnotations = map[string]bool{
-	"description": true, "title": true, "default": true, "examples": true, "$schema": true,
-}
-
-// compileSchema turns a JSON schema into a validator node. It refuses any
-// keyword the validator does not enforce, so a schema can never promise a
-// check that does not happen.
-func compileSchema(raw json.RawMessage) (*schemaNode, error) {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
+// compileTool compiles a tool's schema as draft 2020-12.
+func compileTool(name string, raw json.RawMessage) (*toolSchema, error) {
+	forLib, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	return compileNode(v, "#")
-}
-
-func compileNode(v any, at string) (*schemaNode, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: a schema must be an object", at)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
 	}
-	n := &schemaNode{}
-	for k, val := range m {
-		var err error
-		switch k {
-		case "type":
-			s, ok := val.(string)
-			switch {
-			case !ok:
-				err = fmt.Errorf("type must be a single string")
-			case s == "object", s == "array", s == "string", s == "integer", s == "number", s == "boolean", s == "null":
-				n.typ = s
-			default:
-				err = fmt.Errorf("unknown type %q", s)
-			}
-		case "properties":
-			pm, ok := val.(map[string]any)
-			if !ok {
-				err = fmt.Errorf("properties must be an object")
-				break
-			}
-			n.properties = map[string]*schemaNode{}
-			for pk, pv := range pm {
-				c, cerr := compileNode(pv, at+"/properties/"+pk)
-				if cerr != nil {
-					return nil, cerr
-				}
-				n.properties[pk] = c
-				n.propOrder = append(n.propOrder, pk)
-			}
-			sort.Strings(n.propOrder)
-		case "required":
-			arr, ok := val.([]any)
-			if !ok {
-				err = fmt.Errorf("required must be an array")
-				break
-			}
-			for _, r := range arr {
-				s, ok := r.(string)
-				if !ok {
-					err = fmt.Errorf("required entries must be strings")
-					break
-				}
-				n.required = append(n.required, s)
-			}
-		case "additionalProperties":
-			b, ok := val.(bool)
-			if !ok || b {
-				err = fmt.Errorf("additionalProperties must be false")
-				break
-			}
-			n.closed = true
-		case "enum":
-			arr, ok := val.([]any)
-			if !ok || len(arr) == 0 {
-				err = fmt.Errorf("enum must be a non-empty array")
-				break
-			}
-			n.enum = arr
-		case "const":
-			n.constVal, n.hasConst = val, true
-		case "minimum", "maximum":
-			f, ferr := schemaNumberOf(val)
-			if ferr != nil {
-				err = ferr
-				break
-			}
-			if k == "minimum" {
-				n.minimum = &f
-			} else {
-				n.maximum = &f
-			}
-		case "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties":
-			i, ierr := schemaIntOf(val)
-			if ierr != nil {
-				err = ierr
-				break
-			}
-			switch k {
-			case "minLength":
-				n.minLength = &i
-			case "maxLength":
-				n.maxLength = &i
-			case "minItems":
-				n.minItems = &i
-			case "maxItems":
-				n.maxItems = &i
-			case "minProperties":
-				n.minProps = &i
-			case "maxProperties":
-				n.maxProps = &i
-			}
-		case "items":
-			c, cerr := compileNode(val, at+"/items")
-			if cerr != nil {
-				return nil, cerr
-			}
-			n.items = c
-		case "oneOf", "anyOf":
-			arr, ok := val.([]any)
-			if !ok || len(arr) == 0 {
-				err = fmt.Errorf("%s must be a non-empty array", k)
-				break
-			}
-			var list []*schemaNode
-			for i, b := range arr {
-				c, cerr := compileNode(b, fmt.Sprintf("%s/%s/%d", at, k, i))
-				if cerr != nil {
-					return nil, cerr
-				}
-				list = append(list, c)
-			}
-			if k == "oneOf" {
-				n.oneOf = list
-			} else {
-				n.anyOf = list
-			}
-		case "pattern":
-			s, ok := val.(string)
-			if !ok {
-				err = fmt.Errorf("pattern must be a string")
-				break
-			}
-			re, rerr := regexp.Compile(s)
-			if rerr != nil {
-				err = rerr
-				break
-			}
-			n.pattern, n.patternSource = re, s
-		case "description":
-			n.description, _ = val.(string)
-		default:
-			if !schemaAnnotations[k] {
-				err = fmt.Errorf("keyword %q is not supported by the validator", k)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", at, k, err)
-		}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	loc := "file:///durable-browser/tools/" + name + ".json"
+	if err := c.AddResource(loc, forLib); err != nil {
+		return nil, err
 	}
-	if n.typ == "object" && len(n.oneOf) == 0 && len(n.anyOf) == 0 && !n.closed {
-		return nil, fmt.Errorf("%s: objects must set additionalProperties: false", at)
+	s, err := c.Compile(loc)
+	if err != nil {
+		return nil, err
 	}
-	return n, nil
-}
-
-func schemaNumberOf(v any) (float64, error) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, fmt.Errorf("must be a number")
-	}
-	return n.Float64()
-}
-
-func schemaIntOf(v any) (int, error) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, fmt.Errorf("must be an integer")
-	}
-	i, err := strconv.Atoi(n.String())
-	if err != nil || i < 0 {
-		return 0, fmt.Errorf("must be a non-negative integer")
-	}
-	return i, nil
+	return &toolSchema{name: name, compiled: s, doc: doc}, nil
 }
 
 // schemaError is one problem with a model's arguments, at a path such as
@@ -236,181 +55,405 @@ func schemaIntOf(v any) (int, error) {
 type schemaError struct {
 	Path string
 	Msg  string
+
+	// For a stable order: the object the problem belongs to, then unknown
+	// fields before missing ones before counts before the fields' own values.
+	owner []string
+	rank  int
+	at    []string
 }
 
 func (e schemaError) String() string { return e.Path + ": " + e.Msg }
+
+const (
+	rankUnknown = iota
+	rankMissing
+	rankCount
+	rankValue
+)
 
 // schemaMaxReported bounds how many problems one refusal lists.
 const schemaMaxReported = 3
 
 // validate checks v (decoded with UseNumber) and returns its problems in a
 // stable order, at most schemaMaxReported of them.
-func (n *schemaNode) validate(v any, path string) []schemaError {
+func (ts *toolSchema) validate(v any) []schemaError {
 	var errs []schemaError
-	n.check(v, path, &errs)
+	checkNumbers(v, nil, &errs)
+	if len(errs) == 0 {
+		err := ts.compiled.Validate(v)
+		var ve *jsonschema.ValidationError
+		switch {
+		case err == nil:
+			// Valid as JSON Schema sees it, where 2.0 and 1e2 are integers;
+			// the typed decode wants integers written plainly.
+			ts.integerLiterals(ts.doc, v, nil, &errs)
+		case errors.As(err, &ve):
+			ts.collect(ve, v, &errs)
+		default:
+			ts.add(&errs, nil, rankValue, nil, "could not be checked; this is a bug in durable-browser, report it")
+		}
+	}
+	sort.SliceStable(errs, func(i, j int) bool {
+		a, b := errs[i], errs[j]
+		if c := compareLoc(a.owner, b.owner); c != 0 {
+			return c < 0
+		}
+		if a.rank != b.rank {
+			return a.rank < b.rank
+		}
+		if c := compareLoc(a.at, b.at); c != 0 {
+			return c < 0
+		}
+		return a.Msg < b.Msg
+	})
+	if len(errs) > schemaMaxReported {
+		errs = errs[:schemaMaxReported]
+	}
+	for i := range errs {
+		errs[i].Path = renderPath(ts.name, v, errs[i].at)
+	}
 	return errs
 }
 
-func (n *schemaNode) check(v any, path string, errs *[]schemaError) {
-	if len(*errs) >= schemaMaxReported {
-		return
-	}
-	add := func(msg string, a ...any) {
-		if len(*errs) < schemaMaxReported {
-			*errs = append(*errs, schemaError{Path: path, Msg: fmt.Sprintf(msg, a...)})
+func (ts *toolSchema) add(errs *[]schemaError, owner []string, rank int, at []string, format string, a ...any) {
+	*errs = append(*errs, schemaError{Msg: fmt.Sprintf(format, a...), owner: owner, rank: rank, at: at})
+}
+
+// collect walks the library's error tree down to the leaves that say what
+// to fix.
+func (ts *toolSchema) collect(e *jsonschema.ValidationError, root any, errs *[]schemaError) {
+	loc := e.InstanceLocation
+	node := ts.node(e.SchemaURL)
+	switch k := e.ErrorKind.(type) {
+	case *kind.Schema, *kind.Group, *kind.AllOf, *kind.Reference:
+		for _, c := range e.Causes {
+			ts.collect(c, root, errs)
 		}
-	}
-	if n.typ != "" && !schemaTypeMatches(n.typ, v) {
-		msg := "must be " + n.describeType()
-		if v == nil {
-			msg += "; leave the field out rather than sending null"
+	case *kind.OneOf:
+		ts.oneOf(e, k, node, root, errs)
+	case *kind.AnyOf:
+		ts.add(errs, loc, rankValue, loc, "must match one of the forms %s", schemaForms(listOf(node["anyOf"])))
+	case *kind.Type:
+		m := "must be " + describeType(node)
+		if k.Got == "null" {
+			m += "; leave the field out rather than sending null"
 		}
-		add("%s", msg)
-		return
-	}
-	if n.hasConst && !schemaEqual(v, n.constVal) {
-		add("must be %s", schemaLiteral(n.constVal))
-		return
-	}
-	if n.enum != nil {
-		found := false
-		for _, e := range n.enum {
-			if schemaEqual(v, e) {
-				found = true
-				break
+		ts.add(errs, loc, rankValue, loc, "%s", m)
+	case *kind.Const:
+		ts.add(errs, loc, rankValue, loc, "must be %s", schemaLiteral(node["const"]))
+	case *kind.Enum:
+		ts.add(errs, loc, rankValue, loc, "must be one of %s", schemaLiterals(listOf(node["enum"])))
+	case *kind.MinLength:
+		if k.Want == 1 {
+			ts.add(errs, loc, rankValue, loc, "must not be empty")
+		} else {
+			ts.add(errs, loc, rankValue, loc, "must be at least %d characters", k.Want)
+		}
+	case *kind.MaxLength:
+		ts.add(errs, loc, rankValue, loc, "must be at most %d characters (got %d)", k.Want, k.Got)
+	case *kind.Pattern:
+		if d, _ := node["description"].(string); d != "" {
+			ts.add(errs, loc, rankValue, loc, "has the wrong form (%s must match %s)", strings.TrimSuffix(d, "."), k.Want)
+		} else {
+			ts.add(errs, loc, rankValue, loc, "has the wrong form: must match %s", k.Want)
+		}
+	case *kind.Minimum, *kind.Maximum:
+		if node["type"] == "integer" {
+			ts.add(errs, loc, rankValue, loc, "must be %s", describeType(node))
+		} else {
+			ts.add(errs, loc, rankValue, loc, "must be %s", describeRange(node))
+		}
+	case *kind.MinItems:
+		ts.add(errs, loc, rankValue, loc, "must hold at least %d item(s)", k.Want)
+	case *kind.MaxItems:
+		ts.add(errs, loc, rankValue, loc, "must hold at most %d items (got %d); split the work into several calls", k.Want, k.Got)
+	case *kind.AdditionalProperties:
+		names := append([]string(nil), k.Properties...)
+		sort.Strings(names)
+		allowed := schemaNames(sortedKeys(mapOf(node["properties"])))
+		for _, p := range names {
+			ts.add(errs, loc, rankUnknown, child(loc, p), "unknown field; allowed fields are %s", allowed)
+		}
+	case *kind.Required:
+		props := mapOf(node["properties"])
+		for _, r := range k.Missing {
+			m := "missing; it is required"
+			if enum := listOf(mapOf(props[r])["enum"]); len(enum) > 0 {
+				m += ", one of " + schemaLiterals(enum)
 			}
+			ts.add(errs, loc, rankMissing, child(loc, r), "%s", m)
 		}
-		if !found {
-			add("must be one of %s", schemaLiterals(n.enum))
-			return
-		}
-	}
-	switch x := v.(type) {
-	case string:
-		l := utf8.RuneCountInString(x)
-		if n.minLength != nil && l < *n.minLength {
-			if *n.minLength == 1 {
-				add("must not be empty")
-			} else {
-				add("must be at least %d characters", *n.minLength)
-			}
-			return
-		}
-		if n.maxLength != nil && l > *n.maxLength {
-			add("must be at most %d characters (got %d)", *n.maxLength, l)
-			return
-		}
-		if n.pattern != nil && !n.pattern.MatchString(x) {
-			if n.description != "" {
-				add("has the wrong form (%s must match %s)", strings.TrimSuffix(n.description, "."), n.patternSource)
-			} else {
-				add("has the wrong form: must match %s", n.patternSource)
-			}
-		}
-	case json.Number:
-		f, err := x.Float64()
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			add("must be a finite number")
-			return
-		}
-		if (n.minimum != nil && f < *n.minimum) || (n.maximum != nil && f > *n.maximum) {
-			if n.typ == "integer" {
-				add("must be %s", n.describeType())
-			} else {
-				add("must be %s", n.describeRange())
-			}
-		}
-	case []any:
-		if n.minItems != nil && len(x) < *n.minItems {
-			add("must hold at least %d item(s)", *n.minItems)
-			return
-		}
-		if n.maxItems != nil && len(x) > *n.maxItems {
-			add("must hold at most %d items (got %d); split the work into several calls", *n.maxItems, len(x))
-			return
-		}
-		if n.items != nil {
-			for i, item := range x {
-				n.items.check(item, fmt.Sprintf("%s[%d]", path, i), errs)
-			}
-		}
-	case map[string]any:
-		n.checkObject(x, path, errs)
-	}
-	if len(n.oneOf) > 0 {
-		n.checkOneOf(v, path, errs)
-	}
-	if len(n.anyOf) > 0 {
-		for _, b := range n.anyOf {
-			if len(b.validate(v, path)) == 0 {
-				return
-			}
-		}
-		add("must match one of the forms %s", schemaForms(n.anyOf))
+	case *kind.MinProperties:
+		ts.add(errs, loc, rankCount, loc, "%s", countMessage(node, k.Got))
+	case *kind.MaxProperties:
+		ts.add(errs, loc, rankCount, loc, "%s", countMessage(node, k.Got))
+	case *kind.FalseSchema:
+		ts.add(errs, loc, rankValue, loc, "is not allowed here")
+	default:
+		// A keyword the messages above do not phrase (TestSchemaKeywords
+		// keeps the schemas to those they do). Never the library's own
+		// text: it may quote the value.
+		ts.add(errs, loc, rankValue, loc, "is not valid (%s)", strings.Join(e.ErrorKind.KeywordPath(), "/"))
 	}
 }
 
-func (n *schemaNode) checkObject(x map[string]any, path string, errs *[]schemaError) {
-	add := func(p, msg string, a ...any) {
-		if len(*errs) < schemaMaxReported {
-			*errs = append(*errs, schemaError{Path: p, Msg: fmt.Sprintf(msg, a...)})
+// oneOf reports against the one branch the caller meant: the branch whose
+// discriminator (a property every branch pins with const, such as an
+// action's op) matches, or else the one branch whose required fields are
+// all present.
+func (ts *toolSchema) oneOf(e *jsonschema.ValidationError, k *kind.OneOf, node map[string]any, root any, errs *[]schemaError) {
+	loc := e.InstanceLocation
+	branches := listOf(node["oneOf"])
+	forms := schemaForms(branches)
+	if len(k.Subschemas) > 0 || len(e.Causes) != len(branches) {
+		// More than one branch matched (or the tree is not one cause per branch).
+		ts.add(errs, loc, rankValue, loc, "must take exactly one of the forms %s", forms)
+		return
+	}
+	obj, isObj := instanceAt(root, loc).(map[string]any)
+	if key := schemaDiscriminator(branches); key != "" {
+		consts := constsOf(branches, key)
+		if !isObj {
+			ts.add(errs, loc, rankValue, loc, "must be an object with %q set to one of %s", key, schemaLiterals(consts))
+			return
+		}
+		val, ok := obj[key]
+		if !ok {
+			ts.add(errs, loc, rankMissing, child(loc, key), "missing; it is required, one of %s", schemaLiterals(consts))
+			return
+		}
+		for i, c := range consts {
+			if scalarEqual(c, val) {
+				ts.collect(e.Causes[i], root, errs)
+				return
+			}
+		}
+		ts.add(errs, loc, rankValue, child(loc, key), "must be one of %s", schemaLiterals(consts))
+		return
+	}
+	if isObj {
+		cand := -1
+		for i, b := range branches {
+			all := true
+			for _, r := range listOf(mapOf(b)["required"]) {
+				if s, _ := r.(string); s != "" {
+					if _, ok := obj[s]; !ok {
+						all = false
+					}
+				}
+			}
+			if all {
+				if cand >= 0 {
+					cand = -2
+					break
+				}
+				cand = i
+			}
+		}
+		if cand >= 0 {
+			ts.collect(e.Causes[cand], root, errs)
+			return
 		}
 	}
-	// Unknown fields first: a misspelt name is the likeliest mistake and
-	// would otherwise show up as a confusing "missing" for the real name.
-	if n.closed {
-		keys := schemaSortedKeys(x)
-		for _, k := range keys {
-			if _, ok := n.properties[k]; !ok {
-				add(path+"."+k, "unknown field; allowed fields are %s", schemaNames(n.propOrder))
+	ts.add(errs, loc, rankValue, loc, "must take exactly one of the forms %s", forms)
+}
+
+// integerLiterals refuses integers written with a fraction or exponent
+// (2.0, 1e2), which JSON Schema accepts but encoding/json will not decode
+// into an int. It runs on values the schema accepted.
+func (ts *toolSchema) integerLiterals(node any, v any, loc []string, errs *[]schemaError) {
+	s := mapOf(node)
+	if s == nil {
+		return
+	}
+	if s["type"] == "integer" {
+		if n, ok := v.(json.Number); ok {
+			if _, err := strconv.ParseInt(n.String(), 10, 64); err != nil {
+				ts.add(errs, loc, rankValue, loc, "must be %s, written without a decimal point or exponent", describeType(s))
 			}
 		}
 	}
-	for _, r := range n.required {
-		if _, ok := x[r]; !ok {
-			msg := "missing; it is required"
-			if p := n.properties[r]; p != nil && len(p.enum) > 0 {
-				msg += ", one of " + schemaLiterals(p.enum)
+	switch x := v.(type) {
+	case map[string]any:
+		props := mapOf(s["properties"])
+		for _, k := range sortedKeys(x) {
+			if p, ok := props[k]; ok {
+				ts.integerLiterals(p, x[k], child(loc, k), errs)
 			}
-			add(path+"."+r, "%s", msg)
+		}
+	case []any:
+		if items, ok := s["items"]; ok {
+			for i, item := range x {
+				ts.integerLiterals(items, item, child(loc, strconv.Itoa(i)), errs)
+			}
 		}
 	}
-	if n.minProps != nil || n.maxProps != nil {
-		if msg := n.countMessage(len(x)); msg != "" {
-			add(path, "%s", msg)
+	for _, kw := range []string{"oneOf", "anyOf", "allOf"} {
+		for _, b := range listOf(s[kw]) {
+			if constsMatch(mapOf(b), v) {
+				ts.integerLiterals(b, v, loc, errs)
+			}
 		}
 	}
-	for _, k := range n.propOrder {
-		if val, ok := x[k]; ok {
-			n.properties[k].check(val, path+"."+k, errs)
+}
+
+// checkNumbers refuses numbers no field could want before the schema sees
+// them: out of float64 range, huge exponents or very long literals (which
+// would also make exact arithmetic on them slow).
+func checkNumbers(v any, loc []string, errs *[]schemaError) {
+	switch x := v.(type) {
+	case json.Number:
+		if !ordinaryNumber(x.String()) {
+			*errs = append(*errs, schemaError{Msg: "must be a finite number of ordinary size", owner: loc, rank: rankValue, at: loc})
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			checkNumbers(x[k], child(loc, k), errs)
+		}
+	case []any:
+		for i, item := range x {
+			checkNumbers(item, child(loc, strconv.Itoa(i)), errs)
 		}
 	}
+}
+
+func ordinaryNumber(s string) bool {
+	if len(s) > 100 {
+		return false
+	}
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil || e > 400 || e < -400 {
+			return false
+		}
+	}
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+// node resolves a schema location (url#/json/pointer) in the tool's schema.
+func (ts *toolSchema) node(url string) map[string]any {
+	_, frag, _ := strings.Cut(url, "#")
+	cur := ts.doc
+	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+		if tok == "" {
+			continue
+		}
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			cur = c[i]
+		default:
+			return nil
+		}
+	}
+	return mapOf(cur)
+}
+
+// instanceAt follows an instance location in the arguments.
+func instanceAt(root any, loc []string) any {
+	cur := root
+	for _, tok := range loc {
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			cur = c[i]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
+
+// renderPath writes a location as tool.field[3].field: indexes in brackets
+// where the arguments hold an array.
+func renderPath(tool string, root any, loc []string) string {
+	var b strings.Builder
+	b.WriteString(tool)
+	cur := root
+	for _, tok := range loc {
+		if arr, ok := cur.([]any); ok {
+			b.WriteString("[" + tok + "]")
+			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(arr) {
+				cur = arr[i]
+			} else {
+				cur = nil
+			}
+			continue
+		}
+		b.WriteString("." + tok)
+		if m, ok := cur.(map[string]any); ok {
+			cur = m[tok]
+		} else {
+			cur = nil
+		}
+	}
+	return b.String()
+}
+
+// compareLoc orders locations token by token, array indexes numerically.
+func compareLoc(a, b []string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] == b[i] {
+			continue
+		}
+		x, ex := strconv.Atoi(a[i])
+		y, ey := strconv.Atoi(b[i])
+		if ex == nil && ey == nil {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a[i], b[i])
+	}
+	return len(a) - len(b)
+}
+
+func child(loc []string, tok string) []string {
+	return append(append(make([]string, 0, len(loc)+1), loc...), tok)
+}
+
+func mapOf(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func listOf(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
 
 // countMessage explains a minProperties/maxProperties breach in terms of the
 // optional fields, since required ones are always present.
-func (n *schemaNode) countMessage(count int) string {
-	low, high := -1, -1
-	if n.minProps != nil {
-		low = *n.minProps
-	}
-	if n.maxProps != nil {
-		high = *n.maxProps
-	}
-	if (low < 0 || count >= low) && (high < 0 || count <= high) {
-		return ""
-	}
+func countMessage(node map[string]any, count int) string {
+	low, high := intOf(node["minProperties"]), intOf(node["maxProperties"])
+	required := listOf(node["required"])
 	req := map[string]bool{}
-	for _, r := range n.required {
-		req[r] = true
+	for _, r := range required {
+		if s, ok := r.(string); ok {
+			req[s] = true
+		}
 	}
 	var optional []string
-	for _, k := range n.propOrder {
+	for _, k := range sortedKeys(mapOf(node["properties"])) {
 		if !req[k] {
 			optional = append(optional, k)
 		}
 	}
-	adj := len(n.required)
+	adj := len(required)
 	fields := schemaNames(optional)
 	switch {
 	case low >= 0 && low == high:
@@ -420,6 +463,19 @@ func (n *schemaNode) countMessage(count int) string {
 	default:
 		return fmt.Sprintf("give at most %s of %s", schemaCountWord(high-adj), fields)
 	}
+}
+
+// intOf reads a non-negative integer keyword; -1 when absent.
+func intOf(v any) int {
+	n, ok := v.(json.Number)
+	if !ok {
+		return -1
+	}
+	i, err := strconv.Atoi(n.String())
+	if err != nil {
+		return -1
+	}
+	return i
 }
 
 func schemaCountWord(n int) string {
@@ -432,109 +488,85 @@ func schemaCountWord(n int) string {
 	return strconv.Itoa(n)
 }
 
-// schemaDiscriminator finds the property every branch pins with const (such as an
-// action's op), so a mistake can be reported against the one branch meant.
-func schemaDiscriminator(branches []*schemaNode) string {
-	var key string
+// schemaDiscriminator finds the property every branch pins with const (such
+// as an action's op), so a mistake can be reported against the one branch meant.
+func schemaDiscriminator(branches []any) string {
+	if len(branches) == 0 {
+		return ""
+	}
+next:
+	for _, key := range sortedKeys(mapOf(mapOf(branches[0])["properties"])) {
+		for _, b := range branches {
+			if _, ok := mapOf(mapOf(mapOf(b)["properties"])[key])["const"]; !ok {
+				continue next
+			}
+		}
+		return key
+	}
+	return ""
+}
+
+func constsOf(branches []any, key string) []any {
+	out := make([]any, len(branches))
 	for i, b := range branches {
-		found := ""
-		for _, k := range b.propOrder {
-			if b.properties[k].hasConst {
-				found = k
-				break
-			}
-		}
-		if found == "" || (i > 0 && found != key) {
-			return ""
-		}
-		key = found
-	}
-	return key
-}
-
-func (n *schemaNode) checkOneOf(v any, path string, errs *[]schemaError) {
-	add := func(p, msg string, a ...any) {
-		if len(*errs) < schemaMaxReported {
-			*errs = append(*errs, schemaError{Path: p, Msg: fmt.Sprintf(msg, a...)})
-		}
-	}
-	obj, isObj := v.(map[string]any)
-	if key := schemaDiscriminator(n.oneOf); key != "" {
-		if !isObj {
-			add(path, "must be an object with %q set to one of %s", key, schemaLiterals(n.constsOf(key)))
-			return
-		}
-		val, ok := obj[key]
-		if !ok {
-			add(path+"."+key, "missing; it is required, one of %s", schemaLiterals(n.constsOf(key)))
-			return
-		}
-		for _, b := range n.oneOf {
-			if schemaEqual(b.properties[key].constVal, val) {
-				b.check(v, path, errs)
-				return
-			}
-		}
-		add(path+"."+key, "must be one of %s", schemaLiterals(n.constsOf(key)))
-		return
-	}
-	var matched int
-	for _, b := range n.oneOf {
-		if len(b.validate(v, path)) == 0 {
-			matched++
-		}
-	}
-	if matched == 1 {
-		return
-	}
-	// Report against the one branch whose required fields are all present,
-	// when exactly one is: that is the form the caller meant.
-	if isObj && matched == 0 {
-		var cand []*schemaNode
-		for _, b := range n.oneOf {
-			all := true
-			for _, r := range b.required {
-				if _, ok := obj[r]; !ok {
-					all = false
-				}
-			}
-			if all {
-				cand = append(cand, b)
-			}
-		}
-		if len(cand) == 1 {
-			cand[0].check(v, path, errs)
-			return
-		}
-	}
-	add(path, "must take exactly one of the forms %s", schemaForms(n.oneOf))
-}
-
-func (n *schemaNode) constsOf(key string) []any {
-	var out []any
-	for _, b := range n.oneOf {
-		out = append(out, b.properties[key].constVal)
+		out[i] = mapOf(mapOf(mapOf(b)["properties"])[key])["const"]
 	}
 	return out
 }
 
-// schemaForms summarises object branches as {a, b?} for a message.
-func schemaForms(branches []*schemaNode) string {
+// constsMatch says whether v could be the branch b: every property b pins
+// with const has that value in v (or b pins none).
+func constsMatch(b map[string]any, v any) bool {
+	obj, isObj := v.(map[string]any)
+	for k, p := range mapOf(b["properties"]) {
+		c, ok := mapOf(p)["const"]
+		if !ok {
+			continue
+		}
+		if !isObj || !scalarEqual(c, obj[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// scalarEqual compares the scalars consts and enums hold here; compound
+// values never match.
+func scalarEqual(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && x == y
+	case nil:
+		return b == nil
+	}
+	return false
+}
+
+// schemaForms summarises branches as {a, b?} for a message.
+func schemaForms(branches []any) string {
 	var parts []string
-	for _, b := range branches {
-		if b.typ != "object" && b.properties == nil {
-			parts = append(parts, b.describeType())
+	for _, raw := range branches {
+		b := mapOf(raw)
+		if b["type"] != "object" && b["properties"] == nil {
+			parts = append(parts, describeType(b))
 			continue
 		}
 		req := map[string]bool{}
-		for _, r := range b.required {
-			req[r] = true
-		}
 		var fs []string
-		for _, r := range b.required {
-			fs = append(fs, r)
+		for _, r := range listOf(b["required"]) {
+			if s, ok := r.(string); ok {
+				req[s] = true
+				fs = append(fs, s)
+			}
 		}
-		for _, k := range b.propOrder {
+		for _, k := range sortedKeys(mapOf(b["properties"])) {
 			if !req[k] {
 				fs = append(fs, k+"?")
 			}
@@ -544,40 +576,8 @@ func schemaForms(branches []*schemaNode) string {
 	return strings.Join(parts, " or ")
 }
 
-func schemaTypeMatches(t string, v any) bool {
-	switch t {
-	case "object":
-		_, ok := v.(map[string]any)
-		return ok
-	case "array":
-		_, ok := v.([]any)
-		return ok
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "boolean":
-		_, ok := v.(bool)
-		return ok
-	case "null":
-		return v == nil
-	case "number":
-		_, ok := v.(json.Number)
-		return ok
-	case "integer":
-		// Only plain integer literals: the typed decode into int accepts
-		// nothing else, and 64 bits is plenty for every limit we set.
-		n, ok := v.(json.Number)
-		if !ok {
-			return false
-		}
-		_, err := strconv.ParseInt(n.String(), 10, 64)
-		return err == nil
-	}
-	return false
-}
-
-func (n *schemaNode) describeType() string {
-	switch n.typ {
+func describeType(n map[string]any) string {
+	switch n["type"] {
 	case "object":
 		return "an object"
 	case "array":
@@ -587,7 +587,7 @@ func (n *schemaNode) describeType() string {
 	case "boolean":
 		return "true or false"
 	case "integer":
-		if r := n.describeRange(); r != "" {
+		if r := describeRange(n); r != "" {
 			return "a whole number " + r
 		}
 		return "a whole number"
@@ -599,34 +599,18 @@ func (n *schemaNode) describeType() string {
 	return "a value"
 }
 
-func (n *schemaNode) describeRange() string {
-	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+func describeRange(n map[string]any) string {
+	lo, hasLo := n["minimum"].(json.Number)
+	hi, hasHi := n["maximum"].(json.Number)
 	switch {
-	case n.minimum != nil && n.maximum != nil:
-		return "from " + f(*n.minimum) + " to " + f(*n.maximum)
-	case n.minimum != nil:
-		return "at least " + f(*n.minimum)
-	case n.maximum != nil:
-		return "at most " + f(*n.maximum)
+	case hasLo && hasHi:
+		return "from " + lo.String() + " to " + hi.String()
+	case hasLo:
+		return "at least " + lo.String()
+	case hasHi:
+		return "at most " + hi.String()
 	}
 	return ""
-}
-
-func schemaEqual(a, b any) bool {
-	switch x := a.(type) {
-	case json.Number:
-		y, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		fx, e1 := x.Float64()
-		fy, e2 := y.Float64()
-		return e1 == nil && e2 == nil && fx == fy
-	case string, bool, nil:
-		return a == b
-	}
-	// Enums and consts here are scalars; compound values never match.
-	return false
 }
 
 func schemaLiteral(v any) string {
@@ -652,7 +636,7 @@ func schemaNames(ns []string) string {
 	return strings.Join(ns, ", ")
 }
 
-func schemaSortedKeys(m map[string]any) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -662,7 +646,7 @@ func schemaSortedKeys(m map[string]any) []string {
 }
 
 // The helpers below build schemas as plain maps; Definitions marshals them
-// once, and both the renderings and the validator read that JSON.
+// once; the renderings and compileTool both read that JSON.
 
 type schemaMap = map[string]any
 

@@ -122,7 +122,7 @@ func (b *Browser) Snapshot(ctx workflow.Context, args contract.SnapshotArgs) (*c
 	return typed[contract.SnapshotResult](ctx, b, contract.ToolSnapshot, args)
 }
 
-// Run runs a batch of actions or a code cell. It runs at most once.
+// Run runs a batch of actions. It runs at most once.
 func (b *Browser) Run(ctx workflow.Context, args contract.RunArgs) (*contract.RunResult, error) {
 	return typed[contract.RunResult](ctx, b, contract.ToolRun, args)
 }

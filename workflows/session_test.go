@@ -143,7 +143,7 @@ func TestSessionIdleNeverFiresMidCall(t *testing.T) {
 	ok, _ := json.Marshal(contract.RunResult{OK: true, Completed: 1, Total: 1})
 	// The run takes 2 minutes of workflow time, past the 1-minute idle window.
 	h.env.OnActivity(contract.ActivityRun, mock.Anything, mock.Anything).After(2*time.Minute).Return(json.RawMessage(ok), nil)
-	h.call(10*time.Second, "long", contract.ToolRun, `{"code":"await page.title()"}`)
+	h.call(10*time.Second, "long", contract.ToolRun, `{"actions":[{"op":"wait","ms":10}]}`)
 	// Inside the idle window counted from the end of the long call.
 	h.call(2*time.Minute+40*time.Second, "next", contract.ToolSnapshot, `{}`)
 	res := h.run(SessionConfig{IdleTimeout: time.Minute, Timeouts: Timeouts{Heartbeat: time.Hour}})
@@ -221,7 +221,7 @@ func TestSessionContinuesAsNewAfterCallInFlight(t *testing.T) {
 	h := newHarness(t)
 	ok, _ := json.Marshal(contract.RunResult{OK: true, Completed: 1, Total: 1, Page: contract.Page{URL: testURL}})
 	h.env.OnActivity(contract.ActivityRun, mock.Anything, mock.Anything).After(time.Minute).Return(json.RawMessage(ok), nil)
-	h.call(10*time.Second, "inflight", contract.ToolRun, `{"code":"1"}`)
+	h.call(10*time.Second, "inflight", contract.ToolRun, `{"actions":[{"op":"reload"}]}`)
 	h.env.RegisterDelayedCallback(func() { h.env.SetContinueAsNewSuggested(true) }, 30*time.Second)
 	h.env.ExecuteWorkflow(contract.WorkflowBrowserSession, SessionConfig{Timeouts: Timeouts{Heartbeat: time.Hour}})
 	var can *workflow.ContinueAsNewError
