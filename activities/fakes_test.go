@@ -2,7 +2,10 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -352,4 +355,10 @@ func wantCode(t *testing.T, err error, code contract.Code, retryable bool) *cont
 		t.Fatalf("application error type %s non-retryable %v, want %s non-retryable %v", appErr.Type(), appErr.NonRetryable(), code, !retryable)
 	}
 	return f
+}
+
+// containsAnywhere reports whether s appears in v's JSON form or its Go form.
+func containsAnywhere(v any, s string) bool {
+	raw, _ := json.Marshal(v)
+	return strings.Contains(string(raw), s) || strings.Contains(fmt.Sprintf("%+v", v), s)
 }
