@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-browser/durable-browser/contract"
-	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/envelope"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
@@ -53,6 +52,10 @@ type Options struct {
 	// ActionTimeout bounds each action of a batch (default 10s).
 	ActionTimeout time.Duration
 
+	// Attach drives the browser a provider started (default driver.Attach).
+	// Tests set it to attach a fake.
+	Attach AttachFunc
+
 	Logger zerolog.Logger
 	Now    func() time.Time
 }
@@ -73,7 +76,7 @@ type liveSession struct {
 	ref      contract.SessionRef
 	provider providers.Provider
 	sess     *providers.Session
-	browser  *driver.Browser
+	browser  Browser
 	// policy is the session's action policy for requests outside a run.
 	policy string
 	// calls serialises calls: one browser, one call at a time. It is a
@@ -153,6 +156,9 @@ func New(o Options) *Activities {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Attach == nil {
+		o.Attach = attachDriver
 	}
 	return &Activities{o: o, log: o.Logger, sessions: map[string]*liveSession{}}
 }

@@ -72,7 +72,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	if p := req.Options.ActionPolicy; p == contract.PolicyAsk || p == contract.PolicyDeny {
 		do.RequestGate = a.gate(ls)
 	}
-	b, err := driver.Attach(ctx, do)
+	b, err := a.o.Attach(ctx, do)
 	if err != nil {
 		_ = p.Release(context.WithoutCancel(ctx), req.Tag)
 		log.Error().Err(err).Msg("attaching to browser")

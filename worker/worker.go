@@ -77,6 +77,11 @@ func HostQueue(bootID string) string {
 	if err != nil || host == "" {
 		host = "host"
 	}
+	return hostQueue(host, bootID)
+}
+
+// hostQueue is HostQueue for a given host name.
+func hostQueue(host, bootID string) string {
 	return contract.SharedQueue + "@" + unsafeQueue.ReplaceAllString(host, "-") + "-" + bootID
 }
 
@@ -126,35 +131,11 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		store = s3
 	}
 
-	red := redact.New()
-	secrets := redact.Chain{redact.EnvSource{}}
-	if cfg.SecretsFile != "" {
-		fs, err := redact.LoadFileSource(cfg.SecretsFile)
-		if err != nil {
-			return nil, &config.Error{Flag: "secrets-file", Problem: err.Error()}
-		}
-		secrets = append(redact.Chain{fs}, secrets...)
-		for _, n := range fs.Names() {
-			v, _ := fs.Lookup(n)
-			red.Register(v)
-		}
+	secrets, red, err := secretsFor(cfg, os.Environ())
+	if err != nil {
+		return nil, err
 	}
-	// Every secret this worker could type is hidden from the start, not only
-	// once it has been used.
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, redact.EnvPrefix) {
-			red.Register(v)
-		}
-	}
-	notifier := o.Notifier
-	if notifier == nil {
-		if cfg.HandoffWebhook != "" {
-			notifier = handoff.WebhookNotifier{URL: cfg.HandoffWebhook, Secret: []byte(cfg.HandoffWebhookSecret)}
-			red.Register(cfg.HandoffWebhookSecret)
-		} else {
-			notifier = handoff.LogNotifier{Logger: log}
-		}
-	}
+	notifier := notifierFor(cfg, o.Notifier, red, log)
 	fetcher := o.Fetcher
 	if fetcher == nil {
 		fetcher = webfetch.New(webfetch.Options{Redactor: red, Logger: log})
@@ -181,19 +162,74 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	})
 
 	shared := sdkworker.New(o.Client, contract.SharedQueue, sdkworker.Options{})
+	// The host queue serves only this process's browsers.
+	host := sdkworker.New(o.Client, hostQueue, sdkworker.Options{})
+	register(shared, host, acts)
+
+	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, host: host, acts: acts, local: lp, log: log, reapEvery: reapInterval(cfg), orphanAfter: cfg.OrphanAfter}, nil
+}
+
+// registry is where one queue's workflows and activities are registered (a
+// Temporal worker).
+type registry interface {
+	activities.Registry
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}
+
+// register puts the workflows and the shared activities on the shared
+// queue, and the activities that touch this process's browsers on its host
+// queue, each under its stable name.
+func register(shared, host registry, acts *activities.Activities) {
 	shared.RegisterWorkflowWithOptions(workflows.BrowserSession, workflow.RegisterOptions{Name: contract.WorkflowBrowserSession})
 	shared.RegisterWorkflowWithOptions(Smoke, workflow.RegisterOptions{Name: SmokeWorkflow})
 	acts.RegisterShared(shared)
-
-	// The host queue serves only this process's browsers.
-	host := sdkworker.New(o.Client, hostQueue, sdkworker.Options{})
 	acts.RegisterHost(host)
+}
 
-	every := cfg.ReapInterval
-	if every <= 0 {
-		every = time.Minute
+// secretsFor builds where {{secret:NAME}} resolves from (the secrets file,
+// then the environment) and a redactor that already holds every value this
+// worker could type, not only those used so far. environ is os.Environ().
+func secretsFor(cfg config.Worker, environ []string) (redact.Chain, *redact.Redactor, error) {
+	red := redact.New()
+	secrets := redact.Chain{redact.EnvSource{}}
+	if cfg.SecretsFile != "" {
+		fs, err := redact.LoadFileSource(cfg.SecretsFile)
+		if err != nil {
+			return nil, nil, &config.Error{Flag: "secrets-file", Problem: err.Error()}
+		}
+		secrets = append(redact.Chain{fs}, secrets...)
+		for _, n := range fs.Names() {
+			v, _ := fs.Lookup(n)
+			red.Register(v)
+		}
 	}
-	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, host: host, acts: acts, local: lp, log: log, reapEvery: every, orphanAfter: cfg.OrphanAfter}, nil
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, redact.EnvPrefix) {
+			red.Register(v)
+		}
+	}
+	return secrets, red, nil
+}
+
+// notifierFor is the handoff port: the one given, else the configured
+// webhook (whose signing secret is redacted from then on), else the log.
+func notifierFor(cfg config.Worker, given handoff.Notifier, red *redact.Redactor, log zerolog.Logger) handoff.Notifier {
+	if given != nil {
+		return given
+	}
+	if cfg.HandoffWebhook != "" {
+		red.Register(cfg.HandoffWebhookSecret)
+		return handoff.WebhookNotifier{URL: cfg.HandoffWebhook, Secret: []byte(cfg.HandoffWebhookSecret)}
+	}
+	return handoff.LogNotifier{Logger: log}
+}
+
+// reapInterval is how often the reaper runs (default a minute).
+func reapInterval(cfg config.Worker) time.Duration {
+	if cfg.ReapInterval <= 0 {
+		return time.Minute
+	}
+	return cfg.ReapInterval
 }
 
 // HostQueue is this process's own task queue.

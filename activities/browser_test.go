@@ -1,0 +1,200 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/capture"
+	"github.com/durable-browser/durable-browser/internal/driver"
+)
+
+var gotoBatch = []byte(`[{"op":"goto","url":"https://example.com/a"},{"op":"goto","url":"https://example.com/b"},{"op":"goto","url":"https://example.com/c"}]`)
+
+func runReq(ref contract.SessionRef, actions []byte) contract.RunRequest {
+	return contract.RunRequest{Call: contract.Call{Session: ref}, Args: contract.RunArgs{Actions: actions}}
+}
+
+func TestRunReportsCompleted(t *testing.T) {
+	h := newHarness(t, nil)
+	h.setup = func(b *fakeBrowser) {
+		b.title = "C"
+		b.sent = []driver.SentRequest{{Method: "POST", Origin: "https://example.com", Path: "/log"}}
+		b.runFn = func(_ context.Context, actions []driver.Action) (*driver.RunResult, error) {
+			return &driver.RunResult{
+				Completed: len(actions), Total: len(actions), URL: "https://example.com/c", Title: "C",
+				Sent:       []driver.SentRequest{{Method: "POST", Origin: "https://example.com", Path: "/log"}},
+				TabsOpened: []driver.Tab{{ID: "t2", URL: "https://example.com/popup", Title: "Popup"}},
+				Dialogs:    []driver.Dialog{{Type: "confirm", Message: "Sure?", Accepted: true}, {Type: "alert", Message: "Hi"}},
+			}, nil
+		}
+	}
+	ref := h.create("t-1", contract.SessionOptions{})
+	res, err := call[contract.RunResult](h, contract.ActivityRun, runReq(ref, gotoBatch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK || res.Completed != 3 || res.Total != 3 || res.URL != "https://example.com/c" || res.Title != "C" {
+		t.Fatalf("run = %+v", res)
+	}
+	if len(h.browser(0).runs) != 1 || len(h.browser(0).runs[0]) != 3 {
+		t.Fatalf("browser ran %+v", h.browser(0).runs)
+	}
+	// Under "allow" nothing is gated: what was sent comes from the driver's journal.
+	if want := []contract.SentRequest{{Method: "POST", Origin: "https://example.com", Path: "/log"}}; !reflect.DeepEqual(res.Sent, want) {
+		t.Fatalf("sent = %+v, want %+v", res.Sent, want)
+	}
+	if len(res.TabsOpened) != 1 || res.TabsOpened[0].ID != "t2" {
+		t.Fatalf("tabs opened = %+v", res.TabsOpened)
+	}
+	if len(res.Dialogs) != 2 || res.Dialogs[0].Answer != "accepted" || res.Dialogs[1].Answer != "dismissed" {
+		t.Fatalf("dialogs = %+v", res.Dialogs)
+	}
+}
+
+func TestRunFailureCodes(t *testing.T) {
+	partial := func(done int) *driver.RunResult {
+		return &driver.RunResult{Completed: done, Total: 3, URL: "https://example.com/b", Title: "B",
+			Failed: &driver.ActionFailure{Index: done, Op: "click", Reason: "it failed"}}
+	}
+	actErr := func(kind string) error {
+		return &driver.ActionError{Index: 1, Op: "click", Kind: kind, Reason: "it failed"}
+	}
+	tests := []struct {
+		name      string
+		out       *driver.RunResult
+		err       error
+		code      contract.Code
+		retryable bool
+		// completed is the envelope's count; -1 when the envelope has none.
+		completed int
+		effected  bool
+	}{
+		{name: "no result", code: contract.CodeCommandFailed, completed: -1},
+		{name: "stale", err: &driver.StaleError{ID: "5", Reason: "is from an older snapshot"}, code: contract.CodeStaleSnapshot, completed: -1},
+		{name: "no snapshot", err: driver.ErrNoSnapshot, code: contract.CodeStaleSnapshot, completed: -1},
+		{name: "parse", err: &driver.ParseError{Index: 0, Reason: "bad"}, code: contract.CodeRefused, completed: -1},
+		{name: "gate refused", err: &driver.RefusedError{Method: "POST", Origin: "https://example.com", Path: "/buy"}, code: contract.CodeRefused, completed: -1},
+		{name: "capture refused", err: &capture.RefusedError{Kind: capture.RefusedEmpty, Reason: "empty"}, code: contract.CodeRefused, completed: -1},
+		{name: "cancelled", err: context.Canceled, code: contract.CodeAborted, completed: -1},
+		{name: "deadline", err: fmt.Errorf("waiting: %w", context.DeadlineExceeded), code: contract.CodeTimeout, retryable: true, completed: -1},
+		{name: "connection lost", err: driver.ErrClosed, code: contract.CodeBrowserUnavailable, retryable: true, completed: -1},
+		{name: "action timeout", out: partial(1), err: actErr(driver.KindTimeout), code: contract.CodeTimeout, retryable: true, completed: 1, effected: true},
+		{name: "action stale", out: partial(1), err: actErr(driver.KindStale), code: contract.CodeStaleSnapshot, completed: 1, effected: true},
+		{name: "action refused", out: partial(1), err: actErr(driver.KindRefused), code: contract.CodeRefused, completed: 1, effected: true},
+		{name: "action browser", out: partial(2), err: actErr(driver.KindBrowser), code: contract.CodeBrowserUnavailable, retryable: true, completed: 2, effected: true},
+		{name: "action covered", out: partial(1), err: actErr(driver.KindCovered), code: contract.CodeCommandFailed, completed: 1, effected: true},
+		{name: "first action failed", out: partial(0), err: actErr(driver.KindNotVisible), code: contract.CodeCommandFailed, completed: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			h.setup = func(b *fakeBrowser) {
+				b.runFn = func(context.Context, []driver.Action) (*driver.RunResult, error) { return tt.out, tt.err }
+			}
+			ref := h.create("t-1", contract.SessionOptions{})
+			_, err := call[contract.RunResult](h, contract.ActivityRun, runReq(ref, gotoBatch))
+			f := wantCode(t, err, tt.code, tt.retryable)
+			switch {
+			case tt.completed < 0 && f.Completed != nil:
+				t.Fatalf("completed = %d, want none", *f.Completed)
+			case tt.completed >= 0 && (f.Completed == nil || *f.Completed != tt.completed):
+				t.Fatalf("completed = %v, want %d", f.Completed, tt.completed)
+			}
+			if want := map[bool]contract.Effect{true: contract.EffectPossiblyEffected, false: contract.EffectNone}[tt.effected]; f.Effect != want {
+				t.Fatalf("effect = %s, want %s", f.Effect, want)
+			}
+			if tt.out != nil && f.LastURL != tt.out.URL {
+				t.Fatalf("last url = %q, want %q", f.LastURL, tt.out.URL)
+			}
+			// The session outlives a failed call.
+			if _, err := call[contract.SnapshotResult](h, contract.ActivitySnapshot, contract.SnapshotRequest{Call: contract.Call{Session: ref}}); err != nil {
+				t.Fatalf("snapshot after the failed run: %v", err)
+			}
+		})
+	}
+}
+
+type secrets map[string]string
+
+func (s secrets) Lookup(n string) (string, bool) { v, ok := s[n]; return v, ok }
+
+func TestRunRefusedBeforeTheBrowser(t *testing.T) {
+	tests := []struct {
+		name string
+		args contract.RunArgs
+	}{
+		{"code cell", contract.RunArgs{Code: "document.title"}},
+		{"not a batch", contract.RunArgs{Actions: []byte(`{"op":"goto"}`)}},
+		{"unknown op", contract.RunArgs{Actions: []byte(`[{"op":"teleport"}]`)}},
+		{"unknown secret", contract.RunArgs{Actions: []byte(`[{"op":"fill","id":"3","value":"{{secret:NOPE}}"}]`)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, func(o *Options) { o.Secrets = secrets{} })
+			ref := h.create("t-1", contract.SessionOptions{})
+			_, err := call[contract.RunResult](h, contract.ActivityRun, contract.RunRequest{Call: contract.Call{Session: ref}, Args: tt.args})
+			wantCode(t, err, contract.CodeRefused, false)
+			if runs := h.browser(0).runs; len(runs) != 0 {
+				t.Fatalf("a refused batch reached the browser: %+v", runs)
+			}
+		})
+	}
+}
+
+func TestRunExpandsSecretsOnTheWorker(t *testing.T) {
+	const pw = "correct-horse-battery"
+	h := newHarness(t, func(o *Options) { o.Secrets = secrets{"PASSWORD": pw} })
+	h.setup = func(b *fakeBrowser) {
+		b.runFn = func(_ context.Context, actions []driver.Action) (*driver.RunResult, error) {
+			// The page echoes what was typed into its address and title.
+			return &driver.RunResult{Completed: 1, Total: 1, URL: "https://example.com/?q=" + actions[0].Value, Title: "typed " + actions[0].Value}, nil
+		}
+	}
+	ref := h.create("t-1", contract.SessionOptions{})
+	res, err := call[contract.RunResult](h, contract.ActivityRun, runReq(ref, []byte(`[{"op":"fill","id":"3","value":"{{secret:password}}"}]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.browser(0).runs[0][0].Value; got != pw {
+		t.Fatalf("the browser was given %q, want the secret", got)
+	}
+	if containsAnywhere(res, pw) {
+		t.Fatalf("the result carries the secret: %+v", res)
+	}
+}
+
+func TestSnapshot(t *testing.T) {
+	h := newHarness(t, nil)
+	h.setup = func(b *fakeBrowser) {
+		b.snap = &driver.Snapshot{Text: "- button \"Buy\" [3]", Epoch: 4, URL: "https://example.com/shop", Title: "Shop", Elements: 1, Interactive: 1}
+	}
+	ref := h.create("t-1", contract.SessionOptions{})
+	res, err := call[contract.SnapshotResult](h, contract.ActivitySnapshot, contract.SnapshotRequest{Call: contract.Call{Session: ref}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK || res.Epoch != 4 || res.URL != "https://example.com/shop" || res.Title != "Shop" || res.Text != "- button \"Buy\" [3]" || res.Interactive != 1 {
+		t.Fatalf("snapshot = %+v", res)
+	}
+
+	h.browser(0).mu.Lock()
+	h.browser(0).snapErr = &driver.StaleError{Reason: "the page navigated"}
+	h.browser(0).mu.Unlock()
+	_, err = call[contract.SnapshotResult](h, contract.ActivitySnapshot, contract.SnapshotRequest{Call: contract.Call{Session: ref}})
+	wantCode(t, err, contract.CodeStaleSnapshot, false)
+}
+
+func TestDriverFailureIsTyped(t *testing.T) {
+	// Every typed error maps to a code without consulting message text.
+	if f := driverFailure(errors.New("stale snapshot: looks like one")); f.Code != contract.CodeBrowserUnavailable {
+		t.Fatalf("an untyped error mapped by its text to %s", f.Code)
+	}
+	wrapped := fmt.Errorf("batch: %w", &driver.ActionError{Kind: driver.KindStale, Reason: "gone"})
+	if f := driverFailure(wrapped); f.Code != contract.CodeStaleSnapshot {
+		t.Fatalf("a wrapped action error mapped to %s", f.Code)
+	}
+}

@@ -1,0 +1,42 @@
+package activities
+
+import (
+	"context"
+
+	"github.com/durable-browser/durable-browser/internal/driver"
+)
+
+// Browser is what the activities need of an attached browser: the calls
+// the tools make, the page's address and title, the journal of requests a
+// run let go, and Close. *driver.Browser is the real one; tests use a fake.
+type Browser interface {
+	Snapshot(ctx context.Context, o driver.SnapshotOptions) (*driver.Snapshot, error)
+	Run(ctx context.Context, actions []driver.Action) (*driver.RunResult, error)
+	Screenshot(ctx context.Context, o driver.ScreenshotOptions) (*driver.Shot, error)
+	Read(ctx context.Context, o driver.ReadOptions) (*driver.ReadResult, error)
+	Downloads(ctx context.Context) ([]driver.Download, error)
+	Upload(ctx context.Context, id, file string) error
+	Tabs(ctx context.Context) ([]driver.Tab, error)
+	URL(ctx context.Context) string
+	Title(ctx context.Context) string
+	SentSoFar() []driver.SentRequest
+	Close() error
+}
+
+var _ Browser = (*driver.Browser)(nil)
+
+// AttachFunc attaches a driver to the browser a provider started for a
+// session. o carries the session's CDP address, its download directory and,
+// under the "ask" and "deny" policies, the request gate the driver must
+// consult before every side-effecting request.
+type AttachFunc func(ctx context.Context, o driver.Options) (Browser, error)
+
+// attachDriver is the default AttachFunc: driver.Attach. It never returns a
+// non-nil interface holding a nil *driver.Browser.
+func attachDriver(ctx context.Context, o driver.Options) (Browser, error) {
+	b, err := driver.Attach(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -1,0 +1,180 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/handoff"
+)
+
+var buy = driver.GatedRequest{Method: "POST", Origin: "https://shop.example", Path: "/buy", ResourceType: "Fetch"}
+
+func TestRequestGate(t *testing.T) {
+	approve := func(by string) func(string) contract.HoldDecision {
+		return func(string) contract.HoldDecision {
+			return contract.HoldDecision{Decision: contract.DecisionApprove, By: by}
+		}
+	}
+	deny := func(by string) func(string) contract.HoldDecision {
+		return func(string) contract.HoldDecision {
+			return contract.HoldDecision{Decision: contract.DecisionDeny, By: by}
+		}
+	}
+	sentBuy := []contract.SentRequest{{Method: "POST", Origin: "https://shop.example", Path: "/buy"}}
+	tests := []struct {
+		name          string
+		sessionPolicy string
+		runPolicy     string
+		client        *fakeClient // nil: no Temporal client on the worker
+		// gated says whether the driver is given a gate at all.
+		gated    bool
+		decision driver.GateDecision
+		sent     []contract.SentRequest
+		held     string // the held request's decision, "" for none
+		by       string
+		signals  int
+	}{
+		{name: "allow is not gated", sessionPolicy: contract.PolicyAllow, gated: false, decision: driver.GateAllow, sent: sentBuy},
+		{name: "default is not gated", gated: false, decision: driver.GateAllow, sent: sentBuy},
+		{name: "deny", sessionPolicy: contract.PolicyDeny, gated: true, decision: driver.GateDeny, held: "denied", by: "policy"},
+		{name: "ask without a client", sessionPolicy: contract.PolicyAsk, gated: true, decision: driver.GateDeny, held: "expired"},
+		{name: "ask approved", sessionPolicy: contract.PolicyAsk, client: &fakeClient{decide: approve("alice")}, gated: true, decision: driver.GateAllow, sent: sentBuy, held: "approved", by: "alice", signals: 1},
+		{name: "ask denied", sessionPolicy: contract.PolicyAsk, client: &fakeClient{decide: deny("bob")}, gated: true, decision: driver.GateDeny, held: "denied", by: "bob", signals: 1},
+		{name: "ask unanswered expires", sessionPolicy: contract.PolicyAsk, client: &fakeClient{}, gated: true, decision: driver.GateDeny, held: "expired", signals: 1},
+		{name: "ask when the workflow cannot be told", sessionPolicy: contract.PolicyAsk, client: &fakeClient{signalErr: errors.New("workflow gone"), decide: approve("alice")}, gated: true, decision: driver.GateDeny, held: "expired", signals: 1},
+		{name: "run policy allow overrides deny", sessionPolicy: contract.PolicyDeny, runPolicy: contract.PolicyAllow, gated: true, decision: driver.GateAllow, sent: sentBuy},
+		{name: "run policy deny overrides ask", sessionPolicy: contract.PolicyAsk, runPolicy: contract.PolicyDeny, client: &fakeClient{decide: approve("alice")}, gated: true, decision: driver.GateDeny, held: "denied", by: "policy"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, func(o *Options) {
+				o.HoldTimeout = 300 * time.Millisecond
+				if tt.client != nil {
+					o.Client = tt.client
+				}
+			})
+			h.setup = func(b *fakeBrowser) { b.requests = []driver.GatedRequest{buy} }
+			ref := h.create("t-1", contract.SessionOptions{ActionPolicy: tt.sessionPolicy})
+			b := h.browser(0)
+			if got := b.opts.RequestGate != nil; got != tt.gated {
+				t.Fatalf("driver gated = %v, want %v", got, tt.gated)
+			}
+			req := runReq(ref, []byte(`[{"op":"click","id":"3"}]`))
+			req.Policy = tt.runPolicy
+			start := time.Now()
+			res, err := call[contract.RunResult](h, contract.ActivityRun, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("the gate took %v", time.Since(start))
+			}
+			if !reflect.DeepEqual(b.decisions, []driver.GateDecision{tt.decision}) {
+				t.Fatalf("gate decisions = %v, want %v", b.decisions, tt.decision)
+			}
+			if !reflect.DeepEqual(res.Sent, tt.sent) {
+				t.Fatalf("sent = %+v, want %+v", res.Sent, tt.sent)
+			}
+			switch {
+			case tt.held == "" && len(res.Held) != 0:
+				t.Fatalf("held = %+v, want none", res.Held)
+			case tt.held != "":
+				if len(res.Held) != 1 {
+					t.Fatalf("held = %+v, want one", res.Held)
+				}
+				hr := res.Held[0]
+				if hr.Decision != tt.held || hr.By != tt.by || hr.Method != "POST" || hr.Origin != "https://shop.example" || hr.Path != "/buy" {
+					t.Fatalf("held = %+v, want %s by %q", hr, tt.held, tt.by)
+				}
+				if tt.sessionPolicy == contract.PolicyAsk && tt.runPolicy == "" && !strings.HasSuffix(hr.HoldID, "-1") {
+					t.Fatalf("hold id = %q", hr.HoldID)
+				}
+			}
+			if tt.client != nil {
+				tt.client.mu.Lock()
+				defer tt.client.mu.Unlock()
+				if len(tt.client.signals) != tt.signals {
+					t.Fatalf("signals = %+v, want %d", tt.client.signals, tt.signals)
+				}
+				if tt.signals > 0 {
+					s := tt.client.signals[0]
+					if s.HoldID != res.Held[0].HoldID || s.Method != "POST" || s.Origin != "https://shop.example" || s.Path != "/buy" {
+						t.Fatalf("hold signal = %+v, held %+v", s, res.Held[0])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestRequestGateOutsideARun(t *testing.T) {
+	// A request a page sends between runs has no run to hold it for.
+	for _, policy := range []string{contract.PolicyAsk, contract.PolicyDeny} {
+		t.Run(policy, func(t *testing.T) {
+			h := newHarness(t, func(o *Options) { o.Client = &fakeClient{} })
+			h.create("t-1", contract.SessionOptions{ActionPolicy: policy})
+			if d := h.browser(0).opts.RequestGate(context.Background(), buy); d != driver.GateDeny {
+				t.Fatalf("decision = %v, want deny", d)
+			}
+		})
+	}
+}
+
+type fakeNotifier struct {
+	mu      sync.Mutex
+	notices []handoff.Notice
+	err     error
+}
+
+func (n *fakeNotifier) Notify(_ context.Context, x handoff.Notice) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.notices = append(n.notices, x)
+	return n.err
+}
+
+func TestNotify(t *testing.T) {
+	t.Run("no port", func(t *testing.T) {
+		h := newHarness(t, nil)
+		ref := h.create("t-1", contract.SessionOptions{})
+		_, err := call[contract.ReleaseResult](h, contract.ActivityNotify, contract.NotifyRequest{Session: ref})
+		wantCode(t, err, contract.CodeRefused, false)
+	})
+	t.Run("reach address from the active tab", func(t *testing.T) {
+		n := &fakeNotifier{}
+		h := newHarness(t, func(o *Options) { o.Notifier = n })
+		h.setup = func(b *fakeBrowser) {
+			b.tabs = []driver.Tab{{ID: "t1", TargetID: "AAA"}, {ID: "t2", Active: true, TargetID: "BBB"}}
+		}
+		ref := h.create("t-1", contract.SessionOptions{})
+		req := contract.NotifyRequest{Session: ref, WorkflowID: "wf", RequestID: "r1", Instruction: "solve the captcha", Condition: contract.Condition{Text: "Welcome"}}
+		res, err := call[contract.ReleaseResult](h, contract.ActivityNotify, req)
+		if err != nil || !res.OK {
+			t.Fatalf("notify = %+v, %v", res, err)
+		}
+		if len(n.notices) != 1 {
+			t.Fatalf("notices = %+v", n.notices)
+		}
+		got := n.notices[0]
+		if want := "http://127.0.0.1:9222/devtools/inspector.html?ws=127.0.0.1:9222/devtools/page/BBB"; got.ReachURL != want {
+			t.Fatalf("reach url = %q, want %q", got.ReachURL, want)
+		}
+		if got.SessionTag != "t-1" || got.Instruction != "solve the captcha" || got.Condition != `the page shows "Welcome"` {
+			t.Fatalf("notice = %+v", got)
+		}
+	})
+	t.Run("port fails", func(t *testing.T) {
+		n := &fakeNotifier{err: errors.New("webhook 502")}
+		h := newHarness(t, func(o *Options) { o.Notifier = n })
+		ref := h.create("t-1", contract.SessionOptions{})
+		_, err := call[contract.ReleaseResult](h, contract.ActivityNotify, contract.NotifyRequest{Session: ref})
+		wantCode(t, err, contract.CodeCommandFailed, true)
+	})
+}
