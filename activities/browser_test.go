@@ -127,7 +127,6 @@ func TestRunRefusedBeforeTheBrowser(t *testing.T) {
 		name string
 		args contract.RunArgs
 	}{
-		{"code cell", contract.RunArgs{Code: "document.title"}},
 		{"not a batch", contract.RunArgs{Actions: []byte(`{"op":"goto"}`)}},
 		{"unknown op", contract.RunArgs{Actions: []byte(`[{"op":"teleport"}]`)}},
 		{"unknown secret", contract.RunArgs{Actions: []byte(`[{"op":"fill","id":"3","value":"{{secret:NOPE}}"}]`)}},
