@@ -60,6 +60,13 @@ func Call(ctx context.Context, c client.Client, workflowID string, call contract
 	} else if !isNotRunning(err) {
 		return rejection(err)
 	}
+	// No session runs under the id. If one ran and answered this update id,
+	// the answer is in its result: a resend never runs the call again.
+	if o.UpdateID != "" {
+		if out, ok, err := answeredBefore(ctx, c, workflowID, o.UpdateID, call); err != nil || ok {
+			return out, err
+		}
+	}
 	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       workflowID,
 		TaskQueue:                contract.SharedQueue,
@@ -78,6 +85,38 @@ func Call(ctx context.Context, c client.Client, workflowID string, call contract
 		return rejection(err)
 	}
 	return out, nil
+}
+
+// answeredBefore looks for updateID in the ledger of the session that last
+// ran under workflowID and has completed.
+func answeredBefore(ctx context.Context, c client.Client, workflowID, updateID string, call contract.ToolCall) (json.RawMessage, bool, error) {
+	d, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
+	if err != nil {
+		if isNotRunning(err) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("looking up the session's last run: %w", err)
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		return nil, false, nil
+	}
+	var res contract.SessionResult
+	if err := c.GetWorkflow(ctx, workflowID, info.GetExecution().GetRunId()).Get(ctx, &res); err != nil {
+		return nil, false, fmt.Errorf("reading the ended session's result: %w", err)
+	}
+	for i := len(res.Answered) - 1; i >= 0; i-- {
+		a := res.Answered[i]
+		if a.UpdateID != updateID {
+			continue
+		}
+		if a.Tool != call.Name || a.Hash != contract.CallHash(call.Name, call.Args) {
+			out, err := json.Marshal(contract.Fail(contract.CodeRefused, "update id %q was already used for another call (%s) in the session that ended; send a new call with a new update id", updateID, a.Tool))
+			return out, true, err
+		}
+		return a.Answer, true, nil
+	}
+	return nil, false, nil
 }
 
 // isNotRunning reports that no workflow runs under the id (none yet, or it

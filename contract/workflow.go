@@ -169,7 +169,30 @@ type SessionResult struct {
 	Tag    string `json:"tag,omitempty"`
 	Reason string `json:"reason"`
 	Calls  int    `json:"calls"`
+	// Answered keeps the session's last effect calls by update id, so a
+	// caller who lost an answer and resends after the session ended gets it
+	// from here instead of running the call again.
+	Answered []Answered `json:"answered,omitempty"`
 }
+
+// Answered is one effect call a session answered, by its update id.
+// Temporal deduplicates an update id only within one run; a session keeps
+// this ledger across continue-as-new and in its result, so a resent id is
+// answered from the record, never run twice.
+type Answered struct {
+	UpdateID string `json:"update_id"`
+	Tool     string `json:"tool"`
+	// Hash is CallHash(Tool, args): a resend with other arguments is a conflict.
+	Hash   string          `json:"hash"`
+	Answer json.RawMessage `json:"answer"`
+}
+
+// Ledger bounds: the last MaxAnswered effect calls, each answer kept up to
+// MaxAnsweredBytes (a longer one is kept as a refusal saying the call ran).
+const (
+	MaxAnswered      = 64
+	MaxAnsweredBytes = 16 << 10
+)
 
 // Action policies for side-effecting requests.
 const (

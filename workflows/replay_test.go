@@ -137,6 +137,9 @@ func TestRecordedValidationSurvivesSchemaChange(t *testing.T) {
 		}
 		// The version marker carries the change id as a JSON string payload.
 		hasMarker := strings.Contains(string(b), base64.StdEncoding.EncodeToString([]byte(`"`+changeRecordedValidation+`"`)))
+		if !strings.Contains(string(b), `"name": "tool"`) {
+			continue // served no call: nothing to validate
+		}
 		err = replay(f)
 		switch {
 		case hasMarker:

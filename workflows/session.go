@@ -37,6 +37,10 @@ type SessionConfig struct {
 	// BrowserState; they must be registered on the namespace.
 	SearchAttributes bool     `json:"search_attributes,omitempty"`
 	Timeouts         Timeouts `json:"timeouts,omitempty"`
+	// ContinueAsNewAfter continues the session as new after this many calls
+	// in one run, besides when Temporal suggests it (0: only then). It bounds
+	// history; tests use it to cross a continue-as-new on purpose.
+	ContinueAsNewAfter int `json:"continue_as_new_after,omitempty"`
 	// Carry is set by the workflow itself when it continues as new.
 	Carry *Carried `json:"carry,omitempty"`
 }
@@ -46,6 +50,8 @@ type Carried struct {
 	Browser    BrowserState `json:"browser"`
 	StartedAt  time.Time    `json:"started_at"`
 	LastActive time.Time    `json:"last_active"`
+	// Answered is the ledger of recent effect calls by update id.
+	Answered []contract.Answered `json:"answered,omitempty"`
 }
 
 type session struct {
@@ -59,6 +65,8 @@ type session struct {
 	ending     bool // no new calls
 	lastSA     [3]string
 	closeCh    workflow.ReceiveChannel
+	answered   ledger
+	runCalls   int // calls served by this run
 }
 
 // BrowserSession is the custody workflow of one conversation's browser (the
@@ -86,6 +94,7 @@ func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*contract.SessionR
 		if !cfg.Carry.LastActive.IsZero() {
 			s.lastActive = cfg.Carry.LastActive
 		}
+		s.answered = cfg.Carry.Answered
 	}
 	s.b = newBrowser(ctx, bcfg)
 	s.b.onChange = s.upsert
@@ -148,13 +157,18 @@ func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMe
 		s.version++
 		s.upsert(ctx)
 	}()
-	if s.ending || s.b.st.Released {
-		return json.Marshal(sessionEnded())
-	}
 	seed := ""
 	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
 		seed = info.ID
 	}
+	// A resend of an effect call answered before a continue-as-new.
+	if out, ok := s.answered.find(seed, call.Name, call.Args); ok {
+		return out, nil
+	}
+	if s.ending || s.b.st.Released {
+		return json.Marshal(sessionEnded())
+	}
+	s.runCalls++
 	args, f := validateCall(ctx, call.Name, call.Args)
 	if f != nil {
 		return json.Marshal(f)
@@ -163,10 +177,26 @@ func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMe
 	if err != nil {
 		return nil, err
 	}
+	var out json.RawMessage
 	if f != nil {
-		return json.Marshal(f)
+		out, err = json.Marshal(f)
+	} else {
+		out, err = json.Marshal(res)
 	}
-	return json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	s.answered = s.answered.add(seed, call.Name, call.Args, out)
+	return out, nil
+}
+
+// continueSuggested says the run should continue as new: Temporal suggests
+// it, or this run served the configured number of calls.
+func (s *session) continueSuggested(ctx workflow.Context) bool {
+	if s.cfg.ContinueAsNewAfter > 0 && s.runCalls >= s.cfg.ContinueAsNewAfter {
+		return true
+	}
+	return workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 }
 
 // serve waits until the session should end (returning why) or continue as
@@ -183,7 +213,7 @@ func (s *session) serve(ctx workflow.Context) (string, error) {
 			return EndMaxLifetime, nil
 		case s.inFlight == 0 && !now.Before(s.lastActive.Add(s.cfg.IdleTimeout)):
 			return EndIdle, nil
-		case s.inFlight == 0 && workflow.GetInfo(ctx).GetContinueAsNewSuggested():
+		case s.inFlight == 0 && s.continueSuggested(ctx):
 			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 				return "", err
 			}
@@ -205,7 +235,7 @@ func (s *session) serve(ctx workflow.Context) (string, error) {
 		busy := s.inFlight > 0
 		if _, err := workflow.AwaitWithTimeout(ctx, deadline.Sub(now), func() bool {
 			return s.closing || s.b.st.Released || (busy && s.inFlight == 0) ||
-				(s.inFlight == 0 && workflow.GetInfo(ctx).GetContinueAsNewSuggested())
+				(s.inFlight == 0 && s.continueSuggested(ctx))
 		}); err != nil {
 			return "", err
 		}
@@ -237,7 +267,7 @@ func (s *session) end(ctx workflow.Context, reason string) (*contract.SessionRes
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return nil, err
 	}
-	return &contract.SessionResult{Tag: s.b.st.Session.Tag, Reason: reason, Calls: s.b.st.Calls}, nil
+	return &contract.SessionResult{Tag: s.b.st.Session.Tag, Reason: reason, Calls: s.b.st.Calls, Answered: s.answered}, nil
 }
 
 // drain handles signals received but not yet read, before continue-as-new.
@@ -261,7 +291,7 @@ func (s *session) carry() SessionConfig {
 		}
 	}
 	st.Human.Holds = undecided
-	next.Carry = &Carried{Browser: st, StartedAt: s.startedAt, LastActive: s.lastActive}
+	next.Carry = &Carried{Browser: st, StartedAt: s.startedAt, LastActive: s.lastActive, Answered: s.answered}
 	return next
 }
 
