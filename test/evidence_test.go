@@ -47,7 +47,7 @@ func TestEvidenceFiledReads(t *testing.T) {
 	var read contract.ReadResult
 	s.must("browser_read", map[string]any{}, &read)
 
-	tag := workflows.CleanTag(s.id, "-1")
+	tag := workflows.SessionTag(s.id, 1)
 	ids := activityIDs(t, ctx, s.id)
 	runID := env.Client.GetWorkflow(ctx, s.id, "").GetRunID()
 
@@ -180,7 +180,7 @@ func TestEvidenceWebFetchFiled(t *testing.T) {
 	body, rec := objectWithReceipt(t, ctx, res.Evidence.Key)
 	ids := activityIDs(t, ctx, s.id)[contract.ActivityWebFetch]
 	if evidence.SHA256Hex(body) != res.Evidence.SHA256 || rec.Tool != contract.ToolWebFetch ||
-		rec.SessionTag != workflows.CleanTag(s.id, "-1") || rec.WorkflowID != s.id || len(ids) != 1 || rec.ActivityID != ids[0] ||
+		rec.SessionTag != workflows.SessionTag(s.id, 1) || rec.WorkflowID != s.id || len(ids) != 1 || rec.ActivityID != ids[0] ||
 		rec.HTTPStatus != 200 || rec.RequestedURL != env.Demo.URL()+"/about.html" || rec.FinalURL != env.Demo.URL()+"/about.html" {
 		t.Fatalf("web_fetch receipt %+v (activity ids %v)", rec, ids)
 	}

@@ -49,6 +49,8 @@ type BrowserState struct {
 	Calls    int                     `json:"calls,omitempty"`
 	Guard    GuardState              `json:"guard"`
 	Human    HumanState              `json:"human"`
+	// TagScheme is how this session chain names its tags (tagScheme*).
+	TagScheme int `json:"tag_scheme,omitempty"`
 }
 
 // Browser is the handle an orchestrator's workflow drives a browser through.
@@ -387,7 +389,7 @@ func (b *Browser) ensure(ctx workflow.Context) *contract.Failure {
 
 // create opens (or finds) the session numbered seq.
 func (b *Browser) create(ctx workflow.Context, seq int, opts contract.SessionOptions) *contract.Failure {
-	tag := b.tagFor(seq)
+	tag := b.tagFor(ctx, seq)
 	var res contract.CreateResult
 	actx := workflow.WithActivityOptions(ctx, ActivityOptions(contract.ClassCustody, contract.SharedQueue, false, b.t))
 	err := workflow.ExecuteActivity(actx, contract.ActivityCreate, contract.CreateRequest{Tag: tag, Options: opts}).Get(ctx, &res)
@@ -436,7 +438,7 @@ func (b *Browser) replace(ctx workflow.Context) *contract.Failure {
 func (b *Browser) release(ctx workflow.Context) (any, *contract.Failure, error) {
 	tag := b.st.Session.Tag
 	if tag == "" {
-		tag = b.tagFor(b.st.Seq + 1)
+		tag = b.tagFor(ctx, b.st.Seq+1)
 	}
 	if !b.st.Created || b.st.Released || b.st.Lost {
 		if b.st.Lost && !b.st.Released {
@@ -514,19 +516,38 @@ func sessionEnded() *contract.Failure {
 	return contract.Fail(contract.CodeSessionEnded, "this browser session was released; start a new session to keep browsing")
 }
 
-// tagFor names session seq: "<base>-<seq>", or the configured tag itself for the first.
-func (b *Browser) tagFor(seq int) string {
-	if b.cfg.Tag != "" && seq == 1 {
-		return CleanTag(b.cfg.Tag, "")
+// Tag schemes, kept in BrowserState.TagScheme so a session chain never
+// switches scheme midway.
+const (
+	tagSchemeUnset     = 0
+	tagSchemeLegacy    = 1 // tags.Clean: look-alike ids could share a tag
+	tagSchemeInjective = 2 // tags.Encode
+)
+
+// tagFor names session seq: "<base>-<seq>", or the configured tag itself for
+// the first. A session that made its first tag before the injective scheme
+// keeps the legacy one (for replay, and so its tags stay recognisable).
+func (b *Browser) tagFor(ctx workflow.Context, seq int) string {
+	if b.st.TagScheme == tagSchemeUnset {
+		b.st.TagScheme = tagSchemeLegacy
+		if b.st.Seq == 0 && workflow.GetVersion(ctx, changeInjectiveTags, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+			b.st.TagScheme = tagSchemeInjective
+		}
 	}
-	return CleanTag(b.st.Base, "-"+strconv.Itoa(seq))
+	mapping := tags.Encode
+	if b.st.TagScheme == tagSchemeLegacy {
+		mapping = tags.Clean
+	}
+	if b.cfg.Tag != "" && seq == 1 {
+		return mapping(b.cfg.Tag, "")
+	}
+	return mapping(b.st.Base, "-"+strconv.Itoa(seq))
 }
 
-// CleanTag builds a session tag from base and suffix: characters outside
-// [A-Za-z0-9_.-] become '-', and a result over MaxTagLen keeps a hash of the
-// whole base, the tail of the base and the suffix, so tags stay unique.
-func CleanTag(base, suffix string) string {
-	return tags.Clean(base, suffix)
+// SessionTag is the tag of session seq of a workflow (or Config.Tag) under
+// the current scheme, for callers that look a session's evidence up by tag.
+func SessionTag(base string, seq int) string {
+	return tags.Encode(base, "-"+strconv.Itoa(seq))
 }
 
 // argsAs reads typed arguments whether given as a value or a pointer.

@@ -15,6 +15,9 @@ const (
 	// side effect, so a later build with a stricter or looser schema replays
 	// the verdict the call was given instead of recomputing it.
 	changeRecordedValidation = "recorded-validation"
+	// changeInjectiveTags: session tags map workflow ids injectively
+	// (tags.Encode); before, look-alike ids ("a:x/1", "a-x-1") shared one.
+	changeInjectiveTags = "injective-tags"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict
