@@ -39,6 +39,13 @@ type Options struct {
 	Secrets  redact.SecretSource
 	Redactor *redact.Redactor
 
+	// UploadDir is the only directory browser_upload takes files from; the
+	// model names a file relative to it. Empty refuses every upload.
+	UploadDir string
+	// ProfileGrants are saved profiles every session on this worker may use
+	// (Save: may also save), besides those its own options grant.
+	ProfileGrants []contract.Profile
+
 	Fetcher  *webfetch.Fetcher
 	Searcher *websearch.Searcher
 	Notifier handoff.Notifier
