@@ -17,9 +17,9 @@ type SessionRef struct {
 // SessionOptions describes the browser a session wants.
 type SessionOptions struct {
 	// Provider is "local" (default) or "cdp".
-	Provider string   `json:"provider,omitempty"`
-	Stealth  bool     `json:"stealth,omitempty"`
-	Headed   bool     `json:"headed,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Stealth  bool   `json:"stealth,omitempty"`
+	Headed   bool   `json:"headed,omitempty"`
 	// Profile is the saved sign-in the session starts from. Setting it grants
 	// it to the session (with saving when Save is set).
 	Profile *Profile `json:"profile,omitempty"`

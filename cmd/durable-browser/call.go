@@ -24,8 +24,8 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	config.BindTemporal(fs, &t)
 	var (
 		provider, profile, grants, policy, updateID, logLevel string
-		stealth, headed, saveProfile, sa              bool
-		idle, life, timeout                           time.Duration
+		stealth, headed, saveProfile, sa                      bool
+		idle, life, timeout                                   time.Duration
 	)
 	fs.String(&provider, "provider", "local", "where the browser comes from when the session is created: local or cdp")
 	fs.Bool(&stealth, "stealth", false, "apply stealth to every page of a new session")
