@@ -295,10 +295,9 @@ func (a *Activities) clean(v any) error {
 // fail turns a failure into the activity's error, redacted.
 func (a *Activities) fail(f *contract.Failure) error {
 	f.Message = a.o.Redactor.String(f.Message)
+	// Details arrive whole (contract.Failure.WithDetail): redacted, then bounded.
 	f.Detail = a.o.Redactor.String(f.Detail)
 	f.LastURL = a.o.Redactor.URL(f.LastURL)
-	if len(f.Detail) > contract.MaxDetail {
-		f.Detail = f.Detail[:contract.MaxDetail]
-	}
+	f.BoundDetail()
 	return envelope.Error(f)
 }

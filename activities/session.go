@@ -76,7 +76,9 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		Stealth:       req.Options.Stealth,
 		DownloadDir:   sess.DownloadDir,
 		ActionTimeout: a.o.ActionTimeout,
-		Logger:        log,
+		// Page text is redacted before the driver cuts it to length.
+		Redact: a.o.Redactor.String,
+		Logger: log,
 	}
 	// Only a session that may hold or refuse requests pays for intercepting
 	// them; under "allow" the driver journals what was sent from events.
