@@ -39,6 +39,13 @@ type Options struct {
 	Secrets  redact.SecretSource
 	Redactor *redact.Redactor
 
+	// UploadDir is the only directory browser_upload takes files from; the
+	// model names a file relative to it. Empty refuses every upload.
+	UploadDir string
+	// ProfileGrants are saved profiles every session on this worker may use
+	// (Save: may also save), besides those its own options grant.
+	ProfileGrants []contract.Profile
+
 	Fetcher  *webfetch.Fetcher
 	Searcher *websearch.Searcher
 	Notifier handoff.Notifier
@@ -288,10 +295,9 @@ func (a *Activities) clean(v any) error {
 // fail turns a failure into the activity's error, redacted.
 func (a *Activities) fail(f *contract.Failure) error {
 	f.Message = a.o.Redactor.String(f.Message)
+	// Details arrive whole (contract.Failure.WithDetail): redacted, then bounded.
 	f.Detail = a.o.Redactor.String(f.Detail)
 	f.LastURL = a.o.Redactor.URL(f.LastURL)
-	if len(f.Detail) > contract.MaxDetail {
-		f.Detail = f.Detail[:contract.MaxDetail]
-	}
+	f.BoundDetail()
 	return envelope.Error(f)
 }

@@ -243,24 +243,29 @@ func (a *Activities) Downloads(ctx context.Context, req contract.DownloadsReques
 	return res, a.clean(res)
 }
 
-// Upload sets a local file on a file input. It runs at most once.
+// Upload sets a file from the host's upload directory on a file input. It
+// runs at most once. The model names the file relative to --upload-dir;
+// without one, every upload is refused.
 func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*contract.UploadResult, error) {
 	if _, f := a.session(req.Session); f != nil {
 		return nil, a.fail(f)
 	}
-	st, err := os.Stat(req.Args.Path)
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "%s is not a readable file on the worker; give the path of a file the worker can read", req.Args.Path))
+	if a.o.UploadDir == "" {
+		return nil, a.fail(contract.Fail(contract.CodeRefused, "uploads are off on this worker: the host allows them by naming a directory of files with --upload-dir (DURABLE_BROWSER_UPLOAD_DIR); a model cannot"))
+	}
+	file, err := vetUpload(a.o.UploadDir, req.Args.Path)
+	if err != nil {
+		return nil, a.fail(a.uploadRefusal(req.Args.Path, err))
 	}
 	s, done, err := a.begin(ctx, req.Session, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	if err := s.browser.Upload(ctx, req.Args.ID, req.Args.Path); err != nil {
+	if err := s.browser.Upload(ctx, req.Args.ID, file.Path); err != nil {
 		return nil, a.fail(driverFailure(err))
 	}
-	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: filepath.Base(req.Args.Path), Size: st.Size()}
+	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Size: file.Size}
 	return res, a.clean(res)
 }
 

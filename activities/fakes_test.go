@@ -87,6 +87,8 @@ type fakeBrowser struct {
 	snap    *driver.Snapshot
 	snapErr error
 	tabs    []driver.Tab
+	// uploads are the paths Upload was given.
+	uploads []string
 }
 
 func (b *fakeBrowser) Snapshot(context.Context, driver.SnapshotOptions) (*driver.Snapshot, error) {
@@ -141,7 +143,12 @@ func (b *fakeBrowser) Read(context.Context, driver.ReadOptions) (*driver.ReadRes
 
 func (b *fakeBrowser) Downloads(context.Context) ([]driver.Download, error) { return nil, nil }
 
-func (b *fakeBrowser) Upload(context.Context, string, string) error { return nil }
+func (b *fakeBrowser) Upload(_ context.Context, _ string, path string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.uploads = append(b.uploads, path)
+	return nil
+}
 
 func (b *fakeBrowser) Tabs(context.Context) ([]driver.Tab, error) {
 	b.mu.Lock()

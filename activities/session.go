@@ -26,9 +26,19 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	if !ok {
 		return nil, a.fail(contract.Fail(contract.CodeRefused, "provider %q is not configured on this worker; use one of %v", name, a.providerNames()))
 	}
-	if req.Options.Profile != nil {
-		if err := req.Options.Profile.Validate(); err != nil {
+	if pr := req.Options.Profile; pr != nil {
+		if err := pr.Validate(); err != nil {
 			return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
+		}
+		// The host grants profiles; whatever asked for this one (a model's
+		// browser_relaunch) cannot.
+		if !contract.Granted(req.Grants, *pr) && !contract.Granted(a.o.ProfileGrants, *pr) {
+			what := "use"
+			if pr.Save {
+				what = "save"
+			}
+			return nil, a.fail(contract.Fail(contract.CodeRefused,
+				"profile %q is not granted to this session (to %s it); continue without it, or ask the host to grant it: the session's profile_grants (durable-browser call --grant-profile) or the worker's --profile-grants", pr.Name, what))
 		}
 	}
 	a.mu.Lock()
@@ -42,10 +52,11 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
 	sess, err := p.Create(ctx, providers.CreateOptions{
-		Tag:     req.Tag,
-		Headed:  req.Options.Headed,
-		Stealth: req.Options.Stealth,
-		Profile: req.Options.Profile,
+		Tag:      req.Tag,
+		Headed:   req.Options.Headed,
+		Stealth:  req.Options.Stealth,
+		Profile:  req.Options.Profile,
+		Replaces: req.Replaces,
 	})
 	if err != nil {
 		log.Error().Err(err).Msg("creating browser")
@@ -65,7 +76,9 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		Stealth:       req.Options.Stealth,
 		DownloadDir:   sess.DownloadDir,
 		ActionTimeout: a.o.ActionTimeout,
-		Logger:        log,
+		// Page text is redacted before the driver cuts it to length.
+		Redact: a.o.Redactor.String,
+		Logger: log,
 	}
 	// Only a session that may hold or refuse requests pays for intercepting
 	// them; under "allow" the driver journals what was sent from events.
@@ -186,6 +199,9 @@ type RelaunchRequest struct {
 	Session contract.SessionRef     `json:"session"`
 	Tag     string                  `json:"tag"`
 	Options contract.SessionOptions `json:"options"`
+	// Grants are the profiles the host grants the new session (see
+	// contract.CreateRequest.Grants).
+	Grants []contract.Profile `json:"grants,omitempty"`
 }
 
 // Relaunch releases a session and opens a new one under a new tag on this
@@ -199,5 +215,5 @@ func (a *Activities) Relaunch(ctx context.Context, req RelaunchRequest) (*contra
 	if _, err := a.Release(ctx, contract.ReleaseRequest{Session: req.Session}); err != nil {
 		return nil, err
 	}
-	return a.Create(ctx, contract.CreateRequest{Tag: req.Tag, Options: req.Options})
+	return a.Create(ctx, contract.CreateRequest{Tag: req.Tag, Options: req.Options, Grants: req.Grants})
 }

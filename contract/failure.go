@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"unicode/utf8"
 )
 
 // Code names what went wrong, so a model (or its orchestrator) can decide what
@@ -93,12 +94,24 @@ func Fail(code Code, msg string, args ...any) *Failure {
 	return &Failure{Code: code, Retryable: defaultRetryable[code], Effect: EffectNone, Message: msg}
 }
 
-// WithDetail sets a bounded detail. Callers pass text that is already redacted.
+// WithDetail sets the detail as given, whole. Whoever sends the failure
+// redacts it and then bounds it with BoundDetail: cutting first could leave
+// a secret's prefix that redaction would no longer recognise.
 func (f *Failure) WithDetail(d string) *Failure {
-	if len(d) > MaxDetail {
-		d = d[:MaxDetail]
-	}
 	f.Detail = d
+	return f
+}
+
+// BoundDetail cuts Detail to MaxDetail bytes, at a character boundary. Call
+// it after redaction.
+func (f *Failure) BoundDetail() *Failure {
+	if len(f.Detail) > MaxDetail {
+		d := f.Detail[:MaxDetail]
+		for len(d) > 0 && !utf8.ValidString(d) {
+			d = d[:len(d)-1]
+		}
+		f.Detail = d
+	}
 	return f
 }
 

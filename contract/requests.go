@@ -17,10 +17,16 @@ type SessionRef struct {
 // SessionOptions describes the browser a session wants.
 type SessionOptions struct {
 	// Provider is "local" (default) or "cdp".
-	Provider string   `json:"provider,omitempty"`
-	Stealth  bool     `json:"stealth,omitempty"`
-	Headed   bool     `json:"headed,omitempty"`
-	Profile  *Profile `json:"profile,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Stealth  bool   `json:"stealth,omitempty"`
+	Headed   bool   `json:"headed,omitempty"`
+	// Profile is the saved sign-in the session starts from. Setting it grants
+	// it to the session (with saving when Save is set).
+	Profile *Profile `json:"profile,omitempty"`
+	// ProfileGrants are further saved profiles the session may switch to with
+	// browser_relaunch (Save: it may also save them). Only the host sets
+	// grants; a model's tool arguments never do.
+	ProfileGrants []Profile `json:"profile_grants,omitempty"`
 	// ActionPolicy is "allow" (default), "ask" or "deny" for requests with side effects.
 	ActionPolicy string `json:"action_policy,omitempty"`
 	// StartURL is opened right after the browser starts, when set.
@@ -32,6 +38,14 @@ type SessionOptions struct {
 type CreateRequest struct {
 	Tag     string         `json:"tag"`
 	Options SessionOptions `json:"options"`
+	// Grants are the saved profiles the host granted this session; a profile
+	// in Options is opened only when it is granted here or by the worker.
+	// BrowserSession and workflows.Open fill it from the session's options
+	// as the host gave them (Profile and ProfileGrants).
+	Grants []Profile `json:"grants,omitempty"`
+	// Replaces is the tag of the session this one replaces (a relaunch): the
+	// new session may take over a profile that session holds.
+	Replaces string `json:"replaces,omitempty"`
 }
 
 // CreateResult says where the session lives.
@@ -122,6 +136,27 @@ type Profile struct {
 	Name string `json:"name"`
 	// Save runs on the profile itself so sign-ins persist; otherwise a copy is used.
 	Save bool `json:"save,omitempty"`
+}
+
+// Granted says whether grants allow opening p: a grant of its name, and
+// one that allows saving when p saves.
+func Granted(grants []Profile, p Profile) bool {
+	for _, g := range grants {
+		if g.Name == p.Name && (g.Save || !p.Save) {
+			return true
+		}
+	}
+	return false
+}
+
+// HostGrants are the profiles a session's options, as the host set them,
+// grant: its Profile and its ProfileGrants.
+func (o SessionOptions) HostGrants() []Profile {
+	var out []Profile
+	if o.Profile != nil {
+		out = append(out, *o.Profile)
+	}
+	return append(out, o.ProfileGrants...)
 }
 
 var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)

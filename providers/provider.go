@@ -30,6 +30,9 @@ type CreateOptions struct {
 	Stealth bool              `json:"stealth,omitempty"`
 	Profile *contract.Profile `json:"profile,omitempty"`
 	Proxy   string            `json:"proxy,omitempty"`
+	// Replaces is the tag of a session this one replaces (a relaunch); a
+	// profile that session holds may pass to this one.
+	Replaces string `json:"replaces,omitempty"`
 }
 
 // Session is a browser a provider holds for one tag.

@@ -145,6 +145,14 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		searcher = websearch.New(websearch.Options{Redactor: red, Logger: log})
 	}
 
+	grants, err := config.ParseProfileGrants(cfg.ProfileGrants)
+	if err != nil {
+		return nil, &config.Error{Flag: "profile-grants", Problem: err.Error()}
+	}
+	if err := config.CheckUploadDir(cfg.UploadDir, map[string]string{"profile-root": cfg.ProfileRoot, "secrets-file": cfg.SecretsFile}); err != nil {
+		return nil, err
+	}
+
 	hostQueue := HostQueue(bootID)
 	acts := activities.New(activities.Options{
 		HostQueue: hostQueue,
@@ -156,7 +164,10 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		Searcher:  searcher,
 		Notifier:  notifier,
 		Client:    o.Client,
-		Logger:    log,
+		// The host, never a model, says which files and profiles sessions get.
+		UploadDir:     cfg.UploadDir,
+		ProfileGrants: grants,
+		Logger:        log,
 		// Tests shorten it; production keeps the activities' default.
 		HoldTimeout: o.HoldTimeout,
 	})

@@ -37,18 +37,22 @@ type Config struct {
 // BrowserState is everything a Browser remembers. It is plain,
 // JSON-serialisable data, so it can be carried across continue-as-new.
 type BrowserState struct {
-	Base     string                  `json:"base"`
-	Seq      int                     `json:"seq"`
-	Session  contract.SessionRef     `json:"session"`
-	Options  contract.SessionOptions `json:"options"`
-	Created  bool                    `json:"created,omitempty"`
-	Lost     bool                    `json:"lost,omitempty"`
-	Released bool                    `json:"released,omitempty"`
-	URL      string                  `json:"url,omitempty"`
-	Title    string                  `json:"title,omitempty"`
-	Calls    int                     `json:"calls,omitempty"`
-	Guard    GuardState              `json:"guard"`
-	Human    HumanState              `json:"human"`
+	Base    string                  `json:"base"`
+	Seq     int                     `json:"seq"`
+	Session contract.SessionRef     `json:"session"`
+	Options contract.SessionOptions `json:"options"`
+	// Grants are the saved profiles the host granted (from the options it
+	// opened the Browser with); a model's relaunch may use only these, or
+	// those the worker grants.
+	Grants   []contract.Profile `json:"grants,omitempty"`
+	Created  bool               `json:"created,omitempty"`
+	Lost     bool               `json:"lost,omitempty"`
+	Released bool               `json:"released,omitempty"`
+	URL      string             `json:"url,omitempty"`
+	Title    string             `json:"title,omitempty"`
+	Calls    int                `json:"calls,omitempty"`
+	Guard    GuardState         `json:"guard"`
+	Human    HumanState         `json:"human"`
 	// TagScheme is how this session chain names its tags (tagScheme*).
 	TagScheme int `json:"tag_scheme,omitempty"`
 }
@@ -73,7 +77,9 @@ func newBrowser(ctx workflow.Context, cfg Config) *Browser {
 	b := &Browser{cfg: cfg, t: cfg.Timeouts.withDefaults(), mu: workflow.NewMutex(ctx)}
 	if cfg.Resume != nil {
 		b.st = *cfg.Resume
+		b.st.Grants = append(append([]contract.Profile(nil), b.st.Grants...), cfg.Session.HostGrants()...)
 	} else {
+		b.st.Grants = cfg.Session.HostGrants()
 		b.st.Options = cfg.Session
 		b.st.Base = cfg.Tag
 		if b.st.Base == "" {
@@ -380,7 +386,7 @@ func (b *Browser) ensure(ctx workflow.Context) *contract.Failure {
 	case b.st.Released:
 		return sessionEnded()
 	case !b.st.Created:
-		return b.create(ctx, b.st.Seq+1, b.st.Options)
+		return b.create(ctx, b.st.Seq+1, b.st.Options, "")
 	case b.st.Lost:
 		return b.replace(ctx)
 	}
@@ -388,11 +394,14 @@ func (b *Browser) ensure(ctx workflow.Context) *contract.Failure {
 }
 
 // create opens (or finds) the session numbered seq.
-func (b *Browser) create(ctx workflow.Context, seq int, opts contract.SessionOptions) *contract.Failure {
+// replaces names the session it takes over from (a relaunch or a lost
+// worker), which may hand over its profile.
+func (b *Browser) create(ctx workflow.Context, seq int, opts contract.SessionOptions, replaces string) *contract.Failure {
 	tag := b.tagFor(ctx, seq)
 	var res contract.CreateResult
 	actx := workflow.WithActivityOptions(ctx, ActivityOptions(contract.ClassCustody, contract.SharedQueue, false, b.t))
-	err := workflow.ExecuteActivity(actx, contract.ActivityCreate, contract.CreateRequest{Tag: tag, Options: opts}).Get(ctx, &res)
+	req := contract.CreateRequest{Tag: tag, Options: opts, Grants: b.st.Grants, Replaces: replaces}
+	err := workflow.ExecuteActivity(actx, contract.ActivityCreate, req).Get(ctx, &res)
 	if err != nil {
 		if f, ok := envelope.From(err); ok {
 			return f
@@ -424,7 +433,7 @@ func (b *Browser) releaseRemote(ctx workflow.Context, s contract.SessionRef) {
 func (b *Browser) replace(ctx workflow.Context) *contract.Failure {
 	old := b.st.Session.Tag
 	b.releaseRemote(ctx, b.st.Session)
-	if f := b.create(ctx, b.st.Seq+1, b.st.Options); f != nil {
+	if f := b.create(ctx, b.st.Seq+1, b.st.Options, old); f != nil {
 		out := contract.Fail(contract.CodeBrowserUnavailable,
 			"the browser %s was lost with its worker and a new one could not be opened; try again shortly", old)
 		return out
@@ -490,7 +499,7 @@ func (b *Browser) relaunch(ctx workflow.Context, a contract.RelaunchArgs) (any, 
 		opts.Profile = &p
 	}
 	old, hadOld := b.st.Session, b.st.Created && !b.st.Lost
-	if f := b.create(ctx, b.st.Seq+1, opts); f != nil {
+	if f := b.create(ctx, b.st.Seq+1, opts, old.Tag); f != nil {
 		return nil, f, nil
 	}
 	if hadOld {

@@ -3,6 +3,7 @@ package workflows
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -282,6 +283,34 @@ func TestRelaunchOpensNewTagAndReleasesOld(t *testing.T) {
 	f.input(t, contract.ActivityRelease, 0, &r)
 	if r.Session.Tag != "conv-1-1" {
 		t.Fatalf("released %+v", r.Session)
+	}
+}
+
+func TestRelaunchCarriesOnlyTheHostsGrants(t *testing.T) {
+	f := newFakeWorker()
+	host := contract.SessionOptions{
+		Profile:       &contract.Profile{Name: "shop"},
+		ProfileGrants: []contract.Profile{{Name: "mail", Save: true}},
+	}
+	want := []contract.Profile{{Name: "shop"}, {Name: "mail", Save: true}}
+	out := runScriptWith(t, f, Config{Session: host},
+		step{Tool: contract.ToolRelaunch, Args: json.RawMessage(`{"profile":{"name":"bank","save":true}}`)})
+	if code(out[0]) != "ok" {
+		t.Fatalf("got %v", out[0])
+	}
+	var first, second contract.CreateRequest
+	f.input(t, contract.ActivityCreate, 0, &first)
+	f.input(t, contract.ActivityCreate, 1, &second)
+	if !reflect.DeepEqual(first.Grants, want) || first.Replaces != "" {
+		t.Fatalf("first create grants %+v replaces %q, want %+v", first.Grants, first.Replaces, want)
+	}
+	// The model chose the profile; the grants are still the host's alone,
+	// and the activity decides against them.
+	if second.Options.Profile == nil || second.Options.Profile.Name != "bank" || !reflect.DeepEqual(second.Grants, want) {
+		t.Fatalf("relaunch create = %+v", second)
+	}
+	if second.Replaces != "conv-1-1" {
+		t.Fatalf("relaunch replaces %q, want conv-1-1", second.Replaces)
 	}
 }
 

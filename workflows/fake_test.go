@@ -131,12 +131,18 @@ func scriptWorkflow(ctx workflow.Context, cfg Config, steps []step) ([]json.RawM
 // runScript runs the steps against the fake worker and returns the envelopes.
 func runScript(t *testing.T, f *fakeWorker, steps ...step) []map[string]any {
 	t.Helper()
+	return runScriptWith(t, f, Config{}, steps...)
+}
+
+// runScriptWith runs steps on a Browser opened with cfg.
+func runScriptWith(t *testing.T, f *fakeWorker, cfg Config, steps ...step) []map[string]any {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	f.register(env)
 	env.RegisterWorkflow(scriptWorkflow)
 	env.SetStartWorkflowOptions(startOptions("conv-1"))
-	env.ExecuteWorkflow(scriptWorkflow, Config{}, steps)
+	env.ExecuteWorkflow(scriptWorkflow, cfg, steps)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("workflow failed: %v", err)
 	}

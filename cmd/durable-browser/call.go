@@ -23,15 +23,16 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	var t config.Temporal
 	config.BindTemporal(fs, &t)
 	var (
-		provider, profile, policy, updateID, logLevel string
-		stealth, headed, saveProfile, sa              bool
-		idle, life, timeout                           time.Duration
+		provider, profile, grants, policy, updateID, logLevel string
+		stealth, headed, saveProfile, sa                      bool
+		idle, life, timeout                                   time.Duration
 	)
 	fs.String(&provider, "provider", "local", "where the browser comes from when the session is created: local or cdp")
 	fs.Bool(&stealth, "stealth", false, "apply stealth to every page of a new session")
 	fs.Bool(&headed, "headed", false, "show the new session's browser window")
 	fs.String(&profile, "profile", "", "saved sign-in profile a new session starts from")
 	fs.Bool(&saveProfile, "save-profile", false, "run on the profile itself so sign-ins persist")
+	fs.String(&grants, "grant-profile", "", "further saved profiles a new session may relaunch into: name1,name2:save (:save lets it save)")
 	fs.String(&policy, "policy", "allow", "action policy for requests with side effects: allow, ask or deny")
 	fs.Duration(&idle, "idle-timeout", 3*time.Minute, "a new session's idle window")
 	fs.Duration(&life, "max-lifetime", 30*time.Minute, "a new session's maximum lifetime")
@@ -85,6 +86,11 @@ Flags:
 			return &config.Error{Flag: "profile", Problem: err.Error()}
 		}
 	}
+	granted, gerr := config.ParseProfileGrants(grants)
+	if gerr != nil {
+		return &config.Error{Flag: "grant-profile", Problem: gerr.Error(), Fix: "e.g. shop,mail:save"}
+	}
+	opts.ProfileGrants = granted
 	raw := json.RawMessage("{}")
 	if fs.NArg() == 3 {
 		raw = json.RawMessage(fs.Arg(2))

@@ -40,6 +40,8 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Bool(&f.w.NoSandbox, "no-sandbox", false, "start Chrome with --no-sandbox (always on when running as root)")
 	fs.Bool(&f.w.Headed, "headed", false, "show browser windows")
 	fs.String(&f.w.SecretsFile, "secrets-file", "", "file of NAME=value lines for {{secret:NAME}}")
+	fs.String(&f.w.UploadDir, "upload-dir", "", "the only directory browser_upload takes files from (default: uploads refused)")
+	fs.String(&f.w.ProfileGrants, "profile-grants", "", "saved profiles every session may use: name1,name2:save")
 	fs.Duration(&f.w.OrphanAfter, "orphan-after", time.Hour, "release a browser no call has touched for this long")
 	fs.String(&f.w.HandoffWebhook, "handoff-webhook", "", "URL handoff notices are POSTed to (default: printed here)")
 	fs.String(&f.w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
@@ -71,6 +73,10 @@ Flags:
 	f.w.S3 = config.S3{Bucket: devstack.DefaultS3Bucket, Prefix: "evidence", PathStyle: true, Region: "us-east-1"}
 	f.w.ProfileRoot = worker.DefaultProfileRoot(state)
 	if err := f.w.Validate(); err != nil {
+		return err
+	}
+	// The state directory holds history and evidence: no upload from there.
+	if err := config.CheckUploadDir(f.w.UploadDir, map[string]string{"state-dir": state}); err != nil {
 		return err
 	}
 

@@ -37,6 +37,9 @@ type ReadOptions struct {
 	What string
 	// MaxChars bounds Content in characters; 0 means DefaultReadMaxChars.
 	MaxChars int
+	// Redact, when set, hides secrets in what is read before anything is cut
+	// to length, so a cut never leaves a secret's prefix behind.
+	Redact func(string) string
 }
 
 // ReadResult is bounded content and the raw bytes it came from.
@@ -91,11 +94,15 @@ func Read(ctx context.Context, p *rod.Page, o ReadOptions) (*ReadResult, error) 
 		return nil, fmt.Errorf("capture: page info: %w", err)
 	}
 	res := &ReadResult{What: what, URL: scrub.URL(info.URL)}
-	res.Title, _, _ = bound(info.Title, maxChars)
+	redact := o.Redact
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	res.Title, _, _ = bound(redact(info.Title), maxChars)
 
 	switch what {
 	case ReadMarkdown:
-		doc, cut, err := documentHTML(p)
+		doc, cut, err := documentHTML(p, redact)
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +114,7 @@ func Read(ctx context.Context, p *rod.Page, o ReadOptions) (*ReadResult, error) 
 		res.Extractor = md.Extractor
 		res.Raw, res.RawType = []byte(doc), "text/html; charset=utf-8"
 	case ReadHTML:
-		doc, cut, err := documentHTML(p)
+		doc, cut, err := documentHTML(p, redact)
 		if err != nil {
 			return nil, err
 		}
@@ -120,6 +127,7 @@ func Read(ctx context.Context, p *rod.Page, o ReadOptions) (*ReadResult, error) 
 		if err != nil {
 			return nil, err
 		}
+		text = redact(text)
 		raw, cut := cutBytes(text, MaxRawBytes)
 		res.Content, res.Truncated, res.FullLength = bound(text, maxChars)
 		res.Truncated = res.Truncated || cut
@@ -129,7 +137,7 @@ func Read(ctx context.Context, p *rod.Page, o ReadOptions) (*ReadResult, error) 
 		res.Content, res.FullLength = res.URL, utf8.RuneCountInString(res.URL)
 		res.Raw, res.RawType = []byte(res.URL), "text/plain; charset=utf-8"
 	case ReadTitle:
-		res.Content, res.Truncated, res.FullLength = bound(info.Title, maxChars)
+		res.Content, res.Truncated, res.FullLength = bound(redact(info.Title), maxChars)
 		res.Raw, res.RawType = []byte(res.Content), "text/plain; charset=utf-8"
 	}
 	return res, nil
@@ -139,7 +147,7 @@ func Read(ctx context.Context, p *rod.Page, o ReadOptions) (*ReadResult, error) 
 // The browser serializes it (DOM.getOuterHTML on the document object), so
 // page script that overrides outerHTML cannot change what is read, and no
 // DOM.getDocument call invalidates node ids other code may hold.
-func documentHTML(p *rod.Page) (string, bool, error) {
+func documentHTML(p *rod.Page, redact func(string) string) (string, bool, error) {
 	obj, err := p.Evaluate(rod.Eval(`() => document`).ByObject())
 	if err != nil {
 		return "", false, fmt.Errorf("capture: get document: %w", err)
@@ -149,7 +157,7 @@ func documentHTML(p *rod.Page) (string, bool, error) {
 	if err != nil {
 		return "", false, fmt.Errorf("capture: get html: %w", err)
 	}
-	s, cut := cutBytes(strings.ToValidUTF8(out.OuterHTML, "\uFFFD"), MaxRawBytes)
+	s, cut := cutBytes(redact(strings.ToValidUTF8(out.OuterHTML, "\uFFFD")), MaxRawBytes)
 	return s, cut, nil
 }
 

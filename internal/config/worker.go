@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // Temporal says how to reach a Temporal cluster.
@@ -39,6 +43,12 @@ type Worker struct {
 	CDPEndpoint string
 
 	SecretsFile string
+	// UploadDir is the one directory browser_upload may take files from,
+	// named relative to it. Empty: every upload is refused.
+	UploadDir string
+	// ProfileGrants lists saved profiles every session on this worker may
+	// use: "name" for a copy, "name:save" to save too (comma-separated).
+	ProfileGrants string
 	// ReapInterval is how often browsers no live worker holds are released.
 	ReapInterval time.Duration
 	// OrphanAfter releases a browser no call has touched for this long.
@@ -95,6 +105,8 @@ func BindWorker(s *Set, w *Worker) {
 	s.Bool(&w.Headed, "headed", false, "show browser windows instead of running headless")
 	s.String(&w.CDPEndpoint, "cdp-endpoint", "", "an existing Chrome's DevTools endpoint (http://host:port or ws://...) for provider \"cdp\"")
 	s.String(&w.SecretsFile, "secrets-file", "", "file of NAME=value lines for {{secret:NAME}} (also $DURABLE_BROWSER_SECRET_<NAME>)")
+	s.String(&w.UploadDir, "upload-dir", "", "the only directory browser_upload takes files from, named relative to it (default: uploads refused)")
+	s.String(&w.ProfileGrants, "profile-grants", "", "saved profiles every session may use: name1,name2:save (:save lets it save); sessions add their own grants")
 	s.Duration(&w.OrphanAfter, "orphan-after", time.Hour, "release a browser no call has touched for this long (its workflow ended without releasing it); keep it above every session's idle window")
 	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
@@ -169,5 +181,96 @@ func (w *Worker) Validate() error {
 			return &Error{Flag: "secrets-file", Problem: fmt.Sprintf("cannot read %s", w.SecretsFile)}
 		}
 	}
+	if _, err := ParseProfileGrants(w.ProfileGrants); err != nil {
+		return &Error{Flag: "profile-grants", Problem: err.Error(), Fix: "e.g. shop,mail:save"}
+	}
+	return CheckUploadDir(w.UploadDir, map[string]string{"profile-root": w.ProfileRoot, "secrets-file": w.SecretsFile})
+}
+
+// ParseProfileGrants reads "name1,name2:save": each name may be used as a
+// copy, and with ":save" also saved. Empty gives no grants.
+func ParseProfileGrants(s string) ([]contract.Profile, error) {
+	var out []contract.Profile
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, mode, hasMode := strings.Cut(item, ":")
+		p := contract.Profile{Name: name}
+		if hasMode {
+			if mode != "save" {
+				return nil, fmt.Errorf("%q: the only mode is :save", item)
+			}
+			p.Save = true
+		}
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// CheckUploadDir refuses an upload directory that does not exist, or that
+// overlaps a path no tool may read: it may neither contain nor lie inside
+// one of protected (flag name -> path; empty paths are skipped). Paths are
+// compared after resolving symlinks.
+func CheckUploadDir(dir string, protected map[string]string) error {
+	if dir == "" {
+		return nil
+	}
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return &Error{Flag: "upload-dir", Problem: fmt.Sprintf("%s is not a directory", dir), Fix: "create it and put only the files a session may upload in it"}
+	}
+	up := resolvePath(dir)
+	for _, flag := range sortedKeys(protected) {
+		p := protected[flag]
+		if p == "" {
+			continue
+		}
+		rp := resolvePath(p)
+		if within(up, rp) || within(rp, up) {
+			return &Error{Flag: "upload-dir", Problem: fmt.Sprintf("%s overlaps --%s (%s); a model could upload what lives there", dir, flag, p),
+				Fix: "use a separate directory holding only the files sessions may upload"}
+		}
+	}
 	return nil
+}
+
+// resolvePath makes p absolute and resolves symlinks in the longest part of
+// it that exists, so a path not yet created compares correctly too.
+func resolvePath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	rest := ""
+	for cur := abs; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// within says p is dir or lies inside it (both absolute and clean).
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -113,6 +113,17 @@ func cleanJSONErr(err error) string {
 	return truncate(msg, 120)
 }
 
+// clip redacts s, then cuts it to n runes: redaction first, so a secret
+// straddling the cut is hidden whole instead of leaving its prefix.
+func (b *Browser) clip(s string, n int) string {
+	if b != nil && b.o.Redact != nil {
+		s = b.o.Redact(s)
+	}
+	return truncate(s, n)
+}
+
+// truncate cuts s to n runes. Only for text that holds no secret (the
+// model's own arguments, fixed messages); page text goes through clip.
 func truncate(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {

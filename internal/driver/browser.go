@@ -33,6 +33,10 @@ type Options struct {
 	ActionTimeout time.Duration
 	// MaxSnapshotChars bounds snapshot text; default 12000.
 	MaxSnapshotChars int
+	// Redact hides secrets in page text. The driver applies it before it
+	// cuts any text to length, so no cut can leave a secret's prefix that
+	// redaction downstream would no longer recognise. Nil: no redaction here.
+	Redact func(string) string
 	// Logger receives debug lines; the zero value logs nothing.
 	Logger zerolog.Logger
 	// TargetID, when set, is the one page this session drives (a page the

@@ -70,6 +70,9 @@ func (b *Browser) Read(ctx context.Context, o ReadOptions) (*ReadResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	if o.Redact == nil {
+		o.Redact = b.o.Redact
+	}
 	return capture.Read(ctx, page, o)
 }
 

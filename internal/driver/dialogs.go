@@ -34,7 +34,7 @@ func (b *Browser) dialog(sid proto.TargetSessionID, e *proto.PageJavascriptDialo
 	}
 	b.mu.Lock()
 	if len(b.ev.dialogs) < maxListed {
-		b.ev.dialogs = append(b.ev.dialogs, Dialog{Type: string(e.Type), Message: truncate(e.Message, 300), Accepted: accept})
+		b.ev.dialogs = append(b.ev.dialogs, Dialog{Type: string(e.Type), Message: b.clip(e.Message, 300), Accepted: accept})
 	}
 	b.mu.Unlock()
 }

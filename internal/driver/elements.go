@@ -95,7 +95,7 @@ func (b *Browser) callOn(ctx context.Context, r ref, fn string, args ...interfac
 		return nil, err
 	}
 	if res.ExceptionDetails != nil {
-		return nil, &ActionError{Kind: KindInvalid, Reason: "the page threw while acting: " + truncate(res.ExceptionDetails.Text, 100)}
+		return nil, &ActionError{Kind: KindInvalid, Reason: "the page threw while acting: " + b.clip(res.ExceptionDetails.Text, 100)}
 	}
 	return res.Result, nil
 }
@@ -221,9 +221,9 @@ func (b *Browser) selectValues(ctx context.Context, r ref, values []string) erro
 	default:
 		var have []string
 		for _, h := range m["have"].Arr() {
-			have = append(have, strconv.Quote(truncate(h.Str(), 40)))
+			have = append(have, strconv.Quote(b.clip(h.Str(), 40)))
 		}
-		return &ActionError{Kind: KindInvalid, Reason: fmt.Sprintf("no option %q; options include %s", truncate(jstr(m["value"]), 40), strings.Join(have, ", "))}
+		return &ActionError{Kind: KindInvalid, Reason: fmt.Sprintf("no option %q; options include %s", b.clip(jstr(m["value"]), 40), strings.Join(have, ", "))}
 	}
 }
 

@@ -141,7 +141,7 @@ func (b *Browser) handle(msg *rod.Message) {
 			}
 			b.ev.requests[e.RequestID] = reqInfo{method: e.Request.Method, url: e.Request.URL}
 			if b.o.RequestGate == nil && !safeMethod(e.Request.Method) && b.sessions[msg.SessionID] != nil {
-				o, p := originPath(e.Request.URL)
+				o, p := b.originPath(e.Request.URL)
 				b.ev.sent = appendBounded(b.ev.sent, SentRequest{Method: e.Request.Method, Origin: o, Path: p})
 			}
 			b.mu.Unlock()
@@ -154,7 +154,7 @@ func (b *Browser) handle(msg *rod.Message) {
 			if ri.method == "" {
 				ri.method = "GET"
 			}
-			o, p := originPath(e.Response.URL)
+			o, p := b.originPath(e.Response.URL)
 			b.ev.failed = appendBounded(b.ev.failed, fmt.Sprintf("%d %s %s%s", e.Response.Status, ri.method, o, p))
 			b.mu.Unlock()
 		}
@@ -163,8 +163,8 @@ func (b *Browser) handle(msg *rod.Message) {
 		if msg.Load(&e) && !e.Canceled {
 			b.mu.Lock()
 			ri := b.ev.requests[e.RequestID]
-			o, p := originPath(ri.url)
-			b.ev.failed = appendBounded(b.ev.failed, fmt.Sprintf("%s %s %s%s", truncate(e.ErrorText, 60), ri.method, o, p))
+			o, p := b.originPath(ri.url)
+			b.ev.failed = appendBounded(b.ev.failed, fmt.Sprintf("%s %s %s%s", b.clip(e.ErrorText, 60), ri.method, o, p))
 			b.mu.Unlock()
 		}
 	case "Fetch.requestPaused":
@@ -207,7 +207,7 @@ func (b *Browser) bumpNav(sid proto.TargetSessionID, frame proto.PageFrameID) {
 
 func (b *Browser) addConsole(s string) {
 	b.mu.Lock()
-	b.ev.console = appendBounded(b.ev.console, truncate(strings.TrimSpace(s), 300))
+	b.ev.console = appendBounded(b.ev.console, b.clip(strings.TrimSpace(s), 300))
 	b.mu.Unlock()
 }
 

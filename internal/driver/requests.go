@@ -50,7 +50,7 @@ func (b *Browser) gate(sid proto.TargetSessionID, e *proto.FetchRequestPaused) {
 		_ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(c)
 		return
 	}
-	o, p := originPath(e.Request.URL)
+	o, p := b.originPath(e.Request.URL)
 	sr := SentRequest{Method: e.Request.Method, Origin: o, Path: p}
 	b.mu.Lock()
 	ctx := b.runCtx
@@ -96,25 +96,30 @@ func (b *Browser) gate(sid proto.TargetSessionID, e *proto.FetchRequestPaused) {
 }
 
 // originPath splits a URL into origin and path, dropping userinfo, query and
-// fragment, which may carry secrets.
-func originPath(raw string) (string, string) {
+// fragment, which may carry secrets. The path is redacted, then bounded.
+func (b *Browser) originPath(raw string) (string, string) {
+	o, p := splitOriginPath(raw)
+	return o, b.clip(p, 200)
+}
+
+func splitOriginPath(raw string) (string, string) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		if i := strings.IndexAny(raw, "?#"); i >= 0 {
 			raw = raw[:i]
 		}
-		return "", truncate(raw, 200)
+		return "", raw
 	}
 	p := u.EscapedPath()
 	if p == "" {
 		p = "/"
 	}
-	return u.Scheme + "://" + u.Host, truncate(p, 200)
+	return u.Scheme + "://" + u.Host, p
 }
 
 // redactWS hides the token part of a debugger URL in error messages.
 func redactWS(raw string) string {
-	o, _ := originPath(raw)
+	o, _ := splitOriginPath(raw)
 	if o == "" {
 		return "the CDP URL"
 	}

@@ -162,7 +162,7 @@ func (b *Browser) Run(ctx context.Context, actions []Action) (*RunResult, error)
 		if err != nil {
 			var ae *ActionError
 			if !errors.As(err, &ae) {
-				ae = &ActionError{Kind: KindBrowser, Reason: truncate(err.Error(), 200), Err: err}
+				ae = &ActionError{Kind: KindBrowser, Reason: b.clip(err.Error(), 200), Err: err}
 				if errors.Is(err, context.DeadlineExceeded) {
 					ae.Kind, ae.Reason = KindTimeout, fmt.Sprintf("did not finish within %s; the page may be busy; wait, snapshot and retry", b.o.ActionTimeout)
 				}

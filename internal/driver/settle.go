@@ -111,7 +111,7 @@ func (b *Browser) wait(ctx context.Context, t *tab, a Action, r ref) error {
 		}
 		select {
 		case <-ctx.Done():
-			what := map[bool]string{true: "text " + strconv.Quote(truncate(a.Text, 40))}[a.Text != ""]
+			what := map[bool]string{true: "text " + strconv.Quote(b.clip(a.Text, 40))}[a.Text != ""]
 			if what == "" {
 				what = "the condition"
 			}

@@ -334,7 +334,7 @@ func (b *Browser) walkFrame(ctx context.Context, d *frameDoc, key, scopeKey, sco
 		return err
 	}
 	if res.ExceptionDetails != nil {
-		return fmt.Errorf("the page walk threw: %s", truncate(res.ExceptionDetails.Text, 100))
+		return fmt.Errorf("the page walk threw: %s", b.clip(res.ExceptionDetails.Text, 100))
 	}
 	if err := json.Unmarshal([]byte(res.Result.Value.Str()), &d.res); err != nil {
 		return fmt.Errorf("decode the page walk: %w", err)
@@ -444,9 +444,10 @@ func (b *Browser) describe(ctx context.Context, r ref) (proto.PageFrameID, proto
 
 var errGone = errors.New("the element is no longer on the page")
 
-func clean(s string) string {
+// clean collapses whitespace, then redacts and bounds page text.
+func (r *renderer) clean(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	return truncate(s, 150)
+	return r.b.clip(s, 150)
 }
 
 // walk renders node n at depth; parentName lets text that repeats its
@@ -456,7 +457,7 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 		return
 	}
 	if n.R == "" {
-		name := clean(n.T)
+		name := r.clean(n.T)
 		if name == "" || (parentName != "" && strings.Contains(parentName, name)) {
 			return
 		}
@@ -464,7 +465,7 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 		return
 	}
 	role := n.R
-	name := clean(n.N)
+	name := r.clean(n.N)
 	interactive := interactiveRoles[role]
 
 	var sb strings.Builder
@@ -516,7 +517,7 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 			parts = append(parts, s)
 		}
 		if allText {
-			joined := truncate(strings.Join(parts, " "), 300)
+			joined := r.b.clip(strings.Join(parts, " "), 300)
 			r.lines = r.lines[:idx+1]
 			r.lines[idx].text += " " + strconv.Quote(joined)
 		}
@@ -561,12 +562,12 @@ func (r *renderer) states(sb *strings.Builder, n *snode, role string) {
 	if n.Pw == 1 {
 		sb.WriteString(` value=[hidden]`)
 	} else if n.V != nil && *n.V != "" {
-		sb.WriteString(" value=" + strconv.Quote(truncate(strings.TrimSpace(*n.V), 100)))
+		sb.WriteString(" value=" + strconv.Quote(r.b.clip(strings.TrimSpace(*n.V), 100)))
 	}
 	if len(n.O) > 0 {
 		opts := make([]string, 0, len(n.O))
 		for _, o := range n.O {
-			opts = append(opts, strconv.Quote(truncate(o, 60)))
+			opts = append(opts, strconv.Quote(r.b.clip(o, 60)))
 		}
 		more := ""
 		if n.No > len(opts) {
@@ -588,7 +589,7 @@ func (r *renderer) linkTarget(raw string) string {
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		if u.Scheme == "" {
-			return truncate(u.EscapedPath(), 100)
+			return r.b.clip(u.EscapedPath(), 100)
 		}
 		return u.Scheme + ":"
 	}
@@ -608,7 +609,7 @@ func (r *renderer) linkTarget(raw string) string {
 		sort.Strings(keys)
 		out += "?" + strings.Join(keys, "&")
 	}
-	return truncate(out, 150)
+	return r.b.clip(out, 150)
 }
 
 func (l line) render() string {

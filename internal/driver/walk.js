@@ -12,6 +12,10 @@ const FROM_CONTENT=new Set(["button","link","heading","cell","columnheader","row
 const GENERIC=new Set(["","generic","none","presentation"]);
 const ROLES=new Set(["alert","alertdialog","application","article","banner","blockquote","button","caption","cell","checkbox","code","columnheader","combobox","complementary","contentinfo","definition","deletion","dialog","directory","document","emphasis","feed","figure","form","generic","grid","gridcell","group","heading","img","image","insertion","link","list","listbox","listitem","log","main","marquee","math","menu","menubar","menuitem","menuitemcheckbox","menuitemradio","meter","navigation","none","note","option","paragraph","presentation","progressbar","radio","radiogroup","region","row","rowgroup","rowheader","scrollbar","search","searchbox","separator","slider","spinbutton","status","strong","subscript","superscript","switch","tab","table","tablist","tabpanel","term","textbox","time","timer","toolbar","tooltip","tree","treegrid","treeitem"]);
 const clip=(s,n)=>{s=String(s==null?"":s).replace(/\s+/g," ").trim();return s.length>n?s.slice(0,n):s;};
+// Text that may hold a secret leaves the page with SLACK characters more
+// than its bound: Go redacts it, then cuts to the bound, so a secret of up to
+// SLACK characters straddling the bound is hidden whole.
+const SLACK=256;
 function textOf(root, skip){
  let out="";
  const w=(n)=>{
@@ -100,7 +104,7 @@ function nameOf(el,t,role,generic){
  const lb=el.getAttribute("aria-labelledby");
  if(lb){n=lb.split(/\s+/).map(id=>{const x=id&&byId(el,id);return x?textOf(x):"";}).join(" ");}
  if(!clip(n,1)) n=el.getAttribute("aria-label")||"";
- if(generic) return clip(n,200);
+ if(generic) return clip(n,200+SLACK);
  if(!clip(n,1)&&el.labels&&el.labels.length&&t!=="button"){n=Array.from(el.labels).map(l=>textOf(l,el)).join(" ");}
  if(!clip(n,1)){
   if(t==="input"){
@@ -115,7 +119,7 @@ function nameOf(el,t,role,generic){
  if(!clip(n,1)&&FROM_CONTENT.has(role)) n=textOf(el);
  if(!clip(n,1)) n=el.getAttribute("title")||"";
  if(!clip(n,1)&&(t==="input"||t==="textarea")) n=el.getAttribute("placeholder")||"";
- return clip(n,200);
+ return clip(n,200+SLACK);
 }
 function states(el,t,role,node){
  const a=(k)=>el.getAttribute(k);
@@ -137,10 +141,10 @@ function states(el,t,role,node){
  if(f.length) node.f=f;
  if(t==="input"||t==="textarea"){
   if(ty==="password"){ if(el.value) node.pw=1; }
-  else if(ty!=="checkbox"&&ty!=="radio"&&ty!=="file"&&el.value) node.v=clip(el.value,100);
+  else if(ty!=="checkbox"&&ty!=="radio"&&ty!=="file"&&el.value) node.v=clip(el.value,100+SLACK);
  } else if(role==="textbox"||role==="searchbox"||role==="combobox"||role==="spinbutton"||role==="slider"){
   const v=a("aria-valuetext")||a("aria-valuenow")||(el.isContentEditable?textOf(el):"");
-  if(clip(v,1)) node.v=clip(v,100);
+  if(clip(v,1)) node.v=clip(v,100+SLACK);
  }
  if(role==="link"){const h=el.href;node.h=typeof h==="string"?h:(a("href")||"");}
 }
@@ -157,11 +161,11 @@ function kids(el,out,quiet){
 function walk(p,out,quiet){for(let c=p.firstChild;c;c=c.nextSibling) visit(c,out,quiet);}
 function visit(n,out,quiet){
  if(budget<=0){cut=true;return;}
- if(n.nodeType===3){ if(quiet) return; const s=clip(n.data,300); if(s){budget--;out.push({t:s});} return; }
+ if(n.nodeType===3){ if(quiet) return; const s=clip(n.data,300+SLACK); if(s){budget--;out.push({t:s});} return; }
  if(n.nodeType!==1) return;
  const el=n, t=el.localName;
  if(SKIP.has(t)){
-  if(t==="svg"&&el.getAttribute("aria-hidden")!=="true"){const nm=clip(el.getAttribute("aria-label")||"",200);if(nm){els.push(el);budget--;out.push({r:"image",n:nm,i:els.length-1});}}
+  if(t==="svg"&&el.getAttribute("aria-hidden")!=="true"){const nm=clip(el.getAttribute("aria-label")||"",200+SLACK);if(nm){els.push(el);budget--;out.push({r:"image",n:nm,i:els.length-1});}}
   return;
  }
  if(el.getAttribute("aria-hidden")==="true") return;
@@ -195,7 +199,7 @@ function visit(n,out,quiet){
  out.push(node);
  if(t==="iframe"||t==="frame"){node.fr=1;return;}
  if(t==="select"){
-  const o=el.options, lab=(x)=>clip(x.label||x.textContent,60);
+  const o=el.options, lab=(x)=>clip(x.label||x.textContent,60+SLACK);
   node.no=o.length;
   node.o=Array.from(o).slice(0,12).map(lab);
   if(role==="combobox"&&el.selectedIndex>=0&&o[el.selectedIndex]) node.v=lab(o[el.selectedIndex]);

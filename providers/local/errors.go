@@ -12,7 +12,7 @@ import (
 var ErrStartFailed = errors.New("chrome did not start")
 
 // ErrProfileBusy is wrapped by *ProfileBusyError.
-var ErrProfileBusy = errors.New("profile is being saved by another session")
+var ErrProfileBusy = errors.New("profile is in use by another session")
 
 // ErrBadTag is wrapped by the error for a tag tags.Valid rejects; it is
 // tags.ErrInvalid.
@@ -58,15 +58,18 @@ func (e *StartError) Error() string {
 // Unwrap lets errors.Is(err, ErrStartFailed) match.
 func (e *StartError) Unwrap() error { return ErrStartFailed }
 
-// ProfileBusyError refuses a second saving session on one profile.
+// ProfileBusyError refuses a second session on one profile: a profile
+// serves one session at a time.
 type ProfileBusyError struct {
 	Profile   string
 	HolderTag string
 	HolderPID int
+	// Save: the holder runs on the profile itself.
+	Save bool
 }
 
 func (e *ProfileBusyError) Error() string {
-	return fmt.Sprintf("profile %q is already open for saving by session %q (pid %d); one saver at a time: release that session first, or open this one without save to work on a copy",
+	return fmt.Sprintf("profile %q is in use by another session (%s, pid %d); a profile serves one session at a time: release that session first, then try again",
 		e.Profile, e.HolderTag, e.HolderPID)
 }
 

@@ -9,7 +9,7 @@
 //	sessions/<tag>/chrome.log  the browser's stdout and stderr
 //	records/<tag>.json         Record, 0600 (it holds the DevTools URL)
 //	.profiles/<name>/          a saved sign-in profile
-//	.profiles/<name>.lock      its one saver
+//	.profiles/<name>.lock      the one session using it
 package local
 
 import (
@@ -309,11 +309,15 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 	if err := p.writeRecord(rec); err != nil {
 		return nil, err
 	}
-	switch {
-	case rec.Save:
-		if err := p.lockProfile(rec.Profile, o.Tag); err != nil {
+	if rec.Profile != "" {
+		// One session at a time per profile, saving or on a copy: a copy
+		// taken while another browser writes the profile is not a sign-in.
+		if err := p.lockProfile(rec.Profile, o.Tag, o.Replaces, rec.Save); err != nil {
 			return nil, err
 		}
+	}
+	switch {
+	case rec.Save:
 		if err := os.MkdirAll(rec.ProfileDir, 0o700); err != nil {
 			return nil, fmt.Errorf("creating profile %q: %w", rec.Profile, err)
 		}
@@ -355,7 +359,7 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 	if err := p.writeRecord(rec); err != nil {
 		return nil, err
 	}
-	if rec.Save {
+	if rec.Profile != "" {
 		if err := p.setLockPID(rec.Profile, rec.Tag, rec.PID); err != nil {
 			return nil, err
 		}
@@ -510,7 +514,7 @@ func (p *Provider) release(ctx context.Context, tag string) error {
 	if _, err := os.Stat(sess); !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: session directory %s still exists", ErrNotReleased, sess)
 	}
-	if rec.Save && rec.Profile != "" {
+	if rec.Profile != "" {
 		if err := p.unlockProfile(rec.Profile, tag); err != nil {
 			return err
 		}

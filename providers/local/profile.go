@@ -12,9 +12,12 @@ import (
 	"time"
 )
 
-// profileLock is the content of <root>/.profiles/<name>.lock: who saves now.
+// profileLock is the content of <root>/.profiles/<name>.lock: the one
+// session using the profile now, saving or on a copy.
 type profileLock struct {
 	Tag string `json:"tag"`
+	// Save: the holder runs on the profile itself.
+	Save bool `json:"save,omitempty"`
 	// PID is the browser's pid, 0 while it starts.
 	PID      int       `json:"pid"`
 	OwnerPID int       `json:"owner_pid"`
@@ -30,10 +33,12 @@ func (p *Provider) lockPath(name string) string {
 	return filepath.Join(p.root, ".profiles", name+".lock")
 }
 
-// lockProfile makes tag the one saver of profile name.
-func (p *Provider) lockProfile(name, tag string) error {
+// lockProfile makes tag the one user of profile name while it lives. A
+// session replacing the holder (replaces) takes the lock over, unless both
+// would run on the profile itself.
+func (p *Provider) lockProfile(name, tag, replaces string, save bool) error {
 	path := p.lockPath(name)
-	mine := profileLock{Tag: tag, OwnerPID: os.Getpid(), BootID: p.bootID, Since: time.Now().UTC()}
+	mine := profileLock{Tag: tag, Save: save, OwnerPID: os.Getpid(), BootID: p.bootID, Since: time.Now().UTC()}
 	for range 3 {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err == nil {
@@ -51,8 +56,12 @@ func (p *Provider) lockProfile(name, tag string) error {
 		case ok && held.Tag == tag:
 			// This tag's earlier browser died; it may take the lock again.
 			return writeLock(path, mine)
+		case ok && replaces != "" && held.Tag == replaces && !(held.Save && save):
+			// A relaunch: the old session is on its way out and the two never
+			// share a directory (at most one of them runs on the profile).
+			return writeLock(path, mine)
 		case ok && !lockStale(held):
-			return &ProfileBusyError{Profile: name, HolderTag: held.Tag, HolderPID: held.PID}
+			return &ProfileBusyError{Profile: name, HolderTag: held.Tag, HolderPID: held.PID, Save: held.Save}
 		}
 		p.log.Info().Str("profile", name).Str("holder", held.Tag).Msg("clearing stale profile lock")
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -91,7 +100,7 @@ func writeLock(path string, l profileLock) error {
 	return os.Rename(tmp, path)
 }
 
-// setLockPID records the saver's browser pid in the lock tag holds.
+// setLockPID records the user's browser pid in the lock tag holds.
 func (p *Provider) setLockPID(name, tag string, pid int) error {
 	path := p.lockPath(name)
 	l, ok := readLock(path)

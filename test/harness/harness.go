@@ -134,6 +134,8 @@ type WorkerOptions struct {
 	ProfileRoot string
 	// HoldTimeout shortens how long a held request waits for a decision (default 5m).
 	HoldTimeout time.Duration
+	// UploadDir and ProfileGrants are the worker's --upload-dir and --profile-grants.
+	UploadDir, ProfileGrants string
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -169,6 +171,7 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 	}
 	cfg := e.WorkerConfig(root)
 	cfg.SecretsFile = o.SecretsFile
+	cfg.UploadDir, cfg.ProfileGrants = o.UploadDir, o.ProfileGrants
 	cfg.OrphanAfter, cfg.ReapInterval = o.OrphanAfter, o.ReapInterval
 	log := zerolog.New(e.Log).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	w, err := worker.New(context.Background(), worker.Options{

@@ -1,0 +1,61 @@
+package driver
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/durable-browser/durable-browser/internal/redact"
+)
+
+// cutSecret is a registered 40-character secret.
+const cutSecret = "Zq7vXw2LmN9pR4tY6uB1cD3eF5gH8jK0aS2dQ4wE"
+
+// leaks reports an 8-character piece of secret found in s.
+func leaks(s, secret string) string {
+	for i := 0; i+8 <= len(secret); i++ {
+		if strings.Contains(s, secret[i:i+8]) {
+			return secret[i : i+8]
+		}
+	}
+	return ""
+}
+
+func TestClipRedactsBeforeCutting(t *testing.T) {
+	r := redact.New()
+	r.Register(cutSecret)
+	b := &Browser{o: Options{Redact: r.String}}
+	// Each bound the driver cuts page text to, with the secret placed so
+	// the cut falls 20 characters into it.
+	for _, n := range []int{40, 60, 100, 150, 200, 300} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			in := strings.Repeat("x", n-20) + cutSecret + " tail"
+			out := b.clip(in, n)
+			if piece := leaks(out, cutSecret); piece != "" {
+				t.Fatalf("clip(%d) leaves %q of the secret: %q", n, piece, out)
+			}
+			if !strings.HasPrefix(out, strings.Repeat("x", n-20)) {
+				t.Fatalf("clip(%d) lost the text before the secret: %q", n, out)
+			}
+		})
+	}
+}
+
+func TestSnapshotValueCutAfterRedaction(t *testing.T) {
+	r := redact.New()
+	r.Register(cutSecret)
+	b := attach(t, Options{Redact: r.String})
+	gotoPage(t, b, siteURL+"/form.html")
+	s := snap(t, b, SnapshotOptions{})
+	email := idOf(t, s.Text, "Email")
+	// value= is cut at 100 characters: the cut falls mid-secret.
+	typed := strings.Repeat("a", 80) + cutSecret
+	mustRun(t, b, fmt.Sprintf(`[{"op":"fill","id":"%s","value":%q}]`, email, typed))
+	s = snap(t, b, SnapshotOptions{})
+	if piece := leaks(s.Text, cutSecret); piece != "" {
+		t.Fatalf("snapshot shows %q of the secret:\n%s", piece, s.Text)
+	}
+	if !strings.Contains(s.Text, strings.Repeat("a", 80)) {
+		t.Fatalf("snapshot lost the value before the secret:\n%s", s.Text)
+	}
+}
