@@ -395,7 +395,10 @@ func (b *Browser) create(ctx workflow.Context, seq int, opts contract.SessionOpt
 		if f, ok := envelope.From(err); ok {
 			return f
 		}
-		return contract.Fail(contract.CodeBrowserUnavailable, "no browser could be opened for session %s; try again shortly, or check that a worker is running", tag)
+		if ctx.Err() == nil && classify(err).kind == kindNeverStarted {
+			return noWorker()
+		}
+		return contract.Fail(contract.CodeBrowserUnavailable, "no browser could be opened for session %s; try again shortly, or check that a durable-browser worker is running", tag)
 	}
 	if res.Session.Tag == "" {
 		res.Session.Tag = tag
