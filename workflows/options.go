@@ -34,10 +34,10 @@ type Timeouts struct {
 const (
 	DefaultScheduleToStart       = 10 * time.Second
 	DefaultSharedScheduleToStart = 30 * time.Second
-	DefaultReadTimeout     = 60 * time.Second
-	DefaultRunTimeout      = 5 * time.Minute
-	DefaultCustodyTimeout  = 2 * time.Minute
-	DefaultHeartbeat       = 10 * time.Second
+	DefaultReadTimeout           = 60 * time.Second
+	DefaultRunTimeout            = 5 * time.Minute
+	DefaultCustodyTimeout        = 2 * time.Minute
+	DefaultHeartbeat             = 10 * time.Second
 )
 
 func (t Timeouts) withDefaults() Timeouts {
