@@ -173,9 +173,38 @@ func (b *Browser) WebSearch(ctx workflow.Context, args contract.WebSearchArgs) (
 }
 
 // Close releases the browser; a failure to release is an *contract.Failure.
+// Called with a cancelled ctx (`defer b.Close(ctx)` in a cancelled workflow)
+// it still releases, in a disconnected context, ending a pending handoff.
 func (b *Browser) Close(ctx workflow.Context) error {
+	if ctx.Err() != nil && workflow.GetVersion(ctx, changeReleaseOnCancel, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		if f := b.releaseDisconnected(ctx); f != nil {
+			return f
+		}
+		return nil
+	}
 	_, err := b.Release(ctx, contract.ReleaseArgs{})
 	return err
+}
+
+// releaseDisconnected releases the browser from a workflow whose ctx is
+// cancelled: it ends handoff waits, waits its turn (calls in flight give up
+// with their cancelled contexts) and releases in a disconnected context.
+func (b *Browser) releaseDisconnected(ctx workflow.Context) *contract.Failure {
+	if b.st.Released {
+		return nil
+	}
+	b.interrupt()
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	if err := b.mu.Lock(dctx); err != nil {
+		return contract.Fail(contract.CodeAborted, "the release could not wait its turn: %v", err)
+	}
+	defer b.mu.Unlock()
+	_, f, err := b.release(dctx)
+	if err != nil {
+		return contract.Fail(contract.CodeAborted, "the release was interrupted: %v", err)
+	}
+	return f
 }
 
 // CallTool serves a model's tool call by name: it validates the arguments,

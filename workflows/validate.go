@@ -15,6 +15,10 @@ const (
 	// side effect, so a later build with a stricter or looser schema replays
 	// the verdict the call was given instead of recomputing it.
 	changeRecordedValidation = "recorded-validation"
+	// changeReleaseOnCancel: a cancelled BrowserSession, and Browser.Close
+	// called with a cancelled context, release the browser in a disconnected
+	// context instead of returning without releasing it.
+	changeReleaseOnCancel = "release-on-cancel"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict
