@@ -51,6 +51,12 @@ type Options struct {
 	Heartbeat time.Duration
 	// ActionTimeout bounds each action of a batch (default 10s).
 	ActionTimeout time.Duration
+	// StopGrace is how long a run or upload in flight may go on after its
+	// worker starts stopping (default 30s). Past it the call is cut short and
+	// answers effect_unknown, as for a lost worker. The worker's own stop
+	// timeout must be longer, so the answer is reported before the SDK
+	// cancels the call.
+	StopGrace time.Duration
 
 	// Attach drives the browser a provider started (default driver.Attach).
 	// Tests set it to attach a fake.
@@ -151,6 +157,10 @@ func (a *Activities) ReleaseOrphans(ctx context.Context, idle time.Duration) []s
 	return released
 }
 
+// DefaultStopGrace is how long calls in flight may finish once their worker
+// starts stopping.
+const DefaultStopGrace = 30 * time.Second
+
 // New returns the activities for one worker process.
 func New(o Options) *Activities {
 	if o.DefaultProvider == "" {
@@ -167,6 +177,9 @@ func New(o Options) *Activities {
 	}
 	if o.ActionTimeout <= 0 {
 		o.ActionTimeout = 10 * time.Second
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = DefaultStopGrace
 	}
 	if o.Now == nil {
 		o.Now = time.Now
