@@ -3,9 +3,12 @@ package test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/temporal"
 
 	dbclient "github.com/durable-browser/durable-browser/client"
 
@@ -117,4 +120,36 @@ func TestWorkerStoppedMidRun(t *testing.T) {
 		t.Fatalf("the site should count exactly the one order really sent, counted %d", n)
 	}
 	s.must("browser_release", map[string]any{}, nil)
+}
+
+// A BrowserSession cancelled by an operator releases its browser before it
+// ends: its worker lets go of the session and no Chrome of it is left.
+func TestCancelledSessionReleasesBrowser(t *testing.T) {
+	w := env.StartWorker(t, harness.WorkerOptions{})
+	s := newSession(t, workflows.SessionConfig{})
+	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
+	st, err := dbclient.State(context.Background(), env.Client, s.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile := filepath.Join("sessions", st.Tag, "profile")
+	if len(harness.PIDsUnder(profile)) == 0 {
+		t.Fatalf("no Chrome found for session %s", st.Tag)
+	}
+	if err := env.Client.CancelWorkflow(context.Background(), s.id, ""); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := env.Client.GetWorkflow(ctx, s.id, "").Get(ctx, nil); !temporal.IsCanceledError(err) {
+		t.Fatalf("the session should end cancelled, got %v", err)
+	}
+	for _, tag := range w.Activities().Sessions() {
+		if tag == st.Tag {
+			t.Fatalf("the cancelled session's browser %s is still held", tag)
+		}
+	}
+	if left := harness.PIDsUnder(profile); len(left) > 0 {
+		t.Fatalf("Chrome of the cancelled session still runs: %v", left)
+	}
 }
