@@ -58,6 +58,12 @@ type Options struct {
 	Heartbeat time.Duration
 	// ActionTimeout bounds each action of a batch (default 10s).
 	ActionTimeout time.Duration
+	// StopGrace is how long a run or upload in flight may go on after its
+	// worker starts stopping (default 30s). Past it the call is cut short and
+	// answers effect_unknown, as for a lost worker. The worker's own stop
+	// timeout must be longer, so the answer is reported before the SDK
+	// cancels the call.
+	StopGrace time.Duration
 
 	// Attach drives the browser a provider started (default driver.Attach).
 	// Tests set it to attach a fake.
@@ -91,12 +97,24 @@ type liveSession struct {
 	calls chan struct{}
 	// lastUsed is when the last call ended (unix nanoseconds), for ReleaseOrphans.
 	lastUsed atomic.Int64
+	// heldUntil, while non-zero, is when the handoff a person is working in
+	// this browser expires (unix nanoseconds): no call touches the browser
+	// during a handoff, yet it is no orphan. The next call clears it.
+	heldUntil atomic.Int64
+}
+
+// idleSince is when the session was last wanted: its last call, or the end
+// of a handoff it was handed to a person for, whichever is later.
+func (s *liveSession) idleSince() int64 {
+	return max(s.lastUsed.Load(), s.heldUntil.Load())
 }
 
 // lock waits for the session's turn, or gives up when ctx ends.
 func (s *liveSession) lock(ctx context.Context) *contract.Failure {
 	select {
 	case s.calls <- struct{}{}:
+		// A call after a handoff means the person is done with the browser.
+		s.heldUntil.Store(0)
 		return nil
 	case <-ctx.Done():
 		return contract.Fail(contract.CodeTimeout, "another call on this session was still running; try again")
@@ -111,7 +129,9 @@ func (s *liveSession) unlock() {
 // ReleaseOrphans releases the browsers no call has touched for longer than
 // idle: a safety net for sessions whose workflow ended without releasing
 // them (terminated, or an inline Browser never closed). It never interrupts
-// a call. The worker runs it with its reaper.
+// a call, and never takes a browser handed to a person before the handoff
+// has expired (then idle counts from the expiry). The worker runs it with
+// its reaper.
 func (a *Activities) ReleaseOrphans(ctx context.Context, idle time.Duration) []string {
 	var released []string
 	cutoff := time.Now().Add(-idle).UnixNano()
@@ -119,7 +139,7 @@ func (a *Activities) ReleaseOrphans(ctx context.Context, idle time.Duration) []s
 		a.mu.Lock()
 		s := a.sessions[tag]
 		a.mu.Unlock()
-		if s == nil || s.lastUsed.Load() > cutoff {
+		if s == nil || s.idleSince() > cutoff {
 			continue
 		}
 		select {
@@ -144,6 +164,10 @@ func (a *Activities) ReleaseOrphans(ctx context.Context, idle time.Duration) []s
 	return released
 }
 
+// DefaultStopGrace is how long calls in flight may finish once their worker
+// starts stopping.
+const DefaultStopGrace = 30 * time.Second
+
 // New returns the activities for one worker process.
 func New(o Options) *Activities {
 	if o.DefaultProvider == "" {
@@ -160,6 +184,9 @@ func New(o Options) *Activities {
 	}
 	if o.ActionTimeout <= 0 {
 		o.ActionTimeout = 10 * time.Second
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = DefaultStopGrace
 	}
 	if o.Now == nil {
 		o.Now = time.Now

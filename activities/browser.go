@@ -77,6 +77,8 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 			*field = v
 		}
 	}
+	ctx, cancelStop := a.untilStopped(ctx)
+	defer cancelStop()
 	rs := &runState{a: a, policy: req.Policy}
 	if activity.IsActivity(ctx) {
 		info := activity.GetInfo(ctx)
@@ -92,6 +94,20 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	defer done()
 
 	out, err := s.browser.Run(ctx, actions)
+	if err != nil && cutByStop(ctx) {
+		if out == nil {
+			// Refused before any action: nothing was sent.
+			return nil, a.fail(contract.Fail(contract.CodeAborted, "the worker stopped before the call ran, so nothing was sent; call again"))
+		}
+		sent := rs.sentList()
+		if len(sent) == 0 {
+			sent = a.sentFrom(out.Sent)
+		}
+		f := a.stoppedMidCall(ctx, s, out.URL, sent)
+		f.Held = rs.heldList()
+		f.Completed = &out.Completed
+		return nil, a.fail(f)
+	}
 	if out == nil {
 		return nil, a.fail(driverFailure(err))
 	}
@@ -257,12 +273,17 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 	if err != nil {
 		return nil, a.fail(a.uploadRefusal(req.Args.Path, err))
 	}
+	ctx, cancelStop := a.untilStopped(ctx)
+	defer cancelStop()
 	s, done, err := a.begin(ctx, req.Session, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	if err := s.browser.Upload(ctx, req.Args.ID, file.Path); err != nil {
+		if cutByStop(ctx) {
+			return nil, a.fail(a.stoppedMidCall(ctx, s, "", nil))
+		}
 		return nil, a.fail(driverFailure(err))
 	}
 	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Size: file.Size}

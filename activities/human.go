@@ -33,6 +33,13 @@ func (a *Activities) Notify(ctx context.Context, req contract.NotifyRequest) (*c
 		Answer:      handoff.AnswerFor(req.WorkflowID, req.RequestID),
 		ReachURL:    a.reachURL(ctx, s),
 	}
+	// From now on a person may work in the browser with no call touching
+	// it: keep it from the orphan reaper until the handoff expires.
+	until := req.ExpiresAt
+	if until.IsZero() {
+		until = a.o.Now().Add(contract.MaxHandoffExpiryS * time.Second)
+	}
+	s.heldUntil.Store(until.UnixNano())
 	if err := a.o.Notifier.Notify(ctx, n); err != nil {
 		f := contract.Fail(contract.CodeCommandFailed, "the person could not be notified; it will be retried").WithDetail(a.o.Redactor.String(err.Error()))
 		f.Retryable = true

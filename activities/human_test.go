@@ -178,3 +178,41 @@ func TestNotify(t *testing.T) {
 		wantCode(t, err, contract.CodeCommandFailed, true)
 	})
 }
+
+// A browser handed to a person is no orphan while the handoff lasts: no call
+// touches it then, yet its workflow still wants it. The next call ends the
+// hold, and a handoff long expired keeps nothing.
+func TestHandoffKeepsBrowserFromOrphanReaper(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.Notifier = &fakeNotifier{} })
+	held := h.create("held", contract.SessionOptions{})
+	stale := h.create("stale", contract.SessionOptions{})
+	notify := func(ref contract.SessionRef, expires time.Time) {
+		t.Helper()
+		req := contract.NotifyRequest{Session: ref, WorkflowID: "wf", RequestID: "r-" + ref.Tag, Instruction: "log in", ExpiresAt: expires}
+		if _, err := call[contract.ReleaseResult](h, contract.ActivityNotify, req); err != nil {
+			t.Fatalf("notify %s: %v", ref.Tag, err)
+		}
+	}
+	notify(held, time.Now().Add(20*time.Hour))
+	// A handoff that expired two hours ago whose workflow never came back.
+	notify(stale, time.Now().Add(-2*time.Hour))
+	h.age("held", 3*time.Hour)
+	h.age("stale", 3*time.Hour)
+
+	got := h.a.ReleaseOrphans(context.Background(), time.Hour)
+	if !reflect.DeepEqual(got, []string{"stale"}) {
+		t.Fatalf("released %v, want only the long-expired handoff's browser", got)
+	}
+	if got := h.a.Sessions(); !reflect.DeepEqual(got, []string{"held"}) {
+		t.Fatalf("sessions left = %v", got)
+	}
+
+	// The handoff ends: the workflow's next call (its snapshot) ends the hold.
+	if _, err := call[contract.SnapshotResult](h, contract.ActivitySnapshot, contract.SnapshotRequest{Call: contract.Call{Session: held}}); err != nil {
+		t.Fatal(err)
+	}
+	h.age("held", 3*time.Hour)
+	if got := h.a.ReleaseOrphans(context.Background(), time.Hour); !reflect.DeepEqual(got, []string{"held"}) {
+		t.Fatalf("released %v, want held once its handoff was over and nothing touched it", got)
+	}
+}

@@ -64,9 +64,11 @@ type Worker struct {
 	reapEvery time.Duration
 	// orphanAfter releases sessions no call touched for this long.
 	orphanAfter time.Duration
-	stopReaper  context.CancelFunc
-	reaperDone  chan struct{}
-	stopOnce    sync.Once
+	// stopGrace is how long calls in flight may finish when the worker stops.
+	stopGrace  time.Duration
+	stopReaper context.CancelFunc
+	reaperDone chan struct{}
+	stopOnce   sync.Once
 }
 
 var unsafeQueue = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -170,14 +172,32 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		Logger:        log,
 		// Tests shorten it; production keeps the activities' default.
 		HoldTimeout: o.HoldTimeout,
+		StopGrace:   stopGrace(cfg),
 	})
 
-	shared := sdkworker.New(o.Client, contract.SharedQueue, sdkworker.Options{})
+	// On Stop the SDK stops polling and waits this long for activities in
+	// flight; the activities cut runs short at the grace and answer, so the
+	// margin leaves time to report that answer before the SDK cancels.
+	wo := sdkworker.Options{WorkerStopTimeout: stopGrace(cfg) + stopMargin}
+	shared := sdkworker.New(o.Client, contract.SharedQueue, wo)
 	// The host queue serves only this process's browsers.
-	host := sdkworker.New(o.Client, hostQueue, sdkworker.Options{})
+	host := sdkworker.New(o.Client, hostQueue, wo)
 	register(shared, host, acts)
 
-	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, host: host, acts: acts, local: lp, log: log, reapEvery: reapInterval(cfg), orphanAfter: cfg.OrphanAfter}, nil
+	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, host: host, acts: acts, local: lp, log: log,
+		reapEvery: reapInterval(cfg), orphanAfter: cfg.OrphanAfter, stopGrace: stopGrace(cfg)}, nil
+}
+
+// stopMargin is how long past the stop grace the SDK waits for activities:
+// enough for a call cut short at the grace to answer and be reported.
+const stopMargin = 10 * time.Second
+
+// stopGrace is how long calls in flight may finish on Stop (default 30s).
+func stopGrace(cfg config.Worker) time.Duration {
+	if cfg.StopGrace <= 0 {
+		return activities.DefaultStopGrace
+	}
+	return cfg.StopGrace
 }
 
 // registry is where one queue's workflows and activities are registered (a
@@ -290,15 +310,27 @@ func (w *Worker) reap() {
 	}
 }
 
-// Stop stops polling, then releases every browser this process holds.
+// Stop stops polling on both queues at once, lets the calls in flight finish
+// for the stop grace (a run or upload cut short answers effect_unknown), then
+// releases every browser this process holds.
 func (w *Worker) Stop() {
 	w.stopOnce.Do(func() {
 		if w.stopReaper != nil {
 			w.stopReaper()
 			<-w.reaperDone
 		}
-		w.shared.Stop()
-		w.host.Stop()
+		w.log.Info().Dur("grace", w.stopGrace).Msg("stopping: no new calls; calls in flight may finish")
+		// Both at once: stopping one queue after the other would leave the
+		// second polling, and taking calls, through the first one's grace.
+		var wg sync.WaitGroup
+		for _, sw := range []sdkworker.Worker{w.shared, w.host} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sw.Stop()
+			}()
+		}
+		wg.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		w.acts.Close(ctx)

@@ -181,9 +181,38 @@ func (b *Browser) WebSearch(ctx workflow.Context, args contract.WebSearchArgs) (
 }
 
 // Close releases the browser; a failure to release is an *contract.Failure.
+// Called with a cancelled ctx (`defer b.Close(ctx)` in a cancelled workflow)
+// it still releases, in a disconnected context, ending a pending handoff.
 func (b *Browser) Close(ctx workflow.Context) error {
+	if ctx.Err() != nil && workflow.GetVersion(ctx, changeReleaseOnCancel, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		if f := b.releaseDisconnected(ctx); f != nil {
+			return f
+		}
+		return nil
+	}
 	_, err := b.Release(ctx, contract.ReleaseArgs{})
 	return err
+}
+
+// releaseDisconnected releases the browser from a workflow whose ctx is
+// cancelled: it ends handoff waits, waits its turn (calls in flight give up
+// with their cancelled contexts) and releases in a disconnected context.
+func (b *Browser) releaseDisconnected(ctx workflow.Context) *contract.Failure {
+	if b.st.Released {
+		return nil
+	}
+	b.interrupt()
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	if err := b.mu.Lock(dctx); err != nil {
+		return contract.Fail(contract.CodeAborted, "the release could not wait its turn: %v", err)
+	}
+	defer b.mu.Unlock()
+	_, f, err := b.release(dctx)
+	if err != nil {
+		return contract.Fail(contract.CodeAborted, "the release was interrupted: %v", err)
+	}
+	return f
 }
 
 // CallTool serves a model's tool call by name: it validates the arguments,
@@ -406,7 +435,10 @@ func (b *Browser) create(ctx workflow.Context, seq int, opts contract.SessionOpt
 		if f, ok := envelope.From(err); ok {
 			return f
 		}
-		return contract.Fail(contract.CodeBrowserUnavailable, "no browser could be opened for session %s; try again shortly, or check that a worker is running", tag)
+		if ctx.Err() == nil && classify(err).kind == kindNeverStarted {
+			return noWorker()
+		}
+		return contract.Fail(contract.CodeBrowserUnavailable, "no browser could be opened for session %s; try again shortly, or check that a durable-browser worker is running", tag)
 	}
 	if res.Session.Tag == "" {
 		res.Session.Tag = tag

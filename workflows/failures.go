@@ -92,11 +92,19 @@ func failureFor(class contract.ReplayClass, c classified) *contract.Failure {
 		}
 		return contract.Fail(contract.CodeTimeout, "the call timed out after its retries; try again, or take a snapshot to see whether the page is still answering")
 	case kindNeverStarted:
-		return contract.Fail(contract.CodeBrowserUnavailable, "no worker took the call in time; try again shortly")
+		return noWorker()
 	}
 	f := contract.Fail(contract.CodeCommandFailed, "the call failed in the worker without a typed failure; take a snapshot to see the page's state before trying again")
 	if class == contract.ClassEffect {
 		f.Effected()
 	}
 	return f
+}
+
+// noWorker is the failure for a call on the shared queue that no worker took
+// within its schedule-to-start bound: nothing ran, and most likely no
+// worker is running at all.
+func noWorker() *contract.Failure {
+	return contract.Fail(contract.CodeBrowserUnavailable,
+		"no durable-browser worker took the call in time, so nothing ran; start a durable-browser worker (`durable-browser worker`, or `durable-browser dev` on one machine) polling task queue %q, then try again", contract.SharedQueue)
 }

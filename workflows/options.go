@@ -14,6 +14,11 @@ type Timeouts struct {
 	// ScheduleToStart bounds how long a call on a session's host queue may wait
 	// for its worker. Past it the worker is taken to be gone (default 10s).
 	ScheduleToStart time.Duration `json:"schedule_to_start,omitempty"`
+	// SharedScheduleToStart bounds how long a call on the shared queue
+	// (browser.create, web.fetch, web.search, evidence.get, release by tag)
+	// may wait for any worker. Past it no worker is taken to be running, and
+	// the call answers browser_unavailable instead of waiting forever (default 30s).
+	SharedScheduleToStart time.Duration `json:"shared_schedule_to_start,omitempty"`
 	// Read bounds one attempt of a read call (default 60s).
 	Read time.Duration `json:"read,omitempty"`
 	// Run bounds one run or upload (default 5m).
@@ -27,11 +32,12 @@ type Timeouts struct {
 
 // Default timeouts.
 const (
-	DefaultScheduleToStart = 10 * time.Second
-	DefaultReadTimeout     = 60 * time.Second
-	DefaultRunTimeout      = 5 * time.Minute
-	DefaultCustodyTimeout  = 2 * time.Minute
-	DefaultHeartbeat       = 10 * time.Second
+	DefaultScheduleToStart       = 10 * time.Second
+	DefaultSharedScheduleToStart = 30 * time.Second
+	DefaultReadTimeout           = 60 * time.Second
+	DefaultRunTimeout            = 5 * time.Minute
+	DefaultCustodyTimeout        = 2 * time.Minute
+	DefaultHeartbeat             = 10 * time.Second
 )
 
 func (t Timeouts) withDefaults() Timeouts {
@@ -41,6 +47,7 @@ func (t Timeouts) withDefaults() Timeouts {
 		}
 	}
 	def(&t.ScheduleToStart, DefaultScheduleToStart)
+	def(&t.SharedScheduleToStart, DefaultSharedScheduleToStart)
 	def(&t.Read, DefaultReadTimeout)
 	def(&t.Run, DefaultRunTimeout)
 	def(&t.Custody, DefaultCustodyTimeout)
@@ -72,10 +79,11 @@ var nonRetryableCodes = []string{
 
 // ActivityOptions turns a replay class into activity options for a call
 // scheduled on queue. Calls on a host queue (hosted) get the
-// schedule-to-start bound that detects a lost worker.
+// schedule-to-start bound that detects a lost worker; calls on the shared
+// queue get the longer bound that detects no worker running at all.
 func ActivityOptions(class contract.ReplayClass, queue string, hosted bool, t Timeouts) workflow.ActivityOptions {
 	t = t.withDefaults()
-	o := workflow.ActivityOptions{TaskQueue: queue, HeartbeatTimeout: t.Heartbeat}
+	o := workflow.ActivityOptions{TaskQueue: queue, HeartbeatTimeout: t.Heartbeat, ScheduleToStartTimeout: t.SharedScheduleToStart}
 	if hosted {
 		o.ScheduleToStartTimeout = t.ScheduleToStart
 	}

@@ -108,9 +108,31 @@ func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*contract.SessionR
 
 	reason, err := s.serve(ctx)
 	if err != nil || reason == "" {
+		s.releaseIfCancelled(ctx, err)
 		return nil, err
 	}
-	return s.end(ctx, reason)
+	res, err := s.end(ctx, reason)
+	if err != nil {
+		s.releaseIfCancelled(ctx, err)
+	}
+	return res, err
+}
+
+// releaseIfCancelled releases the browser of a session whose workflow was
+// cancelled: ctx is done, so the release runs in a disconnected context.
+// Sessions that started before the change end without it, as they did.
+func (s *session) releaseIfCancelled(ctx workflow.Context, err error) {
+	if ctx.Err() == nil || !temporal.IsCanceledError(err) {
+		return
+	}
+	if workflow.GetVersion(ctx, changeReleaseOnCancel, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	s.ending = true
+	if f := s.b.releaseDisconnected(ctx); f != nil {
+		workflow.GetLogger(ctx).Warn("releasing the cancelled session's browser failed", "tag", s.b.st.Session.Tag, "code", string(f.Code))
+	}
+	s.upsert(ctx)
 }
 
 func (s *session) register(ctx workflow.Context) error {

@@ -18,6 +18,10 @@ const (
 	// changeInjectiveTags: session tags map workflow ids injectively
 	// (tags.Encode); before, look-alike ids ("a:x/1", "a-x-1") shared one.
 	changeInjectiveTags = "injective-tags"
+	// changeReleaseOnCancel: a cancelled BrowserSession, and Browser.Close
+	// called with a cancelled context, release the browser in a disconnected
+	// context instead of returning without releasing it.
+	changeReleaseOnCancel = "release-on-cancel"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict

@@ -49,7 +49,7 @@ Flags:
 		return err
 	}
 	<-ctx.Done()
-	log.Info().Msg("stopping: releasing browsers")
+	log.Info().Dur("stop_grace", cfg.StopGrace).Msg("stopping: calls in flight may finish for --stop-grace, then browsers are released")
 	w.Stop()
 	return nil
 }

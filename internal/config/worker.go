@@ -53,6 +53,9 @@ type Worker struct {
 	ReapInterval time.Duration
 	// OrphanAfter releases a browser no call has touched for this long.
 	OrphanAfter time.Duration
+	// StopGrace is how long calls in flight may finish once the worker is
+	// told to stop, before they are cut short and its browsers released.
+	StopGrace time.Duration
 
 	HandoffWebhook       string
 	HandoffWebhookSecret string
@@ -108,6 +111,7 @@ func BindWorker(s *Set, w *Worker) {
 	s.String(&w.UploadDir, "upload-dir", "", "the only directory browser_upload takes files from, named relative to it (default: uploads refused)")
 	s.String(&w.ProfileGrants, "profile-grants", "", "saved profiles every session may use: name1,name2:save (:save lets it save); sessions add their own grants")
 	s.Duration(&w.OrphanAfter, "orphan-after", time.Hour, "release a browser no call has touched for this long (its workflow ended without releasing it); keep it above every session's idle window")
+	s.Duration(&w.StopGrace, "stop-grace", 30*time.Second, "on SIGTERM or Ctrl-C: stop taking calls, let calls in flight finish for this long (a run cut short answers effect_unknown), then release every browser")
 	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
@@ -166,6 +170,9 @@ func (w *Worker) Validate() error {
 	}
 	if w.S3.KMSKeyID != "" && w.S3.SSE != "aws:kms" {
 		return &Error{Flag: "s3-kms-key-id", Problem: "a KMS key without --s3-sse=aws:kms", Fix: "add --s3-sse=aws:kms"}
+	}
+	if w.StopGrace < 0 {
+		return &Error{Flag: "stop-grace", Problem: "negative", Fix: "give a duration such as 30s"}
 	}
 	if w.ProfileRoot == "" {
 		return &Error{Flag: "profile-root", Problem: "empty", Fix: "name a writable directory"}

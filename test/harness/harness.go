@@ -282,6 +282,16 @@ func (p *Process) Kill() {
 	_ = p.Cmd.Wait()
 }
 
+// Terminate sends SIGTERM to the worker process alone, as an orchestrator
+// stopping it would, and returns a channel that yields its exit error once
+// it has exited.
+func (p *Process) Terminate() <-chan error {
+	exited := make(chan error, 1)
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	go func() { exited <- p.Cmd.Wait() }()
+	return exited
+}
+
 // PIDsUnder lists live processes whose command line mentions dir.
 func PIDsUnder(dir string) []int {
 	var out []int

@@ -1,0 +1,80 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/durable-browser/durable-browser/contract"
+)
+
+// errWorkerStopping is the cause of a call's context that its worker's stop
+// grace ended.
+var errWorkerStopping = errors.New("the worker is stopping")
+
+// untilStopped returns ctx, ended also StopGrace after the worker starts
+// stopping (Ctrl-C, SIGTERM). A call that finishes within the grace answers
+// as usual; one cut short can still answer, and be reported, before the
+// SDK cancels it at the worker's stop timeout.
+func (a *Activities) untilStopped(ctx context.Context) (context.Context, context.CancelFunc) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	if !activity.IsActivity(ctx) {
+		return cctx, func() { cancel(nil) }
+	}
+	stopCh := activity.GetWorkerStopChannel(ctx)
+	go func() {
+		select {
+		case <-cctx.Done():
+			return
+		case <-stopCh:
+		}
+		t := time.NewTimer(a.o.StopGrace)
+		defer t.Stop()
+		select {
+		case <-cctx.Done():
+		case <-t.C:
+			cancel(errWorkerStopping)
+		}
+	}()
+	return cctx, func() { cancel(nil) }
+}
+
+// cutByStop reports whether ctx ended because its worker is stopping.
+func cutByStop(ctx context.Context) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	if errors.Is(context.Cause(ctx), errWorkerStopping) {
+		return true
+	}
+	if activity.IsActivity(ctx) {
+		select {
+		case <-activity.GetWorkerStopChannel(ctx):
+			return true
+		default:
+		}
+	}
+	return false
+}
+
+// stoppedMidCall is the answer of an effect call its stopping worker cut
+// short after it may have acted: effect_unknown, as for a lost worker, with
+// the page it was on and what it sent, so the workflow's guard holds back
+// the identical call once.
+func (a *Activities) stoppedMidCall(ctx context.Context, s *liveSession, url string, sent []contract.SentRequest) *contract.Failure {
+	f := contract.Fail(contract.CodeEffectUnknown,
+		"the call started and then its worker stopped before it finished, so it may already have happened; take a snapshot to see the page before repeating it (the identical call is refused once)").Effected()
+	// The call's context is over; ask the page where it is on a short one.
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if u := s.browser.URL(uctx); u != "" {
+		url = u
+	}
+	f.LastURL = a.o.Redactor.URL(url)
+	f.Sent = sent
+	log := a.logger(ctx, s.ref.Tag)
+	log.Warn().Int("sent", len(sent)).Msg("worker stopping: call cut short after its grace; answering effect_unknown")
+	return f
+}
