@@ -159,9 +159,16 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		Logger:    log,
 		// Tests shorten it; production keeps the activities' default.
 		HoldTimeout: o.HoldTimeout,
+		MaxBrowsers: cfg.MaxBrowsers,
 	})
 
-	shared := sdkworker.New(o.Client, contract.SharedQueue, sdkworker.Options{})
+	// The shared queue takes creates, fetches and searches: a few per browser
+	// this worker may hold, not the SDK's default of 1000 at once.
+	sharedOpts := sdkworker.Options{}
+	if cfg.MaxBrowsers > 0 {
+		sharedOpts.MaxConcurrentActivityExecutionSize = 4 * cfg.MaxBrowsers
+	}
+	shared := sdkworker.New(o.Client, contract.SharedQueue, sharedOpts)
 	// The host queue serves only this process's browsers.
 	host := sdkworker.New(o.Client, hostQueue, sdkworker.Options{})
 	register(shared, host, acts)

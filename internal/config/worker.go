@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -43,6 +44,8 @@ type Worker struct {
 	ReapInterval time.Duration
 	// OrphanAfter releases a browser no call has touched for this long.
 	OrphanAfter time.Duration
+	// MaxBrowsers bounds the browsers this worker holds at once.
+	MaxBrowsers int
 
 	HandoffWebhook       string
 	HandoffWebhookSecret string
@@ -96,6 +99,7 @@ func BindWorker(s *Set, w *Worker) {
 	s.String(&w.CDPEndpoint, "cdp-endpoint", "", "an existing Chrome's DevTools endpoint (http://host:port or ws://...) for provider \"cdp\"")
 	s.String(&w.SecretsFile, "secrets-file", "", "file of NAME=value lines for {{secret:NAME}} (also $DURABLE_BROWSER_SECRET_<NAME>)")
 	s.Duration(&w.OrphanAfter, "orphan-after", time.Hour, "release a browser no call has touched for this long (its workflow ended without releasing it); keep it above every session's idle window")
+	s.Int(&w.MaxBrowsers, "max-browsers", DefaultMaxBrowsers(), "browsers this worker holds at once; a create beyond it answers browser_unavailable (retryable) so another worker takes it (0: no bound)")
 	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
@@ -171,3 +175,7 @@ func (w *Worker) Validate() error {
 	}
 	return nil
 }
+
+// DefaultMaxBrowsers is --max-browsers' default: two browsers per core, at
+// least 2 (a headless Chromium with a busy page wants about half a core).
+func DefaultMaxBrowsers() int { return max(2, 2*runtime.NumCPU()) }
