@@ -31,6 +31,10 @@ type Options struct {
 	// used when a session does not say.
 	Providers       map[string]providers.Provider
 	DefaultProvider string
+	// MaxBrowsers bounds the browsers this process holds (sessions plus
+	// creates under way); a create beyond it answers browser_unavailable,
+	// retryable, at once, so another worker can take it. 0: no bound.
+	MaxBrowsers int
 
 	// Evidence files every read; the store applies its own key prefix.
 	Evidence evidence.Store
@@ -82,6 +86,7 @@ type Activities struct {
 
 	mu       sync.Mutex
 	sessions map[string]*liveSession
+	creating int // creates past the MaxBrowsers check, not yet in sessions
 }
 
 // liveSession is a browser this process holds.

@@ -15,6 +15,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/capture"
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/redact"
 )
 
@@ -242,23 +243,40 @@ func (a *Activities) Downloads(ctx context.Context, req contract.DownloadsReques
 	}
 	res := &contract.DownloadsResult{OK: true, Downloads: []contract.Download{}}
 	for _, d := range list {
-		body, err := os.ReadFile(d.Path)
+		cc, err := a.fileDownload(ctx, s.ref.Tag, d)
 		if err != nil {
-			return nil, a.fail(contract.Fail(contract.CodeCommandFailed, "reading download %s: %v", d.Name, err))
-		}
-		cc, err := a.file(ctx, filing{
-			tool: contract.ToolDownloads, args: map[string]string{"name": d.Name}, session: s.ref.Tag,
-			callSuffix: d.SHA256[:12], ext: strings.TrimPrefix(filepath.Ext(d.Name), "."),
-			contentType: "application/octet-stream", body: body, extractor: "download",
-		})
-		if err != nil {
-			return nil, a.fail(evidenceFailure(err))
+			return nil, a.fail(err)
 		}
 		res.Downloads = append(res.Downloads, contract.Download{Name: d.Name, Size: d.Size, SHA256: d.SHA256, Evidence: cc})
 	}
 	return res, a.clean(res)
 }
 
+// fileDownload files one download once per session: its key holds the
+// session, the download's name and its content hash, not the call, so a
+// later call finds it filed and writes nothing. The file is streamed to the
+// store, never read whole.
+func (a *Activities) fileDownload(ctx context.Context, tag string, d driver.Download) (contract.ClaimCheck, *contract.Failure) {
+	f, err := os.Open(d.Path)
+	if err != nil {
+		return contract.ClaimCheck{}, contract.Fail(contract.CodeCommandFailed, "reading download %s: %v", d.Name, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || st.Size() != d.Size {
+		return contract.ClaimCheck{}, contract.Fail(contract.CodeCommandFailed, "download %s changed on disk after it finished", d.Name)
+	}
+	cc, err := a.file(ctx, filing{
+		tool: contract.ToolDownloads, args: map[string]string{"name": d.Name}, session: tag,
+		callID: "download-" + evidence.SHA256Hex([]byte(d.Name))[:8], ext: strings.TrimPrefix(filepath.Ext(d.Name), "."),
+		contentType: "application/octet-stream", file: f, size: d.Size, sha256: d.SHA256, extractor: "download",
+	})
+	if err != nil {
+		return contract.ClaimCheck{}, evidenceFailure(err)
+	}
+	return cc, nil
+}
+
+// Upload sets a local file on a file input. It runs at most once.
 // Upload sets a file from the host's upload directory on a file input. It
 // runs at most once. The model names the file relative to --upload-dir;
 // without one, every upload is refused.

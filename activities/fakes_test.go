@@ -77,6 +77,8 @@ type fakeBrowser struct {
 	closed   int
 	runs     [][]driver.Action
 	requests []driver.GatedRequest
+	// downloads are the finished downloads Downloads lists.
+	downloads []driver.Download
 	// decisions are the gate's answers to requests, in order.
 	decisions []driver.GateDecision
 	sent      []driver.SentRequest
@@ -141,7 +143,11 @@ func (b *fakeBrowser) Read(context.Context, driver.ReadOptions) (*driver.ReadRes
 	return nil, errors.New("not faked")
 }
 
-func (b *fakeBrowser) Downloads(context.Context) ([]driver.Download, error) { return nil, nil }
+func (b *fakeBrowser) Downloads(context.Context) ([]driver.Download, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]driver.Download(nil), b.downloads...), nil
+}
 
 func (b *fakeBrowser) Upload(_ context.Context, _ string, path string) error {
 	b.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 
 	"go.temporal.io/sdk/activity"
 
@@ -16,10 +17,17 @@ type filing struct {
 	tool    string
 	args    any
 	session string
-	// callSuffix separates several bodies filed by one call (downloads).
-	callSuffix             string
-	ext, contentType       string
-	body                   []byte
+	// callSuffix separates several bodies filed by one call.
+	callSuffix string
+	// callID, when set, replaces the activity id in the key: the body is
+	// filed once whatever call files it (downloads).
+	callID           string
+	ext, contentType string
+	body             []byte
+	// file, when set, is the body: size bytes hashing to sha256, streamed.
+	file                   io.ReadSeeker
+	size                   int64
+	sha256                 string
 	requestedURL, finalURL string
 	title, extractor       string
 	httpStatus             int
@@ -40,6 +48,9 @@ func (a *Activities) file(ctx context.Context, f filing) (contract.ClaimCheck, e
 		// writes identical receipt bytes.
 		receiptTime = info.ScheduledTime
 	}
+	if f.callID != "" {
+		callID = f.callID
+	}
 	if f.callSuffix != "" {
 		callID += "-" + f.callSuffix
 	}
@@ -52,6 +63,9 @@ func (a *Activities) file(ctx context.Context, f filing) (contract.ClaimCheck, e
 		Ext:         f.ext,
 		ContentType: f.contentType,
 		Body:        f.body,
+		File:        f.file,
+		Size:        f.size,
+		FileSHA256:  f.sha256,
 		Receipt: contract.Receipt{
 			Args:         a.o.Redactor.JSON(args),
 			Status:       "ok",
@@ -82,8 +96,13 @@ func (a *Activities) GetEvidence(ctx context.Context, req contract.GetEvidenceRe
 	if a.o.Evidence == nil {
 		return nil, a.fail(contract.Fail(contract.CodeRefused, "no evidence store is configured on this worker"))
 	}
-	body, rec, err := evidence.GetVerified(ctx, a.o.Evidence, req.Key)
+	defer a.heartbeat(ctx, nil)()
+	body, rec, err := evidence.GetVerifiedMax(ctx, a.o.Evidence, req.Key, contract.MaxEvidenceResult)
 	if err != nil {
+		var tl *evidence.TooLargeError
+		if errors.As(err, &tl) {
+			return nil, a.fail(contract.Fail(contract.CodeRefused, "the body is %d bytes, over the %d a result may carry; fetch it with `durable-browser evidence get` instead", tl.Size, contract.MaxEvidenceResult))
+		}
 		if errors.Is(err, evidence.ErrNotFound) {
 			return nil, a.fail(contract.Fail(contract.CodeRefused, "no evidence at %s; use the key from a result's evidence.key", req.Key))
 		}

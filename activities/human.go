@@ -23,6 +23,8 @@ func (a *Activities) Notify(ctx context.Context, req contract.NotifyRequest) (*c
 	if a.o.Notifier == nil {
 		return nil, a.fail(contract.Fail(contract.CodeRefused, "no handoff port is configured on this worker; set --handoff-webhook or run with the log port"))
 	}
+	// A webhook may take longer than the heartbeat timeout.
+	defer a.heartbeat(ctx, nil)()
 	n := handoff.Notice{
 		WorkflowID:  req.WorkflowID,
 		RequestID:   req.RequestID,

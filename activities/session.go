@@ -47,7 +47,19 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		res := &contract.CreateResult{Session: s.ref, Found: true, URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}
 		return res, a.clean(res)
 	}
+	if max := a.o.MaxBrowsers; max > 0 && len(a.sessions)+a.creating >= max {
+		a.mu.Unlock()
+		f := contract.Fail(contract.CodeBrowserUnavailable, "this worker already holds its %d browsers (--max-browsers); another worker will take the session", max)
+		f.Retryable = true
+		return nil, a.fail(f)
+	}
+	a.creating++
 	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.creating--
+		a.mu.Unlock()
+	}()
 
 	stop := a.heartbeat(ctx, nil)
 	defer stop()

@@ -251,3 +251,24 @@ func TestRelaunch(t *testing.T) {
 		t.Fatalf("released %v", rel)
 	}
 }
+
+// A worker at --max-browsers answers a further create browser_unavailable,
+// retryable, without starting anything; a release frees the slot.
+func TestMaxBrowsers(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.MaxBrowsers = 2 })
+	h.create("cap-1", contract.SessionOptions{})
+	ref := h.create("cap-2", contract.SessionOptions{})
+	_, err := call[contract.CreateResult](h, contract.ActivityCreate, contract.CreateRequest{Tag: "cap-3"})
+	wantCode(t, err, contract.CodeBrowserUnavailable, true)
+	if created, _ := h.prov.calls(); len(created) != 2 {
+		t.Fatalf("the provider was asked for %v", created)
+	}
+	// The same tag again is found, not counted.
+	if _, err := call[contract.CreateResult](h, contract.ActivityCreate, contract.CreateRequest{Tag: "cap-2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call[contract.ReleaseResult](h, contract.ActivityRelease, contract.ReleaseRequest{Session: ref}); err != nil {
+		t.Fatal(err)
+	}
+	h.create("cap-3", contract.SessionOptions{})
+}

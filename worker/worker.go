@@ -173,13 +173,20 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		// Tests shorten it; production keeps the activities' default.
 		HoldTimeout: o.HoldTimeout,
 		StopGrace:   stopGrace(cfg),
+		MaxBrowsers: cfg.MaxBrowsers,
 	})
 
 	// On Stop the SDK stops polling and waits this long for activities in
 	// flight; the activities cut runs short at the grace and answer, so the
 	// margin leaves time to report that answer before the SDK cancels.
 	wo := sdkworker.Options{WorkerStopTimeout: stopGrace(cfg) + stopMargin}
-	shared := sdkworker.New(o.Client, contract.SharedQueue, wo)
+	// The shared queue takes creates, fetches and searches: a few per browser
+	// this worker may hold, not the SDK's default of 1000 at once.
+	sharedOpts := wo
+	if cfg.MaxBrowsers > 0 {
+		sharedOpts.MaxConcurrentActivityExecutionSize = 4 * cfg.MaxBrowsers
+	}
+	shared := sdkworker.New(o.Client, contract.SharedQueue, sharedOpts)
 	// The host queue serves only this process's browsers.
 	host := sdkworker.New(o.Client, hostQueue, wo)
 	register(shared, host, acts)

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -56,6 +57,8 @@ type Worker struct {
 	// StopGrace is how long calls in flight may finish once the worker is
 	// told to stop, before they are cut short and its browsers released.
 	StopGrace time.Duration
+	// MaxBrowsers bounds the browsers this worker holds at once.
+	MaxBrowsers int
 
 	HandoffWebhook       string
 	HandoffWebhookSecret string
@@ -112,6 +115,7 @@ func BindWorker(s *Set, w *Worker) {
 	s.String(&w.ProfileGrants, "profile-grants", "", "saved profiles every session may use: name1,name2:save (:save lets it save); sessions add their own grants")
 	s.Duration(&w.OrphanAfter, "orphan-after", time.Hour, "release a browser no call has touched for this long (its workflow ended without releasing it); keep it above every session's idle window")
 	s.Duration(&w.StopGrace, "stop-grace", 30*time.Second, "on SIGTERM or Ctrl-C: stop taking calls, let calls in flight finish for this long (a run cut short answers effect_unknown), then release every browser")
+	s.Int(&w.MaxBrowsers, "max-browsers", DefaultMaxBrowsers(), "browsers this worker holds at once; a create beyond it answers browser_unavailable (retryable) so another worker takes it (0: no bound)")
 	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
@@ -281,3 +285,7 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// DefaultMaxBrowsers is --max-browsers' default: two browsers per core, at
+// least 2 (a headless Chromium with a busy page wants about half a core).
+func DefaultMaxBrowsers() int { return max(2, 2*runtime.NumCPU()) }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"regexp"
 	"strings"
 	"sync"
@@ -171,6 +172,16 @@ func (c *counting) Put(ctx context.Context, key string, body []byte, ct string) 
 		c.mu.Unlock()
 	}
 	return r, err
+}
+
+func (c *counting) PutReader(ctx context.Context, key string, r io.ReadSeeker, size int64, sum, ct string) (PutResult, error) {
+	res, err := c.Store.PutReader(ctx, key, r, size, sum, ct)
+	if err == nil && !res.Existed {
+		c.mu.Lock()
+		c.written = append(c.written, key)
+		c.mu.Unlock()
+	}
+	return res, err
 }
 
 func (c *counting) writes() []string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/durable-browser/durable-browser/contract"
 )
@@ -22,6 +23,12 @@ type Filing struct {
 	Ext         string // file extension without the dot, e.g. "png", "md"
 	ContentType string
 	Body        []byte
+	// File, when set, is the body instead of Body: Size bytes whose SHA-256
+	// (lowercase hex) is FileSHA256, streamed to the store and never held in
+	// memory. Its body is not inlined.
+	File       io.ReadSeeker
+	Size       int64
+	FileSHA256 string
 	// Receipt is completed by File: Tool, SessionTag, WorkflowID (when
 	// empty), ContentType (when empty), SHA256, Size and BodyKey are set
 	// from the filing. Time must come from the caller (for example the
@@ -48,7 +55,15 @@ func File(ctx context.Context, store Store, f Filing) (contract.ClaimCheck, erro
 	if f.WorkflowID == "" || f.CallID == "" || f.Tool == "" {
 		return contract.ClaimCheck{}, errors.New("evidence filing needs WorkflowID, CallID and Tool: they make the key deterministic")
 	}
-	sum := SHA256Hex(f.Body)
+	sum, size := "", int64(len(f.Body))
+	if f.File != nil {
+		if len(f.FileSHA256) != 64 || f.Size < 0 {
+			return contract.ClaimCheck{}, errors.New("evidence filing of a file needs its Size and FileSHA256")
+		}
+		sum, size = f.FileSHA256, f.Size
+	} else {
+		sum = SHA256Hex(f.Body)
+	}
 	key := BodyKey(f.Prefix, f.WorkflowID, f.SessionTag, f.CallID, f.Tool, sum, f.Ext)
 	rkey := ReceiptKey(key)
 
@@ -62,7 +77,7 @@ func File(ctx context.Context, store Store, f Filing) (contract.ClaimCheck, erro
 		r.ContentType = f.ContentType
 	}
 	r.SHA256 = sum
-	r.Size = int64(len(f.Body))
+	r.Size = size
 	r.BodyKey = key
 	if !r.Time.IsZero() {
 		r.Time = r.Time.UTC() // the zone must not change the bytes
@@ -72,7 +87,13 @@ func File(ctx context.Context, store Store, f Filing) (contract.ClaimCheck, erro
 		return contract.ClaimCheck{}, fmt.Errorf("encoding receipt: %w", err)
 	}
 
-	if _, err := store.Put(ctx, key, f.Body, f.ContentType); err != nil {
+	var perr error
+	if f.File != nil {
+		_, perr = store.PutReader(ctx, key, f.File, size, sum, f.ContentType)
+	} else {
+		_, perr = store.Put(ctx, key, f.Body, f.ContentType)
+	}
+	if err := perr; err != nil {
 		return contract.ClaimCheck{}, fmt.Errorf("filing %s: %w", key, err)
 	}
 	if _, err := store.Put(ctx, rkey, receipt, "application/json"); err != nil {
@@ -85,8 +106,10 @@ func File(ctx context.Context, store Store, f Filing) (contract.ClaimCheck, erro
 		}
 	}
 
-	cc := contract.ClaimCheck{Key: key, ReceiptKey: rkey, SHA256: sum, Size: int64(len(f.Body)), ContentType: f.ContentType}
-	cc.Inline, cc.InlineEncoding, _ = f.Inline.Inline(f.ContentType, f.Body)
+	cc := contract.ClaimCheck{Key: key, ReceiptKey: rkey, SHA256: sum, Size: size, ContentType: f.ContentType}
+	if f.File == nil {
+		cc.Inline, cc.InlineEncoding, _ = f.Inline.Inline(f.ContentType, f.Body)
+	}
 	return cc, nil
 }
 
@@ -112,9 +135,41 @@ func readReceipt(ctx context.Context, store Store, rkey, bodyKey, sum string) (*
 // receipt (a filing interrupted between its two writes) is returned with a
 // nil receipt.
 func GetVerified(ctx context.Context, store Store, key string) ([]byte, *contract.Receipt, error) {
+	return GetVerifiedMax(ctx, store, key, 0)
+}
+
+// ErrTooLarge is matched by *TooLargeError.
+var ErrTooLarge = errors.New("evidence body too large")
+
+// TooLargeError says a body is larger than the caller can take; it was not read.
+type TooLargeError struct {
+	Key       string
+	Size, Max int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("evidence %q is %d bytes, over the %d this reader takes", e.Key, e.Size, e.Max)
+}
+
+// Is makes errors.Is(err, ErrTooLarge) true.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// GetVerifiedMax is GetVerified for at most max body bytes (0: no limit).
+// The object's size is looked up first; a larger body is a *TooLargeError
+// and is never read.
+func GetVerifiedMax(ctx context.Context, store Store, key string, max int64) ([]byte, *contract.Receipt, error) {
 	key = BodyKeyOf(key)
 	if err := checkKey(key); err != nil {
 		return nil, nil, err
+	}
+	if max > 0 {
+		m, err := store.Head(ctx, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		if m.Size > max {
+			return nil, nil, &TooLargeError{Key: key, Size: m.Size, Max: max}
+		}
 	}
 	body, _, err := store.Get(ctx, key)
 	if err != nil {

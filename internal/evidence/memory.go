@@ -3,6 +3,7 @@ package evidence
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"sync"
 	"time"
@@ -52,6 +53,33 @@ func (m *Memory) Put(ctx context.Context, key string, body []byte, contentType s
 		etag:        fmt.Sprintf("%q", fmt.Sprintf("mem-%d", m.writes)),
 	}
 	return PutResult{Key: key, SHA256: sum, Size: int64(len(body))}, nil
+}
+
+// PutReader implements Store. It checks the body against size and sha256.
+func (m *Memory) PutReader(ctx context.Context, key string, r io.ReadSeeker, size int64, sha256, contentType string) (PutResult, error) {
+	if err := ctx.Err(); err != nil {
+		return PutResult{}, err
+	}
+	if err := checkKey(key); err != nil {
+		return PutResult{}, err
+	}
+	m.mu.Lock()
+	o, ok := m.objects[key]
+	m.mu.Unlock()
+	if ok {
+		return existing(key, o.sha256, sha256, int64(len(o.body)))
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return PutResult{}, err
+	}
+	body, err := io.ReadAll(io.LimitReader(r, size+1))
+	if err != nil {
+		return PutResult{}, err
+	}
+	if int64(len(body)) != size || SHA256Hex(body) != sha256 {
+		return PutResult{}, fmt.Errorf("%q: the body is %d bytes hashing to %s, not the %d bytes hashing to %s it was given as", key, len(body), SHA256Hex(body), size, sha256)
+	}
+	return m.Put(ctx, key, body, contentType)
 }
 
 // Get implements Store.

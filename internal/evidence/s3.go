@@ -118,13 +118,21 @@ func (s *S3Store) ObjectKey(key string) string {
 // never rewritten, then writes with If-None-Match so a concurrent writer
 // cannot be overwritten either.
 func (s *S3Store) Put(ctx context.Context, key string, body []byte, contentType string) (PutResult, error) {
+	return s.PutReader(ctx, key, bytes.NewReader(body), int64(len(body)), SHA256Hex(body), contentType)
+}
+
+// PutReader implements Store: it streams size bytes from r; the SDK reads r
+// to sign the request, seeks back and reads it again to send it.
+func (s *S3Store) PutReader(ctx context.Context, key string, r io.ReadSeeker, size int64, sum, contentType string) (PutResult, error) {
 	if err := checkKey(key); err != nil {
 		return PutResult{}, err
 	}
-	sum := SHA256Hex(body)
 	if m, err := s.Head(ctx, key); err == nil {
 		return existing(key, m.SHA256, sum, m.Size)
 	} else if !errors.Is(err, ErrNotFound) {
+		return PutResult{}, err
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return PutResult{}, err
 	}
 	in := &s3.PutObjectInput{
@@ -132,8 +140,8 @@ func (s *S3Store) Put(ctx context.Context, key string, body []byte, contentType 
 		Key:    aws.String(s.ObjectKey(key)),
 		// A seekable body: over plain HTTP the SDK refuses a stream it
 		// cannot rewind to checksum and sign.
-		Body:          bytes.NewReader(body),
-		ContentLength: aws.Int64(int64(len(body))),
+		Body:          r,
+		ContentLength: aws.Int64(size),
 		Metadata:      map[string]string{metaSHA256: sum},
 		IfNoneMatch:   aws.String("*"),
 	}
@@ -157,7 +165,7 @@ func (s *S3Store) Put(ctx context.Context, key string, body []byte, contentType 
 		}
 		return PutResult{}, s.wrap("writing", key, err)
 	}
-	return PutResult{Key: key, SHA256: sum, Size: int64(len(body))}, nil
+	return PutResult{Key: key, SHA256: sum, Size: size}, nil
 }
 
 // Get implements Store.
@@ -170,7 +178,11 @@ func (s *S3Store) Get(ctx context.Context, key string) ([]byte, Meta, error) {
 		return nil, Meta{}, s.wrap("reading", key, err)
 	}
 	defer out.Body.Close()
-	body, err := io.ReadAll(out.Body)
+	var r io.Reader = out.Body
+	if n := aws.ToInt64(out.ContentLength); n >= 0 && out.ContentLength != nil {
+		r = io.LimitReader(r, n) // no more than the object says it holds
+	}
+	body, err := io.ReadAll(r)
 	if err != nil {
 		return nil, Meta{}, s.wrap("reading", key, err)
 	}

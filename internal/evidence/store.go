@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -21,6 +22,11 @@ type Store interface {
 	// already there (then PutResult.Existed is true and nothing is written).
 	// An object with a different hash is a *ConflictError (ErrKeyConflict).
 	Put(ctx context.Context, key string, body []byte, contentType string) (PutResult, error)
+	// PutReader is Put for a body too large to hold in memory: size bytes
+	// read from r, whose SHA-256 (lowercase hex) the caller computed in a
+	// pass of its own. Nothing is read when the key already holds an
+	// object. The store may read r more than once (it seeks to the start).
+	PutReader(ctx context.Context, key string, r io.ReadSeeker, size int64, sha256, contentType string) (PutResult, error)
 	// Get reads the object and verifies it against its recorded SHA-256; a
 	// mismatch is a *HashMismatchError (ErrHashMismatch). A missing object is
 	// ErrNotFound.

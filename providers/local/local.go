@@ -338,11 +338,12 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 		return nil, fmt.Errorf("creating browser log: %w", err)
 	}
 	cmd := exec.Command(p.chromePath, p.args(rec, o)...)
-	// A file, not a pipe: the browser may outlive this worker, and a pipe
-	// with no reader would break its writes.
+	// A file, not a pipe: the browser may outlive this worker (where
+	// startTied cannot tie it), and a pipe with no reader would break its writes.
 	cmd.Stdout, cmd.Stderr = logf, logf
 	ownGroup(cmd)
-	err = cmd.Start()
+	// On Linux the browser dies with this worker process: see startTied.
+	err = startTied(cmd)
 	logf.Close()
 	if err != nil {
 		return nil, &StartError{Path: p.chromePath, Exit: err.Error()}

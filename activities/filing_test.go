@@ -1,0 +1,82 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/evidence"
+)
+
+// getCounting counts whole-body reads.
+type getCounting struct {
+	*evidence.Memory
+	gets atomic.Int32
+}
+
+func (g *getCounting) Get(ctx context.Context, key string) ([]byte, evidence.Meta, error) {
+	g.gets.Add(1)
+	return g.Memory.Get(ctx, key)
+}
+
+// A download is filed once per session: a second browser_downloads call
+// finds it under the same key and writes nothing.
+func TestDownloadsFiledOnce(t *testing.T) {
+	mem := evidence.NewMemory()
+	h := newHarness(t, func(o *Options) { o.Evidence = mem })
+	dir := t.TempDir()
+	h.prov.downloads = dir
+	body := bytes.Repeat([]byte("pdf!"), 256<<10) // 1 MiB
+	path := filepath.Join(dir, "invoice.pdf")
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(body)
+	h.setup = func(b *fakeBrowser) {
+		b.downloads = []driver.Download{{Name: "invoice.pdf", Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:]), Path: path}}
+	}
+	ref := h.create("dl-1", contract.SessionOptions{})
+	first, err := call[contract.DownloadsResult](h, contract.ActivityDownloads, contract.DownloadsRequest{Call: contract.Call{Session: ref}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := mem.Writes()
+	if len(first.Downloads) != 1 || writes != 2 {
+		t.Fatalf("first call: %+v, %d writes", first, writes)
+	}
+	cc := first.Downloads[0].Evidence
+	got, _, err := evidence.GetClaim(context.Background(), mem, cc)
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("filed body: %d bytes, %v", len(got), err)
+	}
+	second, err := call[contract.DownloadsResult](h, contract.ActivityDownloads, contract.DownloadsRequest{Call: contract.Call{Session: ref}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(second.Downloads) != 1 || second.Downloads[0].Evidence.Key != cc.Key || mem.Writes() != writes {
+		t.Fatalf("second call filed again: key %s (first %s), %d writes (first %d)", second.Downloads[0].Evidence.Key, cc.Key, mem.Writes(), writes)
+	}
+}
+
+// A body over what a result may carry is refused from its size, unread.
+func TestGetEvidenceRefusesOversizeUnread(t *testing.T) {
+	store := &getCounting{Memory: evidence.NewMemory()}
+	h := newHarness(t, func(o *Options) { o.Evidence = store })
+	big := bytes.Repeat([]byte("a"), contract.MaxEvidenceResult+1)
+	key := evidence.BodyKey("", "wf", "wf-1", "call", "browser_read", evidence.SHA256Hex(big), "md")
+	if _, err := store.Put(context.Background(), key, big, "text/markdown"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := call[contract.GetEvidenceResult](h, contract.ActivityEvidence, contract.GetEvidenceRequest{Key: key})
+	wantCode(t, err, contract.CodeRefused, false)
+	if n := store.gets.Load(); n != 0 {
+		t.Fatalf("the oversized body was read %d time(s) before it was refused", n)
+	}
+}
