@@ -29,6 +29,9 @@ type Service struct {
 	Name string // what it is, for messages: "Temporal frontend"
 	Host string // as configured: a name or an address
 	Port string
+	// Addrs are what Host resolved to when the worker started, so another
+	// name for the same address is caught too.
+	Addrs []netip.Addr
 }
 
 // ServiceFromAddress makes a Service from host:port or a URL; ok is false
@@ -171,6 +174,9 @@ func (p *Policy) Decide(t Target, addrs []netip.Addr, lookupErr error) Decision 
 				break
 			}
 			hit = sameService(sh, a)
+			for _, sa := range s.Addrs {
+				hit = hit || sameService(Host{Name: sa.String(), Addr: sa}, a)
+			}
 		}
 		if hit {
 			return Decision{RuleService, fmt.Sprintf("%s is this worker's %s (rule service); the browser never reaches the worker's own services, and no flag allows it", where, s.Name)}
