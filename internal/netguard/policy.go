@@ -182,18 +182,28 @@ func (p *Policy) Decide(t Target, addrs []netip.Addr, lookupErr error) Decision 
 			return Decision{RuleService, fmt.Sprintf("%s is this worker's %s (rule service); the browser never reaches the worker's own services, and no flag allows it", where, s.Name)}
 		}
 	}
+	// An address (or localhost) is judged by the operator's rules first,
+	// so a request to the metadata address says so even under an allow list.
+	literal := t.Host.Addr.IsValid() || IsLocalhostName(t.Host.Name)
+	operatorAllowed := matchHosts(p.AllowHosts, t.Host)
+	if literal && !operatorAllowed {
+		for _, a := range addrs {
+			if d := p.decideClass(t, a, Classify(a)); !d.Allowed() {
+				return d
+			}
+		}
+	}
 	if len(p.SessionHosts) > 0 && !matchHosts(p.SessionHosts, t.Host) {
 		return Decision{RuleAllowList, fmt.Sprintf("%s is not on this session's allow_hosts (rule allow_list); open a session whose allow_hosts includes it", t.Host.Name)}
 	}
-	if matchHosts(p.AllowHosts, t.Host) {
+	if operatorAllowed || literal {
 		return Decision{}
 	}
-	if !t.Host.Addr.IsValid() && len(addrs) == 0 {
+	if len(addrs) == 0 {
 		return Decision{RuleUnresolve, fmt.Sprintf("%s did not resolve (rule unresolved); the guard lets the browser reach a name only once it knows where the name points", t.Host.Name)}
 	}
 	for _, a := range addrs {
-		v := Classify(a)
-		if d := p.decideClass(t, a, v); !d.Allowed() {
+		if d := p.decideClass(t, a, Classify(a)); !d.Allowed() {
 			return d
 		}
 	}
