@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"github.com/durable-browser/durable-browser/internal/netguard"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -68,6 +69,12 @@ type Options struct {
 	// timeout must be longer, so the answer is reported before the SDK
 	// cancels the call.
 	StopGrace time.Duration
+
+	// Reach is where every session's browser may go (the reach guard): the
+	// worker's services and the metadata range never, private and loopback
+	// ranges as the worker's flags say. A session's allow_hosts narrows it.
+	// Nil leaves the browser unguarded (tests of other things only).
+	Reach *netguard.Policy
 
 	// Attach drives the browser a provider started (default driver.Attach).
 	// Tests set it to attach a fake.

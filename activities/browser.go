@@ -125,6 +125,9 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	if len(res.Sent) == 0 {
 		res.Sent = a.sentFrom(out.Sent)
 	}
+	for _, b := range out.Blocked {
+		res.Blocked = append(res.Blocked, contract.BlockedRequest{Method: b.Method, Origin: a.o.Redactor.URL(b.Origin), Rule: b.Rule})
+	}
 	for _, t := range out.TabsOpened {
 		res.TabsOpened = append(res.TabsOpened, contract.Tab{ID: t.ID, URL: a.o.Redactor.URL(t.URL), Title: t.Title, Active: t.Active})
 	}
@@ -339,6 +342,7 @@ func driverFailure(err error) *contract.Failure {
 	var stale *driver.StaleError
 	var actErr *driver.ActionError
 	var refused *driver.RefusedError
+	var blocked *driver.BlockedError
 	var parse *driver.ParseError
 	var capRefused *capture.RefusedError
 	switch {
@@ -350,6 +354,8 @@ func driverFailure(err error) *contract.Failure {
 		return contract.Fail(contract.CodeTimeout, "the call ran out of time; take a snapshot to see where the page is")
 	case errors.As(err, &stale), errors.Is(err, driver.ErrNoSnapshot):
 		return contract.Fail(contract.CodeStaleSnapshot, "%v", err)
+	case errors.As(err, &blocked):
+		return contract.Fail(contract.CodeBlocked, "%v", err)
 	case errors.As(err, &refused):
 		return contract.Fail(contract.CodeRefused, "%v", err)
 	case errors.As(err, &parse):

@@ -8,6 +8,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/providers"
 )
 
@@ -25,6 +26,16 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	p, ok := a.o.Providers[name]
 	if !ok {
 		return nil, a.fail(contract.Fail(contract.CodeRefused, "provider %q is not configured on this worker; use one of %v", name, a.providerNames()))
+	}
+	if len(req.Options.AllowHosts) > 0 {
+		if err := netguard.ValidateHostList(req.Options.AllowHosts); err != nil {
+			return nil, a.fail(contract.Fail(contract.CodeRefused, "allow_hosts: %v", err))
+		}
+		if a.o.Reach == nil {
+			// Nothing here would hold the browser to the list: refuse
+			// rather than open a session that ignores it.
+			return nil, a.fail(contract.Fail(contract.CodeRefused, "this worker cannot enforce the allow_hosts policy (it runs without the reach guard); open the session without allow_hosts or on another worker"))
+		}
 	}
 	if pr := req.Options.Profile; pr != nil {
 		if err := pr.Validate(); err != nil {
@@ -92,8 +103,17 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		Redact: a.o.Redactor.String,
 		Logger: log,
 	}
-	// Only a session that may hold or refuse requests pays for intercepting
-	// them; under "allow" the driver journals what was sent from events.
+	// Every session's requests are held at the Request stage and judged
+	// by the reach guard; "ask" and "deny" add the approval gate.
+	if a.o.Reach != nil {
+		p := *a.o.Reach
+		p.SessionHosts = append([]string(nil), req.Options.AllowHosts...)
+		// The browser's own DevTools endpoint is a service too.
+		if s, ok := netguard.ServiceFromAddress("browser DevTools endpoint", sess.CDPURL); ok {
+			p.Services = append(append([]netguard.Service(nil), p.Services...), s)
+		}
+		do.Reach = &p
+	}
 	if p := req.Options.ActionPolicy; p == contract.PolicyAsk || p == contract.PolicyDeny {
 		do.RequestGate = a.gate(ls)
 	}

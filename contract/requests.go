@@ -31,6 +31,12 @@ type SessionOptions struct {
 	ActionPolicy string `json:"action_policy,omitempty"`
 	// StartURL is opened right after the browser starts, when set.
 	StartURL string `json:"start_url,omitempty"`
+	// AllowHosts, when not empty, is the only hosts the session's browser
+	// may reach, in every frame: a name ("shop.example"), a wildcard
+	// ("*.shop.example", its subdomains) or an address. Every other
+	// navigation and request is blocked before it leaves. The worker's own
+	// reach rules apply as well.
+	AllowHosts []string `json:"allow_hosts,omitempty"`
 }
 
 // CreateRequest is browser.create's input. It runs on the shared queue and

@@ -71,6 +71,18 @@ type RunResult struct {
 	FailedRequests []string       `json:"failed_requests,omitempty"`
 	Sent           []SentRequest  `json:"sent,omitempty"`
 	Held           []HeldRequest  `json:"held,omitempty"`
+	// Blocked lists requests the worker's reach guard (or the session's
+	// allow_hosts) stopped before they left the browser.
+	Blocked []BlockedRequest `json:"blocked,omitempty"`
+}
+
+// BlockedRequest is one request stopped before it left the browser, and the
+// rule that stopped it: metadata, service, loopback, private, special,
+// invalid, unresolved or allow_list.
+type BlockedRequest struct {
+	Method string `json:"method"`
+	Origin string `json:"origin"`
+	Rule   string `json:"rule"`
 }
 
 // ClaimCheck is what a result carries instead of a large body: where it is,

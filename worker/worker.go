@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,6 +26,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
+	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/internal/webfetch"
 	"github.com/durable-browser/durable-browser/internal/websearch"
@@ -49,7 +51,13 @@ type Options struct {
 	// HoldTimeout bounds how long a held request waits for a person's
 	// decision before it is refused (default 5m).
 	HoldTimeout time.Duration
-	Logger      zerolog.Logger
+	// BrowserServices are more of this process's own services the browser
+	// must never reach (dev: the Temporal UI and S3 it embeds).
+	BrowserServices []netguard.Service
+	// BrowserAllowLoopback lets browsers reach loopback (dev's demo site);
+	// the services stay blocked.
+	BrowserAllowLoopback bool
+	Logger               zerolog.Logger
 }
 
 // Worker polls the shared queue and its own host queue.
@@ -169,6 +177,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		// The host, never a model, says which files and profiles sessions get.
 		UploadDir:     cfg.UploadDir,
 		ProfileGrants: grants,
+		Reach:         reachPolicy(ctx, cfg, o),
 		Logger:        log,
 		// Tests shorten it; production keeps the activities' default.
 		HoldTimeout: o.HoldTimeout,
@@ -205,6 +214,40 @@ func stopGrace(cfg config.Worker) time.Duration {
 		return activities.DefaultStopGrace
 	}
 	return cfg.StopGrace
+}
+
+// reachPolicy is where this worker's browsers may go: never its own
+// services (Temporal, S3, the handoff webhook, a cdp provider's Chrome, and
+// those the caller adds) nor the metadata range; private and loopback
+// ranges only as the flags say.
+func reachPolicy(ctx context.Context, cfg config.Worker, o Options) *netguard.Policy {
+	p := &netguard.Policy{
+		AllowLoopback: o.BrowserAllowLoopback,
+		AllowPrivate:  cfg.BrowserAllowPrivate,
+		AllowHosts:    cfg.BrowserAllowHostList(),
+	}
+	add := func(name, addr string) {
+		if s, ok := netguard.ServiceFromAddress(name, addr); ok {
+			p.Services = append(p.Services, s)
+		}
+	}
+	add("Temporal frontend", cfg.Temporal.Address)
+	add("S3 endpoint", cfg.S3.Endpoint)
+	add("handoff webhook", cfg.HandoffWebhook)
+	add("Chrome DevTools endpoint (cdp provider)", cfg.CDPEndpoint)
+	p.Services = append(p.Services, o.BrowserServices...)
+	// Resolve service names once, so another name for the same address is
+	// caught too. A name that does not resolve is still matched by name.
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for i, s := range p.Services {
+		if h := netguard.ParseHost(s.Host); !h.Addr.IsValid() && !netguard.IsLocalhostName(h.Name) {
+			if addrs, err := net.DefaultResolver.LookupNetIP(lctx, "ip", h.Name); err == nil {
+				p.Services[i].Addrs = addrs
+			}
+		}
+	}
+	return p
 }
 
 // registry is where one queue's workflows and activities are registered (a

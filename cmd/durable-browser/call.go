@@ -14,6 +14,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/workflows"
 )
 
@@ -34,6 +35,8 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Bool(&saveProfile, "save-profile", false, "run on the profile itself so sign-ins persist")
 	fs.String(&grants, "grant-profile", "", "further saved profiles a new session may relaunch into: name1,name2:save (:save lets it save)")
 	fs.String(&policy, "policy", "allow", "action policy for requests with side effects: allow, ask or deny")
+	var allowHosts string
+	fs.String(&allowHosts, "allow-hosts", "", "comma-separated hosts a new session's browser may reach (names, *.domain, addresses); every other host is blocked")
 	fs.Duration(&idle, "idle-timeout", 3*time.Minute, "a new session's idle window")
 	fs.Duration(&life, "max-lifetime", 30*time.Minute, "a new session's maximum lifetime")
 	fs.Bool(&sa, "search-attributes", true, "a new session upserts BrowserSessionTag, BrowserProvider and BrowserState (see docs/operations.md)")
@@ -80,6 +83,14 @@ Flags:
 		return &config.Error{Flag: "policy", Problem: fmt.Sprintf("%q is not a policy", policy), Fix: "use allow, ask or deny"}
 	}
 	opts := contract.SessionOptions{Provider: provider, Stealth: stealth, Headed: headed, ActionPolicy: policy}
+	for _, h := range strings.Split(allowHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			opts.AllowHosts = append(opts.AllowHosts, h)
+		}
+	}
+	if err := netguard.ValidateHostList(opts.AllowHosts); err != nil {
+		return &config.Error{Flag: "allow-hosts", Problem: err.Error(), Fix: "e.g. shop.example,*.shop.example"}
+	}
 	if profile != "" {
 		opts.Profile = &contract.Profile{Name: profile, Save: saveProfile}
 		if err := opts.Profile.Validate(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
 	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/worker"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -115,7 +117,19 @@ Flags:
 		// to stdout, never to the structured log.
 		notifier = handoff.LogNotifier{Logger: log, Reach: env.stdout}
 	}
-	w, err := worker.New(ctx, worker.Options{Client: c, Config: f.w, Evidence: store, Notifier: notifier, Logger: log})
+	// dev's browsers may open loopback pages (the demo site), never the
+	// stack's own services.
+	services := []netguard.Service{}
+	if stack.UI != nil {
+		if s, ok := netguard.ServiceFromAddress("Temporal Web UI", stack.UI.URL()); ok {
+			services = append(services, s)
+		}
+	}
+	for _, p := range stack.Temporal.InternalPorts() {
+		services = append(services, netguard.Service{Name: "Temporal internal service", Host: "127.0.0.1", Port: strconv.Itoa(p)})
+	}
+	w, err := worker.New(ctx, worker.Options{Client: c, Config: f.w, Evidence: store, Notifier: notifier, Logger: log,
+		BrowserAllowLoopback: true, BrowserServices: services})
 	if err != nil {
 		return err
 	}

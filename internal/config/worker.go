@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/netguard"
 )
 
 // Temporal says how to reach a Temporal cluster.
@@ -62,6 +63,12 @@ type Worker struct {
 
 	HandoffWebhook       string
 	HandoffWebhookSecret string
+
+	// BrowserAllowPrivate lets browsers reach private and loopback ranges.
+	BrowserAllowPrivate bool
+	// BrowserAllowHosts is a comma-separated list of hosts browsers may
+	// reach whatever their address (never the worker's own services).
+	BrowserAllowHosts string
 
 	LogLevel string
 }
@@ -119,7 +126,20 @@ func BindWorker(s *Set, w *Worker) {
 	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
+	s.Bool(&w.BrowserAllowPrivate, "browser-allow-private", false, "let browsers reach private and loopback addresses (never the metadata range or this worker's own services)")
+	s.String(&w.BrowserAllowHosts, "browser-allow-hosts", "", "comma-separated hosts browsers may reach whatever their address: names, *.domain wildcards or addresses (never this worker's own services)")
 	s.String(&w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
+}
+
+// BrowserAllowHostList is --browser-allow-hosts as a list.
+func (w *Worker) BrowserAllowHostList() []string {
+	var out []string
+	for _, h := range strings.Split(w.BrowserAllowHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 func defaultProfileRoot() string {
@@ -186,6 +206,9 @@ func (w *Worker) Validate() error {
 	}
 	if w.HandoffWebhook != "" && w.HandoffWebhookSecret == "" {
 		return &Error{Flag: "handoff-webhook-secret", Problem: "webhook without a signing key", Fix: "set a secret so receivers can verify notices"}
+	}
+	if err := netguard.ValidateHostList(w.BrowserAllowHostList()); err != nil {
+		return &Error{Flag: "browser-allow-hosts", Problem: err.Error(), Fix: "e.g. intranet.corp,*.lab.corp,10.0.0.7"}
 	}
 	if w.SecretsFile != "" {
 		if _, err := os.Stat(w.SecretsFile); err != nil {

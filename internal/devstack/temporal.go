@@ -41,7 +41,13 @@ type Temporal struct {
 	server  temporal.Server
 	address string
 	log     logging.ServerLogger
+	// internal are the loopback ports of its internal services.
+	internal []int
 }
+
+// InternalPorts are the loopback ports the server's internal services
+// (gRPC and membership of history, matching and worker) listen on.
+func (t *Temporal) InternalPorts() []int { return append([]int(nil), t.internal...) }
 
 // Address is the frontend's host:port.
 func (t *Temporal) Address() string { return t.address }
@@ -173,7 +179,7 @@ func startServer(o TemporalOptions, host string, port int, internal []int, sqlCo
 		}()
 		return nil, fmt.Errorf("starting embedded temporal: %w", err)
 	}
-	return &Temporal{server: srv, address: o.Address, log: slog}, nil
+	return &Temporal{server: srv, address: o.Address, log: slog, internal: internal}, nil
 }
 
 // internalPorts picks n free loopback ports below the kernel's ephemeral

@@ -17,6 +17,8 @@ import (
 	rodcdp "github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/proto"
 	"github.com/rs/zerolog"
+
+	"github.com/durable-browser/durable-browser/internal/netguard"
 )
 
 // Options configure Attach.
@@ -47,6 +49,12 @@ type Options struct {
 	// (method not GET, HEAD or OPTIONS) before it leaves the browser. It may
 	// block while a person decides; ctx is the running batch's context.
 	RequestGate func(ctx context.Context, r GatedRequest) GateDecision
+	// Reach, when set, is where the browser may go: every request of every
+	// frame and worker is held at the Request stage and judged first, and
+	// a blocked one fails (net::ERR_BLOCKED_BY_CLIENT) before it leaves.
+	Reach *netguard.Policy
+	// Resolver looks names up for Reach; default net.DefaultResolver.
+	Resolver Resolver
 }
 
 const (
@@ -85,6 +93,7 @@ type Browser struct {
 	gating      int // gate decisions under way
 	ev          events
 	dl          downloads
+	reach       reachCache
 }
 
 // Attach connects to a running Chrome and takes its first tab (opening one if

@@ -37,6 +37,7 @@ const (
 	KindNavigation = "navigation"  // goto/back/forward/reload failed
 	KindStale      = "stale"       // the page navigated earlier in this batch, so this id is gone
 	KindRefused    = "refused"     // the request gate denied a request this action sent
+	KindBlocked    = "blocked"     // the reach guard stopped a navigation this action started
 	KindBrowser    = "browser"     // the browser connection failed
 )
 

@@ -20,6 +20,7 @@ type events struct {
 	sent     []SentRequest
 	held     []SentRequest
 	denied   []SentRequest
+	blocked  []BlockedRequest
 	openSeq  int
 	requests map[proto.NetworkRequestID]reqInfo
 }
@@ -140,7 +141,7 @@ func (b *Browser) handle(msg *rod.Message) {
 				b.ev.requests = map[proto.NetworkRequestID]reqInfo{}
 			}
 			b.ev.requests[e.RequestID] = reqInfo{method: e.Request.Method, url: e.Request.URL}
-			if b.o.RequestGate == nil && !safeMethod(e.Request.Method) && b.sessions[msg.SessionID] != nil {
+			if !b.intercepting() && !safeMethod(e.Request.Method) && b.sessions[msg.SessionID] != nil {
 				o, p := b.originPath(e.Request.URL)
 				b.ev.sent = appendBounded(b.ev.sent, SentRequest{Method: e.Request.Method, Origin: o, Path: p})
 			}
@@ -160,7 +161,9 @@ func (b *Browser) handle(msg *rod.Message) {
 		}
 	case "Network.loadingFailed":
 		var e proto.NetworkLoadingFailed
-		if msg.Load(&e) && !e.Canceled {
+		// A request the guard or the gate stopped is listed as blocked or
+		// denied, not again as failed.
+		if msg.Load(&e) && !e.Canceled && !(b.intercepting() && strings.Contains(e.ErrorText, "ERR_BLOCKED_BY_CLIENT")) {
 			b.mu.Lock()
 			ri := b.ev.requests[e.RequestID]
 			o, p := b.originPath(ri.url)
@@ -170,14 +173,15 @@ func (b *Browser) handle(msg *rod.Message) {
 	case "Fetch.requestPaused":
 		var e proto.FetchRequestPaused
 		if msg.Load(&e) {
-			if !safeMethod(e.Request.Method) && e.ResponseStatusCode == nil {
+			counted := b.o.RequestGate != nil && !safeMethod(e.Request.Method) && e.ResponseStatusCode == nil
+			if counted {
 				// Counted here, not in the goroutine, so an action settling
 				// right now already sees that a decision is under way.
 				b.mu.Lock()
 				b.gating++
 				b.mu.Unlock()
 			}
-			go b.gate(msg.SessionID, &e)
+			go b.paused(msg.SessionID, &e, counted)
 		}
 	case "Browser.downloadWillBegin":
 		var e proto.BrowserDownloadWillBegin
@@ -253,7 +257,7 @@ func (b *Browser) attached(parent proto.TargetSessionID, e *proto.TargetAttached
 	// A paused target answers nothing until it runs, so the setup is sent
 	// without waiting, in order, ahead of the resume: Chrome applies it
 	// before the page runs a line.
-	if b.o.RequestGate != nil && (t != nil || strings.Contains(string(info.Type), "worker")) {
+	if b.intercepting() && (t != nil || strings.Contains(string(info.Type), "worker")) {
 		b.sendNoWait(sid, proto.FetchEnable{Patterns: []*proto.FetchRequestPattern{{URLPattern: "*", RequestStage: proto.FetchRequestStageRequest}}})
 	}
 	if t != nil {

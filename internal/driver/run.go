@@ -32,6 +32,8 @@ type RunResult struct {
 	Sent           []SentRequest  `json:"sent,omitempty"`
 	Held           []SentRequest  `json:"held,omitempty"`
 	Denied         []SentRequest  `json:"denied,omitempty"`
+	// Blocked lists requests the reach guard stopped before they left.
+	Blocked []BlockedRequest `json:"blocked,omitempty"`
 }
 
 // lookup resolves ids against the latest snapshot of tab t, refusing stale
@@ -140,7 +142,7 @@ func (b *Browser) Run(ctx context.Context, actions []Action) (*RunResult, error)
 			r = refs[a.ID]
 		}
 		b.mu.Lock()
-		deniedBefore := len(b.ev.denied)
+		deniedBefore, blockedBefore := len(b.ev.denied), len(b.ev.blocked)
 		b.mu.Unlock()
 		actx, cancel := context.WithTimeout(ctx, b.o.ActionTimeout)
 		err := b.do(actx, t, a, r)
@@ -153,7 +155,20 @@ func (b *Browser) Run(ctx context.Context, actions []Action) (*RunResult, error)
 		if len(b.ev.denied) > deniedBefore {
 			denied = append(denied, b.ev.denied[deniedBefore:]...)
 		}
+		var blockedNav *BlockedRequest
+		for i := blockedBefore; i < len(b.ev.blocked); i++ {
+			if br := b.ev.blocked[i]; br.Navigation && br.tab == t {
+				blockedNav = &br
+				break
+			}
+		}
 		b.mu.Unlock()
+		if blockedNav != nil {
+			// The tab's own navigation was stopped: that, not the
+			// browser's net::ERR_BLOCKED_BY_CLIENT, is the action's failure.
+			be := &BlockedError{Method: blockedNav.Method, Origin: blockedNav.Origin, Rule: blockedNav.Rule, Message: blockedNav.Message}
+			err = &ActionError{Kind: KindBlocked, Reason: be.Error(), Err: be}
+		}
 		if err == nil && len(denied) > 0 {
 			d := denied[0]
 			err = &ActionError{Kind: KindRefused, Reason: (&RefusedError{Method: d.Method, Origin: d.Origin, Path: d.Path}).Error(),
@@ -191,8 +206,8 @@ func (b *Browser) Run(ctx context.Context, actions []Action) (*RunResult, error)
 		}
 	}
 	res.Dialogs, res.ConsoleErrors, res.FailedRequests = b.ev.dialogs, b.ev.console, b.ev.failed
-	res.Sent, res.Held, res.Denied = b.ev.sent, b.ev.held, b.ev.denied
-	b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent, b.ev.held, b.ev.denied = nil, nil, nil, nil, nil, nil
+	res.Sent, res.Held, res.Denied, res.Blocked = b.ev.sent, b.ev.held, b.ev.denied, b.ev.blocked
+	b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent, b.ev.held, b.ev.denied, b.ev.blocked = nil, nil, nil, nil, nil, nil, nil
 	b.mu.Unlock()
 	for i := range res.TabsOpened {
 		if tt := b.tabByShort(res.TabsOpened[i].ID); tt != nil {

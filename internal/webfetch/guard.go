@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/idna"
+
+	"github.com/durable-browser/durable-browser/internal/netguard"
 )
 
 // RefusalKind says which rule refused a fetch.
@@ -46,185 +48,37 @@ type target struct {
 	port  string
 }
 
-// blockedV4 are IPv4 ranges that are not publicly routable or are special
-// purpose (RFC 6890 and successors).
-var blockedV4 = mustPrefixes(
-	"0.0.0.0/8",          // "this network"
-	"10.0.0.0/8",         // private
-	"100.64.0.0/10",      // CGNAT shared address space
-	"127.0.0.0/8",        // loopback
-	"169.254.0.0/16",     // link-local (cloud metadata lives here)
-	"172.16.0.0/12",      // private
-	"192.0.0.0/24",       // IETF protocol assignments
-	"192.0.2.0/24",       // documentation TEST-NET-1
-	"192.88.99.0/24",     // 6to4 relay anycast (deprecated)
-	"192.168.0.0/16",     // private
-	"198.18.0.0/15",      // benchmarking
-	"198.51.100.0/24",    // documentation TEST-NET-2
-	"203.0.113.0/24",     // documentation TEST-NET-3
-	"224.0.0.0/4",        // multicast
-	"240.0.0.0/4",        // reserved, includes broadcast 255.255.255.255
-	"255.255.255.255/32", // broadcast (inside 240/4; listed for clarity)
-)
-
-// blockedV6 are IPv6 ranges refused outright. v4-mapped, NAT64 and 6to4
-// addresses are judged by the IPv4 address they carry (see checkAddr).
-var blockedV6 = mustPrefixes(
-	"::/96",          // unspecified, loopback and deprecated v4-compatible
-	"100::/64",       // discard-only
-	"64:ff9b:1::/48", // local-use NAT64
-	"2001::/23",      // IETF protocol assignments (Teredo, ORCHID, ...)
-	"2001:db8::/32",  // documentation
-	"3fff::/20",      // documentation (RFC 9637)
-	"5f00::/16",      // SRv6 SIDs
-	"fc00::/7",       // unique local
-	"fe80::/10",      // link-local
-	"fec0::/10",      // site-local (deprecated)
-	"ff00::/8",       // multicast
-)
-
-var (
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour = netip.MustParsePrefix("2002::/16")
-	loopV4    = netip.MustParsePrefix("127.0.0.0/8")
-)
-
-func mustPrefixes(ss ...string) []netip.Prefix {
-	out := make([]netip.Prefix, len(ss))
-	for i, s := range ss {
-		out[i] = netip.MustParsePrefix(s)
-	}
-	return out
-}
-
 // checkAddr returns nil when a is a public unicast address. allowLoopback
-// additionally admits 127.0.0.0/8 and ::1 (test mode only).
+// additionally admits 127.0.0.0/8 and ::1 (test mode only). Which addresses
+// are public is netguard's decision, shared with the browser's reach guard.
 func checkAddr(a netip.Addr, allowLoopback bool) error {
 	a = a.WithZone("")
 	if !a.IsValid() {
 		return refuse(RefusedAddress, "invalid address")
 	}
-	if allowLoopback && a.IsLoopback() {
-		return nil
-	}
-	if a.Is4In6() {
-		return checkAddr(a.Unmap(), allowLoopback)
-	}
-	if a.Is4() {
-		for _, p := range blockedV4 {
-			if p.Contains(a) {
-				return refuse(RefusedAddress, "address %s is in the non-public range %s; web_fetch reads public hosts only", a, p)
-			}
-		}
-		return nil
-	}
-	b := a.As16()
-	if nat64.Contains(a) {
-		v4 := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-		if err := checkAddr(v4, false); err != nil {
-			return refuse(RefusedAddress, "NAT64 address %s carries the non-public %s; web_fetch reads public hosts only", a, v4)
-		}
-		return nil
-	}
-	if sixToFour.Contains(a) {
-		v4 := netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
-		if err := checkAddr(v4, false); err != nil {
-			return refuse(RefusedAddress, "6to4 address %s carries the non-public %s; web_fetch reads public hosts only", a, v4)
-		}
-		return nil
-	}
-	for _, p := range blockedV6 {
-		if p.Contains(a) {
-			return refuse(RefusedAddress, "address %s is in the non-public range %s; web_fetch reads public hosts only", a, p)
-		}
-	}
-	if !a.IsGlobalUnicast() {
-		return refuse(RefusedAddress, "address %s is not a public unicast address", a)
-	}
-	return nil
-}
-
-// parseLegacyIPv4 reads the IPv4 spellings browsers accept as hosts
-// (WHATWG URL "IPv4 parser"): one to four dot-separated parts, each decimal,
-// 0x-hex or 0-octal, the last part filling the remaining bytes, so
-// "2130706433", "0x7f000001", "0177.0.0.1" and "127.1" are all 127.0.0.1.
-// isNumeric reports whether the host's last label is numeric (then the host
-// is an IPv4 address or invalid, never a name); ok reports a valid address.
-func parseLegacyIPv4(host string) (addr netip.Addr, isNumeric, ok bool) {
-	parts := strings.Split(host, ".")
-	if len(parts) > 1 && parts[len(parts)-1] == "" {
-		parts = parts[:len(parts)-1]
-	}
-	if len(parts) == 0 {
-		return netip.Addr{}, false, false
-	}
-	if _, numeric := parsePart(parts[len(parts)-1]); !numeric {
-		return netip.Addr{}, false, false
-	}
-	if len(parts) > 4 {
-		return netip.Addr{}, true, false
-	}
-	nums := make([]uint64, len(parts))
-	for i, p := range parts {
-		n, numeric := parsePart(p)
-		if !numeric {
-			return netip.Addr{}, true, false
-		}
-		nums[i] = n
-	}
-	var v uint64
-	for i, n := range nums[:len(nums)-1] {
-		if n > 255 {
-			return netip.Addr{}, true, false
-		}
-		v |= n << (8 * (3 - uint(i)))
-	}
-	last := nums[len(nums)-1]
-	if last >= 1<<(8*(5-uint(len(nums)))) {
-		return netip.Addr{}, true, false
-	}
-	v |= last
-	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true, true
-}
-
-// parsePart parses one IPv4 part; numeric is false when it is not a number
-// in any of the accepted bases. Values too large for 32 bits are clamped so
-// range checks fail.
-func parsePart(p string) (n uint64, numeric bool) {
-	if p == "" {
-		return 0, false
-	}
-	base := 10
+	v := netguard.Classify(a)
 	switch {
-	case len(p) >= 2 && (p[:2] == "0x" || p[:2] == "0X"):
-		base, p = 16, p[2:]
-		if p == "" {
-			return 0, true
-		}
-	case len(p) >= 2 && p[0] == '0':
-		base, p = 8, p[1:]
+	case v.Class == netguard.Public:
+		return nil
+	case allowLoopback && v.Class == netguard.Loopback && (a.IsLoopback() || a.Is4In6()):
+		return nil
+	case nat64.Contains(a):
+		return refuse(RefusedAddress, "NAT64 address %s carries the non-public %s; web_fetch reads public hosts only", a, v.Addr)
+	case sixToFour.Contains(a):
+		return refuse(RefusedAddress, "6to4 address %s carries the non-public %s; web_fetch reads public hosts only", a, v.Addr)
+	case v.Range.IsValid():
+		return refuse(RefusedAddress, "address %s is in the non-public range %s; web_fetch reads public hosts only", v.Addr, v.Range)
 	}
-	for _, c := range p {
-		var d uint64
-		switch {
-		case c >= '0' && c <= '9':
-			d = uint64(c - '0')
-		case base == 16 && c >= 'a' && c <= 'f':
-			d = uint64(c-'a') + 10
-		case base == 16 && c >= 'A' && c <= 'F':
-			d = uint64(c-'A') + 10
-		default:
-			return 0, false
-		}
-		if d >= uint64(base) {
-			return 0, false
-		}
-		if n < 1<<40 {
-			n = n*uint64(base) + d
-		}
-	}
-	return n, true
+	return refuse(RefusedAddress, "address %s is not a public unicast address", a)
 }
+
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
+// parseLegacyIPv4 reads the IPv4 spellings browsers accept (netguard).
+func parseLegacyIPv4(host string) (netip.Addr, bool, bool) { return netguard.ParseLegacyIPv4(host) }
 
 // parseURL applies the URL rules: absolute http(s), a host, no userinfo, a
 // permitted port. It returns the URL with its host canonicalised and, when

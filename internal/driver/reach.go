@@ -1,0 +1,147 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/durable-browser/durable-browser/internal/netguard"
+)
+
+// BlockedRequest is a request the reach guard stopped before it left the
+// browser. It carries no path, query or body.
+type BlockedRequest struct {
+	Method string `json:"method"`
+	Origin string `json:"origin"`
+	Rule   string `json:"rule"`
+	// Message names the rule and what would allow the request.
+	Message string `json:"-"`
+	// Navigation is set when the request was a tab's own navigation.
+	Navigation bool `json:"-"`
+	tab        *tab
+}
+
+// BlockedError is a navigation the reach guard stopped.
+type BlockedError struct {
+	Method, Origin, Rule, Message string
+}
+
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("navigation to %s blocked: %s", e.Origin, e.Message)
+}
+
+// Resolver looks names up for the reach guard (net.DefaultResolver).
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+const (
+	reachTTL       = 30 * time.Second
+	reachLookupMax = 5 * time.Second
+	reachCacheMax  = 2048
+)
+
+type reachEntry struct {
+	addrs   []netip.Addr
+	err     error
+	expires time.Time
+}
+
+// reachCache remembers lookups for reachTTL, so a page's hundred requests
+// to one host cost one lookup.
+type reachCache struct {
+	mu sync.Mutex
+	m  map[string]reachEntry
+}
+
+// reachDecide is the guard's decision for one request URL.
+func (b *Browser) reachDecide(ctx context.Context, raw string) netguard.Decision {
+	p := b.o.Reach
+	t, ok := netguard.ParseTarget(raw)
+	if !ok {
+		return netguard.Decision{}
+	}
+	var addrs []netip.Addr
+	var err error
+	if p.NeedsLookup(t) {
+		addrs, err = b.resolveHost(ctx, t.Host.Name)
+	}
+	return p.Decide(t, addrs, err)
+}
+
+func (b *Browser) resolveHost(ctx context.Context, host string) ([]netip.Addr, error) {
+	now := time.Now()
+	c := &b.reach
+	c.mu.Lock()
+	if e, ok := c.m[host]; ok && now.Before(e.expires) {
+		c.mu.Unlock()
+		return e.addrs, e.err
+	}
+	c.mu.Unlock()
+	r := b.o.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	lctx, cancel := context.WithTimeout(ctx, reachLookupMax)
+	addrs, err := r.LookupNetIP(lctx, "ip", host)
+	cancel()
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // not remembered: the next request asks again
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= reachCacheMax {
+		c.m = map[string]reachEntry{}
+	}
+	c.m[host] = reachEntry{addrs: addrs, err: err, expires: now.Add(reachTTL)}
+	c.mu.Unlock()
+	return addrs, err
+}
+
+// paused handles one request the Fetch domain holds at the Request stage:
+// the reach guard first, then the approval gate. counted says the event
+// loop counted it as a gate decision under way.
+func (b *Browser) paused(sid proto.TargetSessionID, e *proto.FetchRequestPaused, counted bool) {
+	if b.o.Reach != nil && e.ResponseStatusCode == nil {
+		d := b.reachDecide(b.ctx, e.Request.URL)
+		if !d.Allowed() {
+			c := b.client(b.ctx, sid)
+			if err := (proto.FetchFailRequest{RequestID: e.RequestID, ErrorReason: proto.NetworkErrorReasonBlockedByClient}).Call(c); err != nil {
+				b.log.Debug().Err(err).Msg("driver: fail blocked request")
+			}
+			o, _ := b.originPath(e.Request.URL)
+			br := BlockedRequest{Method: e.Request.Method, Origin: o, Rule: string(d.Rule), Message: d.Message}
+			b.mu.Lock()
+			if t := b.sessions[sid]; t != nil && e.ResourceType == proto.NetworkResourceTypeDocument && string(e.FrameID) == string(t.id) {
+				br.Navigation, br.tab = true, t
+			}
+			b.ev.blocked = appendBounded(b.ev.blocked, br)
+			if counted {
+				b.gating--
+			}
+			b.mu.Unlock()
+			b.log.Debug().Str("rule", br.Rule).Str("origin", o).Msg("driver: request blocked by the reach guard")
+			return
+		}
+	}
+	if b.o.RequestGate != nil {
+		b.gate(sid, e)
+		return
+	}
+	// Journaled here, once the guard let it go: Network events come
+	// before the Fetch pause, so they would list blocked requests too.
+	if !safeMethod(e.Request.Method) && e.ResponseStatusCode == nil {
+		o, p := b.originPath(e.Request.URL)
+		b.mu.Lock()
+		b.ev.sent = appendBounded(b.ev.sent, SentRequest{Method: e.Request.Method, Origin: o, Path: p})
+		b.mu.Unlock()
+	}
+	_ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(b.client(b.ctx, sid))
+}
+
+// intercepting reports whether the driver holds requests in the Fetch domain.
+func (b *Browser) intercepting() bool { return b.o.RequestGate != nil || b.o.Reach != nil }
