@@ -1,6 +1,9 @@
 # durable-browser: the README's two commands are `make run` and `make test`.
 GO       ?= go
 BIN      := bin/durable-browser
+# dev's embedded Temporal server and UI live in their own binary, beside BIN,
+# so BIN (worker and client verbs) links neither.
+DEVBIN   := bin/durable-browser-dev
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 PKGS     := ./...
 # rod must never read flags from the environment or download a browser.
@@ -13,6 +16,7 @@ all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/durable-browser
+	$(GO) build -o $(DEVBIN) ./cmd/durable-browser-dev
 
 tools: chromium versitygw
 

@@ -2,167 +2,80 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
-
-	"go.temporal.io/sdk/client"
-
-	"github.com/durable-browser/durable-browser/contract"
-	"github.com/durable-browser/durable-browser/internal/config"
-	"github.com/durable-browser/durable-browser/internal/devstack"
-	"github.com/durable-browser/durable-browser/internal/evidence"
-	"github.com/durable-browser/durable-browser/internal/handoff"
-	"github.com/durable-browser/durable-browser/internal/logging"
-	"github.com/durable-browser/durable-browser/worker"
-	"github.com/durable-browser/durable-browser/workflows"
 )
 
-type devFlags struct {
-	stateDir, temporalAddr, uiAddr, s3Addr, demoAddr string
-	smoke                                            bool
-	w                                                config.Worker
+// devBinary is the program `durable-browser dev` runs. The embedded Temporal
+// server and UI server live only there, so this binary (the worker and the
+// client verbs) stays small and starts fast.
+const devBinary = "durable-browser-dev"
+
+// runDev hands the whole command line to durable-browser-dev: its flags, help
+// and exit status are dev's own.
+func runDev(ctx context.Context, env *cliEnv, args []string) error {
+	self, _ := os.Executable()
+	path, err := findDev(self, exec.LookPath)
+	if err != nil {
+		return err
+	}
+	return execDev(ctx, env, path, devArgv0(path, self, os.Args[0]), args)
 }
 
-func runDev(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("dev", env.getenv)
-	fs.SetOutput(env.stderr)
-	var f devFlags
-	fs.String(&f.stateDir, "state-dir", ".durable-browser", "directory for Temporal's SQLite file, S3 objects and browser profiles")
-	fs.String(&f.temporalAddr, "temporal-address", "127.0.0.1:7233", "embedded Temporal frontend")
-	fs.String(&f.uiAddr, "ui-address", "127.0.0.1:8233", "Temporal Web UI (empty: no UI)")
-	fs.String(&f.s3Addr, "s3-address", "127.0.0.1:7070", "loopback S3 server (versitygw)")
-	fs.String(&f.demoAddr, "demo-address", "127.0.0.1:8380", "the bundled demo site")
-	fs.Bool(&f.smoke, "smoke", false, "run the smoke workflow once everything is up, and print what it saw")
-	fs.String(&f.w.Chrome, "chrome", env.getenv("CHROME_PATH"), "Chrome or Chromium executable (also $CHROME_PATH; default: discovered)")
-	fs.Bool(&f.w.NoSandbox, "no-sandbox", false, "start Chrome with --no-sandbox (always on when running as root)")
-	fs.Bool(&f.w.Headed, "headed", false, "show browser windows")
-	fs.String(&f.w.SecretsFile, "secrets-file", "", "file of NAME=value lines for {{secret:NAME}}")
-	fs.Duration(&f.w.OrphanAfter, "orphan-after", time.Hour, "release a browser no call has touched for this long")
-	fs.String(&f.w.HandoffWebhook, "handoff-webhook", "", "URL handoff notices are POSTed to (default: printed here)")
-	fs.String(&f.w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
-	fs.String(&f.w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, `Usage: durable-browser dev [flags]
-
-Runs everything on this machine, on loopback: an embedded Temporal server
-persisting to SQLite, the Temporal Web UI, an S3 server (versitygw) with an
-evidence bucket, a worker using a local Chromium, and the demo site.
-Ctrl-C stops it all; no browser or server is left running.
-
-Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	log, err := logging.New(logging.Options{Level: f.w.LogLevel, Out: env.stderr})
-	if err != nil {
-		return &config.Error{Flag: "log-level", Problem: err.Error()}
-	}
-	state, err := filepath.Abs(f.stateDir)
-	if err != nil {
-		return &config.Error{Flag: "state-dir", Problem: err.Error()}
-	}
-	f.w.Temporal = config.Temporal{Address: f.temporalAddr, Namespace: "default"}
-	f.w.S3 = config.S3{Bucket: devstack.DefaultS3Bucket, Prefix: "evidence", PathStyle: true, Region: "us-east-1"}
-	f.w.ProfileRoot = worker.DefaultProfileRoot(state)
-	if err := f.w.Validate(); err != nil {
-		return err
-	}
-
-	stack, err := devstack.StartStack(ctx, devstack.StackOptions{
-		StateDir:         state,
-		TemporalAddress:  f.temporalAddr,
-		UIAddress:        f.uiAddr,
-		S3Address:        f.s3Addr,
-		DemoAddress:      f.demoAddr,
-		Namespace:        "default",
-		Bucket:           devstack.DefaultS3Bucket,
-		SearchAttributes: workflows.SearchAttributeTypes,
-		Logger:           log,
-	})
-	if err != nil {
-		return err
-	}
-	defer stack.Stop()
-	f.w.S3.Endpoint = stack.S3.Endpoint()
-
-	c, err := dialTemporal(ctx, f.w.Temporal, log)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	store, err := evidence.NewS3(ctx, evidence.S3Options{
-		Bucket: stack.S3.Bucket(), Prefix: f.w.S3.Prefix, Endpoint: stack.S3.Endpoint(), PathStyle: true,
-		Region: "us-east-1", AccessKey: stack.S3.AccessKey(), SecretKey: stack.S3.SecretKey(),
-	})
-	if err != nil {
-		return err
-	}
-	var notifier handoff.Notifier
-	if f.w.HandoffWebhook == "" {
-		// In dev the person is at this terminal: the inspector address goes
-		// to stdout, never to the structured log.
-		notifier = handoff.LogNotifier{Logger: log, Reach: env.stdout}
-	}
-	w, err := worker.New(ctx, worker.Options{Client: c, Config: f.w, Evidence: store, Notifier: notifier, Logger: log})
-	if err != nil {
-		return err
-	}
-	if err := w.Start(); err != nil {
-		return err
-	}
-	defer w.Stop()
-
-	out := env.stdout
-	fmt.Fprintf(out, "\ndurable-browser dev is running (state in %s)\n", state)
-	fmt.Fprintf(out, "  Temporal:    %s (namespace default)\n", stack.Temporal.Address())
-	if stack.UI != nil {
-		fmt.Fprintf(out, "  Temporal UI: %s/namespaces/default/workflows\n", stack.UI.URL())
-	}
-	fmt.Fprintf(out, "  S3:          %s bucket %s (evidence under %s/)\n", stack.S3.Endpoint(), stack.S3.Bucket(), f.w.S3.Prefix)
-	fmt.Fprintf(out, "  Demo site:   %s/\n", stack.Demo.URL())
-	fmt.Fprintf(out, "  Host queue:  %s\n\n", w.HostQueue())
-	fmt.Fprintf(out, "Try, in another terminal:\n")
-	self := selfName()
-	fmt.Fprintf(out, "  %s call demo run '{\"actions\":[{\"op\":\"goto\",\"url\":\"%s/\"}]}'\n", self, stack.Demo.URL())
-	fmt.Fprintf(out, "  %s call demo snapshot '{\"mode\":\"interactive\"}'\n", self)
-	fmt.Fprintf(out, "  %s sessions\n\n", self)
-
-	if f.smoke {
-		if err := runSmoke(ctx, c, stack.Demo.URL()+"/", env); err != nil {
-			return err
+// findDev looks for durable-browser-dev beside this executable (where `make
+// build` puts both), then on PATH.
+func findDev(self string, lookPath func(string) (string, error)) (string, error) {
+	if self != "" {
+		if resolved, err := filepath.EvalSymlinks(self); err == nil {
+			self = resolved
+		}
+		beside := filepath.Join(filepath.Dir(self), devBinary)
+		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return beside, nil
 		}
 	}
-	fmt.Fprintln(out, "Press Ctrl-C to stop.")
-	<-ctx.Done()
-	fmt.Fprintln(out, "\nstopping: releasing browsers, then S3, the UI and Temporal...")
-	return nil
+	if p, err := lookPath(devBinary); err == nil {
+		return p, nil
+	}
+	where := "beside this binary"
+	if self != "" {
+		where = "in " + filepath.Dir(self)
+	}
+	return "", fmt.Errorf("%s is not installed: it is not %s nor on PATH. `dev` runs the embedded Temporal server from that separate binary; "+
+		"run `make build` (it builds bin/durable-browser and bin/durable-browser-dev), or `go build -o <dir> ./cmd/durable-browser-dev` into this binary's directory: %w",
+		devBinary, where, fs.ErrNotExist)
 }
 
-// selfName is how the person started this binary, so the commands printed
-// for them to try work as typed (bin/durable-browser after `make run`).
-func selfName() string {
-	if len(os.Args) > 0 && strings.Contains(os.Args[0], "/") && !filepath.IsAbs(os.Args[0]) {
-		return os.Args[0]
+// devArgv0 is the name durable-browser-dev is started under. When this binary
+// was typed as a relative path (bin/durable-browser) and dev was found beside
+// it, dev sees bin/durable-browser-dev, so the commands it prints to try
+// (bin/durable-browser call ...) work as typed.
+func devArgv0(path, self, typed string) string {
+	if self == "" || !strings.Contains(typed, "/") || filepath.IsAbs(typed) {
+		return path
 	}
-	return "durable-browser"
+	if resolved, err := filepath.EvalSymlinks(self); err == nil {
+		self = resolved
+	}
+	if filepath.Dir(path) != filepath.Dir(self) {
+		return path
+	}
+	return typed[:strings.LastIndex(typed, "/")+1] + devBinary
 }
 
-func runSmoke(ctx context.Context, c client.Client, url string, env *cliEnv) error {
-	id := fmt.Sprintf("smoke-%d", time.Now().Unix())
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: contract.SharedQueue, WorkflowExecutionTimeout: 2 * time.Minute}, worker.SmokeWorkflow, url)
-	if err != nil {
-		return fmt.Errorf("starting the smoke workflow: %w", err)
+// devExitError carries dev's exit status through run.
+func devExitError(err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if code := ee.ExitCode(); code > 0 {
+			return exitError{code: code}
+		}
+		return exitError{code: 1}
 	}
-	var res worker.SmokeResult
-	if err := run.Get(ctx, &res); err != nil {
-		return fmt.Errorf("smoke workflow %s failed: %w", id, err)
-	}
-	fmt.Fprintf(env.stdout, "Smoke workflow %s opened %s\n  title: %s\n\n", id, res.URL, res.Title)
-	return nil
+	return err
 }
