@@ -18,26 +18,26 @@ func writeExe(t *testing.T, path string) {
 	}
 }
 
-// dev is found beside the running binary first, then on PATH; missing, the
+// A companion (here dev) is found beside the running binary first, then on PATH; missing, the
 // error names make build.
-func TestFindDev(t *testing.T) {
+func TestFindCompanion(t *testing.T) {
 	dir := t.TempDir()
 	self := filepath.Join(dir, "durable-browser")
 	writeExe(t, self)
 
-	_, err := findDev(self, notOnPath)
+	_, err := findCompanion(devBinary, self, notOnPath)
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "make build") || !strings.Contains(err.Error(), devBinary) {
 		t.Fatalf("missing dev: got %v, want an error naming %s and make build", err, devBinary)
 	}
 
 	onPath := func(name string) (string, error) { return "/elsewhere/" + name, nil }
-	if got, err := findDev(self, onPath); err != nil || got != "/elsewhere/"+devBinary {
+	if got, err := findCompanion(devBinary, self, onPath); err != nil || got != "/elsewhere/"+devBinary {
 		t.Fatalf("on PATH: got %q, %v", got, err)
 	}
 
 	beside := filepath.Join(dir, devBinary)
 	writeExe(t, beside)
-	if got, err := findDev(self, onPath); err != nil || got != beside {
+	if got, err := findCompanion(devBinary, self, onPath); err != nil || got != beside {
 		t.Fatalf("beside: got %q, %v; want %q (before PATH)", got, err, beside)
 	}
 
@@ -46,7 +46,7 @@ func TestFindDev(t *testing.T) {
 	if err := os.Symlink(self, link); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := findDev(link, notOnPath); err != nil || got != beside {
+	if got, err := findCompanion(devBinary, link, notOnPath); err != nil || got != beside {
 		t.Fatalf("through a symlink: got %q, %v; want %q", got, err, beside)
 	}
 
@@ -54,13 +54,13 @@ func TestFindDev(t *testing.T) {
 	if err := os.Chmod(beside, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := findDev(self, notOnPath); err == nil {
+	if _, err := findCompanion(devBinary, self, notOnPath); err == nil {
 		t.Fatal("a non-executable durable-browser-dev was accepted")
 	}
 }
 
 // dev's printed commands follow the name the person typed.
-func TestDevArgv0(t *testing.T) {
+func TestCompanionArgv0(t *testing.T) {
 	dir := t.TempDir()
 	self := filepath.Join(dir, "durable-browser")
 	beside := filepath.Join(dir, devBinary)
@@ -71,8 +71,8 @@ func TestDevArgv0(t *testing.T) {
 		{beside, self, beside},
 		{"/usr/local/bin/" + devBinary, "bin/durable-browser", "/usr/local/bin/" + devBinary},
 	} {
-		if got := devArgv0(tc.path, self, tc.typed); got != tc.want {
-			t.Errorf("devArgv0(%q, typed %q) = %q, want %q", tc.path, tc.typed, got, tc.want)
+		if got := companionArgv0(devBinary, tc.path, self, tc.typed); got != tc.want {
+			t.Errorf("companionArgv0(%q, typed %q) = %q, want %q", tc.path, tc.typed, got, tc.want)
 		}
 	}
 }
