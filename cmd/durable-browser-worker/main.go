@@ -1,8 +1,12 @@
-// Command durable-browser-worker is `durable-browser worker`: it serves the
-// browser tools (Chromium through rod, evidence to S3, web fetch) as Temporal
-// activities. It is a binary of its own so that the durable-browser binary's
-// client verbs link none of that and start fast; `durable-browser worker`
-// execs it. Run it either way: the flags are the same.
+// Command durable-browser-worker runs the verbs that need the worker's
+// libraries (Chromium through rod, the AWS SDK, html-to-markdown):
+//
+//	durable-browser-worker [flags]              the worker (`durable-browser worker`)
+//	durable-browser-worker evidence get ...     `durable-browser evidence`
+//
+// They live in a binary of their own so that the durable-browser binary's
+// client verbs link none of that and start in a few milliseconds; its worker
+// and evidence verbs exec this binary with the same arguments.
 package main
 
 import (
@@ -16,22 +20,40 @@ import (
 	"syscall"
 )
 
-// cliEnv is what runWorker may touch.
+// cliEnv is what a verb may touch, so tests can run verbs in-process.
 type cliEnv struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 }
 
+// exitError carries a specific exit status.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
-	err := runWorker(ctx, env, os.Args[1:])
+	code := run(ctx, env, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run runs `evidence ...` when asked, else the worker with these flags.
+func run(ctx context.Context, env *cliEnv, args []string) int {
+	name, verb := "worker", runWorker
+	if len(args) > 0 && args[0] == "evidence" {
+		name, verb, args = "evidence", runEvidence, args[1:]
+	}
+	err := verb(ctx, env, args)
+	var ee exitError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
-		return
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
 	default:
-		fmt.Fprintf(os.Stderr, "durable-browser worker: %v\n", err)
-		os.Exit(1)
+		fmt.Fprintf(env.stderr, "durable-browser %s: %v\n", name, err)
+		return 1
 	}
 }

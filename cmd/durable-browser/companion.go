@@ -11,10 +11,11 @@ import (
 )
 
 // The verbs with heavy dependencies run from companion binaries, so this one
-// (the client verbs) links neither Chromium's driver, nor the S3 worker
-// stack, nor the embedded Temporal server, and starts in a few milliseconds.
+// (the client verbs) links neither Chromium's driver, nor the AWS SDK, nor
+// the embedded Temporal server, and starts in a few milliseconds.
 const (
-	// workerBinary serves the tools: rod, html-to-markdown, the AWS SDK.
+	// workerBinary serves the tools (rod, html-to-markdown, the AWS SDK) and
+	// runs `evidence`, which needs the AWS SDK: ~4 MiB more at every start.
 	workerBinary = "durable-browser-worker"
 	// devBinary is the worker plus the embedded Temporal server and UI.
 	devBinary = "durable-browser-dev"
@@ -22,6 +23,10 @@ const (
 
 func runWorker(ctx context.Context, env *cliEnv, args []string) error {
 	return runCompanion(ctx, env, workerBinary, args)
+}
+
+func runEvidence(ctx context.Context, env *cliEnv, args []string) error {
+	return runCompanion(ctx, env, workerBinary, append([]string{"evidence"}, args...))
 }
 
 func runDev(ctx context.Context, env *cliEnv, args []string) error {
