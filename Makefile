@@ -9,8 +9,6 @@ WORKERBIN := bin/durable-browser-worker
 DEVBIN    := bin/durable-browser-dev
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 PKGS     := ./...
-# rod must never read flags from the environment or download a browser.
-export DISABLE_ROD_FLAG := 1
 export PATH := $(GOBIN):$(PATH)
 
 .PHONY: all build run test lint bench tools chromium versitygw clean
