@@ -9,9 +9,18 @@ WORKERBIN := bin/durable-browser-worker
 DEVBIN    := bin/durable-browser-dev
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 PKGS     := ./...
+# Linters, pinned; `make lint-tools` installs them into GOBIN with go install.
+STATICCHECK_VERSION   := v0.8.2
+WORKFLOWCHECK_VERSION := v0.6.0
+# The unit lane leaves out what needs Chromium, an S3 server (versitygw) or
+# the Temporal server: whole packages that start one for their tests ...
+UNIT_HEAVY_PKGS  := test internal/driver internal/capture internal/devstack providers/local providers/cdp
+# ... and the tests that start one in otherwise light packages.
+UNIT_HEAVY_TESTS := ^(TestS3Store|TestS3SSE|TestEvidenceGet)$$
+MODULE   := $(shell $(GO) list -m)
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all build run test lint bench tools chromium versitygw clean
+.PHONY: all build run test test-unit lint lint-tools bench bench-cli tools chromium versitygw clean
 
 all: build
 
@@ -34,15 +43,35 @@ versitygw:
 run: build tools
 	$(BIN) dev --smoke
 
-test: build tools
+# Lint first, then the whole suite. CI (.ci/run) runs exactly this.
+test: lint build tools
 	@scripts/test.sh $(PKGS)
 
-lint:
+# Everything that needs no Chromium, S3 server or Temporal server; no lint.
+test-unit:
+	@echo "unit lane: not running packages $(UNIT_HEAVY_PKGS), nor tests matching $(UNIT_HEAVY_TESTS) (make test runs them)"
+	@scripts/test.sh -skip '$(UNIT_HEAVY_TESTS)' $$($(GO) list $(PKGS) | grep -vxF $(foreach p,$(UNIT_HEAVY_PKGS),-e $(MODULE)/$(p)))
+
+lint-tools:
+	@scripts/install-lint-tools.sh $(STATICCHECK_VERSION) $(WORKFLOWCHECK_VERSION)
+
+# gofmt, go vet, staticcheck, Temporal's workflowcheck over the workflow
+# package (false positives are waived in workflowcheck.config.yaml, each with
+# its reason), and go.mod/go.sum already tidy.
+lint: lint-tools
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	staticcheck $(PKGS)
+	workflowcheck -config workflowcheck.config.yaml ./workflows/...
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 
 bench: build tools
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./internal/driver/ ./providers/local/ ./test/
+
+# Start time and peak memory of the client verbs, and the binaries' sizes
+# (docs/benchmarks.md).
+bench-cli: build
+	@scripts/bench-cli.sh $(BIN)
 
 clean:
 	rm -rf bin .durable-browser

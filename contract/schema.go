@@ -530,10 +530,7 @@ func schemaForms(branches []*schemaNode) string {
 		for _, r := range b.required {
 			req[r] = true
 		}
-		var fs []string
-		for _, r := range b.required {
-			fs = append(fs, r)
-		}
+		fs := append([]string(nil), b.required...)
 		for _, k := range b.propOrder {
 			if !req[k] {
 				fs = append(fs, k+"?")

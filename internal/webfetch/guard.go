@@ -86,7 +86,6 @@ var blockedV6 = mustPrefixes(
 var (
 	nat64     = netip.MustParsePrefix("64:ff9b::/96")
 	sixToFour = netip.MustParsePrefix("2002::/16")
-	loopV4    = netip.MustParsePrefix("127.0.0.0/8")
 )
 
 func mustPrefixes(ss ...string) []netip.Prefix {
