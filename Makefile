@@ -1,18 +1,35 @@
 # durable-browser: the README's two commands are `make run` and `make test`.
 GO       ?= go
-BIN      := bin/durable-browser
+# Three binaries, side by side. bin/durable-browser holds the client verbs and
+# starts in milliseconds; its `worker` and `dev` verbs exec the other two
+# (found beside it), which hold the heavy dependencies: rod, the AWS SDK and
+# html-to-markdown for the worker, plus the Temporal server and UI for dev.
+BIN       := bin/durable-browser
+WORKERBIN := bin/durable-browser-worker
+DEVBIN    := bin/durable-browser-dev
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 PKGS     := ./...
-# rod must never read flags from the environment or download a browser.
-export DISABLE_ROD_FLAG := 1
+# Linters, pinned; `make lint-tools` installs them into GOBIN with go install.
+STATICCHECK_VERSION   := v0.8.2
+WORKFLOWCHECK_VERSION := v0.6.0
+# The unit lane leaves out what needs Chromium, an S3 server (versitygw) or
+# the Temporal server: whole packages that start one for their tests ...
+UNIT_HEAVY_PKGS  := test internal/driver internal/capture internal/devstack providers/local providers/cdp
+# ... and the tests that start one in otherwise light packages.
+UNIT_HEAVY_TESTS := ^(TestS3Store|TestS3SSE|TestEvidenceGet)$$
+MODULE   := $(shell $(GO) list -m)
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all build run test lint bench tools chromium versitygw clean
+.PHONY: all build run test test-unit lint lint-tools bench bench-cli tools chromium versitygw clean
 
 all: build
 
+# The client and worker binaries are static (CGO_ENABLED=0, as in the
+# Dockerfile): not mapping libc saves ~2 MiB at every client verb's start.
 build:
-	$(GO) build -o $(BIN) ./cmd/durable-browser
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/durable-browser
+	CGO_ENABLED=0 $(GO) build -o $(WORKERBIN) ./cmd/durable-browser-worker
+	$(GO) build -o $(DEVBIN) ./cmd/durable-browser-dev
 
 tools: chromium versitygw
 
@@ -26,15 +43,35 @@ versitygw:
 run: build tools
 	$(BIN) dev --smoke
 
-test: build tools
+# Lint first, then the whole suite. CI (.ci/run) runs exactly this.
+test: lint build tools
 	@scripts/test.sh $(PKGS)
 
-lint:
+# Everything that needs no Chromium, S3 server or Temporal server; no lint.
+test-unit:
+	@echo "unit lane: not running packages $(UNIT_HEAVY_PKGS), nor tests matching $(UNIT_HEAVY_TESTS) (make test runs them)"
+	@scripts/test.sh -skip '$(UNIT_HEAVY_TESTS)' $$($(GO) list $(PKGS) | grep -vxF $(foreach p,$(UNIT_HEAVY_PKGS),-e $(MODULE)/$(p)))
+
+lint-tools:
+	@scripts/install-lint-tools.sh $(STATICCHECK_VERSION) $(WORKFLOWCHECK_VERSION)
+
+# gofmt, go vet, staticcheck, Temporal's workflowcheck over the workflow
+# package (false positives are waived in workflowcheck.config.yaml, each with
+# its reason), and go.mod/go.sum already tidy.
+lint: lint-tools
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	staticcheck $(PKGS)
+	workflowcheck -config workflowcheck.config.yaml ./workflows/...
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 
 bench: build tools
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./internal/driver/ ./providers/local/ ./test/
+
+# Start time and peak memory of the client verbs, and the binaries' sizes
+# (docs/benchmarks.md).
+bench-cli: build
+	@scripts/bench-cli.sh $(BIN)
 
 clean:
 	rm -rf bin .durable-browser

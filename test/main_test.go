@@ -13,7 +13,6 @@ import (
 var env *harness.Env
 
 func TestMain(m *testing.M) {
-	os.Setenv("DISABLE_ROD_FLAG", "1")
 	var err error
 	env, err = harness.Start(harness.Options{Binary: true})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/workflows"
@@ -113,7 +114,7 @@ Flags:
 	log := zerolog.New(env.stderr).Level(lvl)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := dialTemporal(ctx, t, log)
+	c, err := dial.Temporal(ctx, t, log)
 	if err != nil {
 		return err
 	}

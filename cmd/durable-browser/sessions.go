@@ -20,6 +20,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
 )
 
@@ -54,7 +55,7 @@ func (o *opsFlags) dial(ctx context.Context, env *cliEnv) (context.Context, cont
 		return nil, nil, nil, &config.Error{Flag: "query-timeout", Problem: "must be positive", Fix: "e.g. 5s"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	c, err := dialTemporal(ctx, o.t, zerolog.New(env.stderr).Level(lvl))
+	c, err := dial.Temporal(ctx, o.t, zerolog.New(env.stderr).Level(lvl))
 	if err != nil {
 		cancel()
 		return nil, nil, nil, err

@@ -25,8 +25,6 @@ func TestMain(m *testing.M) {
 }
 
 func runWithChrome(m *testing.M) int {
-	// rod must not read its flags from the command line or environment.
-	os.Setenv("DISABLE_ROD_FLAG", "1")
 	dir, err := os.MkdirTemp("", "capture-chrome-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -22,6 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	"github.com/rs/zerolog"
+
+	"github.com/durable-browser/durable-browser/internal/config"
 )
 
 // VersitygwInstall is the command that installs the S3 gateway the dev stack runs.
@@ -64,9 +66,9 @@ type S3Options struct {
 // Dev defaults for S3Options. They protect nothing: the server only listens
 // on loopback.
 const (
-	DefaultS3AccessKey = "durable-browser"
-	DefaultS3SecretKey = "durable-browser-dev-only"
-	DefaultS3Bucket    = "evidence"
+	DefaultS3AccessKey = config.DevS3AccessKey
+	DefaultS3SecretKey = config.DevS3SecretKey
+	DefaultS3Bucket    = config.DevS3Bucket
 )
 
 // S3 is a running versitygw child process serving S3 over a directory.

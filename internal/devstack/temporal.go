@@ -19,8 +19,6 @@ import (
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
-
-	"github.com/durable-browser/durable-browser/internal/logging"
 )
 
 // TemporalOptions configures the embedded Temporal server.
@@ -40,7 +38,7 @@ type TemporalOptions struct {
 type Temporal struct {
 	server  temporal.Server
 	address string
-	log     logging.ServerLogger
+	log     ServerLogger
 	// internal are the loopback ports of its internal services.
 	internal []int
 }
@@ -153,7 +151,7 @@ func startServer(o TemporalOptions, host string, port int, internal []int, sqlCo
 		dynamicconfig.TimerProcessorMaxPollRPS.Key():      10000,
 		dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): 10000,
 	}
-	slog := logging.NewServerLogger(o.Logger.Level(maxLevel(o.Logger.GetLevel(), zerolog.WarnLevel)))
+	slog := NewServerLogger(o.Logger.Level(maxLevel(o.Logger.GetLevel(), zerolog.WarnLevel)))
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(conf),
 		temporal.ForServices(temporal.DefaultServices),

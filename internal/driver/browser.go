@@ -118,7 +118,7 @@ func Attach(ctx context.Context, o Options) (*Browser, error) {
 		return nil, fmt.Errorf("driver: connect to %s: %w (is Chrome running with remote debugging?)", redactWS(o.CDPURL), err)
 	}
 	bctx, cancel := context.WithCancel(context.Background())
-	rb := rod.New().Client(rodcdp.New().Start(ws)).NoDefaultDevice().Context(bctx)
+	rb := newRod(ws).Context(bctx)
 	if err := connect(ctx, rb); err != nil {
 		cancel()
 		_ = ws.Close()

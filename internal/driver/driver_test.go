@@ -32,7 +32,6 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Setenv("DISABLE_ROD_FLAG", "1")
 	os.Exit(runMain(m))
 }
 

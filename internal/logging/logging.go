@@ -1,5 +1,5 @@
-// Package logging builds the process's zerolog logger and the adapters that
-// let the Temporal SDK and the embedded server log through it.
+// Package logging builds the process's zerolog logger and the adapter that
+// lets the Temporal SDK log through it (the embedded server's is in devstack).
 package logging
 
 import (

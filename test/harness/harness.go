@@ -98,10 +98,14 @@ func Start(o Options) (_ *Env, err error) {
 		return nil, err
 	}
 	if o.Binary {
+		// durable-browser's worker and dev verbs exec these companions
+		// from beside it.
 		e.Bin = filepath.Join(dir, "durable-browser")
-		cmd := exec.Command("go", "build", "-o", e.Bin, "github.com/durable-browser/durable-browser/cmd/durable-browser")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("building the binary: %v\n%s", err, out)
+		for _, name := range []string{"durable-browser", "durable-browser-worker", "durable-browser-dev"} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "github.com/durable-browser/durable-browser/cmd/"+name)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("building %s: %v\n%s", name, err, out)
+			}
 		}
 	}
 	return e, nil

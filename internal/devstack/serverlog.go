@@ -1,4 +1,4 @@
-package logging
+package devstack
 
 import (
 	"sync/atomic"

@@ -14,7 +14,6 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
-	"github.com/durable-browser/durable-browser/internal/devstack"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 )
 
@@ -146,7 +145,7 @@ func getEvidence(ctx context.Context, env *cliEnv, g evidenceGet, key string, ob
 	}
 	o := evidence.S3Options{Bucket: g.s3.Bucket, Prefix: prefix, Endpoint: g.s3.Endpoint, PathStyle: g.s3.PathStyle, Region: g.s3.Region}
 	if g.dev && env.getenv("AWS_ACCESS_KEY_ID") == "" {
-		o.AccessKey, o.SecretKey = devstack.DefaultS3AccessKey, devstack.DefaultS3SecretKey
+		o.AccessKey, o.SecretKey = config.DevS3AccessKey, config.DevS3SecretKey
 	}
 	store, err := evidence.NewS3(ctx, o)
 	if err != nil {
@@ -191,7 +190,7 @@ func devDefaults(c *config.S3, fs *config.Set) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if c.Bucket == "" {
-		c.Bucket = devstack.DefaultS3Bucket
+		c.Bucket = config.DevS3Bucket
 	}
 	if c.Endpoint == "" {
 		c.Endpoint = "http://127.0.0.1:7070"

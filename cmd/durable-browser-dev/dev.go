@@ -99,9 +99,13 @@ Flags:
 	defer stack.Stop()
 	f.w.S3.Endpoint = stack.S3.Endpoint()
 
-	c, err := dialTemporal(ctx, f.w.Temporal, log)
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort:  stack.Temporal.Address(),
+		Namespace: f.w.Temporal.Namespace,
+		Logger:    logging.NewSDKLogger(log.With().Str("component", "temporal-sdk").Logger()),
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("connecting to the embedded Temporal at %s: %w", stack.Temporal.Address(), err)
 	}
 	defer c.Close()
 	store, err := evidence.NewS3(ctx, evidence.S3Options{
@@ -164,11 +168,13 @@ Flags:
 	return nil
 }
 
-// selfName is how the person started this binary, so the commands printed
-// for them to try work as typed (bin/durable-browser after `make run`).
+// selfName is how the person started the durable-browser binary, so the
+// commands printed for them to try work as typed (bin/durable-browser after
+// `make run`). `durable-browser dev` execs this binary as
+// <dir as typed>/durable-browser-dev, so dropping "-dev" names the CLI.
 func selfName() string {
 	if len(os.Args) > 0 && strings.Contains(os.Args[0], "/") && !filepath.IsAbs(os.Args[0]) {
-		return os.Args[0]
+		return strings.TrimSuffix(os.Args[0], "-dev")
 	}
 	return "durable-browser"
 }

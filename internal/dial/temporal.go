@@ -1,4 +1,6 @@
-package main
+// Package dial connects to Temporal as the command-line flags say. It is
+// shared by the durable-browser binary's client verbs and the worker binary.
+package dial
 
 import (
 	"context"
@@ -14,8 +16,8 @@ import (
 	"github.com/durable-browser/durable-browser/internal/logging"
 )
 
-// dialTemporal connects to Temporal as the flags say.
-func dialTemporal(ctx context.Context, t config.Temporal, log zerolog.Logger) (client.Client, error) {
+// Temporal connects to Temporal as the flags say.
+func Temporal(ctx context.Context, t config.Temporal, log zerolog.Logger) (client.Client, error) {
 	opts := client.Options{
 		HostPort:  t.Address,
 		Namespace: t.Namespace,

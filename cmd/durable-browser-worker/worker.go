@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
 	"github.com/durable-browser/durable-browser/worker"
 )
@@ -36,7 +37,7 @@ Flags:
 	if err != nil {
 		return &config.Error{Flag: "log-level", Problem: err.Error()}
 	}
-	c, err := dialTemporal(ctx, cfg.Temporal, log)
+	c, err := dial.Temporal(ctx, cfg.Temporal, log)
 	if err != nil {
 		return err
 	}
