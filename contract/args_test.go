@@ -373,3 +373,25 @@ func FuzzCallHash(f *testing.F) {
 		}
 	})
 }
+
+// Workflow code calls Validate (the update validator, and sessions from
+// before recorded-validation), so its answer must not depend on map order
+// inside the schema library: the same call always gets the same message.
+func TestValidateIsDeterministic(t *testing.T) {
+	calls := []struct{ tool, args string }{
+		{ToolRun, `{"actions":[{"op":"click"},{"op":"fill","id":"x y","value":1},{"op":"nope"}],"extra":1}`},
+		{ToolScreenshot, `{"clip":{"x":-1},"type":"gif","quality":500,"bogus":true}`},
+		{ToolRequestHandoff, `{"instruction":"","completion_condition":{"text":"a","url":"b"}}`},
+	}
+	for _, c := range calls {
+		_, first := Validate(c.tool, json.RawMessage(c.args))
+		if first == nil {
+			t.Fatalf("%s %s should be refused", c.tool, c.args)
+		}
+		for range 50 {
+			if _, f := Validate(c.tool, json.RawMessage(c.args)); f == nil || f.Message != first.Message {
+				t.Fatalf("%s: message changed between calls:\n%v\n%v", c.tool, first, f)
+			}
+		}
+	}
+}
