@@ -60,6 +60,7 @@ func TestWorkerStoppedMidRun(t *testing.T) {
 		answer <- out
 	}()
 	harness.Eventually(t, 60*time.Second, func() bool { return slowSubmissions() == before+1 }, "the order never arrived")
+	stopAt := time.Now()
 	exited := p.Terminate()
 
 	// The order's answer never comes, so the run cannot finish within the
@@ -70,6 +71,7 @@ func TestWorkerStoppedMidRun(t *testing.T) {
 		if err := json.Unmarshal(out, &f); err != nil || f.Code != contract.CodeEffectUnknown {
 			t.Fatalf("want effect_unknown, got %s\nworker log:\n%s", out, p.Stderr)
 		}
+		t.Logf("measured: the cut-short run answered %v after SIGTERM", time.Since(stopAt).Round(time.Millisecond))
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the run cut short by the stop never answered")
 	}
@@ -92,6 +94,7 @@ func TestWorkerStoppedMidRun(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the worker should exit cleanly after SIGTERM: %v\n%s", err, p.Stderr)
 		}
+		t.Logf("measured: the worker exited %v after SIGTERM, its browsers released", time.Since(stopAt).Round(time.Millisecond))
 	case <-time.After(time.Minute):
 		t.Fatalf("the worker did not exit after SIGTERM:\n%s", p.Stderr)
 	}
