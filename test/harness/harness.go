@@ -149,6 +149,9 @@ func (e *Env) WorkerConfig(profileRoot string) config.Worker {
 		S3:          config.S3{Bucket: "evidence", Prefix: "evidence", Endpoint: e.S3.Endpoint(), PathStyle: true, Region: "us-east-1"},
 		ProfileRoot: profileRoot,
 		LogLevel:    "debug",
+		// The test sites are on loopback, as dev's demo site is; the
+		// worker's own services (Temporal, S3) stay blocked.
+		BrowserAllowPrivate: true,
 	}
 }
 
@@ -236,7 +239,7 @@ func (e *Env) StartWorkerProcess(t testing.TB, o ProcessOptions) *Process {
 	cmd := exec.Command(e.Bin, "worker",
 		"--address", e.Temporal.Address(), "--namespace", "default",
 		"--s3-bucket", "evidence", "--s3-endpoint", e.S3.Endpoint(), "--s3-path-style", "--s3-region", "us-east-1",
-		"--profile-root", root, "--log-level", "debug", "--reap-interval", reap.String())
+		"--profile-root", root, "--log-level", "debug", "--reap-interval", reap.String(), "--browser-allow-private")
 	cmd.Env = append(os.Environ(),
 		"AWS_ACCESS_KEY_ID="+e.S3.AccessKey(), "AWS_SECRET_ACCESS_KEY="+e.S3.SecretKey(), "AWS_REGION=us-east-1")
 	cmd.Env = append(cmd.Env, o.Env...)
