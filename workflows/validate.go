@@ -18,6 +18,11 @@ const (
 	// changeInjectiveTags: session tags map workflow ids injectively
 	// (tags.Encode); before, look-alike ids ("a:x/1", "a-x-1") shared one.
 	changeInjectiveTags = "injective-tags"
+	// changeSignedDecisions: a Browser reads its approvers once per run as a
+	// side effect (when it starts listening for people); with approvers,
+	// only signed approval and handoff decisions are acted on. Histories
+	// from before the change accept unsigned decisions, as they did.
+	changeSignedDecisions = "signed-decisions"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict
