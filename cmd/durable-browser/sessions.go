@@ -344,6 +344,9 @@ type personFlags struct {
 	note, by     string
 	asJSON, scan bool
 	limit        int
+	// key is the approver's private key file; expiresIn bounds a signed decision.
+	key       string
+	expiresIn time.Duration
 }
 
 // parsePerson binds and parses a person verb's flags, which may stand before
@@ -354,7 +357,9 @@ func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *person
 	f := &personFlags{}
 	bindOps(fs, &f.opsFlags)
 	fs.String(&f.note, "note", "", v.answers+": "+v.noteHelp)
-	fs.String(&f.by, "by", "", v.answers+": "+v.byHelp+" (default $USER)")
+	fs.String(&f.by, "by", "", v.answers+": "+v.byHelp+" (default $USER; when signing, the key's approver)")
+	fs.StringVar(&f.key, "key", "", v.answers+": sign with this approver private key file (from `approvals keygen`) [$"+approverKeyEnv+"]")
+	fs.Duration(&f.expiresIn, "expires-in", contract.DefaultDecisionValidity, v.answers+": a signed decision is valid this long (at most 1h)")
 	fs.Bool(&f.asJSON, "json", false, "list: print JSON")
 	fs.Bool(&f.scan, "scan", false, "list: query every running session, not only those whose BrowserState says "+v.state+" (for sessions started without search attributes)")
 	fs.Int(&f.limit, "limit", 200, "list: look at most at this many sessions")

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // Temporal says how to reach a Temporal cluster.
@@ -46,6 +48,13 @@ type Worker struct {
 
 	HandoffWebhook       string
 	HandoffWebhookSecret string
+
+	// ApproverKeys is a file of "name base64-ed25519-public-key" lines: the
+	// people whose signed decisions sessions act on.
+	ApproverKeys string
+	// UnsignedApprovals says running without approver keys is intended
+	// (it silences the warning).
+	UnsignedApprovals bool
 
 	LogLevel string
 }
@@ -99,6 +108,8 @@ func BindWorker(s *Set, w *Worker) {
 	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
+	s.String(&w.ApproverKeys, "approver-keys", "", "file of \"name base64-ed25519-public-key\" lines: only these people's signed decisions approve holds and answer handoffs")
+	s.Bool(&w.UnsignedApprovals, "unsigned-approvals", false, "run without --approver-keys on purpose: anyone who can signal the namespace can approve and answer handoffs (silences the warning)")
 	s.String(&w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
 }
 
@@ -164,10 +175,36 @@ func (w *Worker) Validate() error {
 	if w.HandoffWebhook != "" && w.HandoffWebhookSecret == "" {
 		return &Error{Flag: "handoff-webhook-secret", Problem: "webhook without a signing key", Fix: "set a secret so receivers can verify notices"}
 	}
+	if _, err := w.Approvers(); err != nil {
+		return err
+	}
 	if w.SecretsFile != "" {
 		if _, err := os.Stat(w.SecretsFile); err != nil {
 			return &Error{Flag: "secrets-file", Problem: fmt.Sprintf("cannot read %s", w.SecretsFile)}
 		}
 	}
 	return nil
+}
+
+// Approvers reads --approver-keys (none when it is not set).
+func (w *Worker) Approvers() (contract.Approvers, error) {
+	if w.ApproverKeys == "" {
+		return nil, nil
+	}
+	if w.UnsignedApprovals {
+		return nil, &Error{Flag: "unsigned-approvals", Problem: "given with --approver-keys", Fix: "use one: signed decisions (--approver-keys) or unsigned ones"}
+	}
+	f, err := os.Open(w.ApproverKeys)
+	if err != nil {
+		return nil, &Error{Flag: "approver-keys", Problem: fmt.Sprintf("cannot read %s", w.ApproverKeys), Fix: "point it at a file of \"name base64-public-key\" lines (durable-browser approvals keygen prints one)"}
+	}
+	defer f.Close()
+	keys, err := contract.ParseApprovers(f)
+	if err != nil {
+		return nil, &Error{Flag: "approver-keys", Problem: fmt.Sprintf("%s: %v", w.ApproverKeys, err)}
+	}
+	if len(keys) == 0 {
+		return nil, &Error{Flag: "approver-keys", Problem: fmt.Sprintf("%s lists no approver", w.ApproverKeys), Fix: "add a line per approver, or leave the flag out to run unsigned"}
+	}
+	return keys, nil
 }

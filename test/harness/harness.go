@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/demosite"
 	"github.com/durable-browser/durable-browser/internal/devstack"
@@ -134,6 +135,9 @@ type WorkerOptions struct {
 	ProfileRoot string
 	// HoldTimeout shortens how long a held request waits for a decision (default 5m).
 	HoldTimeout time.Duration
+	// Approvers makes sessions act only on decisions they signed (default:
+	// unsigned mode).
+	Approvers contract.Approvers
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -178,6 +182,7 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 		Notifier: o.Notifier,
 		// Approval tests shorten the wait for an unanswered hold.
 		HoldTimeout: o.HoldTimeout,
+		Approvers:   o.Approvers,
 		// Tests read their own loopback pages through web_fetch.
 		Fetcher: webfetch.New(webfetch.Options{AllowLoopback: true}),
 		Logger:  log,
