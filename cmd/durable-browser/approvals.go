@@ -25,7 +25,9 @@ timeout (5 minutes by default).
            method, origin, path, age
   approve  let the held request go
   deny     refuse it; the page sees a failed request
-  keygen   make an approver's key pair (see approvals keygen -h)
+  keygen   make an approver's ed25519 key pair: the private key goes to
+           --out (mode 0600, never overwritten), the public line for the
+           workers' --approver-keys file is printed
 
 Workers configured with --approver-keys act only on decisions signed by a
 listed approver: give --key <file> (or $DURABLE_BROWSER_APPROVER_KEY). The
@@ -46,12 +48,9 @@ Flags:
 `
 
 func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) > 0 && args[0] == "keygen" {
-		return runKeygen(env, args[1:])
-	}
 	fs, f, pos, err := parsePerson(env, args, personVerb{
-		name: "approvals", usage: approvalsUsage, answers: "approve/deny", state: "held", subcommands: "list, approve or deny",
-		noteHelp: "a note kept with the decision", byHelp: "who decides",
+		name: "approvals", usage: approvalsUsage, answers: "approve/deny", state: "held", subcommands: "list, approve, deny or keygen",
+		noteHelp: "a note kept with the decision", byHelp: "who decides", keygen: true,
 	})
 	if err != nil {
 		return err
@@ -157,8 +156,13 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		fmt.Fprintf(env.stdout, "hold %s of session %s: %s\n", holdID, wfID, decision)
 		return nil
+	case "keygen":
+		if len(pos) != 1 {
+			return fmt.Errorf("approvals keygen takes no arguments, got %q", pos[1:])
+		}
+		return keygen(env, f.name, f.out)
 	default:
 		fs.Usage()
-		return fmt.Errorf("unknown subcommand %q: want list, approve or deny", pos[0])
+		return fmt.Errorf("unknown subcommand %q: want list, approve, deny or keygen", pos[0])
 	}
 }

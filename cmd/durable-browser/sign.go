@@ -21,44 +21,15 @@ import (
 // approverKeyEnv names the private key file when --key is not given.
 const approverKeyEnv = "DURABLE_BROWSER_APPROVER_KEY"
 
-const keygenUsage = `Usage:
-  durable-browser approvals keygen --name <approver> --out <file>
-
-Makes an ed25519 key pair for an approver. The private key goes to --out
-(mode 0600; it is never overwritten); keep it where only that person can read
-it. The public line printed on stdout goes into the workers' --approver-keys
-file; workers then act only on approvals and handoff answers signed with a
-listed key. Sign with:
-  durable-browser approvals approve <session-workflow-id> <hold-id> --key <file>
-  durable-browser handoff done <session-workflow-id> <request-id> --key <file>
-(or set $DURABLE_BROWSER_APPROVER_KEY to the file).
-
-Flags:
-`
-
-// runKeygen writes a new approver private key and prints its public line.
-func runKeygen(env *cliEnv, args []string) error {
-	fs := config.NewSet("approvals keygen", func(string) string { return "" })
-	fs.SetOutput(env.stderr)
-	var name, out string
-	fs.StringVar(&name, "name", "", "the approver's name, as decisions will give it in --by (letters, digits, . _ @ -)")
-	fs.StringVar(&out, "out", "", "file to write the private key to (must not exist)")
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, keygenUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return fmt.Errorf("approvals keygen takes no arguments, got %q", fs.Args())
-	}
+// keygen makes an approver's ed25519 key pair: the private key goes to out
+// (mode 0600, never overwritten); the public line for --approver-keys is
+// printed.
+func keygen(env *cliEnv, name, out string) error {
 	if !contract.ValidApproverName(name) {
-		return &config.Error{Flag: "name", Problem: fmt.Sprintf("%q is not an approver name", name), Fix: "1-64 letters, digits, . _ @ -"}
+		return fmt.Errorf("keygen --name %q: an approver name is 1-64 letters, digits, . _ @ -", name)
 	}
 	if out == "" {
-		return &config.Error{Flag: "out", Problem: "no file named", Fix: "name the file the private key is written to"}
+		return errors.New("keygen --out: name the file the private key is written to")
 	}
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
