@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-browser/durable-browser/contract"
@@ -211,5 +216,38 @@ func TestRejectedDecisionsAreBounded(t *testing.T) {
 	}
 	if len(st.Rejected[0].By) > 70 {
 		t.Fatalf("by kept at %d bytes", len(st.Rejected[0].By))
+	}
+}
+
+// A history with signed decisions replays whatever approvers the replaying
+// worker has (none, or others): the list the run read is recorded.
+func TestSignedHistoryReplaysUnderOtherApprovers(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(historiesDir, "*", "history-approval-signed.json"))
+	if len(files) == 0 {
+		t.Fatal("no recorded history of signed approvals")
+	}
+	otherPub, _ := approverKey(7)
+	for _, f := range files {
+		for _, approvers := range []contract.Approvers{nil, {{Name: "zed", PublicKey: otherPub}}} {
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflowWithOptions(SessionWorkflow(approvers), workflow.RegisterOptions{Name: contract.WorkflowBrowserSession})
+			raw, err := os.Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := client.HistoryFromJSON(raw, client.HistoryJSONOptions{})
+			raw.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := os.ReadFile(strings.TrimSuffix(f, ".json") + ".id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := worker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: strings.TrimSpace(string(id))}}
+			if err := r.ReplayWorkflowHistoryWithOptions(nil, h, opts); err != nil {
+				t.Errorf("%s under approvers %v: %v", f, approvers.Names(), err)
+			}
+		}
 	}
 }
