@@ -245,7 +245,7 @@ func (b *Browser) loadApprovers(ctx workflow.Context) error {
 	}
 	b.approvers = got
 	if len(got) == 0 {
-		workflow.GetLogger(ctx).Warn("no approvers configured: approvals and handoff answers are UNSIGNED; anyone who can signal this workflow can decide")
+		workflow.GetLogger(ctx).Info("no approvers configured: approvals and handoff answers are unsigned; anyone who can signal this workflow can decide")
 	}
 	return nil
 }
