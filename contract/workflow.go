@@ -64,6 +64,11 @@ type HandoffSignal struct {
 	Outcome string `json:"outcome"`
 	Note    string `json:"note,omitempty"`
 	By      string `json:"by,omitempty"`
+	// ExpiresAt and Signature make a signed answer (see HandoffMessage):
+	// a session with approvers acts only on one signed by the approver By
+	// names, before ExpiresAt.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	Signature string    `json:"signature,omitempty"`
 }
 
 // HoldSignal is sent by browser.run when it holds a side-effecting request
@@ -83,6 +88,11 @@ type ApprovalSignal struct {
 	Decision string `json:"decision"`
 	By       string `json:"by,omitempty"`
 	Note     string `json:"note,omitempty"`
+	// ExpiresAt and Signature make a signed decision (see ApprovalMessage):
+	// a session with approvers acts only on one signed by the approver By
+	// names, before ExpiresAt.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	Signature string    `json:"signature,omitempty"`
 }
 
 // HoldDecision is the QueryHold answer. An empty Decision means not yet decided
@@ -162,6 +172,11 @@ type SessionState struct {
 	Calls          int             `json:"calls"`
 	PendingHandoff *PendingHandoff `json:"pending_handoff,omitempty"`
 	Holds          []Hold          `json:"holds,omitempty"`
+	// Approvers names the people whose signed decisions the session
+	// accepts; empty means it accepts unsigned ones (unsigned mode).
+	Approvers []string `json:"approvers,omitempty"`
+	// Rejected lists the latest decisions the session refused to act on.
+	Rejected []RejectedDecision `json:"rejected,omitempty"`
 }
 
 // SessionResult is how a BrowserSession ended.

@@ -160,7 +160,8 @@ func TestDevSmokeStopAndRestart(t *testing.T) {
 		t.Fatalf("no smoke workflow id in stdout:\n%s", out)
 	}
 	smoke := m[1]
-	for _, want := range []string{"http://" + addrs.ui, addrs.temporal, "http://" + addrs.s3, "http://" + addrs.demo, "durable-browser call demo"} {
+	for _, want := range []string{"http://" + addrs.ui, addrs.temporal, "http://" + addrs.s3, "http://" + addrs.demo, "durable-browser call demo",
+		"approvals are UNSIGNED: anyone who can signal this namespace can approve"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout does not mention %q:\n%s", want, out)
 		}

@@ -57,7 +57,10 @@ type Options struct {
 	// BrowserAllowLoopback lets browsers reach loopback (dev's demo site);
 	// the services stay blocked.
 	BrowserAllowLoopback bool
-	Logger               zerolog.Logger
+	// Approvers overrides the approvers read from Config.ApproverKeys: the
+	// people whose signed decisions sessions act on (tests).
+	Approvers contract.Approvers
+	Logger    zerolog.Logger
 }
 
 // Worker polls the shared queue and its own host queue.
@@ -198,7 +201,11 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	shared := sdkworker.New(o.Client, contract.SharedQueue, sharedOpts)
 	// The host queue serves only this process's browsers.
 	host := sdkworker.New(o.Client, hostQueue, wo)
-	register(shared, host, acts)
+	approvers, err := approversFor(o, log)
+	if err != nil {
+		return nil, err
+	}
+	register(shared, host, acts, approvers)
 
 	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, host: host, acts: acts, local: lp, log: log,
 		reapEvery: reapInterval(cfg), orphanAfter: cfg.OrphanAfter, stopGrace: stopGrace(cfg)}, nil
@@ -260,11 +267,34 @@ type registry interface {
 // register puts the workflows and the shared activities on the shared
 // queue, and the activities that touch this process's browsers on its host
 // queue, each under its stable name.
-func register(shared, host registry, acts *activities.Activities) {
-	shared.RegisterWorkflowWithOptions(workflows.BrowserSession, workflow.RegisterOptions{Name: contract.WorkflowBrowserSession})
+// Sessions act only on decisions signed by approvers (none: unsigned mode).
+func register(shared, host registry, acts *activities.Activities, approvers contract.Approvers) {
+	shared.RegisterWorkflowWithOptions(workflows.SessionWorkflow(approvers), workflow.RegisterOptions{Name: contract.WorkflowBrowserSession})
 	shared.RegisterWorkflowWithOptions(Smoke, workflow.RegisterOptions{Name: SmokeWorkflow})
 	acts.RegisterShared(shared)
 	acts.RegisterHost(host)
+}
+
+// approversFor is who may approve holds and answer handoffs, and says so
+// in the log: loudly when nobody is configured and that was not asked for.
+func approversFor(o Options, log zerolog.Logger) (contract.Approvers, error) {
+	approvers := o.Approvers
+	if approvers == nil {
+		var err error
+		if approvers, err = o.Config.Approvers(); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case len(approvers) > 0:
+		log.Info().Strs("approvers", approvers.Names()).Msg("approvals and handoff answers must be signed by one of these approvers")
+	case o.Config.UnsignedApprovals:
+		log.Info().Msg("approvals are unsigned (--unsigned-approvals): anyone who can signal this namespace can approve held requests and answer handoffs")
+	default:
+		log.Warn().Msg("approvals are UNSIGNED: anyone who can signal this namespace can approve held requests and answer handoffs, " +
+			"under any name. Give --approver-keys (see `durable-browser approvals keygen`), or --unsigned-approvals to say this is intended")
+	}
+	return approvers, nil
 }
 
 // secretsFor builds where {{secret:NAME}} resolves from (the secrets file,

@@ -68,7 +68,7 @@ func (n *names) RegisterActivityWithOptions(_ any, o activity.RegisterOptions) {
 
 func TestRegister(t *testing.T) {
 	var shared, host names
-	register(&shared, &host, activities.New(activities.Options{}))
+	register(&shared, &host, activities.New(activities.Options{}), nil)
 
 	if want := []string{contract.WorkflowBrowserSession, SmokeWorkflow}; !reflect.DeepEqual(shared.workflows, want) {
 		t.Fatalf("shared workflows = %v, want %v", shared.workflows, want)
@@ -103,7 +103,7 @@ func TestRegister(t *testing.T) {
 func TestRegisterIntoTemporal(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	shared, host := s.NewTestWorkflowEnvironment(), s.NewTestWorkflowEnvironment()
-	register(shared, host, activities.New(activities.Options{}))
+	register(shared, host, activities.New(activities.Options{}), nil)
 }
 
 func contains(list []string, s string) bool {

@@ -32,6 +32,12 @@ type Config struct {
 	// handlers and the hold query. Set it on every Browser but one when a
 	// workflow opens several, since one workflow has one handler per name.
 	SkipHumanHandlers bool `json:"skip_human_handlers,omitempty"`
+	// Approvers are the people whose signed decisions (approvals of holds,
+	// answers to handoffs) this Browser acts on. They are read once per run
+	// and recorded in history, so they may come from anywhere (workflow
+	// input, the worker's configuration). Empty: unsigned decisions are
+	// accepted from anyone who can signal the workflow.
+	Approvers contract.Approvers `json:"approvers,omitempty"`
 }
 
 // BrowserState is everything a Browser remembers. It is plain,
@@ -70,6 +76,8 @@ type Browser struct {
 	stopping bool
 	// Signal channels, kept to drain them before continue-as-new.
 	sigHandoff, sigHold, sigApproval workflow.ReceiveChannel
+	// approvers, when set, are the only people whose decisions count.
+	approvers contract.Approvers
 }
 
 // newBrowser builds a Browser without creating anything.

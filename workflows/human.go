@@ -22,6 +22,9 @@ type HumanState struct {
 	Holds    []contract.Hold `json:"holds,omitempty"`
 	// HandoffSeq numbers handoffs asked outside an update.
 	HandoffSeq int `json:"handoff_seq,omitempty"`
+	// Rejected lists the latest decisions refused for want of a valid
+	// signature (bounded by maxRejected).
+	Rejected []contract.RejectedDecision `json:"rejected,omitempty"`
 }
 
 func (h HumanState) clone() HumanState {
@@ -32,6 +35,7 @@ func (h HumanState) clone() HumanState {
 	}
 	out.Finished = append([]string(nil), h.Finished...)
 	out.Holds = append([]contract.Hold(nil), h.Holds...)
+	out.Rejected = append([]contract.RejectedDecision(nil), h.Rejected...)
 	return out
 }
 
@@ -59,8 +63,11 @@ func (h *HumanState) heldCount() int {
 func (b *Browser) human() *HumanState { return &b.st.Human }
 
 // listen registers the hold query and starts the signal handlers of the
-// handoff, hold and approval signals.
+// handoff, hold and approval signals, after reading who may decide.
 func (b *Browser) listen(ctx workflow.Context) error {
+	if err := b.loadApprovers(ctx); err != nil {
+		return err
+	}
 	if err := workflow.SetQueryHandler(ctx, contract.QueryHold, func(holdID string) (contract.HoldDecision, error) {
 		for _, h := range b.st.Human.Holds {
 			if h.HoldID == holdID {
@@ -126,6 +133,9 @@ func (b *Browser) onHandoffSignal(ctx workflow.Context, raw json.RawMessage) {
 	h := b.human()
 	if s.Outcome != contract.OutcomeDone && s.Outcome != contract.OutcomeCancelled {
 		log.Warn("ignoring a handoff signal whose outcome is neither done nor cancelled", "request_id", s.RequestID)
+		if b.signed() {
+			b.reject(ctx, contract.KindHandoff, s.RequestID, s.Outcome, s.By, contract.RejectBadVerdict)
+		}
 		return
 	}
 	if h.Pending == nil || h.Pending.RequestID != s.RequestID || h.Pending.Answer != nil {
@@ -135,8 +145,25 @@ func (b *Browser) onHandoffSignal(ctx workflow.Context, raw json.RawMessage) {
 				state = "finished"
 			}
 		}
+		if h.Pending != nil && h.Pending.RequestID == s.RequestID {
+			state = "answered"
+		}
 		log.Warn("ignoring a handoff signal for a request that is not pending", "request_id", s.RequestID, "request", state)
+		if b.signed() {
+			reason := contract.RejectNotPending
+			if state != "unknown" {
+				reason = contract.RejectAlreadyDone
+			}
+			b.reject(ctx, contract.KindHandoff, s.RequestID, s.Outcome, s.By, reason)
+		}
 		return
+	}
+	if b.signed() {
+		msg := contract.HandoffMessage(workflow.GetInfo(ctx).WorkflowExecution.ID, s.RequestID, s.Outcome, s.By, s.Note, s.ExpiresAt)
+		if reason := b.verify(ctx, s.By, msg, s.Signature, s.ExpiresAt); reason != "" {
+			b.reject(ctx, contract.KindHandoff, s.RequestID, s.Outcome, s.By, reason)
+			return
+		}
 	}
 	h.Pending.Answer = &s
 }
@@ -168,6 +195,9 @@ func (b *Browser) onApprovalSignal(ctx workflow.Context, raw json.RawMessage) {
 	}
 	if s.Decision != contract.DecisionApprove && s.Decision != contract.DecisionDeny {
 		log.Warn("ignoring an approval signal whose decision is neither approve nor deny", "hold_id", s.HoldID)
+		if b.signed() {
+			b.reject(ctx, contract.KindApproval, s.HoldID, s.Decision, s.By, contract.RejectBadVerdict)
+		}
 		return
 	}
 	h := b.human()
@@ -177,14 +207,76 @@ func (b *Browser) onApprovalSignal(ctx workflow.Context, raw json.RawMessage) {
 		}
 		if h.Holds[i].Decision != "" {
 			log.Warn("ignoring an approval signal for a hold already decided", "hold_id", s.HoldID)
+			if b.signed() {
+				b.reject(ctx, contract.KindApproval, s.HoldID, s.Decision, s.By, contract.RejectAlreadyDone)
+			}
 			return
+		}
+		if b.signed() {
+			msg := contract.ApprovalMessage(workflow.GetInfo(ctx).WorkflowExecution.ID, s.HoldID, h.Holds[i].HeldAt,
+				s.Decision, s.By, s.Note, s.ExpiresAt)
+			if reason := b.verify(ctx, s.By, msg, s.Signature, s.ExpiresAt); reason != "" {
+				b.reject(ctx, contract.KindApproval, s.HoldID, s.Decision, s.By, reason)
+				return
+			}
 		}
 		h.Holds[i].Decision, h.Holds[i].By, h.Holds[i].Note = s.Decision, s.By, s.Note
 		b.changed(ctx)
 		return
 	}
 	log.Warn("ignoring an approval signal for an unknown hold", "hold_id", s.HoldID)
+	if b.signed() {
+		b.reject(ctx, contract.KindApproval, s.HoldID, s.Decision, s.By, contract.RejectNotPending)
+	}
 }
+
+// loadApprovers reads, once per run, who may decide. The list is recorded
+// as a side effect, so a replay uses the list the run had even if the
+// worker's configuration changed since. Runs from before the change
+// signed-decisions read none and accept unsigned decisions, as they did.
+func (b *Browser) loadApprovers(ctx workflow.Context) error {
+	if workflow.GetVersion(ctx, changeSignedDecisions, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil
+	}
+	configured := b.cfg.Approvers
+	var got contract.Approvers
+	if err := workflow.SideEffect(ctx, func(workflow.Context) any { return configured }).Get(&got); err != nil {
+		return err
+	}
+	b.approvers = got
+	if len(got) == 0 {
+		workflow.GetLogger(ctx).Info("no approvers configured: approvals and handoff answers are unsigned; anyone who can signal this workflow can decide")
+	}
+	return nil
+}
+
+// signed says whether decisions must be signed.
+func (b *Browser) signed() bool { return len(b.approvers) > 0 }
+
+// verify checks a decision's signature and expiry; it answers "" when the
+// decision may be acted on, else the rejection reason. Pure computation on
+// the signal and workflow.Now: it adds no command.
+func (b *Browser) verify(ctx workflow.Context, by string, msg []byte, signature string, expires time.Time) string {
+	if reason := b.approvers.Verify(by, msg, signature); reason != "" {
+		return reason
+	}
+	return contract.CheckExpiry(expires, workflow.Now(ctx))
+}
+
+// maxRejected bounds the remembered rejected decisions; the oldest go first.
+const maxRejected = 16
+
+// reject records a decision that was refused, and changes nothing else.
+func (b *Browser) reject(ctx workflow.Context, kind, id, decision, by, reason string) {
+	workflow.GetLogger(ctx).Warn("rejected a decision: it is not validly signed by an approver",
+		"kind", kind, "id", short(id), "by", short(by), "reason", reason)
+	h := b.human()
+	h.Rejected = appendBoundedN(h.Rejected, contract.RejectedDecision{Kind: kind, ID: short(id), Decision: short(decision),
+		By: short(by), Reason: reason, At: workflow.Now(ctx)}, maxRejected)
+}
+
+// short bounds a string taken from a signal, which anyone may have sent.
+func short(s string) string { return strings.ToValidUTF8(clip(s, 64), "") }
 
 // settleHolds marks holds nobody decided before their run ended as
 // expired: the run refused them, and no decision can reach them now. Runs

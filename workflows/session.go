@@ -43,6 +43,12 @@ type SessionConfig struct {
 	ContinueAsNewAfter int `json:"continue_as_new_after,omitempty"`
 	// Carry is set by the workflow itself when it continues as new.
 	Carry *Carried `json:"carry,omitempty"`
+	// Approvers, when set, replace the worker's approvers (--approver-keys)
+	// for this session; see Config.Approvers.
+	Approvers contract.Approvers `json:"approvers,omitempty"`
+	// workerApprovers are the approvers of the worker running this run
+	// (SessionWorkflow); never serialised, read once per run.
+	workerApprovers contract.Approvers
 }
 
 // Carried is the state a BrowserSession hands to its next run.
@@ -84,7 +90,10 @@ func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*contract.SessionR
 	}
 	now := workflow.Now(ctx)
 	s := &session{cfg: cfg, startedAt: now, lastActive: now}
-	bcfg := Config{Session: cfg.Session, Timeouts: cfg.Timeouts}
+	bcfg := Config{Session: cfg.Session, Timeouts: cfg.Timeouts, Approvers: cfg.Approvers}
+	if len(bcfg.Approvers) == 0 {
+		bcfg.Approvers = cfg.workerApprovers
+	}
 	if cfg.Carry != nil {
 		st := cfg.Carry.Browser
 		bcfg.Resume = &st
@@ -345,6 +354,7 @@ func (s *session) state(ctx workflow.Context) contract.SessionState {
 	}
 	h := st.Human.clone()
 	out.PendingHandoff, out.Holds = h.Pending, h.Holds
+	out.Approvers, out.Rejected = s.b.approvers.Names(), h.Rejected
 	return out
 }
 

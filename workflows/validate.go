@@ -22,6 +22,11 @@ const (
 	// called with a cancelled context, release the browser in a disconnected
 	// context instead of returning without releasing it.
 	changeReleaseOnCancel = "release-on-cancel"
+	// changeSignedDecisions: a Browser reads its approvers once per run as a
+	// side effect (when it starts listening for people); with approvers,
+	// only signed approval and handoff decisions are acted on. Histories
+	// from before the change accept unsigned decisions, as they did.
+	changeSignedDecisions = "signed-decisions"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict

@@ -48,6 +48,7 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	fs.String(&f.w.HandoffWebhook, "handoff-webhook", "", "URL handoff notices are POSTed to (default: printed here)")
 	fs.String(&f.w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
 	fs.String(&f.w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
+	fs.String(&f.w.ApproverKeys, "approver-keys", "", "file of \"name base64-ed25519-public-key\" lines: require signed approvals and handoff answers (default: unsigned)")
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, `Usage: durable-browser dev [flags]
 
@@ -74,6 +75,8 @@ Flags:
 	f.w.Temporal = config.Temporal{Address: f.temporalAddr, Namespace: "default"}
 	f.w.S3 = config.S3{Bucket: devstack.DefaultS3Bucket, Prefix: "evidence", PathStyle: true, Region: "us-east-1"}
 	f.w.ProfileRoot = worker.DefaultProfileRoot(state)
+	// dev is unsigned unless keys are given; the banner says so.
+	f.w.UnsignedApprovals = f.w.ApproverKeys == ""
 	if err := f.w.Validate(); err != nil {
 		return err
 	}
@@ -150,7 +153,15 @@ Flags:
 	}
 	fmt.Fprintf(out, "  S3:          %s bucket %s (evidence under %s/)\n", stack.S3.Endpoint(), stack.S3.Bucket(), f.w.S3.Prefix)
 	fmt.Fprintf(out, "  Demo site:   %s/\n", stack.Demo.URL())
-	fmt.Fprintf(out, "  Host queue:  %s\n\n", w.HostQueue())
+	fmt.Fprintf(out, "  Host queue:  %s\n", w.HostQueue())
+	if approvers, _ := f.w.Approvers(); len(approvers) > 0 {
+		fmt.Fprintf(out, "  Approvals:   signed; approvers %s\n\n", strings.Join(approvers.Names(), ", "))
+	} else {
+		fmt.Fprintf(out, "  Approvals:   UNSIGNED\n\n")
+		fmt.Fprintf(out, "!!! approvals are UNSIGNED: anyone who can signal this namespace can approve held requests\n")
+		fmt.Fprintf(out, "!!! and answer handoffs, under any name. Fine on this machine; never for a shared namespace.\n")
+		fmt.Fprintf(out, "!!! Require signatures with --approver-keys (keys from `%s approvals keygen`).\n\n", selfName())
+	}
 	fmt.Fprintf(out, "Try, in another terminal:\n")
 	self := selfName()
 	fmt.Fprintf(out, "  %s call demo run '{\"actions\":[{\"op\":\"goto\",\"url\":\"%s/\"}]}'\n", self, stack.Demo.URL())

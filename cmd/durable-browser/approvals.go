@@ -11,8 +11,9 @@ import (
 
 const approvalsUsage = `Usage:
   durable-browser approvals list [flags]
-  durable-browser approvals approve <session-workflow-id> <hold-id> [--by name] [--note text]
-  durable-browser approvals deny    <session-workflow-id> <hold-id> [--by name] [--note text]
+  durable-browser approvals approve <session-workflow-id> <hold-id> [--key file] [--by name] [--note text]
+  durable-browser approvals deny    <session-workflow-id> <hold-id> [--key file] [--by name] [--note text]
+  durable-browser approvals keygen --name <approver> --out <file>
 
 A session whose action policy is "ask" holds every request with side effects
 (a form POST, a fetch that is not GET, HEAD or OPTIONS) that a run would send,
@@ -24,8 +25,18 @@ timeout (5 minutes by default).
            method, origin, path, age
   approve  let the held request go
   deny     refuse it; the page sees a failed request
+  keygen   make an approver's ed25519 key pair: the private key goes to
+           --out (mode 0600, never overwritten), the public line for the
+           workers' --approver-keys file is printed
 
-The same with the Temporal CLI:
+Workers configured with --approver-keys act only on decisions signed by a
+listed approver: give --key <file> (or $DURABLE_BROWSER_APPROVER_KEY). The
+decision is signed for this session, hold and decision, and is valid for
+--expires-in. Anything else is recorded in the session state as rejected and
+changes nothing. Workers without keys accept unsigned decisions from anyone
+who can signal the namespace.
+
+The same with the Temporal CLI (unsigned: only for workers without keys):
   temporal workflow list --query "WorkflowType = 'BrowserSession' AND BrowserState = 'held'"
   temporal workflow query --workflow-id <session-workflow-id> --type state
   temporal workflow signal --workflow-id <session-workflow-id> --name approval \
@@ -38,13 +49,13 @@ Flags:
 
 func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 	fs, f, pos, err := parsePerson(env, args, personVerb{
-		name: "approvals", usage: approvalsUsage, answers: "approve/deny", state: "held", subcommands: "list, approve or deny",
-		noteHelp: "a note kept with the decision", byHelp: "who decides",
+		name: "approvals", usage: approvalsUsage, answers: "approve/deny", state: "held", subcommands: "list, approve, deny or keygen",
+		noteHelp: "a note kept with the decision", byHelp: "who decides", keygen: true,
 	})
 	if err != nil {
 		return err
 	}
-	o, note, byName, asJSON := f.opsFlags, f.note, f.by, f.asJSON
+	o, note, asJSON := f.opsFlags, f.note, f.asJSON
 	switch pos[0] {
 	case "list":
 		if len(pos) != 1 {
@@ -86,6 +97,10 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 			decision = contract.DecisionDeny
 		}
 		wfID, holdID := pos[1], pos[2]
+		d, err := f.decider(env)
+		if err != nil {
+			return err
+		}
 		ctx, cancel, c, err := o.dial(ctx, env)
 		if err != nil {
 			return err
@@ -95,10 +110,14 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 		// The workflow ignores a decision on an unknown or decided hold;
 		// check first so the person hears it instead.
 		st, err := o.queryState(ctx, c, wfID)
+		var found *contract.Hold
 		if err != nil {
+			if d.signer != nil {
+				// The signature covers when the request was held.
+				return fmt.Errorf("signing needs the hold from the session's state: %w", err)
+			}
 			fmt.Fprintf(env.stderr, "warning: %v; sending the signal anyway (the session reads it once a worker runs)\n", err)
 		} else {
-			var found *contract.Hold
 			for i := range st.Holds {
 				if st.Holds[i].HoldID == holdID {
 					found = &st.Holds[i]
@@ -110,15 +129,40 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 			case found.Decision != "":
 				return fmt.Errorf("hold %s of session %s was already decided: %s by %q", holdID, wfID, found.Decision, found.By)
 			}
+			if err := d.admits(wfID, st); err != nil {
+				return err
+			}
 		}
-		sig := contract.ApprovalSignal{HoldID: holdID, Decision: decision, By: by(env, byName), Note: note}
+		sig := contract.ApprovalSignal{HoldID: holdID, Decision: decision, By: d.by, Note: note}
+		if d.signer != nil {
+			if err := sig.Sign(d.signer.key, wfID, found.HeldAt, d.expires); err != nil {
+				return err
+			}
+		}
 		if err := c.SignalWorkflow(ctx, wfID, "", contract.SignalApproval, sig); err != nil {
 			return fmt.Errorf("signalling session %s: %w", wfID, err)
 		}
+		if st != nil && (d.signer != nil || len(st.Approvers) > 0) {
+			if err := o.confirm(ctx, c, wfID, contract.KindApproval, holdID, d.by, st, func(st *contract.SessionState) bool {
+				for _, h := range st.Holds {
+					if h.HoldID == holdID && h.Decision != "" {
+						return true
+					}
+				}
+				return false
+			}); err != nil {
+				return err
+			}
+		}
 		fmt.Fprintf(env.stdout, "hold %s of session %s: %s\n", holdID, wfID, decision)
 		return nil
+	case "keygen":
+		if len(pos) != 1 {
+			return fmt.Errorf("approvals keygen takes no arguments, got %q", pos[1:])
+		}
+		return keygen(env, f.name, f.out)
 	default:
 		fs.Usage()
-		return fmt.Errorf("unknown subcommand %q: want list, approve or deny", pos[0])
+		return fmt.Errorf("unknown subcommand %q: want list, approve, deny or keygen", pos[0])
 	}
 }

@@ -12,8 +12,8 @@ import (
 
 const handoffUsage = `Usage:
   durable-browser handoff list [flags]
-  durable-browser handoff done   <session-workflow-id> <request-id> [--note text] [--by name]
-  durable-browser handoff cancel <session-workflow-id> <request-id> [--note text] [--by name]
+  durable-browser handoff done   <session-workflow-id> <request-id> [--key file] [--note text] [--by name]
+  durable-browser handoff cancel <session-workflow-id> <request-id> [--key file] [--note text] [--by name]
 
 A handoff is a step the agent asked a person to do in its browser (a check
 only a person can pass, a sign-in). The person was notified through the
@@ -27,7 +27,13 @@ waiting_for_human.
           completion condition
   cancel  the person will not do it; the agent learns "cancelled"
 
-The same with the Temporal CLI:
+Workers configured with --approver-keys act only on answers signed by a
+listed approver: give --key <file> (or $DURABLE_BROWSER_APPROVER_KEY; keys
+come from durable-browser approvals keygen). Anything else is recorded in the
+session state as rejected and changes nothing. Workers without keys accept
+unsigned answers from anyone who can signal the namespace.
+
+The same with the Temporal CLI (unsigned: only for workers without keys):
   temporal workflow list --query "WorkflowType = 'BrowserSession' AND BrowserState = 'waiting_for_human'"
   temporal workflow query --workflow-id <session-workflow-id> --type state
   temporal workflow signal --workflow-id <session-workflow-id> --name handoff \
@@ -46,7 +52,7 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	o, note, byName, asJSON := f.opsFlags, f.note, f.by, f.asJSON
+	o, note, asJSON := f.opsFlags, f.note, f.asJSON
 	switch pos[0] {
 	case "list":
 		if len(pos) != 1 {
@@ -93,6 +99,10 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 			outcome = contract.OutcomeCancelled
 		}
 		wfID, reqID := pos[1], pos[2]
+		d, err := f.decider(env)
+		if err != nil {
+			return err
+		}
 		ctx, cancel, c, err := o.dial(ctx, env)
 		if err != nil {
 			return err
@@ -103,6 +113,9 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 		// check first so the person hears it instead.
 		st, err := o.queryState(ctx, c, wfID)
 		switch {
+		case err != nil && d.signer != nil:
+			// A signed answer is checked against the session's approvers first.
+			return fmt.Errorf("signing needs the session's state: %w", err)
 		case err != nil:
 			fmt.Fprintf(env.stderr, "warning: %v; sending the signal anyway (the session reads it once a worker runs)\n", err)
 		case st.PendingHandoff == nil || st.PendingHandoff.RequestID != reqID:
@@ -114,9 +127,26 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 		case st.PendingHandoff.Answer != nil:
 			return fmt.Errorf("handoff %s of session %s was already answered %s by %q", reqID, wfID, st.PendingHandoff.Answer.Outcome, st.PendingHandoff.Answer.By)
 		}
-		sig := contract.HandoffSignal{RequestID: reqID, Outcome: outcome, Note: note, By: by(env, byName)}
+		if st != nil {
+			if err := d.admits(wfID, st); err != nil {
+				return err
+			}
+		}
+		sig := contract.HandoffSignal{RequestID: reqID, Outcome: outcome, Note: note, By: d.by}
+		if d.signer != nil {
+			if err := sig.Sign(d.signer.key, wfID, d.expires); err != nil {
+				return err
+			}
+		}
 		if err := c.SignalWorkflow(ctx, wfID, "", contract.SignalHandoff, sig); err != nil {
 			return fmt.Errorf("signalling session %s: %w", wfID, err)
+		}
+		if st != nil && (d.signer != nil || len(st.Approvers) > 0) {
+			if err := o.confirm(ctx, c, wfID, contract.KindHandoff, reqID, d.by, st, func(st *contract.SessionState) bool {
+				return st.PendingHandoff == nil || st.PendingHandoff.RequestID != reqID || st.PendingHandoff.Answer != nil
+			}); err != nil {
+				return err
+			}
 		}
 		fmt.Fprintf(env.stdout, "handoff %s of session %s answered %s\n", reqID, wfID, outcome)
 		return nil

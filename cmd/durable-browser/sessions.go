@@ -337,6 +337,8 @@ type personVerb struct {
 	subcommands string
 	noteHelp    string
 	byHelp      string
+	// keygen adds the flags of the keygen subcommand.
+	keygen bool
 }
 
 // personFlags are the flags every person verb takes.
@@ -345,6 +347,11 @@ type personFlags struct {
 	note, by     string
 	asJSON, scan bool
 	limit        int
+	// key is the approver's private key file; expiresIn bounds a signed decision.
+	key       string
+	expiresIn time.Duration
+	// name and out are keygen's.
+	name, out string
 }
 
 // parsePerson binds and parses a person verb's flags, which may stand before
@@ -355,10 +362,16 @@ func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *person
 	f := &personFlags{}
 	bindOps(fs, &f.opsFlags)
 	fs.String(&f.note, "note", "", v.answers+": "+v.noteHelp)
-	fs.String(&f.by, "by", "", v.answers+": "+v.byHelp+" (default $USER)")
+	fs.String(&f.by, "by", "", v.answers+": "+v.byHelp+" (default $USER; when signing, the key's approver)")
+	fs.StringVar(&f.key, "key", "", v.answers+": sign with this approver private key file (from approvals keygen) [$"+approverKeyEnv+"]")
+	fs.Duration(&f.expiresIn, "expires-in", contract.DefaultDecisionValidity, v.answers+": a signed decision is valid this long (at most 1h)")
 	fs.Bool(&f.asJSON, "json", false, "list: print JSON")
 	fs.Bool(&f.scan, "scan", false, "list: query every running session, not only those whose BrowserState says "+v.state+" (for sessions started without search attributes)")
 	fs.Int(&f.limit, "limit", 200, "list: look at most at this many sessions")
+	if v.keygen {
+		fs.StringVar(&f.name, "name", "", "keygen: the approver's name, which their signed decisions give as by (letters, digits, . _ @ -)")
+		fs.StringVar(&f.out, "out", "", "keygen: file the private key is written to (mode 0600; must not exist)")
+	}
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, v.usage)
 		fs.PrintDefaults()

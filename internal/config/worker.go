@@ -69,6 +69,12 @@ type Worker struct {
 	// BrowserAllowHosts is a comma-separated list of hosts browsers may
 	// reach whatever their address (never the worker's own services).
 	BrowserAllowHosts string
+	// ApproverKeys is a file of "name base64-ed25519-public-key" lines: the
+	// people whose signed decisions sessions act on.
+	ApproverKeys string
+	// UnsignedApprovals says running without approver keys is intended
+	// (it silences the warning).
+	UnsignedApprovals bool
 
 	LogLevel string
 }
@@ -128,6 +134,8 @@ func BindWorker(s *Set, w *Worker) {
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
 	s.Bool(&w.BrowserAllowPrivate, "browser-allow-private", false, "let browsers reach private and loopback addresses (never the metadata range or this worker's own services)")
 	s.String(&w.BrowserAllowHosts, "browser-allow-hosts", "", "comma-separated hosts browsers may reach whatever their address: names, *.domain wildcards or addresses (never this worker's own services)")
+	s.String(&w.ApproverKeys, "approver-keys", "", "file of \"name base64-ed25519-public-key\" lines: only these people's signed decisions approve holds and answer handoffs")
+	s.Bool(&w.UnsignedApprovals, "unsigned-approvals", false, "run without --approver-keys on purpose: anyone who can signal the namespace can approve and answer handoffs (silences the warning)")
 	s.String(&w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
 }
 
@@ -209,6 +217,9 @@ func (w *Worker) Validate() error {
 	}
 	if err := netguard.ValidateHostList(w.BrowserAllowHostList()); err != nil {
 		return &Error{Flag: "browser-allow-hosts", Problem: err.Error(), Fix: "e.g. intranet.corp,*.lab.corp,10.0.0.7"}
+	}
+	if _, err := w.Approvers(); err != nil {
+		return err
 	}
 	if w.SecretsFile != "" {
 		if _, err := os.Stat(w.SecretsFile); err != nil {
@@ -312,3 +323,26 @@ func sortedKeys(m map[string]string) []string {
 // DefaultMaxBrowsers is --max-browsers' default: two browsers per core, at
 // least 2 (a headless Chromium with a busy page wants about half a core).
 func DefaultMaxBrowsers() int { return max(2, 2*runtime.NumCPU()) }
+
+// Approvers reads --approver-keys (none when it is not set).
+func (w *Worker) Approvers() (contract.Approvers, error) {
+	if w.ApproverKeys == "" {
+		return nil, nil
+	}
+	if w.UnsignedApprovals {
+		return nil, &Error{Flag: "unsigned-approvals", Problem: "given with --approver-keys", Fix: "use one: signed decisions (--approver-keys) or unsigned ones"}
+	}
+	f, err := os.Open(w.ApproverKeys)
+	if err != nil {
+		return nil, &Error{Flag: "approver-keys", Problem: fmt.Sprintf("cannot read %s", w.ApproverKeys), Fix: "point it at a file of \"name base64-public-key\" lines (durable-browser approvals keygen prints one)"}
+	}
+	defer f.Close()
+	keys, err := contract.ParseApprovers(f)
+	if err != nil {
+		return nil, &Error{Flag: "approver-keys", Problem: fmt.Sprintf("%s: %v", w.ApproverKeys, err)}
+	}
+	if len(keys) == 0 {
+		return nil, &Error{Flag: "approver-keys", Problem: fmt.Sprintf("%s lists no approver", w.ApproverKeys), Fix: "add a line per approver, or leave the flag out to run unsigned"}
+	}
+	return keys, nil
+}

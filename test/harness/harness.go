@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/demosite"
 	"github.com/durable-browser/durable-browser/internal/devstack"
@@ -140,6 +141,9 @@ type WorkerOptions struct {
 	HoldTimeout time.Duration
 	// UploadDir and ProfileGrants are the worker's --upload-dir and --profile-grants.
 	UploadDir, ProfileGrants string
+	// Approvers makes sessions act only on decisions they signed (default:
+	// unsigned mode).
+	Approvers contract.Approvers
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -188,6 +192,7 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 		Notifier: o.Notifier,
 		// Approval tests shorten the wait for an unanswered hold.
 		HoldTimeout: o.HoldTimeout,
+		Approvers:   o.Approvers,
 		// Tests read their own loopback pages through web_fetch.
 		Fetcher: webfetch.New(webfetch.Options{AllowLoopback: true}),
 		Logger:  log,

@@ -1,0 +1,253 @@
+package workflows
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-browser/durable-browser/contract"
+)
+
+func approverKey(seed byte) (ed25519.PublicKey, ed25519.PrivateKey) {
+	priv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, ed25519.SeedSize))
+	return priv.Public().(ed25519.PublicKey), priv
+}
+
+var (
+	anaPub, anaKey = approverKey(1)
+	_, eveKey      = approverKey(9)
+	testApprovers  = contract.Approvers{{Name: "ana", PublicKey: anaPub}}
+)
+
+// newSignedHarness runs the session as a worker configured with approvers does.
+func newSignedHarness(t *testing.T, approvers contract.Approvers) *harness {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	f := newFakeWorker()
+	f.register(env)
+	env.RegisterWorkflowWithOptions(SessionWorkflow(approvers), workflow.RegisterOptions{Name: contract.WorkflowBrowserSession})
+	env.SetStartWorkflowOptions(startOptions("sess-1"))
+	return &harness{t: t, env: env, f: f, results: map[string]map[string]any{}, rejected: map[string]error{}}
+}
+
+func reasons(st contract.SessionState) []string {
+	var out []string
+	for _, r := range st.Rejected {
+		out = append(out, r.Reason)
+	}
+	return out
+}
+
+// With approvers, a decision counts only when an approver signed it for
+// this session's pending hold, before its expiry; every other one is
+// recorded as rejected and the hold stays pending.
+func TestSignedApprovals(t *testing.T) {
+	for _, via := range []string{"worker", "session config"} {
+		t.Run(via, func(t *testing.T) {
+			h := newSignedHarness(t, testApprovers)
+			cfg := SessionConfig{}
+			if via == "session config" {
+				h = newHarness(t)
+				cfg.Approvers = testApprovers
+			}
+			var held, refused, decided contract.SessionState
+			var pending, approved contract.HoldDecision
+			h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
+			h.signal(2*time.Second, contract.SignalHold, func() any {
+				return contract.HoldSignal{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order", ActivityID: "7"}
+			})
+			h.query(3*time.Second, contract.QueryState, &held)
+			signed := func(key ed25519.PrivateKey, wf string, mod func(*contract.ApprovalSignal), validFor time.Duration) func() any {
+				return func() any {
+					s := contract.ApprovalSignal{HoldID: "x1", Decision: contract.DecisionApprove, By: "ana", Note: "ok"}
+					if mod != nil {
+						mod(&s)
+					}
+					heldAt := held.Holds[0].HeldAt
+					if err := s.Sign(key, wf, heldAt, h.env.Now().Add(validFor)); err != nil {
+						t.Fatal(err)
+					}
+					return s
+				}
+			}
+			wants := []string{}
+			bad := func(at time.Duration, reason string, v func() any) {
+				h.signal(at, contract.SignalApproval, v)
+				wants = append(wants, reason)
+			}
+			bad(4*time.Second, contract.RejectUnsigned, func() any {
+				return contract.ApprovalSignal{HoldID: "x1", Decision: contract.DecisionApprove, By: "ana"}
+			})
+			bad(5*time.Second, contract.RejectBadSignature, signed(eveKey, "sess-1", nil, 5*time.Minute))
+			bad(6*time.Second, contract.RejectUnknownSigner, signed(eveKey, "sess-1", func(s *contract.ApprovalSignal) { s.By = "eve" }, 5*time.Minute))
+			bad(7*time.Second, contract.RejectNotPending, signed(anaKey, "sess-1", func(s *contract.ApprovalSignal) { s.HoldID = "zz" }, 5*time.Minute))
+			bad(8*time.Second, contract.RejectBadSignature, signed(anaKey, "other-session", nil, 5*time.Minute))
+			bad(9*time.Second, contract.RejectExpired, signed(anaKey, "sess-1", nil, -time.Second))
+			bad(10*time.Second, contract.RejectExpiryTooFar, signed(anaKey, "sess-1", nil, 3*time.Hour))
+			bad(11*time.Second, contract.RejectBadSignature, func() any {
+				s := signed(anaKey, "sess-1", nil, 5*time.Minute)().(contract.ApprovalSignal)
+				s.Decision = contract.DecisionDeny // tampered after signing
+				return s
+			})
+			bad(12*time.Second, contract.RejectBadVerdict, signed(anaKey, "sess-1", func(s *contract.ApprovalSignal) { s.Decision = "maybe" }, 5*time.Minute))
+			h.query(13*time.Second, contract.QueryState, &refused)
+			h.query(13*time.Second, contract.QueryHold, &pending, "x1")
+			h.signal(14*time.Second, contract.SignalApproval, signed(anaKey, "sess-1", nil, 5*time.Minute))
+			bad(15*time.Second, contract.RejectAlreadyDone, signed(anaKey, "sess-1", func(s *contract.ApprovalSignal) { s.Decision = contract.DecisionDeny }, 5*time.Minute))
+			h.query(16*time.Second, contract.QueryHold, &approved, "x1")
+			h.query(16*time.Second, contract.QueryState, &decided)
+			h.run(cfg)
+
+			if len(held.Approvers) != 1 || held.Approvers[0] != "ana" {
+				t.Fatalf("state names approvers %v", held.Approvers)
+			}
+			if pending.Decision != "" || refused.State != contract.StateHeld || refused.Holds[0].Decision != "" {
+				t.Fatalf("a rejected decision changed the hold: %+v, state %+v", pending, refused)
+			}
+			if got := reasons(refused); len(got) != len(wants)-1 {
+				t.Fatalf("rejected %v, want %v", got, wants[:len(wants)-1])
+			}
+			if approved.Decision != contract.DecisionApprove || approved.By != "ana" {
+				t.Fatalf("the signed approval: %+v", approved)
+			}
+			got := reasons(decided)
+			if len(got) != len(wants) {
+				t.Fatalf("rejected %v, want %v", got, wants)
+			}
+			for i := range wants {
+				if got[i] != wants[i] {
+					t.Errorf("rejection %d: %s, want %s", i, got[i], wants[i])
+				}
+			}
+			if r := decided.Rejected[0]; r.Kind != contract.KindApproval || r.ID != "x1" || r.By != "ana" || r.At.IsZero() {
+				t.Errorf("rejection record %+v", r)
+			}
+		})
+	}
+}
+
+func TestSignedHandoff(t *testing.T) {
+	h := newSignedHarness(t, testApprovers)
+	var during, refused contract.SessionState
+	h.call(time.Second, "h1", contract.ToolRequestHandoff,
+		`{"instruction":"Solve the puzzle","completion_condition":{"text":"Pay now"},"expires_in_s":60}`)
+	h.query(2*time.Second, contract.QueryState, &during)
+	answer := func(key ed25519.PrivateKey, by string, validFor time.Duration) func() any {
+		return func() any {
+			s := contract.HandoffSignal{RequestID: during.PendingHandoff.RequestID, Outcome: contract.OutcomeDone, By: by, Note: "solved"}
+			if key != nil {
+				if err := s.Sign(key, "sess-1", h.env.Now().Add(validFor)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return s
+		}
+	}
+	h.signal(3*time.Second, contract.SignalHandoff, answer(nil, "ana", 0))
+	h.signal(4*time.Second, contract.SignalHandoff, answer(eveKey, "ana", time.Minute))
+	h.signal(5*time.Second, contract.SignalHandoff, answer(anaKey, "ana", -time.Minute))
+	h.signal(6*time.Second, contract.SignalHandoff, func() any {
+		s := answer(anaKey, "ana", time.Minute)().(contract.HandoffSignal)
+		s.RequestID = "h-other"
+		return s
+	})
+	h.query(7*time.Second, contract.QueryState, &refused)
+	h.signal(8*time.Second, contract.SignalHandoff, answer(anaKey, "ana", time.Minute))
+	h.run(SessionConfig{})
+
+	if refused.State != contract.StateWaitingForHuman || refused.PendingHandoff == nil || refused.PendingHandoff.Answer != nil {
+		t.Fatalf("a rejected answer changed the handoff: %+v", refused)
+	}
+	want := []string{contract.RejectUnsigned, contract.RejectBadSignature, contract.RejectExpired, contract.RejectNotPending}
+	got := reasons(refused)
+	if len(got) != len(want) {
+		t.Fatalf("rejected %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] || refused.Rejected[i].Kind != contract.KindHandoff {
+			t.Errorf("rejection %d: %+v, want %s", i, refused.Rejected[i], want[i])
+		}
+	}
+	r := h.results["h1"]
+	if r["outcome"] != contract.OutcomeDone || r["by"] != "ana" || r["waited_s"] != float64(7) {
+		t.Fatalf("handoff result %v", r)
+	}
+}
+
+// Without approvers nothing changes: unsigned decisions count (unsigned
+// mode), and nothing is recorded as rejected.
+func TestUnsignedModeRecordsNoRejections(t *testing.T) {
+	h := newSignedHarness(t, nil)
+	var st contract.SessionState
+	h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
+	h.signal(2*time.Second, contract.SignalHold, func() any { return contract.HoldSignal{HoldID: "x1", Method: "POST"} })
+	h.signal(3*time.Second, contract.SignalApproval, func() any { return contract.ApprovalSignal{HoldID: "zz", Decision: contract.DecisionApprove} })
+	h.signal(4*time.Second, contract.SignalApproval, func() any { return contract.ApprovalSignal{HoldID: "x1", Decision: contract.DecisionDeny, By: "x"} })
+	h.query(5*time.Second, contract.QueryState, &st)
+	h.run(SessionConfig{})
+	if len(st.Rejected) != 0 || len(st.Approvers) != 0 || st.Holds[0].Decision != contract.DecisionDeny {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+// The rejected list is bounded and keeps the latest.
+func TestRejectedDecisionsAreBounded(t *testing.T) {
+	h := newSignedHarness(t, testApprovers)
+	var st contract.SessionState
+	for i := range maxRejected + 5 {
+		h.signal(time.Duration(i+1)*time.Second, contract.SignalApproval, func() any {
+			return json.RawMessage(`{"hold_id":"h` + string(rune('a'+i)) + `","decision":"approve","by":"` + string(bytes.Repeat([]byte("x"), 200)) + `"}`)
+		})
+	}
+	h.query(time.Minute, contract.QueryState, &st)
+	h.run(SessionConfig{})
+	if len(st.Rejected) != maxRejected || st.Rejected[maxRejected-1].ID != "h"+string(rune('a'+maxRejected+4)) {
+		t.Fatalf("rejected %+v", st.Rejected)
+	}
+	if len(st.Rejected[0].By) > 70 {
+		t.Fatalf("by kept at %d bytes", len(st.Rejected[0].By))
+	}
+}
+
+// A history with signed decisions replays whatever approvers the replaying
+// worker has (none, or others): the list the run read is recorded.
+func TestSignedHistoryReplaysUnderOtherApprovers(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(historiesDir, "*", "history-approval-signed.json"))
+	if len(files) == 0 {
+		t.Fatal("no recorded history of signed approvals")
+	}
+	otherPub, _ := approverKey(7)
+	for _, f := range files {
+		for _, approvers := range []contract.Approvers{nil, {{Name: "zed", PublicKey: otherPub}}} {
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflowWithOptions(SessionWorkflow(approvers), workflow.RegisterOptions{Name: contract.WorkflowBrowserSession})
+			raw, err := os.Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := client.HistoryFromJSON(raw, client.HistoryJSONOptions{})
+			raw.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := os.ReadFile(strings.TrimSuffix(f, ".json") + ".id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := worker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: strings.TrimSpace(string(id))}}
+			if err := r.ReplayWorkflowHistoryWithOptions(nil, h, opts); err != nil {
+				t.Errorf("%s under approvers %v: %v", f, approvers.Names(), err)
+			}
+		}
+	}
+}
