@@ -102,6 +102,9 @@ type liveSession struct {
 	provider providers.Provider
 	sess     *providers.Session
 	browser  Browser
+	// made is what the browser was made with (madeWith); a create that
+	// finds the session must ask for the same.
+	made contract.SessionOptions
 	// policy is the session's action policy for requests outside a run.
 	policy string
 	// calls serialises calls: one browser, one call at a time. It is a

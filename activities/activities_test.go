@@ -281,7 +281,7 @@ func TestResultsAreRedacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := call[contract.CreateResult](h, contract.ActivityCreate, contract.CreateRequest{Tag: "t-1"})
+	found, err := call[contract.CreateResult](h, contract.ActivityCreate, contract.CreateRequest{Tag: "t-1", Options: contract.SessionOptions{ActionPolicy: contract.PolicyDeny}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,21 @@ type fakeProvider struct {
 	releaseErr error
 	// downloads, when set, is each session's download directory.
 	downloads string
+	// found are browsers that outlived the worker that made them (another
+	// worker's, or an earlier boot's), by tag, with the options they were
+	// made with (nil: none kept). Create and Find find them.
+	found map[string]*contract.SessionOptions
+	finds int
+}
+
+func (p *fakeProvider) session(tag string) *providers.Session {
+	return &providers.Session{
+		Tag:         tag,
+		Provider:    "fake",
+		CDPURL:      "ws://127.0.0.1:9222/devtools/browser/" + tag,
+		PID:         4242,
+		DownloadDir: p.downloads,
+	}
 }
 
 func (p *fakeProvider) Create(_ context.Context, o providers.CreateOptions) (*providers.Session, error) {
@@ -40,13 +55,24 @@ func (p *fakeProvider) Create(_ context.Context, o providers.CreateOptions) (*pr
 	if p.createErr != nil {
 		return nil, p.createErr
 	}
-	return &providers.Session{
-		Tag:         o.Tag,
-		Provider:    "fake",
-		CDPURL:      "ws://127.0.0.1:9222/devtools/browser/" + o.Tag,
-		PID:         4242,
-		DownloadDir: p.downloads,
-	}, nil
+	s := p.session(o.Tag)
+	if made, ok := p.found[o.Tag]; ok {
+		s.Found, s.Made = true, made
+	}
+	return s, nil
+}
+
+func (p *fakeProvider) Find(_ context.Context, tag string) (*providers.Session, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finds++
+	made, ok := p.found[tag]
+	if !ok {
+		return nil, providers.ErrNotFound
+	}
+	s := p.session(tag)
+	s.Found, s.Made = true, made
+	return s, nil
 }
 
 func (p *fakeProvider) Release(_ context.Context, tag string) error {

@@ -52,9 +52,15 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 				"profile %q is not granted to this session (to %s it); continue without it, or ask the host to grant it: the session's profile_grants (durable-browser call --grant-profile) or the worker's --profile-grants", pr.Name, what))
 		}
 	}
+	// What the browser is made with, kept with it: a later create of the
+	// tag that finds it must ask for the same, or is refused.
+	want := madeWith(name, req.Options)
 	a.mu.Lock()
 	if s, ok := a.sessions[req.Tag]; ok {
 		a.mu.Unlock()
+		if f := checkFound(req.Tag, want, &s.made); f != nil {
+			return nil, a.fail(f)
+		}
 		res := &contract.CreateResult{Session: s.ref, Found: true, URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}
 		return res, a.clean(res)
 	}
@@ -74,25 +80,47 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
+	// A browser another worker (or an earlier boot) made for the tag is
+	// checked before Create adopts it.
+	if fp, ok := p.(finder); ok {
+		if found, err := fp.Find(ctx, req.Tag); err == nil {
+			if f := checkFound(req.Tag, want, found.Made); f != nil {
+				return nil, a.fail(f)
+			}
+		}
+	}
 	sess, err := p.Create(ctx, providers.CreateOptions{
 		Tag:      req.Tag,
 		Headed:   req.Options.Headed,
 		Stealth:  req.Options.Stealth,
 		Profile:  req.Options.Profile,
 		Replaces: req.Replaces,
+		Session:  &want,
 	})
 	if err != nil {
 		log.Error().Err(err).Msg("creating browser")
 		return nil, a.fail(providerFailure(err))
 	}
+	if sess.Found {
+		if f := checkFound(req.Tag, want, sess.Made); f != nil {
+			return nil, a.fail(f)
+		}
+		if sess.Made == nil {
+			log.Warn().Msg("found a browser whose provider kept no options; taking it as asked")
+		}
+	}
 	ls := &liveSession{
 		ref:      contract.SessionRef{Tag: req.Tag, Provider: name, HostQueue: a.o.HostQueue},
 		provider: p,
 		sess:     sess,
+		made:     want,
 		policy:   req.Options.ActionPolicy,
 		calls:    make(chan struct{}, 1),
 	}
 	ls.lastUsed.Store(time.Now().UnixNano())
+	// Found or started, the browser is driven with the same options: the
+	// reach guard, and under "ask" and "deny" the approval gate, are in
+	// force on it from the first request this worker lets go.
 	do := driver.Options{
 		CDPURL:        sess.CDPURL,
 		TargetID:      sess.TargetID,
@@ -136,18 +164,21 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		// Lost a race with a concurrent create of the same tag: keep the first.
 		a.mu.Unlock()
 		_ = b.Close()
+		if f := checkFound(req.Tag, want, &prev.made); f != nil {
+			return nil, a.fail(f)
+		}
 		return &contract.CreateResult{Session: prev.ref, Found: true}, nil
 	}
 	a.sessions[req.Tag] = ls
 	a.mu.Unlock()
 	log.Info().Str("provider", name).Int("pid", sess.PID).Msg("session created")
 
-	if req.Options.StartURL != "" {
+	if req.Options.StartURL != "" && !sess.Found {
 		if _, err := b.Run(ctx, []driver.Action{{Op: "goto", URL: req.Options.StartURL}}); err != nil {
 			log.Warn().Err(err).Msg("opening start url")
 		}
 	}
-	res := &contract.CreateResult{Session: ls.ref, URL: a.o.Redactor.URL(b.URL(ctx)), Title: b.Title(ctx)}
+	res := &contract.CreateResult{Session: ls.ref, Found: sess.Found, URL: a.o.Redactor.URL(b.URL(ctx)), Title: b.Title(ctx)}
 	return res, a.clean(res)
 }
 

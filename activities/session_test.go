@@ -60,7 +60,8 @@ func TestCreatePassesSessionToDriver(t *testing.T) {
 	h.prov.mu.Lock()
 	got := h.prov.created[0]
 	h.prov.mu.Unlock()
-	if want := (providers.CreateOptions{Tag: "t-1", Stealth: true, Headed: true}); !reflect.DeepEqual(got, want) {
+	made := contract.SessionOptions{Provider: "local", Stealth: true, Headed: true, ActionPolicy: contract.PolicyAllow}
+	if want := (providers.CreateOptions{Tag: "t-1", Stealth: true, Headed: true, Session: &made}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("provider create options = %+v, want %+v", got, want)
 	}
 }

@@ -33,6 +33,11 @@ type CreateOptions struct {
 	// Replaces is the tag of a session this one replaces (a relaunch); a
 	// profile that session holds may pass to this one.
 	Replaces string `json:"replaces,omitempty"`
+	// Session is the session's options as the create asked for them. The
+	// provider keeps them with the browser and hands them back as
+	// Session.Made when a later create finds it, so the caller can refuse a
+	// browser made with other options.
+	Session *contract.SessionOptions `json:"session,omitempty"`
 }
 
 // Session is a browser a provider holds for one tag.
@@ -53,6 +58,13 @@ type Session struct {
 	// session in a browser it shares with others (the cdp provider): the
 	// driver should drive that page rather than the browser's first one.
 	TargetID string `json:"target_id,omitempty"`
+	// Found is true when Create found the tag's browser instead of starting
+	// one.
+	Found bool `json:"found,omitempty"`
+	// Made is the CreateOptions.Session the browser was made with, as the
+	// provider kept it; nil when it kept none (a browser made before
+	// providers kept them).
+	Made *contract.SessionOptions `json:"made,omitempty"`
 }
 
 // Status is what a provider knows of a session now.

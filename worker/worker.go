@@ -123,7 +123,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	}
 	provs := map[string]providers.Provider{lp.Name(): lp}
 	if cfg.CDPEndpoint != "" {
-		cp, err := cdp.New(cdp.Options{Endpoint: cfg.CDPEndpoint, StateDir: filepath.Join(cfg.ProfileRoot, "cdp"), Logger: log})
+		cp, err := cdp.New(cdp.Options{Endpoint: cfg.CDPEndpoint, Logger: log})
 		if err != nil {
 			return nil, &config.Error{Flag: "cdp-endpoint", Problem: err.Error()}
 		}

@@ -1,24 +1,35 @@
 // Package cdp is the provider that attaches to a Chrome someone already runs
-// (its DevTools endpoint, http://host:port or ws://...). A session is a page
-// the provider opened in that browser; release closes only the pages the
-// session opened (and the popups they opened) and leaves the browser running.
+// (its DevTools endpoint, http://host:port or ws://...). A session is a
+// browser context of its own in that browser (its own cookies, storage and
+// cache) with the page the provider opened in it; release disposes of that
+// context, and so of every page in it, and leaves the browser and its other
+// pages running.
+//
+// Which context is which session's is kept in the browser itself, so any
+// worker on any machine finds and releases a session by its tag: beside each
+// session's context the provider opens a second one holding a single marker
+// page, about:blank#durable-browser-session=<tag>&context=<id>&page=<id>&options=<...>,
+// naming the session's context, its page and the options it was made with.
+// A marker counts only when it is the one page of its context and names
+// another context: a page of a session can open pages only in its own
+// context, and cannot guess another context's id, so it cannot pass for a
+// marker.
 package cdp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"net/url"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/chrome"
 	"github.com/durable-browser/durable-browser/internal/tags"
 	"github.com/durable-browser/durable-browser/providers"
@@ -44,36 +55,21 @@ type Options struct {
 	// through /json/version) or ws://host:port/devtools/browser/<id>. It is a
 	// full-control credential and never logged.
 	Endpoint string
-	// StateDir, when set, keeps a small file per tag naming the pages it
-	// opened, so a restarted worker finds its sessions. Without it sessions
-	// are remembered in memory only.
-	StateDir string
 	// Logger receives create and release lines.
 	Logger zerolog.Logger
 	// CallTimeout bounds each exchange with the browser (default 10s).
 	CallTimeout time.Duration
 }
 
-// Provider opens sessions as pages of one existing browser.
+// Provider opens sessions as browser contexts of one existing browser. It
+// keeps nothing about them: the browser's markers are the state.
 type Provider struct {
 	endpoint string
-	stateDir string
 	log      zerolog.Logger
 	timeout  time.Duration
 
-	mu    sync.Mutex
-	state map[string]*entry
-	// locks serialises Create and Release of one tag.
+	// locks serialises Create and Release of one tag in this process.
 	locks tags.Locks
-}
-
-// entry is what the provider remembers of one tag.
-type entry struct {
-	Tag string `json:"tag"`
-	// Targets are the pages the session opened, first the one it drives.
-	Targets []string  `json:"targets"`
-	Stealth bool      `json:"stealth,omitempty"`
-	Created time.Time `json:"created"`
 }
 
 var _ providers.Provider = (*Provider)(nil)
@@ -83,20 +79,13 @@ func New(o Options) (*Provider, error) {
 	if _, err := chrome.ParseEndpoint(o.Endpoint); err != nil {
 		return nil, err
 	}
-	if o.StateDir != "" {
-		if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
-			return nil, fmt.Errorf("cdp provider: StateDir: %w", err)
-		}
-	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 10 * time.Second
 	}
 	return &Provider{
 		endpoint: strings.TrimSpace(o.Endpoint),
-		stateDir: o.StateDir,
 		log:      o.Logger.With().Str("provider", Name).Logger(),
 		timeout:  o.CallTimeout,
-		state:    map[string]*entry{},
 	}, nil
 }
 
@@ -111,9 +100,11 @@ func (p *Provider) Capabilities() providers.Capabilities {
 
 // targetInfo is the part of a DevTools TargetInfo the provider reads.
 type targetInfo struct {
-	TargetID string `json:"targetId"`
-	Type     string `json:"type"`
-	OpenerID string `json:"openerId"`
+	TargetID  string `json:"targetId"`
+	Type      string `json:"type"`
+	URL       string `json:"url"`
+	OpenerID  string `json:"openerId"`
+	ContextID string `json:"browserContextId"`
 }
 
 // conn opens a connection to the browser for one operation.
@@ -143,37 +134,109 @@ func targets(ctx context.Context, c *chrome.Conn) (map[string]targetInfo, error)
 	return m, nil
 }
 
-// owned returns the live targets of e: the pages it opened and, recursively,
-// the pages those opened.
-func owned(e *entry, all map[string]targetInfo) []string {
-	mine := map[string]bool{}
-	for _, id := range e.Targets {
-		mine[id] = true
+const markerPrefix = "about:blank#durable-browser-session="
+
+// marker is what a marker page says of its session.
+type marker struct {
+	Tag     string
+	Context string // the session's browser context
+	Page    string // the page the session drives
+	Made    *contract.SessionOptions
+	// Own is the marker's own context, Target the marker page.
+	Own, Target string
+}
+
+func markerURL(m marker) string {
+	u := markerPrefix + m.Tag + "&context=" + url.QueryEscape(m.Context) + "&page=" + url.QueryEscape(m.Page)
+	if m.Made != nil {
+		if b, err := json.Marshal(m.Made); err == nil {
+			u += "&options=" + base64.RawURLEncoding.EncodeToString(b)
+		}
 	}
-	for grew := true; grew; {
-		grew = false
-		for id, t := range all {
-			if !mine[id] && t.OpenerID != "" && mine[t.OpenerID] {
-				mine[id], grew = true, true
+	return u
+}
+
+func parseMarker(raw string) (marker, bool) {
+	frag, ok := strings.CutPrefix(raw, "about:blank#")
+	if !ok {
+		return marker{}, false
+	}
+	q, err := url.ParseQuery(frag)
+	if err != nil {
+		return marker{}, false
+	}
+	m := marker{Tag: q.Get("durable-browser-session"), Context: q.Get("context"), Page: q.Get("page")}
+	if tags.Valid(m.Tag) != nil || m.Context == "" || m.Page == "" {
+		return marker{}, false
+	}
+	if o := q.Get("options"); o != "" {
+		if b, err := base64.RawURLEncoding.DecodeString(o); err == nil {
+			var made contract.SessionOptions
+			if json.Unmarshal(b, &made) == nil {
+				m.Made = &made
 			}
 		}
 	}
-	var out []string
-	for _, id := range e.Targets { // keep the session's own order first
-		if _, ok := all[id]; ok {
-			out = append(out, id)
-			delete(mine, id)
+	return m, true
+}
+
+// markers returns the tag's markers in the browser: pages with its marker
+// URL that are the only page of their context and name another context.
+// More than one is left by creates that raced on two workers.
+func markers(all map[string]targetInfo, tag string) []marker {
+	pages := map[string]int{}
+	for _, t := range all {
+		if t.Type == "page" {
+			pages[t.ContextID]++
 		}
 	}
-	for id := range mine {
-		if _, ok := all[id]; ok {
-			out = append(out, id)
+	var out []marker
+	for _, t := range all {
+		if t.Type != "page" || !strings.HasPrefix(t.URL, markerPrefix) {
+			continue
 		}
+		m, ok := parseMarker(t.URL)
+		if !ok || m.Tag != tag || t.ContextID == "" || pages[t.ContextID] != 1 || m.Context == t.ContextID {
+			continue
+		}
+		m.Own, m.Target = t.ContextID, t.TargetID
+		out = append(out, m)
 	}
 	return out
 }
 
-// Create returns the tag's page if it is still open, or opens a new one.
+// page returns the page to drive in m's context: the one the session opened,
+// or, when that was closed, another page in the context (a popup it opened).
+func page(m marker, all map[string]targetInfo) string {
+	if t, ok := all[m.Page]; ok && t.ContextID == m.Context {
+		return m.Page
+	}
+	for id, t := range all {
+		if t.Type == "page" && t.ContextID == m.Context {
+			return id
+		}
+	}
+	return ""
+}
+
+// find is the tag's live session in the browser: a marker whose context
+// still has a page. Markers whose session's pages are all gone are returned
+// as stale, for the caller to dispose of.
+func find(all map[string]targetInfo, tag string) (m marker, target string, stale []marker) {
+	for _, mk := range markers(all, tag) {
+		if id := page(mk, all); id != "" && target == "" {
+			m, target = mk, id
+			continue
+		}
+		if page(mk, all) == "" {
+			stale = append(stale, mk)
+		}
+	}
+	return m, target, stale
+}
+
+// Create returns the tag's session if its context still has a page, or
+// opens a new context with a page, and the marker that names them.
 func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*providers.Session, error) {
 	if err := tags.Valid(o.Tag); err != nil {
 		return nil, err
@@ -193,47 +256,91 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 		return nil, err
 	}
 	defer c.Close()
-	if e, err := p.load(o.Tag); err != nil {
+	all, err := targets(ctx, c)
+	if err != nil {
 		return nil, err
-	} else if e != nil {
-		all, err := targets(ctx, c)
-		if err != nil {
+	}
+	m, target, stale := find(all, o.Tag)
+	if target != "" {
+		s := p.session(m, ws, target)
+		s.Found = true
+		return s, nil
+	}
+	// A session whose pages were all closed elsewhere is gone: its contexts
+	// go before a new one opens.
+	for _, mk := range stale {
+		if err := dispose(ctx, c, mk); err != nil {
 			return nil, err
 		}
-		if live := owned(e, all); len(live) > 0 {
-			return p.session(e, ws, live[0]), nil
-		}
+	}
+	m = marker{Tag: o.Tag, Made: o.Session}
+	if m.Context, err = newContext(ctx, c); err != nil {
+		return nil, fmt.Errorf("opening a browser context for the session (the browser must allow Target.createBrowserContext): %w", err)
+	}
+	undo := func() {
+		_ = dispose(context.WithoutCancel(ctx), c, m)
 	}
 	var res struct {
 		TargetID string `json:"targetId"`
 	}
-	if err := c.Call(ctx, "Target.createTarget", map[string]any{"url": "about:blank"}, &res); err != nil {
+	if err := c.Call(ctx, "Target.createTarget", map[string]any{"url": "about:blank", "browserContextId": m.Context}, &res); err != nil {
+		undo()
 		return nil, fmt.Errorf("opening a page: %w", err)
 	}
-	e := &entry{Tag: o.Tag, Targets: []string{res.TargetID}, Stealth: o.Stealth, Created: time.Now().UTC()}
-	if err := p.save(e); err != nil {
-		_ = c.Call(context.WithoutCancel(ctx), "Target.closeTarget", map[string]any{"targetId": res.TargetID}, nil)
-		return nil, err
+	m.Page = res.TargetID
+	if m.Own, err = newContext(ctx, c); err != nil {
+		undo()
+		return nil, fmt.Errorf("opening the session's marker context: %w", err)
 	}
-	p.log.Info().Str("session", o.Tag).Msg("opened a page in the attached browser")
-	return p.session(e, ws, res.TargetID), nil
+	if err := c.Call(ctx, "Target.createTarget", map[string]any{"url": markerURL(m), "browserContextId": m.Own, "background": true}, nil); err != nil {
+		undo()
+		return nil, fmt.Errorf("opening the session's marker page: %w", err)
+	}
+	p.log.Info().Str("session", o.Tag).Msg("opened a browser context in the attached browser")
+	s := p.session(m, ws, m.Page)
+	s.Stealth = o.Stealth
+	return s, nil
 }
 
-func (p *Provider) session(e *entry, ws, target string) *providers.Session {
-	return &providers.Session{Tag: e.Tag, Provider: Name, CDPURL: ws, TargetID: target, Stealth: e.Stealth}
+func newContext(ctx context.Context, c *chrome.Conn) (string, error) {
+	var res struct {
+		BrowserContextID string `json:"browserContextId"`
+	}
+	if err := c.Call(ctx, "Target.createBrowserContext", map[string]any{}, &res); err != nil {
+		return "", err
+	}
+	return res.BrowserContextID, nil
 }
 
-// Find returns the tag's session while any page it opened is still open.
+// dispose disposes of a session's context and its marker's; a context
+// already gone is no error.
+func dispose(ctx context.Context, c *chrome.Conn, m marker) error {
+	for _, id := range []string{m.Context, m.Own} {
+		if id == "" {
+			continue
+		}
+		err := c.Call(ctx, "Target.disposeBrowserContext", map[string]any{"browserContextId": id}, nil)
+		var ce *chrome.CallError
+		if err != nil && !errors.As(err, &ce) { // an answered error: no such context
+			return fmt.Errorf("disposing of the session's browser context: %w", err)
+		}
+	}
+	return nil
+}
+
+func (p *Provider) session(m marker, ws, target string) *providers.Session {
+	s := &providers.Session{Tag: m.Tag, Provider: Name, CDPURL: ws, TargetID: target, Made: m.Made}
+	if m.Made != nil {
+		s.Stealth = m.Made.Stealth
+	}
+	return s
+}
+
+// Find returns the tag's session while a page of its context is open. It
+// asks the browser, so it finds sessions any worker opened.
 func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, error) {
 	if err := tags.Valid(tag); err != nil {
 		return nil, err
-	}
-	e, err := p.load(tag)
-	if err != nil {
-		return nil, err
-	}
-	if e == nil {
-		return nil, providers.ErrNotFound
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
@@ -249,11 +356,13 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 	if err != nil {
 		return nil, err
 	}
-	live := owned(e, all)
-	if len(live) == 0 {
+	m, target, _ := find(all, tag)
+	if target == "" {
 		return nil, providers.ErrNotFound
 	}
-	return p.session(e, ws, live[0]), nil
+	s := p.session(m, ws, target)
+	s.Found = true
+	return s, nil
 }
 
 // Status is live while a page of the session is open, gone when none is (or
@@ -269,26 +378,24 @@ func (p *Provider) Status(ctx context.Context, tag string) (providers.Status, er
 	return providers.StatusUnknown, err
 }
 
-// Release closes the pages the session opened, and the pages those opened,
-// waits until the browser no longer lists them, and forgets the tag. The
-// browser and every other page keep running. Unknown tags are not an error.
+// Release disposes of the session's browser context (closing every page in
+// it, popups too) and its marker's, found by tag in the browser, and waits
+// until the browser no longer lists any of their pages. It works from any
+// worker. The browser and every other page keep running. Unknown tags are
+// not an error.
 func (p *Provider) Release(ctx context.Context, tag string) error {
 	if err := tags.Valid(tag); err != nil {
 		return err
 	}
 	unlock := p.locks.Lock(tag)
 	defer unlock()
-	e, err := p.load(tag)
-	if err != nil || e == nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	c, _, err := p.conn(ctx)
 	if err != nil {
 		if browserGone(err) {
 			// Nothing listens: the browser, and so its pages, are gone.
-			return p.forget(tag)
+			return nil
 		}
 		return err
 	}
@@ -297,13 +404,16 @@ func (p *Provider) Release(ctx context.Context, tag string) error {
 	if err != nil {
 		return err
 	}
-	mine := owned(e, all)
-	for _, id := range mine {
-		err := c.Call(ctx, "Target.closeTarget", map[string]any{"targetId": id}, nil)
-		var ce *chrome.CallError
-		if err != nil && !errors.As(err, &ce) { // an answered error: already closing or gone
-			return fmt.Errorf("closing page: %w", err)
+	mine := markers(all, tag)
+	if len(mine) == 0 {
+		return nil
+	}
+	gone := map[string]bool{}
+	for _, m := range mine {
+		if err := dispose(ctx, c, m); err != nil {
+			return err
 		}
+		gone[m.Context], gone[m.Own] = true, true
 	}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -313,8 +423,8 @@ func (p *Provider) Release(ctx context.Context, tag string) error {
 			return err
 		}
 		left := 0
-		for _, id := range mine {
-			if _, ok := all[id]; ok {
+		for _, t := range all {
+			if t.Type == "page" && gone[t.ContextID] {
 				left++
 			}
 		}
@@ -327,71 +437,11 @@ func (p *Provider) Release(ctx context.Context, tag string) error {
 		case <-tick.C:
 		}
 	}
-	p.log.Info().Str("session", tag).Int("pages", len(mine)).Msg("closed the session's pages")
-	return p.forget(tag)
+	p.log.Info().Str("session", tag).Msg("disposed of the session's browser context")
+	return nil
 }
 
 // browserGone says nothing listens at the endpoint at all.
 func browserGone(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED)
-}
-
-func (p *Provider) statePath(tag string) string {
-	return filepath.Join(p.stateDir, tag+".json")
-}
-
-func (p *Provider) load(tag string) (*entry, error) {
-	p.mu.Lock()
-	e := p.state[tag]
-	p.mu.Unlock()
-	if e != nil || p.stateDir == "" {
-		return e, nil
-	}
-	b, err := os.ReadFile(p.statePath(tag))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading session state: %w", err)
-	}
-	e = &entry{}
-	if err := json.Unmarshal(b, e); err != nil || e.Tag != tag || len(e.Targets) == 0 {
-		return nil, nil // torn or foreign: as if absent
-	}
-	p.mu.Lock()
-	p.state[tag] = e
-	p.mu.Unlock()
-	return e, nil
-}
-
-func (p *Provider) save(e *entry) error {
-	if p.stateDir != "" {
-		b, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		tmp := p.statePath(e.Tag) + ".tmp"
-		if err := os.WriteFile(tmp, b, 0o600); err != nil {
-			return fmt.Errorf("writing session state: %w", err)
-		}
-		if err := os.Rename(tmp, p.statePath(e.Tag)); err != nil {
-			return fmt.Errorf("writing session state: %w", err)
-		}
-	}
-	p.mu.Lock()
-	p.state[e.Tag] = e
-	p.mu.Unlock()
-	return nil
-}
-
-func (p *Provider) forget(tag string) error {
-	p.mu.Lock()
-	delete(p.state, tag)
-	p.mu.Unlock()
-	if p.stateDir != "" {
-		if err := os.Remove(p.statePath(tag)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("removing session state: %w", err)
-		}
-	}
-	return nil
 }

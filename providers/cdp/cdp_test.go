@@ -121,8 +121,7 @@ func TestAttachCreateFindRelease(t *testing.T) {
 	defer cancel()
 	pid, port := runChrome(t)
 	endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
-	state := t.TempDir()
-	p, err := New(Options{Endpoint: endpoint, StateDir: state})
+	p, err := New(Options{Endpoint: endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +139,7 @@ func TestAttachCreateFindRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := p.Create(ctx, providers.CreateOptions{Tag: "a"})
-	if err != nil || again.TargetID != a.TargetID {
+	if err != nil || again.TargetID != a.TargetID || !again.Found || a.Found {
 		t.Fatalf("second create: %v, target %s want %s", err, again.TargetID, a.TargetID)
 	}
 	if a.CDPURL != ws || a.Provider != Name || !a.Stealth || a.PID != 0 {
@@ -191,8 +190,9 @@ func TestAttachCreateFindRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A restarted worker finds the other session through the state dir.
-	p2, err := New(Options{Endpoint: ws, StateDir: state})
+	// A restarted worker (a provider that remembers nothing) finds the
+	// other session in the browser.
+	p2, err := New(Options{Endpoint: ws})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,7 +172,9 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 				}
 				p.log.Info().Str("session", o.Tag).Int("pid", rec.PID).Msg("adopted browser from an earlier boot")
 			}
-			return p.session(rec), nil
+			s := p.session(rec)
+			s.Found = true
+			return s, nil
 		}
 	}
 	// Whatever is left of a dead browser goes before a new one starts.
@@ -195,7 +197,9 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 	if rec == nil || !p.alive(ctx, rec) {
 		return nil, providers.ErrNotFound
 	}
-	return p.session(rec), nil
+	s := p.session(rec)
+	s.Found = true
+	return s, nil
 }
 
 // Status is live when the browser's process runs and its DevTools port
@@ -231,6 +235,7 @@ func (p *Provider) session(r *Record) *providers.Session {
 		PID:         r.PID,
 		Stealth:     r.Stealth,
 		DownloadDir: r.DownloadDir,
+		Made:        r.Options,
 	}
 }
 
@@ -286,6 +291,7 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 		StartedAt:   time.Now().UTC(),
 		Stealth:     o.Stealth,
 		Headed:      o.Headed || p.headed,
+		Options:     o.Session,
 	}
 	if err := os.MkdirAll(rec.DownloadDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating session directory: %w", err)

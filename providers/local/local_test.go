@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -187,9 +188,13 @@ func TestRestartedWorkerFindsByTagAndReapsUnowned(t *testing.T) {
 	ctx := testCtx(t)
 	root := t.TempDir()
 	old := newProvider(t, root, "boot-old")
-	kept, err := old.Create(ctx, providers.CreateOptions{Tag: "kept", Stealth: true})
+	made := &contract.SessionOptions{Provider: Name, Stealth: true, ActionPolicy: "ask", AllowHosts: []string{"shop.example"}}
+	kept, err := old.Create(ctx, providers.CreateOptions{Tag: "kept", Stealth: true, Session: made})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if kept.Found {
+		t.Fatal("a started browser says it was found")
 	}
 	dropped, err := old.Create(ctx, providers.CreateOptions{Tag: "dropped"})
 	if err != nil {
@@ -202,8 +207,13 @@ func TestRestartedWorkerFindsByTagAndReapsUnowned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if found.PID != kept.PID || found.CDPURL != kept.CDPURL || !found.Stealth {
+	if found.PID != kept.PID || found.CDPURL != kept.CDPURL || !found.Stealth || !found.Found {
 		t.Fatalf("found %+v, want pid %d", found, kept.PID)
+	}
+	// The record keeps what the browser was made with, for the next create
+	// to compare.
+	if found.Made == nil || !reflect.DeepEqual(*found.Made, *made) {
+		t.Fatalf("found browser made with %+v, want %+v", found.Made, made)
 	}
 	released, err := p.Reap(ctx, func(r Record) bool { return r.Tag == "kept" })
 	if err != nil {
@@ -219,8 +229,8 @@ func TestRestartedWorkerFindsByTagAndReapsUnowned(t *testing.T) {
 
 	// Creating the kept tag adopts it; a later Reap leaves it alone.
 	again, err := p.Create(ctx, providers.CreateOptions{Tag: "kept"})
-	if err != nil || again.PID != kept.PID {
-		t.Fatalf("adopt: %v pid %d want %d", err, again.PID, kept.PID)
+	if err != nil || again.PID != kept.PID || !again.Found || again.Made == nil || !again.Made.Stealth {
+		t.Fatalf("adopt: %v pid %d want %d (%+v)", err, again.PID, kept.PID, again)
 	}
 	if released, err := p.Reap(ctx, nil); err != nil || len(released) != 0 {
 		t.Fatalf("second reap %v %v", released, err)

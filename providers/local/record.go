@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/tags"
 )
 
@@ -38,6 +39,10 @@ type Record struct {
 	Save    bool   `json:"save,omitempty"`
 	Stealth bool   `json:"stealth,omitempty"`
 	Headed  bool   `json:"headed,omitempty"`
+	// Options are the session options the browser was made with
+	// (CreateOptions.Session), handed back as Session.Made when a create
+	// finds it. Absent in records written before they were kept.
+	Options *contract.SessionOptions `json:"options,omitempty"`
 }
 
 func (p *Provider) recordPath(tag string) string {
