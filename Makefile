@@ -20,7 +20,7 @@ UNIT_HEAVY_TESTS := ^(TestS3Store|TestS3SSE|TestEvidenceGet)$$
 MODULE   := $(shell $(GO) list -m)
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all build run test test-unit lint lint-tools bench bench-cli tools chromium versitygw clean
+.PHONY: all build run test test-unit fuzz lint lint-tools bench bench-cli tools chromium versitygw clean
 
 all: build
 
@@ -43,9 +43,18 @@ versitygw:
 run: build tools
 	$(BIN) dev --smoke
 
-# Lint first, then the whole suite. CI (.ci/run) runs exactly this.
+# Lint first, then each fuzz target for FUZZTIME (10s; about 2 minutes in
+# all), then the whole suite. The suite runs even when fuzzing fails, and its
+# count ("go test: N passed, N failed, N skipped") stays the last line. CI
+# (.ci/run) runs exactly this.
 test: lint build tools
-	@scripts/test.sh $(PKGS)
+	@scripts/fuzz.sh; fuzz=$$?; scripts/test.sh $(PKGS); suite=$$?; \
+	if [ $$suite -ne 0 ]; then exit $$suite; fi; exit $$fuzz
+
+# Every fuzz target in the module, FUZZTIME (default 10s) each; make test
+# fuzzes the main ones only.
+fuzz:
+	@FUZZ_ALL=1 scripts/fuzz.sh
 
 # Everything that needs no Chromium, S3 server or Temporal server; no lint.
 test-unit:

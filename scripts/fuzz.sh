@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Runs each fuzz target for a bounded time (FUZZTIME, default 10s; go test
+# -fuzz takes one package and one target per run) and prints one line per
+# target. Fails if any target fails; a failing input is written to the
+# package's testdata/fuzz/<Name>/, where it then runs as a seed in go test.
+#
+#   FUZZTIME=30s scripts/fuzz.sh          # the targets make test runs
+#   FUZZ_ALL=1 scripts/fuzz.sh            # every fuzz target in the module
+#   scripts/fuzz.sh FuzzRedact            # only the named targets
+#
+# Its lines never read "N passed, N failed": scripts/test.sh's count stays
+# the last such line make test prints.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+# package target: run by make test (about 2 minutes at 10s each).
+core=(
+  "./internal/redact FuzzRedact"
+  "./internal/driver FuzzSnapshotRender"
+  "./internal/driver FuzzParseActions"
+  "./contract FuzzValidate"
+  "./contract FuzzCallHash"
+  "./internal/netguard FuzzDecideNeverSpecial"
+  "./internal/tags FuzzEncode"
+  "./internal/tags FuzzCleanTag"
+  "./internal/tags FuzzValid"
+  "./internal/scrub FuzzURL"
+)
+# The others: their seeds run in go test; FUZZ_ALL=1 (make fuzz) fuzzes them too.
+extra=(
+  "./internal/redact FuzzString"
+  "./internal/webfetch FuzzGuard"
+  "./internal/webfetch FuzzLegacyIPv4"
+  "./internal/handoff FuzzVerify"
+  "./internal/evidence FuzzCleanSegment"
+  "./internal/chrome FuzzParseDevToolsActivePort"
+  "./internal/chrome FuzzParseEndpoint"
+  "./internal/markdown FuzzConvert"
+  "./internal/websearch FuzzPlain"
+  "./workflows FuzzConditionMet"
+  "./cmd/durable-browser FuzzParseInterleaved"
+  "./cmd/durable-browser-worker FuzzParseS3URL"
+)
+
+# Every Fuzz function in the module must be listed, so a new one is not forgotten.
+listed=" $(printf '%s\n' "${core[@]}" "${extra[@]}" | awk '{print $2}' | tr '\n' ' ') "
+unlisted=$(git grep -h -o -E '^func Fuzz[A-Za-z0-9_]+' -- '*_test.go' | awk '{print $2}' | sort -u |
+  while read -r name; do [[ "$listed" == *" $name "* ]] || echo "$name"; done)
+if [ -n "$unlisted" ]; then
+  echo "fuzz: not listed in scripts/fuzz.sh: $unlisted"
+  exit 1
+fi
+
+targets=("${core[@]}")
+if [ -n "${FUZZ_ALL:-}" ]; then targets+=("${extra[@]}"); fi
+if [ $# -gt 0 ]; then
+  want=" $* "
+  sel=()
+  for t in "${core[@]}" "${extra[@]}"; do [[ "$want" == *" ${t#* } "* ]] && sel+=("$t"); done
+  targets=("${sel[@]}")
+fi
+
+time=${FUZZTIME:-10s}
+bad=()
+start=$SECONDS
+for t in "${targets[@]}"; do
+  pkg=${t% *} name=${t#* }
+  log=$(mktemp -t "fuzz-$name.XXXXXX")
+  t0=$SECONDS
+  # -fuzzminimizetime bounds the minimizing of each new input (60s by
+  # default), which would otherwise eat the whole budget.
+  if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$time" -fuzzminimizetime 5s "$pkg" >"$log" 2>&1; then
+    execs=$(grep -oE 'execs: [0-9]+' "$log" | tail -1 | awk '{print $2}')
+    echo "fuzz: ok   $name ($pkg) ${execs:-0} execs in $((SECONDS - t0))s"
+    rm -f "$log"
+  else
+    echo "fuzz: FAIL $name ($pkg) after $((SECONDS - t0))s; log: $log"
+    grep -E 'Failing input|--- FAIL|fuzz_test.go|_test.go:[0-9]+' "$log" | head -20 | sed 's/^/    /'
+    bad+=("$name")
+  fi
+done
+if [ ${#bad[@]} -gt 0 ]; then
+  echo "fuzz: ${#targets[@]} targets for $time each in $((SECONDS - start))s; failing: ${bad[*]}"
+  exit 1
+fi
+echo "fuzz: ${#targets[@]} targets for $time each in $((SECONDS - start))s, none failing"
