@@ -544,7 +544,7 @@ func (r *renderer) states(sb *strings.Builder, n *snode, role string) {
 	case "true":
 		sb.WriteString(" pressed")
 	default:
-		sb.WriteString(" pressed=" + strconv.Quote(truncate(n.Pr, 10)))
+		sb.WriteString(" pressed=" + strconv.Quote(r.b.clip(n.Pr, 10)))
 	}
 	switch n.Ex {
 	case "":

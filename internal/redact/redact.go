@@ -393,7 +393,13 @@ func (r *Redactor) jsonToken(dec *json.Decoder, tok json.Token, out *bytes.Buffe
 	case string:
 		writeJSONString(out, r.String(t))
 	case json.Number:
-		out.WriteString(t.String())
+		// A registered value can be all digits (a card number): a number
+		// holding one becomes the redacted string.
+		if red := r.String(t.String()); red != t.String() {
+			writeJSONString(out, red)
+		} else {
+			out.WriteString(t.String())
+		}
 	case bool:
 		if t {
 			out.WriteString("true")
