@@ -55,6 +55,33 @@ func (m *Matcher) Len() int {
 	return len(m.secrets)
 }
 
+// Names lists the names of the secrets m searches for.
+func (m *Matcher) Names() []string {
+	if m == nil {
+		return nil
+	}
+	out := make([]string, 0, len(m.secrets))
+	for _, s := range m.secrets {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// Unbound returns the name of the first secret m holds that is not bound to
+// origin, and whether there is one: when there is none, nothing leaving
+// toward origin needs to be searched.
+func (m *Matcher) Unbound(origin string) (string, bool) {
+	if m == nil {
+		return "", false
+	}
+	for _, s := range m.secrets {
+		if !s.Bound(origin) {
+			return s.Name, true
+		}
+	}
+	return "", false
+}
+
 // Find returns the name of the first secret that is not bound to origin
 // (as OriginOf spells it) and appears in any of parts. Secrets bound to
 // origin are not searched for.
