@@ -141,10 +141,6 @@ func (b *Browser) paused(sid proto.TargetSessionID, e *proto.FetchRequestPaused,
 
 // block fails the paused request before it leaves and lists it as br.
 func (b *Browser) block(sid proto.TargetSessionID, e *proto.FetchRequestPaused, counted bool, br BlockedRequest) {
-	c := b.client(b.ctx, sid)
-	if err := (proto.FetchFailRequest{RequestID: e.RequestID, ErrorReason: proto.NetworkErrorReasonBlockedByClient}).Call(c); err != nil {
-		b.log.Debug().Err(err).Msg("driver: fail blocked request")
-	}
 	o, _ := b.originPath(e.Request.URL)
 	br.Method, br.Origin = e.Request.Method, o
 	b.mu.Lock()
@@ -156,6 +152,11 @@ func (b *Browser) block(sid proto.TargetSessionID, e *proto.FetchRequestPaused, 
 		b.gating--
 	}
 	b.mu.Unlock()
+	// Listed before the page learns of the failure, so whatever the page
+	// does next finds it in the run's result.
+	if err := (proto.FetchFailRequest{RequestID: e.RequestID, ErrorReason: proto.NetworkErrorReasonBlockedByClient}).Call(b.client(b.ctx, sid)); err != nil {
+		b.log.Debug().Err(err).Msg("driver: fail blocked request")
+	}
 	b.log.Debug().Str("rule", br.Rule).Str("secret", br.Secret).Str("origin", o).Msg("driver: request blocked")
 }
 
