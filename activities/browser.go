@@ -71,11 +71,14 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 			if !redact.HasSecrets(*field) {
 				continue
 			}
-			v, err := redact.ExpandSecrets(*field, a.o.Secrets, a.o.Redactor)
+			v, used, err := redact.ExpandSecrets(*field, a.o.Secrets, a.o.Redactor)
 			if err != nil {
 				return nil, a.fail(contract.Fail(contract.CodeRefused, "action %d: %v", i+1, err))
 			}
 			*field = v
+			// The driver types them only into frames of their origins
+			// and keeps them from leaving toward any other.
+			actions[i].Secrets = append(actions[i].Secrets, used...)
 		}
 	}
 	ctx, cancelStop := a.untilStopped(ctx)
@@ -126,7 +129,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		res.Sent = a.sentFrom(out.Sent)
 	}
 	for _, b := range out.Blocked {
-		res.Blocked = append(res.Blocked, contract.BlockedRequest{Method: b.Method, Origin: a.o.Redactor.URL(b.Origin), Rule: b.Rule})
+		res.Blocked = append(res.Blocked, contract.BlockedRequest{Method: b.Method, Origin: a.o.Redactor.URL(b.Origin), Rule: b.Rule, Secret: b.Secret})
 	}
 	for _, t := range out.TabsOpened {
 		res.TabsOpened = append(res.TabsOpened, contract.Tab{ID: t.ID, URL: a.o.Redactor.URL(t.URL), Title: t.Title, Active: t.Active})

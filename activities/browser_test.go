@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/capture"
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/redact"
 )
 
 var gotoBatch = []byte(`[{"op":"goto","url":"https://example.com/a"},{"op":"goto","url":"https://example.com/b"},{"op":"goto","url":"https://example.com/c"}]`)
@@ -118,9 +120,41 @@ func TestRunFailureCodes(t *testing.T) {
 	}
 }
 
+// secrets binds each secret to https://example.com.
 type secrets map[string]string
 
-func (s secrets) Lookup(n string) (string, bool) { v, ok := s[n]; return v, ok }
+func (s secrets) Lookup(n string) (redact.Secret, bool) {
+	v, ok := s[n]
+	return redact.Secret{Name: n, Value: v, Origins: []string{"https://example.com"}}, ok
+}
+
+// unbound holds secrets without origins.
+type unbound map[string]string
+
+func (s unbound) Lookup(n string) (redact.Secret, bool) {
+	v, ok := s[n]
+	return redact.Secret{Name: n, Value: v}, ok
+}
+
+// A fill the driver refused for the field's origin is a refused call that
+// names the origin and the secret, and carries no value.
+func TestRunSecretRefusedForOrigin(t *testing.T) {
+	const pw = "correct-horse-battery"
+	h := newHarness(t, func(o *Options) { o.Secrets = secrets{"PASSWORD": pw} })
+	reason := "secret PASSWORD is not typed into https://other.example: it belongs to https://example.com"
+	h.setup = func(b *fakeBrowser) {
+		b.runFn = func(_ context.Context, actions []driver.Action) (*driver.RunResult, error) {
+			ae := &driver.ActionError{Index: 0, Op: "fill", Kind: driver.KindRefused, Reason: reason}
+			return &driver.RunResult{Total: 1, URL: "https://other.example/", Failed: &driver.ActionFailure{Index: 0, Op: "fill", Kind: ae.Kind, Reason: ae.Reason}}, ae
+		}
+	}
+	ref := h.create("t-1", contract.SessionOptions{})
+	_, err := call[contract.RunResult](h, contract.ActivityRun, runReq(ref, []byte(`[{"op":"fill","id":"3","value":"{{secret:PASSWORD}}"}]`)))
+	f := wantCode(t, err, contract.CodeRefused, false)
+	if msg := f.Message; !strings.Contains(msg, "https://other.example") || !strings.Contains(msg, "PASSWORD") || strings.Contains(msg, pw) {
+		t.Fatalf("refusal = %s", msg)
+	}
+}
 
 func TestRunRefusedBeforeTheBrowser(t *testing.T) {
 	tests := []struct {
@@ -130,10 +164,13 @@ func TestRunRefusedBeforeTheBrowser(t *testing.T) {
 		{"not a batch", contract.RunArgs{Actions: []byte(`{"op":"goto"}`)}},
 		{"unknown op", contract.RunArgs{Actions: []byte(`[{"op":"teleport"}]`)}},
 		{"unknown secret", contract.RunArgs{Actions: []byte(`[{"op":"fill","id":"3","value":"{{secret:NOPE}}"}]`)}},
+		{"secret without origins", contract.RunArgs{Actions: []byte(`[{"op":"fill","id":"3","value":"{{secret:LOOSE}}"}]`)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, func(o *Options) { o.Secrets = secrets{} })
+			h := newHarness(t, func(o *Options) {
+				o.Secrets = redact.Chain{secrets{}, unbound{"LOOSE": "loose-secret-value"}}
+			})
 			ref := h.create("t-1", contract.SessionOptions{})
 			_, err := call[contract.RunResult](h, contract.ActivityRun, contract.RunRequest{Call: contract.Call{Session: ref}, Args: tt.args})
 			wantCode(t, err, contract.CodeRefused, false)
@@ -160,6 +197,14 @@ func TestRunExpandsSecretsOnTheWorker(t *testing.T) {
 	}
 	if got := h.browser(0).runs[0][0].Value; got != pw {
 		t.Fatalf("the browser was given %q, want the secret", got)
+	}
+	// The driver learns which secret it types and where it belongs, and
+	// the session guards its requests.
+	if s := h.browser(0).runs[0][0].Secrets; len(s) != 1 || s[0].Name != "PASSWORD" || s[0].Origins[0] != "https://example.com" {
+		t.Fatalf("the browser was given secrets %+v", s)
+	}
+	if !h.browser(0).opts.GuardSecrets {
+		t.Fatal("a worker with secrets opened a session without the secret guard")
 	}
 	if containsAnywhere(res, pw) {
 		t.Fatalf("the result carries the secret: %+v", res)

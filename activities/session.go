@@ -130,6 +130,9 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		// Page text is redacted before the driver cuts it to length.
 		Redact: a.o.Redactor.String,
 		Logger: log,
+		// A worker that can type secrets keeps them from leaving toward
+		// origins they do not belong to.
+		GuardSecrets: a.o.Secrets != nil,
 	}
 	// Every session's requests are held at the Request stage and judged
 	// by the reach guard; "ask" and "deny" add the approval gate.

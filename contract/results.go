@@ -78,11 +78,13 @@ type RunResult struct {
 
 // BlockedRequest is one request stopped before it left the browser, and the
 // rule that stopped it: metadata, service, loopback, private, special,
-// invalid, unresolved or allow_list.
+// invalid, unresolved, allow_list, or secret (it carried a typed secret
+// toward an origin the secret does not belong to; Secret names it).
 type BlockedRequest struct {
 	Method string `json:"method"`
 	Origin string `json:"origin"`
 	Rule   string `json:"rule"`
+	Secret string `json:"secret,omitempty"`
 }
 
 // ClaimCheck is what a result carries instead of a large body: where it is,

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -18,6 +19,8 @@ import (
 func TestSecretNeverLeaves(t *testing.T) {
 	const secret = "s3cr3t-Passphrase-4242"
 	t.Setenv("DURABLE_BROWSER_SECRET_DEMO_NAME", secret)
+	// The secret belongs to the demo site: it is typed only there.
+	t.Setenv("DURABLE_BROWSER_SECRET_DEMO_NAME_ORIGINS", redact.OriginOf(env.Demo.URL()))
 	env.StartWorker(t, harness.WorkerOptions{})
 	s := newSession(t, workflows.SessionConfig{})
 	before := len(env.Demo.Submissions())

@@ -311,11 +311,16 @@ func secretsFor(cfg config.Worker, environ []string) (redact.Chain, *redact.Reda
 		secrets = append(redact.Chain{fs}, secrets...)
 		for _, n := range fs.Names() {
 			v, _ := fs.Lookup(n)
-			red.Register(v)
+			red.Register(v.Value)
 		}
 	}
+	if err := redact.CheckEnv(environ); err != nil {
+		return nil, nil, fmt.Errorf("secret origins: %w (write each origin as scheme://host[:port], comma-separated)", err)
+	}
 	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, redact.EnvPrefix) {
+		// A secret's origins list is configuration, not a secret: hiding
+		// it would hide the site's own address everywhere.
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, redact.EnvPrefix) && !strings.HasSuffix(k, redact.OriginsSuffix) {
 			red.Register(v)
 		}
 	}

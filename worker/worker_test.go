@@ -135,8 +135,8 @@ func TestSecretsFor(t *testing.T) {
 	}
 	// The file wins over the environment; the environment fills the rest.
 	for name, want := range map[string]string{"SHOP_PASSWORD": "file-value-123", "API_KEY": "file-api-key-456", "OTHER": "env-other-000"} {
-		if got, ok := src.Lookup(name); !ok || got != want {
-			t.Errorf("Lookup(%s) = %q, %v; want %q", name, got, ok, want)
+		if got, ok := src.Lookup(name); !ok || got.Value != want {
+			t.Errorf("Lookup(%s) = %q, %v; want %q", name, got.Value, ok, want)
 		}
 	}
 	// Every value is hidden before it is ever used.
@@ -156,8 +156,22 @@ func TestSecretsFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := src.Lookup("SHOP_PASSWORD"); !ok || got != "env-value-789" {
-		t.Fatalf("env lookup = %q, %v", got, ok)
+	if got, ok := src.Lookup("SHOP_PASSWORD"); !ok || got.Value != "env-value-789" {
+		t.Fatalf("env lookup = %q, %v", got.Value, ok)
+	}
+
+	// An origins list is checked at start and is not redacted.
+	originsEnv := append(environ, redact.EnvPrefix+"OTHER_ORIGINS=https://shop.example")
+	_, red, err = secretsFor(config.Worker{}, originsEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := red.String("https://shop.example/login"); got != "https://shop.example/login" {
+		t.Fatalf("an origins list was registered as a secret: %s", got)
+	}
+	_, _, err = secretsFor(config.Worker{}, append(environ, redact.EnvPrefix+"OTHER_ORIGINS=shop.example"))
+	if err == nil || !strings.Contains(err.Error(), redact.EnvPrefix+"OTHER_ORIGINS") {
+		t.Fatalf("malformed origins at start = %v", err)
 	}
 
 	_, _, err = secretsFor(config.Worker{SecretsFile: filepath.Join(dir, "missing.env")}, nil)

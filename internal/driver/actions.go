@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/durable-browser/durable-browser/internal/redact"
 )
 
 // Action is one step of a batch, decoded from a JSON object with "op". Which
@@ -29,6 +31,11 @@ type Action struct {
 	MS      int      `json:"ms,omitempty"`
 	// Tab is a tab id from a result's tabs_opened, for switch_tab and close_tab.
 	Tab string `json:"tab,omitempty"`
+	// Secrets are the {{secret:NAME}} values the worker put into Value or
+	// Text, with their origins: fill and type refuse an element whose
+	// frame's origin is not bound to each, and, once typed, the session
+	// keeps them from leaving toward other origins. Never from JSON.
+	Secrets []redact.Secret `json:"-"`
 }
 
 // ParseActions decodes a batch that contract.Validate has accepted: the run

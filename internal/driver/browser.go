@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/durable-browser/durable-browser/internal/netguard"
+	"github.com/durable-browser/durable-browser/internal/redact"
 )
 
 // Options configure Attach.
@@ -55,6 +56,11 @@ type Options struct {
 	Reach *netguard.Policy
 	// Resolver looks names up for Reach; default net.DefaultResolver.
 	Resolver Resolver
+	// GuardSecrets holds every request at the Request stage (as Reach
+	// does) so that, once an action typed a {{secret:NAME}} value, a
+	// request carrying it toward an origin it is not bound to fails before
+	// it leaves. Requests are searched only after a secret was typed.
+	GuardSecrets bool
 }
 
 const (
@@ -94,6 +100,7 @@ type Browser struct {
 	ev          events
 	dl          downloads
 	reach       reachCache
+	armed       *redact.Matcher // secrets typed in this session; nil until one is
 }
 
 // Attach connects to a running Chrome and takes its first tab (opening one if

@@ -35,9 +35,17 @@ func (b *Browser) do(ctx context.Context, t *tab, a Action, r ref) error {
 			return err
 		}
 		return proto.InputDispatchMouseEvent{Type: proto.InputDispatchMouseEventTypeMouseMoved, X: x, Y: y}.Call(page)
-	case "fill":
-		return b.fill(ctx, t, r, a.Value)
-	case "type":
+	case "fill", "type":
+		if len(a.Secrets) > 0 {
+			if err := b.checkSecretTarget(ctx, r, a.Secrets); err != nil {
+				return err
+			}
+			// Armed before the first key: a page may send each keystroke.
+			b.armSecrets(a.Secrets)
+		}
+		if a.Op == "fill" {
+			return b.fill(ctx, t, r, a.Value)
+		}
 		if err := b.focus(ctx, r, false); err != nil {
 			return err
 		}

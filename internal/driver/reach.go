@@ -19,6 +19,9 @@ type BlockedRequest struct {
 	Method string `json:"method"`
 	Origin string `json:"origin"`
 	Rule   string `json:"rule"`
+	// Secret names the typed secret a request of rule RuleSecret carried
+	// (never its value).
+	Secret string `json:"secret,omitempty"`
 	// Message names the rule and what would allow the request.
 	Message string `json:"-"`
 	// Navigation is set when the request was a tab's own navigation.
@@ -109,22 +112,15 @@ func (b *Browser) paused(sid proto.TargetSessionID, e *proto.FetchRequestPaused,
 	if b.o.Reach != nil && e.ResponseStatusCode == nil {
 		d := b.reachDecide(b.ctx, e.Request.URL)
 		if !d.Allowed() {
-			c := b.client(b.ctx, sid)
-			if err := (proto.FetchFailRequest{RequestID: e.RequestID, ErrorReason: proto.NetworkErrorReasonBlockedByClient}).Call(c); err != nil {
-				b.log.Debug().Err(err).Msg("driver: fail blocked request")
-			}
+			b.block(sid, e, counted, BlockedRequest{Rule: string(d.Rule), Message: d.Message})
+			return
+		}
+	}
+	if e.ResponseStatusCode == nil {
+		if name, why, ok := b.secretIn(b.ctx, sid, e); ok {
 			o, _ := b.originPath(e.Request.URL)
-			br := BlockedRequest{Method: e.Request.Method, Origin: o, Rule: string(d.Rule), Message: d.Message}
-			b.mu.Lock()
-			if t := b.sessions[sid]; t != nil && e.ResourceType == proto.NetworkResourceTypeDocument && string(e.FrameID) == string(t.id) {
-				br.Navigation, br.tab = true, t
-			}
-			b.ev.blocked = appendBounded(b.ev.blocked, br)
-			if counted {
-				b.gating--
-			}
-			b.mu.Unlock()
-			b.log.Debug().Str("rule", br.Rule).Str("origin", o).Msg("driver: request blocked by the reach guard")
+			b.block(sid, e, counted, BlockedRequest{Rule: RuleSecret, Secret: name,
+				Message: fmt.Sprintf("%s is not one of the origins secret %s belongs to, and %s", o, name, why)})
 			return
 		}
 	}
@@ -143,5 +139,28 @@ func (b *Browser) paused(sid proto.TargetSessionID, e *proto.FetchRequestPaused,
 	_ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(b.client(b.ctx, sid))
 }
 
+// block fails the paused request before it leaves and lists it as br.
+func (b *Browser) block(sid proto.TargetSessionID, e *proto.FetchRequestPaused, counted bool, br BlockedRequest) {
+	o, _ := b.originPath(e.Request.URL)
+	br.Method, br.Origin = e.Request.Method, o
+	b.mu.Lock()
+	if t := b.sessions[sid]; t != nil && e.ResourceType == proto.NetworkResourceTypeDocument && string(e.FrameID) == string(t.id) {
+		br.Navigation, br.tab = true, t
+	}
+	b.ev.blocked = appendBounded(b.ev.blocked, br)
+	if counted {
+		b.gating--
+	}
+	b.mu.Unlock()
+	// Listed before the page learns of the failure, so whatever the page
+	// does next finds it in the run's result.
+	if err := (proto.FetchFailRequest{RequestID: e.RequestID, ErrorReason: proto.NetworkErrorReasonBlockedByClient}).Call(b.client(b.ctx, sid)); err != nil {
+		b.log.Debug().Err(err).Msg("driver: fail blocked request")
+	}
+	b.log.Debug().Str("rule", br.Rule).Str("secret", br.Secret).Str("origin", o).Msg("driver: request blocked")
+}
+
 // intercepting reports whether the driver holds requests in the Fetch domain.
-func (b *Browser) intercepting() bool { return b.o.RequestGate != nil || b.o.Reach != nil }
+func (b *Browser) intercepting() bool {
+	return b.o.RequestGate != nil || b.o.Reach != nil || b.o.GuardSecrets
+}

@@ -183,7 +183,7 @@ func TestConcurrent(t *testing.T) {
 }
 
 func TestExpandSecrets(t *testing.T) {
-	src := Chain{nil, mapSource{"GITHUB_PASSWORD": "correct horse battery", "PIN": "1234"}}
+	src := Chain{nil, mapSource{"GITHUB_PASSWORD": "correct horse battery", "PIN": "1234", "LOOSE": "no origins at all"}}
 	tests := []struct {
 		name, in, want string
 		err            error
@@ -194,17 +194,22 @@ func TestExpandSecrets(t *testing.T) {
 		{"short value", "{{secret:PIN}}", "1234", nil},
 		{"unknown", "{{secret:NOPE}}", "", ErrUnknownSecret},
 		{"bad name", "{{secret:no-pe}}", "", ErrBadSecretName},
+		{"origins list is no secret", "{{secret:PIN_ORIGINS}}", "", ErrBadSecretName},
+		{"no origins", "{{secret:LOOSE}}", "", ErrUnboundSecret},
 		{"not a placeholder", "{{other:X}}", "{{other:X}}", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := New()
-			got, err := ExpandSecrets(tc.in, src, r)
+			got, used, err := ExpandSecrets(tc.in, src, r)
 			if !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
 				t.Fatalf("err = %v, want %v", err, tc.err)
 			}
 			if got != tc.want {
 				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+			if err == nil && HasSecrets(tc.in) && (len(used) != 1 || used[0].Origins[0] != "https://a.example") {
+				t.Fatalf("used = %+v", used)
 			}
 			if err == nil && strings.Contains(tc.in, "GITHUB") {
 				if r.String(got) == got {
@@ -213,21 +218,35 @@ func TestExpandSecrets(t *testing.T) {
 			}
 		})
 	}
-	_, err := ExpandSecrets("{{secret:missing_one}}", nil, nil)
+	_, _, err := ExpandSecrets("{{secret:missing_one}}", nil, nil)
 	var ue *UnknownSecretError
 	if !errors.As(err, &ue) || ue.EnvVar != "DURABLE_BROWSER_SECRET_MISSING_ONE" || !strings.Contains(err.Error(), ue.EnvVar) {
 		t.Fatalf("unknown secret error = %v", err)
 	}
+	_, _, err = ExpandSecrets("{{secret:loose}}", src, nil)
+	var be *UnboundSecretError
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "DURABLE_BROWSER_SECRET_LOOSE_ORIGINS") || strings.Contains(err.Error(), "no origins at all") {
+		t.Fatalf("unbound secret error = %v", err)
+	}
 }
 
+// mapSource binds every secret but LOOSE to https://a.example.
 type mapSource map[string]string
 
-func (m mapSource) Lookup(n string) (string, bool) { v, ok := m[n]; return v, ok }
+func (m mapSource) Lookup(n string) (Secret, bool) {
+	v, ok := m[n]
+	s := Secret{Name: n, Value: v}
+	if n != "LOOSE" {
+		s.Origins = []string{"https://a.example"}
+	}
+	return s, ok
+}
 
 func TestEnvSource(t *testing.T) {
 	t.Setenv("DURABLE_BROWSER_SECRET_SITE_TOKEN", "env-secret-value")
+	t.Setenv("DURABLE_BROWSER_SECRET_SITE_TOKEN_ORIGINS", "https://a.example")
 	r := New()
-	got, err := ExpandSecrets("{{secret:site_token}}", EnvSource{}, r)
+	got, _, err := ExpandSecrets("{{secret:site_token}}", EnvSource{}, r)
 	if err != nil || got != "env-secret-value" {
 		t.Fatalf("got %q, %v", got, err)
 	}
@@ -241,11 +260,11 @@ func TestFileSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := fs.Lookup("a_b"); !ok || v != `x=y "q"` {
-		t.Fatalf("A_B = %q %v", v, ok)
+	if v, ok := fs.Lookup("a_b"); !ok || v.Value != `x=y "q"` {
+		t.Fatalf("A_B = %q %v", v.Value, ok)
 	}
-	if v, ok := fs.Lookup("LOWER"); !ok || v != "value" {
-		t.Fatalf("LOWER = %q %v", v, ok)
+	if v, ok := fs.Lookup("LOWER"); !ok || v.Value != "value" {
+		t.Fatalf("LOWER = %q %v", v.Value, ok)
 	}
 	if len(fs.Names()) != 2 {
 		t.Fatalf("names %v", fs.Names())
