@@ -69,7 +69,7 @@ func allNeedles(ss []sentinel) []needle {
 // hit is one needle found in one source.
 type hit struct {
 	source, needle, context string
-	offset                 int
+	offset                  int
 }
 
 func (h hit) String() string {
@@ -237,5 +237,3 @@ func TestScannerFindsEverySpelling(t *testing.T) {
 		t.Errorf("clean text: %v", hits)
 	}
 }
-
-func utfValid(b []byte) bool { return utf8.Valid(b) }
