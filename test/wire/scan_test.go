@@ -136,6 +136,7 @@ func maskedContext(data []byte, at, n int, needles []needle) string {
 	for _, nd := range needles {
 		s = strings.ReplaceAll(s, nd.value, "«"+nd.label()+"»")
 	}
+	s = maskFragments(s, needles)
 	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r == utf8.RuneError {
 			return '.'
@@ -223,6 +224,14 @@ func TestScannerFindsEverySpelling(t *testing.T) {
 			}
 		}
 	}
+	// A spelling broken by an inserted character shows in no context.
+	c0 := newCorpus()
+	c0.add("md", []byte("is "+ss[0].Value[:20]+"\\"+ss[0].Value[20:]+" and"))
+	for _, h := range scan(c0, needles) {
+		if strings.Contains(h.context, ss[0].Value[8:20]) || strings.Contains(h.context, ss[0].Value[20:len(ss[0].Value)-8]) {
+			t.Fatalf("context shows a fragment: %s", h.context)
+		}
+	}
 	// A secret base64-encoded at an offset that does not line up with its
 	// own base64 spelling is found once JSON strings are decoded.
 	c := newCorpus()
@@ -236,4 +245,34 @@ func TestScannerFindsEverySpelling(t *testing.T) {
 	if hits := scan(c, needles); len(hits) != 0 {
 		t.Errorf("clean text: %v", hits)
 	}
+}
+
+// maskFragments replaces with '#' every run of 4 or more bytes that is part
+// of some spelling, so a context never shows a secret in pieces either (a
+// spelling broken by an inserted character, say).
+func maskFragments(s string, needles []needle) string {
+	b := []byte(s)
+	for i := 0; i < len(b); {
+		n := 0
+		for l := len(b) - i; l >= 4; l-- {
+			for _, nd := range needles {
+				if strings.Contains(nd.value, string(b[i:i+l])) {
+					n = l
+					break
+				}
+			}
+			if n > 0 {
+				break
+			}
+		}
+		if n == 0 {
+			i++
+			continue
+		}
+		for j := i; j < i+n; j++ {
+			b[j] = '#'
+		}
+		i += n
+	}
+	return string(b)
 }
