@@ -1,0 +1,458 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/api/workflowservice/v1"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	dbclient "github.com/durable-browser/durable-browser/client"
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/test/harness"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+// recorder keeps what callers were handed: tool answers to the Go client and
+// the CLI's stdout and stderr.
+type recorder struct {
+	t   *testing.T
+	c   *corpus
+	ids map[string]bool
+}
+
+func (r *recorder) session(id string) { r.ids[id] = true }
+
+// call sends a tool call through the Go client and keeps its answer.
+func (r *recorder) call(id, tool string, args any) (json.RawMessage, bool) {
+	r.t.Helper()
+	r.session(id)
+	raw, err := json.Marshal(args)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := dbclient.Call(ctx, env.Client, id, contract.ToolCall{Name: tool, Args: raw}, dbclient.CallOptions{Config: workflows.SessionConfig{SearchAttributes: true}})
+	if err != nil {
+		r.t.Fatalf("%s: %v", tool, err)
+	}
+	r.c.add(fmt.Sprintf("answer to the Go client: %s %s", tool, raw), append(out, '\n'))
+	var head struct {
+		OK bool `json:"ok"`
+	}
+	if err := json.Unmarshal(out, &head); err != nil {
+		r.t.Fatalf("%s answered non-JSON %q", tool, out)
+	}
+	return out, head.OK
+}
+
+func (r *recorder) must(id, tool string, args any, v any) json.RawMessage {
+	r.t.Helper()
+	out, ok := r.call(id, tool, args)
+	if !ok {
+		r.t.Fatalf("%s failed: %s", tool, out)
+	}
+	if v != nil {
+		if err := json.Unmarshal(out, v); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// cli runs `durable-browser call` and keeps its stdout and stderr.
+func (r *recorder) cli(id, tool, args string) (string, int) {
+	r.t.Helper()
+	r.session(id)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, env.Bin, "call", "--address", env.Temporal.Address(), "--namespace", "default", id, tool, args)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	r.c.add("CLI stdout: "+tool, out.Bytes())
+	r.c.add("CLI stderr: "+tool, errOut.Bytes())
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return out.String(), 0
+	case errors.As(err, &ee):
+		return out.String(), ee.ExitCode()
+	}
+	r.t.Fatalf("call %s %s: %v\n%s", id, tool, err, errOut.String())
+	return "", 0
+}
+
+func (r *recorder) cliMust(id, tool, args string) string {
+	r.t.Helper()
+	out, code := r.cli(id, tool, args)
+	if code != 0 {
+		r.t.Fatalf("call %s %s: exit %d: %s", id, tool, code, out)
+	}
+	return out
+}
+
+// closeSession ends a session and waits for its workflow to finish.
+func (r *recorder) closeSession(id string) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// A session that ended already (released, or done) takes no signal.
+	_ = env.Client.SignalWorkflow(ctx, id, "", contract.SignalClose, nil)
+	if err := env.Client.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil && ctx.Err() != nil {
+		r.t.Fatalf("session %s did not end: %v", id, err)
+	}
+}
+
+var refRE = regexp.MustCompile(`\[([^\]]+)\]`)
+
+func refFor(t *testing.T, text, want string) string {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, want) {
+			if m := refRE.FindStringSubmatch(line); m != nil {
+				return m[1]
+			}
+		}
+	}
+	t.Fatalf("no %q in snapshot:\n%s", want, text)
+	return ""
+}
+
+func actions(a ...map[string]any) map[string]any { return map[string]any{"actions": a} }
+
+func secretRef(name string) string { return "{{secret:" + name + "}}" }
+
+// TestLeakScan uses this run's sentinel secrets everywhere they could leak,
+// then searches every byte the run produced for them in every spelling:
+// zero hits passes.
+func TestLeakScan(t *testing.T) {
+	start := time.Now()
+	rec := &recorder{t: t, c: newCorpus(), ids: map[string]bool{}}
+	stamp := time.Now().Format("150405")
+
+	// web_fetch runs on the worker's network, which refuses loopback
+	// outside tests: an in-process worker whose fetcher allows it fetches
+	// site A, then stops before the worker process starts, so every other
+	// call runs in the process.
+	w, err := env.NewWorker(harness.WorkerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetchID := "wire-fetch-" + stamp
+	var fetched contract.WebFetchResult
+	rec.must(fetchID, "web_fetch", map[string]any{"url": siteA.URL + "/redirect?token=not-a-secret"}, &fetched)
+	if !strings.Contains(fetched.Content, "Welcome") {
+		t.Fatalf("web_fetch did not reach the account page: %+v", fetched)
+	}
+	rec.must(fetchID, "web_fetch", map[string]any{"url": siteA.URL + "/redirect?password=also-not", "format": "raw"}, nil)
+	rec.closeSession(fetchID)
+	w.Stop()
+
+	proc := env.StartWorkerProcess(t, harness.ProcessOptions{})
+
+	// Session 1, through the Go client: sign in with the three secrets on
+	// A; the site moves them into the URL and echoes them into title,
+	// text, a field, a link, the console and thrown errors.
+	s1 := "wire-s1-" + stamp
+	rec.must(s1, "run", actions(map[string]any{"op": "goto", "url": siteA.URL + "/login"}), nil)
+	var snap contract.SnapshotResult
+	rec.must(s1, "snapshot", map[string]any{"mode": "interactive"}, &snap)
+	rec.must(s1, "run", actions(
+		map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "User"`), "value": "agent"},
+		map[string]any{"op": "fill", "id": refFor(t, snap.Text, `"Password"`), "value": secretRef("WIRE_PASSWORD")},
+		map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "API token"`), "value": secretRef("WIRE_API_TOKEN")},
+		map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Card number"`), "value": secretRef("WIRE_CARD")},
+		map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Sign in"`)},
+		map[string]any{"op": "wait", "text": "Welcome"},
+	), nil)
+	rec.must(s1, "snapshot", map[string]any{}, nil)
+	rec.must(s1, "snapshot", map[string]any{"mode": "interactive"}, nil)
+	for _, what := range []string{"markdown", "text", "html", "url", "title"} {
+		rec.must(s1, "browser_read", map[string]any{"what": what}, nil)
+	}
+	rec.must(s1, "screenshot", map[string]any{}, nil)
+	// A failing action whose message would hold a secret: waiting for text
+	// that holds one.
+	if out, ok := rec.call(s1, "run", actions(map[string]any{"op": "wait", "text": secretRef("WIRE_CARD") + " never shown"})); ok {
+		t.Fatalf("waiting for text that is not there succeeded: %s", out)
+	}
+	// A navigation that fails on a URL carrying secrets in path and query.
+	if out, ok := rec.call(s1, "run", actions(map[string]any{"op": "goto", "url": siteA.URL + "/dead"})); ok {
+		t.Fatalf("a goto to a dead address succeeded: %s", out)
+	}
+	// The account page again, reached by a redirect that carries the values.
+	rec.must(s1, "run", actions(map[string]any{"op": "goto", "url": siteA.URL + "/redirect"}, map[string]any{"op": "wait", "text": "Welcome"}), nil)
+	rec.must(s1, "browser_read", map[string]any{"what": "html"}, nil)
+	rec.must(s1, "browser_release", map[string]any{}, nil)
+
+	// Session 2, through the CLI: a hostile page on A sends whatever is
+	// typed into its password field to site B.
+	s2 := "wire-s2-" + stamp
+	rec.cliMust(s2, "run", `{"actions":[{"op":"goto","url":"`+siteA.URL+`/exfil"}]}`)
+	var snap2 contract.SnapshotResult
+	if err := json.Unmarshal([]byte(rec.cliMust(s2, "snapshot", `{"mode":"interactive"}`)), &snap2); err != nil {
+		t.Fatal(err)
+	}
+	exfilRun := rec.cliMust(s2, "run", fmt.Sprintf(`{"actions":[{"op":"fill","id":%q,"value":"{{secret:WIRE_PASSWORD}}"},{"op":"click","id":%q},{"op":"wait","text":"sent"}]}`,
+		refFor(t, snap2.Text, `"Password"`), refFor(t, snap2.Text, `button "Continue"`)))
+	rec.cliMust(s2, "browser_read", `{"what":"html"}`)
+	rec.cliMust(s2, "screenshot", `{}`)
+	rec.cliMust(s2, "browser_release", `{}`)
+
+	for id := range rec.ids {
+		rec.closeSession(id)
+	}
+	// The worker process exits, so its log is complete and no browser of
+	// it can send anything more.
+	select {
+	case <-proc.Terminate():
+	case <-time.After(45 * time.Second):
+		t.Fatal("worker process did not exit on SIGTERM")
+	}
+
+	c := rec.c
+	c.add("worker process log (stdout+stderr)", []byte(proc.Stderr.String()))
+	c.add("in-process worker log", []byte(env.Log.String()))
+	addHistories(t, c, rec.ids)
+	addBucket(t, c)
+	needles := allNeedles(secrets)
+	t.Logf("scanned %d sources, %d bytes, for %d spellings of %d secrets (%s so far)", len(c.names), c.size(), len(needles), len(secrets), time.Since(start).Round(time.Second))
+	for _, n := range c.names {
+		t.Logf("  source %-60s %9d bytes", n, len(c.data[n]))
+	}
+
+	t.Run("everything the run produced", func(t *testing.T) {
+		if hits := scan(c, needles); len(hits) > 0 {
+			for _, h := range hits {
+				t.Errorf("leak: %s", h)
+			}
+		}
+	})
+
+	// The control with protection off: site A is the secrets' own origin
+	// and receives them unprotected, as it must (form post, URLs). The
+	// same scan must find them there, or the scan proves nothing.
+	t.Run("control: site A's raw requests (unprotected) are found", func(t *testing.T) {
+		a := newCorpus()
+		for i, r := range siteA.Requests() {
+			a.add(fmt.Sprintf("site A request %d", i), []byte(r))
+		}
+		hits := scan(a, needles)
+		kinds := map[string]bool{}
+		for _, h := range hits {
+			kinds[h.needle] = true
+		}
+		// Every secret, in full and by its first 8 characters; the
+		// password (which URL encoding changes) query-escaped only, the
+		// others raw.
+		for _, want := range []string{"WIRE_PASSWORD:query-escaped", "WIRE_PASSWORD:first8",
+			"WIRE_API_TOKEN:raw", "WIRE_API_TOKEN:first8", "WIRE_API_TOKEN:last8",
+			"WIRE_CARD:raw", "WIRE_CARD:first8", "WIRE_CARD:last8"} {
+			if !kinds[want] {
+				t.Errorf("site A's requests should hold %s; found %v", want, keys(kinds))
+			}
+		}
+	})
+
+	t.Run("requests site B received (exfiltration)", func(t *testing.T) {
+		b := newCorpus()
+		reqs := siteB.Requests()
+		for i, r := range reqs {
+			b.add(fmt.Sprintf("site B request %d", i), []byte(r))
+		}
+		hits := scan(b, needles)
+		if !exfilProtection(t) {
+			kinds := map[string]bool{}
+			for _, h := range hits {
+				kinds[h.needle] = true
+			}
+			t.Skipf("the worker does not block requests carrying a typed secret to origins it is not bound to "+
+				"(no rule \"secret\" in internal/driver; DURABLE_BROWSER_SECRET_<NAME>_ORIGINS, branch exfil): "+
+				"site B received %d requests, %d hits (%v)", len(reqs), len(hits), keys(kinds))
+		}
+		for _, h := range hits {
+			t.Errorf("exfiltrated: %s", h)
+		}
+		if !strings.Contains(exfilRun, `"secret"`) {
+			t.Errorf("the exfiltrating run lists no request blocked by rule secret: %s", exfilRun)
+		}
+	})
+	t.Logf("leak scan took %s", time.Since(start).Round(time.Second))
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// exfilProtection reports whether the driver has the rule that blocks
+// requests carrying a typed secret toward other origins.
+func exfilProtection(t *testing.T) bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "internal", "driver", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("internal/driver sources not found: %v", err)
+	}
+	rule := regexp.MustCompile(`Rule\w*\s*=\s*"secret"`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rule.Match(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// addHistories adds every run of every workflow in the namespace (and of the
+// sessions the test used): the history as JSON, every payload's data
+// decoded, and base64 strings inside those payloads decoded.
+func addHistories(t *testing.T, c *corpus, ids map[string]bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	runs := map[[2]string]bool{}
+	for id := range ids {
+		runs[[2]string{id, ""}] = true
+	}
+	var token []byte
+	for {
+		resp, err := env.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", NextPageToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range resp.GetExecutions() {
+			runs[[2]string{e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()}] = true
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	n := 0
+	for r := range runs {
+		h := &historypb.History{}
+		it := env.Client.GetWorkflowHistory(ctx, r[0], r[1], false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatalf("history of %s/%s: %v", r[0], r[1], err)
+			}
+			h.Events = append(h.Events, ev)
+		}
+		n += len(h.Events)
+		b, err := temporalproto.CustomJSONMarshalOptions{}.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.add("history JSON of "+r[0], b)
+		var payloads [][]byte
+		collectPayloads(h.ProtoReflect(), &payloads)
+		for _, p := range payloads {
+			c.add("history payloads (decoded) of "+r[0], append(p, '\n'))
+			addDecodedJSON(c, "history payloads of "+r[0], p)
+		}
+	}
+	if len(runs) < len(ids) || n == 0 {
+		t.Fatalf("found %d workflow runs with %d events", len(runs), n)
+	}
+	t.Logf("histories: %d workflow runs, %d events", len(runs), n)
+}
+
+// collectPayloads gathers the data and metadata of every Payload anywhere in
+// a message.
+func collectPayloads(m protoreflect.Message, out *[][]byte) {
+	if p, ok := m.Interface().(*commonpb.Payload); ok {
+		*out = append(*out, p.GetData())
+		for k, v := range p.GetMetadata() {
+			*out = append(*out, append([]byte(k+"="), v...))
+		}
+		return
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			for i := 0; i < v.List().Len(); i++ {
+				collectPayloads(v.List().Get(i).Message(), out)
+			}
+		case fd.IsMap() && fd.MapValue().Message() != nil:
+			v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+				collectPayloads(mv.Message(), out)
+				return true
+			})
+		case !fd.IsList() && !fd.IsMap() && fd.Message() != nil:
+			collectPayloads(v.Message(), out)
+		}
+		return true
+	})
+}
+
+// addBucket adds every object in the evidence bucket: key, metadata, body.
+func addBucket(t *testing.T, c *corpus) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := env.S3.Client()
+	p := s3.NewListObjectsV2Paginator(cl, &s3.ListObjectsV2Input{Bucket: aws.String(env.S3.Bucket())})
+	n := 0
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range page.Contents {
+			key := aws.ToString(o.Key)
+			obj, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(env.S3.Bucket()), Key: o.Key})
+			if err != nil {
+				t.Fatalf("object %s: %v", key, err)
+			}
+			var body bytes.Buffer
+			_, err = body.ReadFrom(obj.Body)
+			obj.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			meta := key + "\n"
+			for k, v := range obj.Metadata {
+				meta += k + ": " + v + "\n"
+			}
+			c.add("S3 keys and metadata", []byte(meta))
+			c.add("S3 object "+key, body.Bytes())
+			if strings.HasSuffix(key, ".json") {
+				addDecodedJSON(c, "S3 JSON objects", body.Bytes())
+			}
+			n++
+		}
+	}
+	if n < 4 {
+		t.Fatalf("expected reads, fetches and screenshots in the bucket, found %d objects", n)
+	}
+	t.Logf("bucket: %d objects", n)
+}
