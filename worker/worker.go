@@ -44,8 +44,10 @@ type Options struct {
 	Evidence evidence.Store
 	// Notifier overrides the handoff port built from Config.
 	Notifier handoff.Notifier
-	// Fetcher overrides the web_fetch client (tests allow loopback through it).
-	Fetcher *webfetch.Fetcher
+	// FetchAllowLoopback lets web_fetch read loopback addresses (tests and
+	// dev's demo site only). The fetcher is always built here, so it redacts
+	// with the worker's own redactor before converting pages.
+	FetchAllowLoopback bool
 	// Searcher overrides the web_search sources.
 	Searcher *websearch.Searcher
 	// HoldTimeout bounds how long a held request waits for a person's
@@ -149,10 +151,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		return nil, err
 	}
 	notifier := notifierFor(cfg, o.Notifier, red, log)
-	fetcher := o.Fetcher
-	if fetcher == nil {
-		fetcher = webfetch.New(webfetch.Options{Redactor: red, Logger: log})
-	}
+	fetcher := webfetch.New(webfetch.Options{Redactor: red, Logger: log, AllowLoopback: o.FetchAllowLoopback})
 	searcher := o.Searcher
 	if searcher == nil {
 		searcher = websearch.New(websearch.Options{Redactor: red, Logger: log})

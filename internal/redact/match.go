@@ -89,6 +89,14 @@ func (m *Matcher) Find(origin string, parts ...string) (string, bool) {
 	if m == nil {
 		return "", false
 	}
+	// Browsers percent-encode only some characters of a URL (Chrome keeps
+	// '+', '/', '=' and '*' but encodes '$' or '"'), a mix no fixed spelling
+	// covers: search the percent-decoded text too.
+	for _, p := range parts {
+		if d := percentDecoded(p); d != p {
+			parts = append(parts, d)
+		}
+	}
 	for i := range m.secrets {
 		s := &m.secrets[i]
 		if s.Bound(origin) {
@@ -106,6 +114,39 @@ func (m *Matcher) Find(origin string, parts ...string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// percentDecoded decodes every valid %XX sequence in s and leaves the rest
+// as it is (unlike url.PathUnescape, it never fails on a stray '%').
+func percentDecoded(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var sb strings.Builder
+	sb.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if hi, lo := unhex(s[i+1]), unhex(s[i+2]); hi >= 0 && lo >= 0 {
+				sb.WriteByte(byte(hi<<4 | lo))
+				i += 2
+				continue
+			}
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 // matchSpellings is spellings(v) plus upper-case hex and unaligned base64

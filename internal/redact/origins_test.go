@@ -148,6 +148,7 @@ func TestMatcher(t *testing.T) {
 	found := []struct{ name, text string }{
 		{"raw", "/x?p=" + pw},
 		{"query escape", "p=" + url.QueryEscape(pw)},
+		{"a browser's partial escaping", "/img?p=" + strings.NewReplacer(" ", "%20", "&", "%26").Replace(pw)},
 		{"path escape", "/" + url.PathEscape(pw)},
 		{"base64", b64(pw)},
 		{"base64 inside, offset 1", b64("a" + pw + "zz")},

@@ -110,9 +110,9 @@ type Request struct {
 	Format string
 }
 
-// Result is what a fetch read. URLs are scrubbed; Body, Markdown and Title
-// are the page's own text and are NOT redacted here: the caller redacts them
-// (with the same Redactor) before they leave the activity.
+// Result is what a fetch read. URLs are scrubbed; Markdown and Title are
+// redacted with the Redactor before conversion and cutting; Body is the page
+// as received, NOT redacted: the caller redacts what it keeps of it.
 type Result struct {
 	// RequestedURL and FinalURL are scrubbed (no userinfo, fragment or query
 	// values); FinalURL is the URL after redirects.
@@ -340,14 +340,21 @@ func (f *Fetcher) read(ctx context.Context, resp *http.Response, format string, 
 		return res, nil
 	}
 	res.Body = body
+	// What is read from the page is redacted before it is converted or cut:
+	// the markdown converter escapes characters ('_' as '\_'), which would
+	// turn a secret into a spelling the redactor does not know, and a cut
+	// can leave a prefix of one.
+	text := strings.ToValidUTF8(string(body), "\uFFFD")
+	if f.o.Redactor != nil {
+		text = f.o.Redactor.String(text)
+	}
 	isHTML := mediaType == "text/html" || mediaType == "application/xhtml+xml"
 	if isHTML {
-		res.Title = title(body)
+		res.Title = title([]byte(text))
 	}
 	if format == FormatRaw {
 		return res, nil
 	}
-	text := strings.ToValidUTF8(string(body), "\uFFFD")
 	if !isHTML {
 		res.Markdown = text
 		limit := f.o.MaxMarkdownChars

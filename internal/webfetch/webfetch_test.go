@@ -347,3 +347,32 @@ func TestFetchDeadline(t *testing.T) {
 		t.Fatalf("hanging lookup: err = %v", err)
 	}
 }
+
+// A registered secret is redacted before markdown conversion: the converter
+// escapes '_' and '*', which would leave a spelling the redactor misses, and
+// before the title is cut.
+func TestFetchRedactsBeforeConverting(t *testing.T) {
+	const secret = "tok_live*4f9e_Q2x*8Hd_k7Pp*Zr"
+	long := strings.Repeat("t", 290)
+	page := "<html><head><title>" + long + " " + secret + "</title></head><body><p>your key: " + secret + "</p><p>_" + secret + "_</p></body></html>"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(page))
+	}))
+	defer srv.Close()
+	r := redact.New()
+	r.Register(secret)
+	res, err := New(Options{AllowLoopback: true, Redactor: r}).Fetch(context.Background(), Request{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := res.Markdown + "\n" + res.Title
+	for _, piece := range []string{secret[:8], secret[len(secret)-8:], "4f9e", "Q2x", "8Hd", "k7Pp"} {
+		if strings.Contains(out, piece) {
+			t.Fatalf("%q of the secret survived:\n%s", piece, out)
+		}
+	}
+	if !strings.Contains(res.Markdown, "your key:") {
+		t.Fatalf("markdown lost the page: %q", res.Markdown)
+	}
+}

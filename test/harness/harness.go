@@ -25,7 +25,6 @@ import (
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
 	"github.com/durable-browser/durable-browser/internal/logging"
-	"github.com/durable-browser/durable-browser/internal/webfetch"
 	"github.com/durable-browser/durable-browser/worker"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -194,8 +193,8 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 		HoldTimeout: o.HoldTimeout,
 		Approvers:   o.Approvers,
 		// Tests read their own loopback pages through web_fetch.
-		Fetcher: webfetch.New(webfetch.Options{AllowLoopback: true}),
-		Logger:  log,
+		FetchAllowLoopback: true,
+		Logger:             log,
 	})
 	if err != nil {
 		return nil, err
