@@ -103,7 +103,10 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := env.StartWorkerProcess(t, harness.ProcessOptions{ProfileRoot: rootA})
+	// The worker's --max-browsers defaults to 2 per core (4 here): lift it
+	// to the session count, or the sessions past it never get a browser.
+	bound := []string{fmt.Sprintf("DURABLE_BROWSER_MAX_BROWSERS=%d", o.Sessions)}
+	a := env.StartWorkerProcess(t, harness.ProcessOptions{ProfileRoot: rootA, Env: bound})
 	workers := &workerSet{procs: map[string]*harness.Process{"A": a}, roots: []string{rootA}}
 
 	ids := make([]string, o.Sessions)
@@ -157,7 +160,7 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 			if err != nil {
 				panic(err)
 			}
-			b := env.StartWorkerProcess(t, harness.ProcessOptions{ProfileRoot: rootB})
+			b := env.StartWorkerProcess(t, harness.ProcessOptions{ProfileRoot: rootB, Env: bound})
 			workers.add("B", b, rootB)
 			mu.Lock()
 			for answered < o.Sessions*o.Calls/2 {
