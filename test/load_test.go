@@ -117,6 +117,9 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 	// Progress the coordinator (kill) and the sampler watch.
 	var mu sync.Mutex
 	answered, started := 0, 0
+	// paused holds new calls at half the calls while B is still starting,
+	// so the kill lands with calls left to make on A.
+	paused, bReady := false, false
 	progress := sync.NewCond(&mu)
 
 	stopSampler := make(chan struct{})
@@ -163,10 +166,13 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 			b := env.StartWorkerProcess(t, harness.ProcessOptions{ProfileRoot: rootB, Env: bound})
 			workers.add("B", b, rootB)
 			mu.Lock()
+			bReady = true
 			for answered < o.Sessions*o.Calls/2 {
 				progress.Wait()
 			}
 			res.killedAt = answered
+			paused = false
+			progress.Broadcast()
 			mu.Unlock()
 			workers.kill("A")
 		}()
@@ -182,9 +188,18 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 		go func() {
 			defer wg.Done()
 			first := true
-			perSession[k] = driveSession(k, ids[k], run, o.Calls, func(c *loadCall) {
+			perSession[k] = driveSession(k, ids[k], run, o.Calls, func() {
+				mu.Lock()
+				for paused {
+					progress.Wait()
+				}
+				mu.Unlock()
+			}, func(c *loadCall) {
 				mu.Lock()
 				answered++
+				if o.Kill && !bReady && answered == o.Sessions*o.Calls/2 {
+					paused = true
+				}
 				if first {
 					started++
 					first = false
@@ -254,11 +269,12 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 // snapshot, submit, screenshot, browser_read; a replaced session starts the
 // cycle again with goto; after effect_unknown the same update id is re-sent
 // (it must answer the same) and the cycle goes on with a snapshot.
-func driveSession(k int, id, run string, calls int, answered func(*loadCall)) []*loadCall {
+func driveSession(k int, id, run string, calls int, gate func(), answered func(*loadCall)) []*loadCall {
 	var out []*loadCall
 	next := loadGoto
 	var email, submit string // refs from this cycle's snapshot
 	for i := 0; i < calls; i++ {
+		gate()
 		c := &loadCall{session: k, updateID: fmt.Sprintf("%s-c%03d", id, i), tool: next, opens: i == 0}
 		var args any
 		switch next {
