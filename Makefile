@@ -74,8 +74,12 @@ lint: lint-tools
 	workflowcheck -config workflowcheck.config.yaml ./workflows/...
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 
+# The benchmarks, then the load (docs/reliability.md#load): 16 sessions x 50
+# calls on one worker, the same with the worker killed halfway, and a sweep
+# of session counts (several minutes).
 bench: build tools
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./internal/driver/ ./providers/local/ ./test/
+	DURABLE_BROWSER_LOAD=1 $(GO) test -count=1 -timeout 60m -run '^TestLoadBench$$' -v ./test/
 
 # Start time and peak memory of the client verbs, and the binaries' sizes
 # (docs/benchmarks.md).

@@ -1,0 +1,780 @@
+package test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dbclient "github.com/durable-browser/durable-browser/client"
+	"github.com/google/uuid"
+
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/test/harness"
+)
+
+// Load: N sessions make M tool calls each, concurrently, through one worker
+// process, cycling through what an agent does on the demo site: goto,
+// snapshot, fill+click submit (a unique email per call), screenshot,
+// browser_read. Every call carries its own update id. Afterwards the
+// invariants are checked: every submit reached the site exactly once (at most
+// once for one that answered effect_unknown), no call was lost, and every
+// worker and Chrome process is gone. docs/reliability.md#load has the figures.
+
+// The tools of the mix, in the order a cycle sends them.
+const (
+	loadGoto       = "goto"
+	loadSnapshot   = "snapshot"
+	loadSubmit     = "submit"
+	loadScreenshot = "screenshot"
+	loadRead       = "browser_read"
+	// loadOpen labels the latency of a session's first call, a goto that
+	// starts the session workflow and its Chrome.
+	loadOpen = "goto (first: starts Chrome)"
+)
+
+var loadTools = []string{loadGoto, loadSnapshot, loadSubmit, loadScreenshot, loadRead}
+
+type loadOptions struct {
+	Sessions, Calls int
+	// Kill starts a second worker process once half the calls are answered
+	// and every session has its browser, then kills the first with SIGKILL.
+	Kill bool
+}
+
+// loadCall is one call the driver sent: a unique update id, its tool and
+// what came back.
+type loadCall struct {
+	session  int
+	updateID string
+	tool     string
+	email    string // submits only
+	elapsed  time.Duration
+	ok       bool
+	code     contract.Code
+	err      error  // transport error: the call got no answer
+	answer   string // the raw answer
+	args     json.RawMessage
+	toolName string // the tool as sent: run, snapshot, ...
+	opens    bool   // the session's first call: it starts the session and its browser
+	resend   string // after effect_unknown: the answer to the same update id re-sent at once
+}
+
+type memSample struct {
+	workerRSS, workerPSS int64 // KiB, per worker process
+	chromeRSS, chromePSS int64 // KiB, summed over every session's process group
+	perSessionPSS        []int64
+	perSessionRSS        []int64
+}
+
+type loadResult struct {
+	opts     loadOptions
+	calls    []*loadCall
+	wall     time.Duration
+	killedAt int // calls answered when the first worker was killed
+	// peaks over the run, KiB
+	workerPeakRSS, workerPeakPSS map[string]int64 // by worker name (A, B)
+	chromePeakPSS, chromePeakRSS int64
+	final                        memSample // taken after the last call, before closing
+	problems                     []string
+}
+
+func (r *loadResult) problem(format string, args ...any) {
+	r.problems = append(r.problems, fmt.Sprintf(format, args...))
+}
+
+// runLoad drives the load and checks the invariants; it fails t (after
+// cleaning up) when one does not hold.
+func runLoad(t testing.TB, o loadOptions) *loadResult {
+	t.Helper()
+	res := &loadResult{opts: o, workerPeakRSS: map[string]int64{}, workerPeakPSS: map[string]int64{}}
+	run := uuid.NewString()[:8]
+	rootA, err := os.MkdirTemp(env.Dir, "load-a-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The worker's --max-browsers defaults to 2 per core (4 here): lift it
+	// to the session count, or the sessions past it never get a browser.
+	bound := []string{fmt.Sprintf("DURABLE_BROWSER_MAX_BROWSERS=%d", o.Sessions)}
+	a := env.StartWorkerProcess(t, harness.ProcessOptions{ProfileRoot: rootA, Env: bound})
+	workers := &workerSet{procs: map[string]*harness.Process{"A": a}, roots: []string{rootA}}
+
+	ids := make([]string, o.Sessions)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("load-%s-s%02d", run, i)
+	}
+
+	// Progress the coordinator (kill) and the sampler watch.
+	var mu sync.Mutex
+	answered, started := 0, 0
+	// paused holds new calls at half the calls while B is still starting,
+	// so the kill lands with calls left to make on A.
+	paused, bReady := false, false
+	progress := sync.NewCond(&mu)
+
+	stopSampler := make(chan struct{})
+	samplerDone := make(chan struct{})
+	go func() {
+		defer close(samplerDone)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			s := workers.sample()
+			mu.Lock()
+			for name, v := range s.rss {
+				res.workerPeakRSS[name] = max(res.workerPeakRSS[name], v)
+			}
+			for name, v := range s.pss {
+				res.workerPeakPSS[name] = max(res.workerPeakPSS[name], v)
+			}
+			res.chromePeakPSS = max(res.chromePeakPSS, s.chrome.chromePSS)
+			res.chromePeakRSS = max(res.chromePeakRSS, s.chrome.chromeRSS)
+			mu.Unlock()
+			select {
+			case <-stopSampler:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+
+	killDone := make(chan struct{})
+	if o.Kill {
+		go func() {
+			defer close(killDone)
+			// B comes up once every session has its browser on A, so
+			// none is created on B before the kill.
+			mu.Lock()
+			for started < o.Sessions {
+				progress.Wait()
+			}
+			mu.Unlock()
+			rootB, err := os.MkdirTemp(env.Dir, "load-b-")
+			if err != nil {
+				panic(err)
+			}
+			b := env.StartWorkerProcess(t, harness.ProcessOptions{ProfileRoot: rootB, Env: bound})
+			workers.add("B", b, rootB)
+			mu.Lock()
+			bReady = true
+			for answered < o.Sessions*o.Calls/2 {
+				progress.Wait()
+			}
+			res.killedAt = answered
+			paused = false
+			progress.Broadcast()
+			mu.Unlock()
+			workers.kill("A")
+		}()
+	} else {
+		close(killDone)
+	}
+
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	perSession := make([][]*loadCall, o.Sessions)
+	for k := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			first := true
+			perSession[k] = driveSession(k, ids[k], run, o.Calls, func() {
+				mu.Lock()
+				for paused {
+					progress.Wait()
+				}
+				mu.Unlock()
+			}, func(c *loadCall) {
+				mu.Lock()
+				answered++
+				if o.Kill && !bReady && answered == o.Sessions*o.Calls/2 {
+					paused = true
+				}
+				if first {
+					started++
+					first = false
+				}
+				progress.Broadcast()
+				mu.Unlock()
+			})
+		}()
+	}
+	wg.Wait()
+	res.wall = time.Since(t0)
+	<-killDone
+	for _, cs := range perSession {
+		res.calls = append(res.calls, cs...)
+	}
+	close(stopSampler)
+	<-samplerDone
+	res.final = workers.sample().chrome
+
+	// Every session ran on the first worker until the kill, and only there
+	// when nothing was killed.
+	if !o.Kill {
+		for _, id := range ids {
+			st, err := dbclient.State(context.Background(), env.Client, id)
+			if err != nil {
+				res.problem("%s: state: %v", id, err)
+			} else if st.HostQueue != a.HostQueue() {
+				res.problem("%s ran on %q, not on the one worker %q", id, st.HostQueue, a.HostQueue())
+			}
+		}
+	}
+
+	res.checkAnswers()
+	res.checkResends(ids)
+	res.checkSubmissions(run)
+
+	// Close every session, stop the workers, and see that nothing is left.
+	for _, id := range ids {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_ = env.Client.SignalWorkflow(ctx, id, "", contract.SignalClose, nil)
+		if err := env.Client.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
+			res.problem("%s did not end after close: %v", id, err)
+		}
+		cancel()
+	}
+	for _, p := range workers.stopAll() {
+		res.problem("%s", p)
+	}
+	for _, root := range workers.roots {
+		deadline := time.Now().Add(time.Minute)
+		for len(harness.PIDsUnder(root)) > 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if left := harness.PIDsUnder(root); len(left) > 0 {
+			res.problem("processes of %s outlived the test: %v", root, left)
+			harness.KillUnder(root)
+		}
+	}
+	for _, p := range res.problems {
+		t.Error(p)
+	}
+	return res
+}
+
+// driveSession sends calls calls on session id, one at a time, and returns
+// them. The next tool follows from the last answer: a cycle goes goto,
+// snapshot, submit, screenshot, browser_read; a replaced session starts the
+// cycle again with goto; after effect_unknown the same update id is re-sent
+// (it must answer the same) and the cycle goes on with a snapshot.
+func driveSession(k int, id, run string, calls int, gate func(), answered func(*loadCall)) []*loadCall {
+	var out []*loadCall
+	next := loadGoto
+	var email, submit string // refs from this cycle's snapshot
+	for i := 0; i < calls; i++ {
+		gate()
+		c := &loadCall{session: k, updateID: fmt.Sprintf("%s-c%03d", id, i), tool: next, opens: i == 0}
+		var args any
+		switch next {
+		case loadGoto:
+			// A query unique to the call keeps every run distinct, as an
+			// agent's calls are: no guard sees a repeat.
+			c.toolName, args = "run", actions(map[string]any{"op": "goto", "url": fmt.Sprintf("%s/?visit=%s-%d", env.Demo.URL(), id, i)})
+		case loadSnapshot:
+			c.toolName, args = "snapshot", map[string]any{"mode": "interactive"}
+		case loadSubmit:
+			c.email = fmt.Sprintf("%s-s%02d-c%03d@load.example", run, k, i)
+			c.toolName, args = "run", actions(
+				map[string]any{"op": "fill", "id": email, "value": c.email},
+				map[string]any{"op": "click", "id": submit},
+				map[string]any{"op": "wait", "text": "Thanks"},
+			)
+		case loadScreenshot:
+			c.toolName, args = "screenshot", map[string]any{}
+		case loadRead:
+			c.toolName, args = "browser_read", map[string]any{}
+		}
+		c.args, _ = json.Marshal(args)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		t0 := time.Now()
+		raw, err := dbclient.Call(ctx, env.Client, id, contract.ToolCall{Name: c.toolName, Args: c.args}, dbclient.CallOptions{UpdateID: c.updateID})
+		c.elapsed = time.Since(t0)
+		cancel()
+		c.err, c.answer = err, string(raw)
+		if err == nil {
+			var head struct {
+				OK   bool          `json:"ok"`
+				Code contract.Code `json:"code"`
+				Text string        `json:"text"`
+			}
+			if jerr := json.Unmarshal(raw, &head); jerr != nil {
+				c.err = fmt.Errorf("answer is not JSON: %q", raw)
+			} else {
+				c.ok, c.code = head.OK, head.Code
+				if c.tool == loadSnapshot && c.ok {
+					email, submit = findRef(head.Text, `textbox "Email"`), findRef(head.Text, `button "Create account"`)
+				}
+			}
+		}
+		if c.code == contract.CodeEffectUnknown {
+			// The same update id again: the recorded answer, nothing run.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			again, err := dbclient.Call(ctx, env.Client, id, contract.ToolCall{Name: c.toolName, Args: c.args}, dbclient.CallOptions{UpdateID: c.updateID})
+			cancel()
+			c.resend = string(again)
+			if err != nil {
+				c.resend = "error: " + err.Error()
+			}
+		}
+		out = append(out, c)
+		answered(c)
+
+		switch {
+		case c.ok && c.tool == loadSnapshot:
+			next = loadSubmit
+			if email == "" || submit == "" {
+				next = loadGoto
+			}
+		case c.ok:
+			next = loadTools[(slices.Index(loadTools, c.tool)+1)%len(loadTools)]
+		case c.code == contract.CodeEffectUnknown:
+			next = loadSnapshot
+		default:
+			next = loadGoto
+		}
+		if !c.ok || c.tool != loadSnapshot {
+			email, submit = "", "" // ids belong to the latest snapshot only
+		}
+	}
+	return out
+}
+
+// findRef returns the id on the first snapshot line holding what, or "".
+func findRef(text, what string) string {
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.Contains(line, what) {
+			continue
+		}
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "[") {
+			if j := strings.IndexByte(l, ']'); j > 0 {
+				return l[:j+1]
+			}
+		}
+	}
+	return ""
+}
+
+// checkAnswers: every call was answered; ok, or (only when a worker was
+// killed) session_replaced for any tool or effect_unknown for a run.
+func (r *loadResult) checkAnswers() {
+	for _, c := range r.calls {
+		switch {
+		case c.err != nil:
+			r.problem("lost call %s (%s): %v", c.updateID, c.tool, c.err)
+		case c.ok:
+		case r.opts.Kill && c.code == contract.CodeSessionReplaced:
+		case r.opts.Kill && c.code == contract.CodeEffectUnknown && c.toolName == "run":
+			if c.resend != c.answer {
+				r.problem("effect_unknown %s re-sent with its update id answered\n%s\nnot the recorded\n%s", c.updateID, c.resend, c.answer)
+			}
+		default:
+			r.problem("call %s (%s) failed: %s", c.updateID, c.tool, c.answer)
+		}
+	}
+}
+
+// checkResends re-sends every run (goto and submit) with its update id and
+// arguments: the answer must be the first one, byte for byte, and nothing
+// may run again (checkSubmissions counts the site afterwards).
+func (r *loadResult) checkResends(ids []string) {
+	for _, c := range r.calls {
+		if c.err != nil || c.toolName != "run" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		raw, err := dbclient.Call(ctx, env.Client, ids[c.session], contract.ToolCall{Name: c.toolName, Args: c.args}, dbclient.CallOptions{UpdateID: c.updateID})
+		cancel()
+		if err != nil {
+			r.problem("resend of %s: %v", c.updateID, err)
+		} else if string(raw) != c.answer {
+			r.problem("resend of %s (%s) answered\n%s\nnot the recorded\n%s", c.updateID, c.tool, raw, c.answer)
+		}
+	}
+}
+
+// checkSubmissions matches the site's submissions of this run against the
+// submits sent: exactly once for an ok submit, at most once for an
+// effect_unknown one, never for one that failed before acting, and nothing
+// the driver did not send.
+func (r *loadResult) checkSubmissions(run string) {
+	seen := map[string]int{}
+	for _, s := range env.Demo.Submissions() {
+		if e := s.Fields["email"]; strings.HasPrefix(e, run+"-") {
+			seen[e]++
+		}
+	}
+	sent := map[string]bool{}
+	for _, c := range r.calls {
+		if c.tool != loadSubmit {
+			continue
+		}
+		sent[c.email] = true
+		n := seen[c.email]
+		switch {
+		case c.ok && n != 1:
+			r.problem("submit %s answered ok and reached the site %d times, want exactly 1", c.updateID, n)
+		case c.code == contract.CodeEffectUnknown && n > 1:
+			r.problem("submit %s answered effect_unknown and reached the site %d times, want at most 1", c.updateID, n)
+		case !c.ok && c.code != contract.CodeEffectUnknown && n != 0:
+			r.problem("submit %s answered %s (nothing ran) but reached the site %d times", c.updateID, c.code, n)
+		}
+	}
+	for e, n := range seen {
+		if !sent[e] {
+			r.problem("the site received %q %d times, which no call sent", e, n)
+		}
+	}
+}
+
+// workerSet holds the worker processes of a load run by name.
+type workerSet struct {
+	mu     sync.Mutex
+	procs  map[string]*harness.Process
+	roots  []string
+	killed map[string]bool
+}
+
+func (w *workerSet) add(name string, p *harness.Process, root string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.procs[name] = p
+	w.roots = append(w.roots, root)
+}
+
+func (w *workerSet) kill(name string) {
+	w.mu.Lock()
+	p := w.procs[name]
+	if w.killed == nil {
+		w.killed = map[string]bool{}
+	}
+	w.killed[name] = true
+	w.mu.Unlock()
+	p.Kill()
+}
+
+type workersSample struct {
+	rss, pss map[string]int64
+	chrome   memSample
+}
+
+// sample reads the live workers' memory and every live session browser's
+// process group (a browser leads its own group; its record names its pid).
+func (w *workerSet) sample() workersSample {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := workersSample{rss: map[string]int64{}, pss: map[string]int64{}}
+	var leaders []int
+	for name, p := range w.procs {
+		if w.killed[name] {
+			continue
+		}
+		if m, ok := readMem(p.Cmd.Process.Pid); ok {
+			s.rss[name], s.pss[name] = m.rss, m.pss
+		}
+	}
+	for _, root := range w.roots {
+		recs, _ := filepath.Glob(filepath.Join(root, "records", "*.json"))
+		for _, f := range recs {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			var rec struct {
+				PID int `json:"pid"`
+			}
+			if json.Unmarshal(b, &rec) == nil && rec.PID > 0 {
+				leaders = append(leaders, rec.PID)
+			}
+		}
+	}
+	groups := map[int]*procMem{}
+	for _, l := range leaders {
+		groups[l] = &procMem{}
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range procs {
+		pid, _ := strconv.Atoi(filepath.Base(d))
+		g, ok := groups[pgidOf(pid)]
+		if !ok {
+			continue
+		}
+		if m, ok := readMem(pid); ok {
+			g.rss += m.rss
+			g.pss += m.pss
+		}
+	}
+	for _, g := range groups {
+		if g.rss == 0 {
+			continue
+		}
+		s.chrome.chromeRSS += g.rss
+		s.chrome.chromePSS += g.pss
+		s.chrome.perSessionRSS = append(s.chrome.perSessionRSS, g.rss)
+		s.chrome.perSessionPSS = append(s.chrome.perSessionPSS, g.pss)
+	}
+	return s
+}
+
+// stopAll sends SIGTERM to the workers still running, waits for them, and
+// reports any whose pid is still there.
+func (w *workerSet) stopAll() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var problems []string
+	for name, p := range w.procs {
+		if !w.killed[name] {
+			select {
+			case <-p.Terminate():
+			case <-time.After(time.Minute):
+				problems = append(problems, "worker "+name+" did not exit within a minute of SIGTERM")
+			}
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", p.Cmd.Process.Pid)); err == nil {
+			problems = append(problems, fmt.Sprintf("worker %s (pid %d) is still there", name, p.Cmd.Process.Pid))
+		}
+	}
+	return problems
+}
+
+type procMem struct{ rss, pss int64 }
+
+// readMem reads VmRSS (status) and Pss (smaps_rollup) of pid, in KiB.
+func readMem(pid int) (procMem, bool) {
+	var m procMem
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return m, false
+	}
+	defer f.Close()
+	found := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			m.rss, found = kib(v), true
+			break
+		}
+	}
+	if roll, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid)); err == nil {
+		for _, line := range strings.Split(string(roll), "\n") {
+			if v, ok := strings.CutPrefix(line, "Pss:"); ok {
+				m.pss = kib(v)
+				break
+			}
+		}
+	}
+	return m, found
+}
+
+func kib(v string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+	return n
+}
+
+// pgidOf reads the process group from /proc/<pid>/stat (-1 if unreadable).
+func pgidOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(s[i+1:]) // state ppid pgrp ...
+	if len(f) < 3 || f[0] == "Z" {
+		return -1
+	}
+	n, err := strconv.Atoi(f[2])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// percentile is the nearest-rank percentile of sorted durations.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(i, 0)]
+}
+
+// latencies returns the sorted latencies of the ok calls per tool, and of
+// every ok call.
+func (r *loadResult) latencies() (map[string][]time.Duration, []time.Duration) {
+	by := map[string][]time.Duration{}
+	var all []time.Duration
+	for _, c := range r.calls {
+		if c.ok {
+			tool := c.tool
+			if c.opens {
+				tool = loadOpen
+			}
+			by[tool] = append(by[tool], c.elapsed)
+			all = append(all, c.elapsed)
+		}
+	}
+	for _, v := range by {
+		slices.Sort(v)
+	}
+	slices.Sort(all)
+	return by, all
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/1e6) }
+func mib(k int64) string        { return fmt.Sprintf("%.0f", float64(k)/1024) }
+
+// report renders the run as markdown tables.
+func (r *loadResult) report() string {
+	var b strings.Builder
+	by, all := r.latencies()
+	codes := map[contract.Code]int{}
+	slowest := map[contract.Code]time.Duration{}
+	for _, c := range r.calls {
+		if !c.ok && c.err == nil {
+			codes[c.code]++
+			slowest[c.code] = max(slowest[c.code], c.elapsed)
+		}
+	}
+	title := "one worker"
+	if r.opts.Kill {
+		title = fmt.Sprintf("worker killed after %d of %d calls answered, a second worker took over", r.killedAt, r.opts.Sessions*r.opts.Calls)
+	}
+	fmt.Fprintf(&b, "\n%d sessions x %d calls, %s: %d calls in %.1f s (%.1f calls/s)\n\n", r.opts.Sessions, r.opts.Calls, title, len(r.calls), r.wall.Seconds(), float64(len(r.calls))/r.wall.Seconds())
+	fmt.Fprintf(&b, "| tool | ok calls | p50 ms | p95 ms | p99 ms | max ms |\n|---|---|---|---|---|---|\n")
+	for _, tool := range append([]string{loadOpen}, append(slices.Clone(loadTools), "all")...) {
+		v := by[tool]
+		if tool == "all" {
+			v = all
+		}
+		if len(v) == 0 {
+			continue
+		}
+		label := tool
+		if tool == "all" {
+			label = "all (first calls included)"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s |\n", label, len(v), ms(percentile(v, .5)), ms(percentile(v, .95)), ms(percentile(v, .99)), ms(v[len(v)-1]))
+	}
+	if len(codes) > 0 {
+		var parts []string
+		for c, n := range codes {
+			parts = append(parts, fmt.Sprintf("%s: %d (slowest answer %s ms)", c, n, ms(slowest[c])))
+		}
+		slices.Sort(parts)
+		fmt.Fprintf(&b, "\nfailed calls (legitimate for the scenario): %s\n", strings.Join(parts, ", "))
+	}
+	b.WriteString("\n| memory | MiB |\n|---|---|\n")
+	for _, name := range []string{"A", "B"} {
+		if v, ok := r.workerPeakRSS[name]; ok {
+			fmt.Fprintf(&b, "| worker %s peak VmRSS / Pss | %s / %s |\n", name, mib(v), mib(r.workerPeakPSS[name]))
+		}
+	}
+	fmt.Fprintf(&b, "| Chrome, all sessions, peak VmRSS / Pss | %s / %s |\n", mib(r.chromePeakRSS), mib(r.chromePeakPSS))
+	if n := len(r.final.perSessionPSS); n > 0 {
+		pss, rss := slices.Clone(r.final.perSessionPSS), slices.Clone(r.final.perSessionRSS)
+		slices.Sort(pss)
+		slices.Sort(rss)
+		fmt.Fprintf(&b, "| Chrome per session at the end (%d browsers), Pss median / max | %s / %s |\n", n, mib(pss[n/2]), mib(pss[n-1]))
+		fmt.Fprintf(&b, "| Chrome per session at the end, VmRSS summed over its processes, median / max | %s / %s |\n", mib(rss[n/2]), mib(rss[n-1]))
+	}
+	return b.String()
+}
+
+// The short version, in make test: invariants only, never timing.
+func TestLoad(t *testing.T) {
+	r := runLoad(t, loadOptions{Sessions: 4, Calls: 10})
+	t.Log(r.report())
+}
+
+func TestLoadWorkerKilled(t *testing.T) {
+	r := runLoad(t, loadOptions{Sessions: 4, Calls: 10, Kill: true})
+	t.Log(r.report())
+	replaced := 0
+	for _, c := range r.calls {
+		if c.code == contract.CodeSessionReplaced {
+			replaced++
+		}
+	}
+	if replaced == 0 {
+		t.Errorf("no call answered session_replaced after the kill: the kill did not reach the sessions")
+	}
+}
+
+// TestLoadBench is the full load (make bench): 16 sessions x 50 calls on one
+// worker, the same with the worker killed halfway, and a sweep of session
+// counts for the p95 of every tool. Set DURABLE_BROWSER_LOAD=1 to run it;
+// DURABLE_BROWSER_LOAD_SWEEP (default 1,4,8,16) and DURABLE_BROWSER_LOAD_CALLS
+// (default 50) change its shape.
+func TestLoadBench(t *testing.T) {
+	if os.Getenv("DURABLE_BROWSER_LOAD") == "" {
+		t.Skip("the full load runs under make bench (DURABLE_BROWSER_LOAD=1)")
+	}
+	calls := 50
+	if v, err := strconv.Atoi(os.Getenv("DURABLE_BROWSER_LOAD_CALLS")); err == nil && v > 0 {
+		calls = v
+	}
+	sweep := []int{1, 4, 8, 16}
+	if v := os.Getenv("DURABLE_BROWSER_LOAD_SWEEP"); v != "" {
+		sweep = nil
+		for _, f := range strings.Split(v, ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+				sweep = append(sweep, n)
+			}
+		}
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "load run %s, %d cores, load average %s\n", time.Now().Format(time.RFC3339), runtime.NumCPU(), loadAvg())
+	full := runLoad(t, loadOptions{Sessions: 16, Calls: calls})
+	out.WriteString(full.report())
+	killed := runLoad(t, loadOptions{Sessions: 16, Calls: calls, Kill: true})
+	out.WriteString(killed.report())
+
+	out.WriteString("\nsessions vs p95 (ms) on one worker, ok calls\n\n| sessions | calls/s | goto | snapshot | submit | screenshot | browser_read | all | every tool p95 < 1 s | load avg after |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, n := range sweep {
+		r := full
+		if n != 16 || full.opts.Calls != calls {
+			r = runLoad(t, loadOptions{Sessions: n, Calls: calls})
+		}
+		by, all := r.latencies()
+		under := true
+		fmt.Fprintf(&out, "| %d | %.1f |", n, float64(len(r.calls))/r.wall.Seconds())
+		for _, tool := range loadTools {
+			p := percentile(by[tool], .95)
+			under = under && p < time.Second
+			fmt.Fprintf(&out, " %s |", ms(p))
+		}
+		fmt.Fprintf(&out, " %s | %v | %s |\n", ms(percentile(all, .95)), under, loadAvg())
+	}
+	t.Log(out.String())
+	if f := os.Getenv("DURABLE_BROWSER_LOAD_OUT"); f != "" {
+		_ = os.WriteFile(f, []byte(out.String()), 0o644)
+	}
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
