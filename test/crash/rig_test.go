@@ -1,0 +1,349 @@
+package crash
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+
+	dbclient "github.com/durable-browser/durable-browser/client"
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/test/harness"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+// Signals a row cuts a worker with.
+const (
+	sigKill = "SIGKILL"
+	sigTerm = "SIGTERM"
+)
+
+// rig is one row's world: a worker process holding the session's browser
+// (the victim), the session, and what the row observed.
+type rig struct {
+	t      *testing.T
+	sig    string
+	p      *harness.Process
+	id     string
+	cfg    workflows.SessionConfig
+	chrome []int // the victim's browser processes, taken before the cut
+	gate   string
+	n      int // update ids handed out
+}
+
+// stopGrace is the victim's --stop-grace: short, so SIGTERM rows are quick.
+const stopGrace = "3s"
+
+// newRig starts the victim worker process and names a session. gated puts
+// a wrapper in front of Chromium that stops before launching it until the
+// test opens the gate (never, for the victim): a create that is under way.
+func newRig(t *testing.T, sig string, gated bool, cfg workflows.SessionConfig) *rig {
+	t.Helper()
+	r := &rig{t: t, sig: sig, id: "crash-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()) + "-" + uuid.NewString()[:8]}
+	penv := []string{"DURABLE_BROWSER_STOP_GRACE=" + stopGrace}
+	if gated {
+		dir := t.TempDir()
+		r.gate = filepath.Join(dir, "gate")
+		script := filepath.Join(dir, "chromium")
+		body := fmt.Sprintf(`#!/bin/sh
+case "$*" in
+*--user-data-dir*)
+	touch %[1]q.started
+	while [ ! -e %[1]q.open ]; do sleep 0.05; done;;
+esac
+exec /usr/bin/chromium "$@"
+`, r.gate)
+		if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		penv = append(penv, "CHROME_PATH="+script)
+	}
+	r.p = env.StartWorkerProcess(t, harness.ProcessOptions{Env: penv})
+	cfg.SearchAttributes = true
+	// Short bounds so a lost worker is noticed within seconds.
+	cfg.Timeouts = workflows.Timeouts{ScheduleToStart: 3 * time.Second, Heartbeat: 5 * time.Second, Custody: 20 * time.Second}
+	r.cfg = cfg
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		_ = env.Client.SignalWorkflow(ctx, r.id, "", contract.SignalClose, nil)
+		_ = env.Client.GetWorkflow(ctx, r.id, "").Get(ctx, nil)
+	})
+	return r
+}
+
+// uid hands out a fresh update id.
+func (r *rig) uid() string {
+	r.n++
+	return fmt.Sprintf("%s-u%d", r.id, r.n)
+}
+
+// answer is a call's outcome.
+type answer struct {
+	raw json.RawMessage
+	err error
+}
+
+// code is what the agent sees: "ok", a failure code, or the client's error.
+func (a answer) code() string {
+	if a.err != nil {
+		return "client error: " + a.err.Error()
+	}
+	var head struct {
+		OK   bool   `json:"ok"`
+		Code string `json:"code"`
+	}
+	if err := json.Unmarshal(a.raw, &head); err != nil {
+		return "non-JSON answer"
+	}
+	if head.OK {
+		return "ok"
+	}
+	return head.Code
+}
+
+func (a answer) failure() contract.Failure {
+	var f contract.Failure
+	_ = json.Unmarshal(a.raw, &f)
+	return f
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// call sends a call with an update id and waits for its answer.
+func (r *rig) call(updateID, tool string, args any) answer {
+	return <-r.async(updateID, tool, args)
+}
+
+// async sends a call from another goroutine.
+func (r *rig) async(updateID, tool string, args any) <-chan answer {
+	raw := mustJSON(r.t, args)
+	ch := make(chan answer, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		out, err := dbclient.Call(ctx, env.Client, r.id, contract.ToolCall{Name: tool, Args: raw}, dbclient.CallOptions{Config: r.cfg, UpdateID: updateID})
+		ch <- answer{out, err}
+	}()
+	return ch
+}
+
+// must calls and fails the row unless the answer is ok.
+func (r *rig) must(tool string, args any, v any) {
+	r.t.Helper()
+	a := r.call(r.uid(), tool, args)
+	if a.code() != "ok" {
+		r.t.Fatalf("%s: %s %s", tool, a.code(), a.raw)
+	}
+	if v != nil {
+		if err := json.Unmarshal(a.raw, v); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+// receive waits for an answer.
+func (r *rig) receive(ch <-chan answer) answer {
+	r.t.Helper()
+	select {
+	case a := <-ch:
+		return a
+	case <-time.After(3 * time.Minute):
+		r.t.Fatalf("no answer within 3 minutes; victim log:\n%s", tail(r.p.Stderr.String(), 30))
+	}
+	return answer{}
+}
+
+// open starts the session on the victim at a page of the demo site.
+func (r *rig) open(page string) {
+	r.t.Helper()
+	r.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + page}), nil)
+	st := r.state()
+	if st.HostQueue != r.p.HostQueue() {
+		r.t.Fatalf("the session should live on the victim: state %+v, victim queue %s", st, r.p.HostQueue())
+	}
+	r.takeChrome()
+}
+
+// takeChrome notes the victim's browser processes.
+func (r *rig) takeChrome() {
+	r.chrome = harness.PIDsUnder(r.p.ProfileRoot)
+	if len(r.chrome) == 0 {
+		r.t.Fatal("no browser process under the victim's profile root")
+	}
+}
+
+func (r *rig) state() *contract.SessionState {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := dbclient.State(ctx, env.Client, r.id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return st
+}
+
+// survivor starts a worker in the test process: the rest of the fleet,
+// serving workflow tasks and new browsers once the victim is gone.
+func (r *rig) survivor() { env.StartWorker(r.t, harness.WorkerOptions{}) }
+
+// started reports whether the session has a started, unfinished activity of
+// this type: a call under way on a worker.
+func (r *rig) started(activity string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := env.Client.DescribeWorkflowExecution(ctx, r.id, "")
+	if err != nil {
+		return false
+	}
+	for _, pa := range d.GetPendingActivities() {
+		if pa.GetActivityType().GetName() == activity && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *rig) waitStarted(activity string) {
+	r.t.Helper()
+	harness.Eventually(r.t, 30*time.Second, func() bool { return r.started(activity) },
+		"%s never started; victim log:\n%s", activity, tail(r.p.Stderr.String(), 30))
+}
+
+// cut kills or stops the victim and waits for it to exit.
+func (r *rig) cut() {
+	r.t.Helper()
+	if r.sig == sigKill {
+		r.p.Kill()
+		return
+	}
+	exited := r.p.Terminate()
+	select {
+	case <-exited:
+	case <-time.After(90 * time.Second):
+		r.t.Fatalf("the victim did not exit after SIGTERM:\n%s", tail(r.p.Stderr.String(), 30))
+	}
+}
+
+// row finishes a row: the resend with the same update id, the session used
+// again, and no Chrome of the victim left; then records it.
+type row struct {
+	Cut, Signal, Hook string
+	Code              string
+	Posts, WantPosts  int
+	Resend, After     string
+	ChromeLeft        int
+	Note              string
+}
+
+func (r *rig) finish(rw row, first answer, updateID, tool string, args any) {
+	r.t.Helper()
+	rw.Signal = r.sig
+	rw.Code = first.code()
+	// The caller lost the answer and sends the call again, same update id.
+	again := r.call(updateID, tool, args)
+	if again.err == nil && first.err == nil && string(again.raw) == string(first.raw) {
+		rw.Resend = "same answer"
+	} else {
+		rw.Resend = "differs: " + again.code()
+		r.t.Errorf("resend with update id %s answered %s %v\nfirst answer %s %v", updateID, again.raw, again.err, first.raw, first.err)
+	}
+	// The session is usable: a snapshot succeeds, possibly after one
+	// session_replaced.
+	var seen []string
+	for i := 0; i < 3; i++ {
+		a := r.call(r.uid(), "snapshot", map[string]any{})
+		seen = append(seen, a.code())
+		if a.code() == "ok" {
+			break
+		}
+	}
+	rw.After = "snapshot: " + strings.Join(seen, ", then ")
+	if seen[len(seen)-1] != "ok" {
+		r.t.Errorf("the session is not usable after the cut: %v", seen)
+	}
+	// No Chrome of the victim is left, by pid.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		left := 0
+		for _, pid := range r.chrome {
+			if alive(pid) {
+				left++
+			}
+		}
+		rw.ChromeLeft = left
+		if left == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if rw.ChromeLeft != 0 {
+		r.t.Errorf("%d Chrome processes of the victim outlived it: %v", rw.ChromeLeft, r.chrome)
+	}
+	if rw.Posts != rw.WantPosts {
+		r.t.Errorf("the site counted %d POSTs, want %d", rw.Posts, rw.WantPosts)
+	}
+	r.t.Logf("row: %+v", rw)
+	record(rw)
+}
+
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(stat), ") Z ")
+}
+
+func actions(a ...map[string]any) map[string]any { return map[string]any{"actions": a} }
+
+// refFor finds the ref of the line holding want in a snapshot.
+func refFor(t *testing.T, text, want string) string {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.Contains(line, want) {
+			continue
+		}
+		i, j := strings.Index(line, "["), strings.Index(line, "]")
+		if i >= 0 && j > i {
+			return line[i+1 : j]
+		}
+	}
+	t.Fatalf("no %q in snapshot:\n%s", want, text)
+	return ""
+}
+
+// posts counts the site's submissions to path whose field has value.
+func posts(path, field, value string) int {
+	n := 0
+	for _, s := range env.Demo.Submissions() {
+		if s.Path == path && (field == "" || s.Fields[field] == value) {
+			n++
+		}
+	}
+	return n
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
