@@ -37,6 +37,7 @@ type rig struct {
 	chrome []int // the victim's browser processes, taken before the cut
 	gate   string
 	n      int // update ids handed out
+	began  time.Time
 }
 
 // stopGrace is the victim's --stop-grace: short, so SIGTERM rows are quick.
@@ -47,8 +48,8 @@ const stopGrace = "3s"
 // test opens the gate (never, for the victim): a create that is under way.
 func newRig(t *testing.T, sig string, gated bool, cfg workflows.SessionConfig) *rig {
 	t.Helper()
-	r := &rig{t: t, sig: sig, id: "crash-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()) + "-" + uuid.NewString()[:8]}
-	penv := []string{"DURABLE_BROWSER_STOP_GRACE=" + stopGrace}
+	r := &rig{t: t, sig: sig, began: time.Now(), id: "crash-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()) + "-" + uuid.NewString()[:8]}
+	penv := []string{"DURABLE_BROWSER_STOP_GRACE=" + stopGrace, allowLoopback}
 	if gated {
 		dir := t.TempDir()
 		r.gate = filepath.Join(dir, "gate")
@@ -71,11 +72,13 @@ exec /usr/bin/chromium "$@"
 	// Short bounds so a lost worker is noticed within seconds.
 	cfg.Timeouts = workflows.Timeouts{ScheduleToStart: 3 * time.Second, Heartbeat: 5 * time.Second, Custody: 20 * time.Second}
 	r.cfg = cfg
+	// A row that passes closes its session in finish; one that failed
+	// leaves it to be terminated here (its workers' cleanups kill any
+	// browser left under their profile roots).
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = env.Client.SignalWorkflow(ctx, r.id, "", contract.SignalClose, nil)
-		_ = env.Client.GetWorkflow(ctx, r.id, "").Get(ctx, nil)
+		_ = env.Client.TerminateWorkflow(ctx, r.id, "", "crash matrix row ended")
 	})
 	return r
 }
@@ -199,9 +202,14 @@ func (r *rig) state() *contract.SessionState {
 	return st
 }
 
-// survivor starts a worker in the test process: the rest of the fleet,
-// serving workflow tasks and new browsers once the victim is gone.
-func (r *rig) survivor() { env.StartWorker(r.t, harness.WorkerOptions{}) }
+// allowLoopback lets a worker's browsers reach the loopback demo site.
+const allowLoopback = "DURABLE_BROWSER_BROWSER_ALLOW_PRIVATE=true"
+
+// survivor starts a second worker process: the rest of the fleet, serving
+// workflow tasks and new browsers once the victim is gone.
+func (r *rig) survivor() {
+	env.StartWorkerProcess(r.t, harness.ProcessOptions{Env: []string{allowLoopback}})
+}
 
 // started reports whether the session has a started, unfinished activity of
 // this type: a call under way on a worker.
@@ -250,6 +258,7 @@ type row struct {
 	Resend, After     string
 	ChromeLeft        int
 	Note              string
+	Took              time.Duration
 }
 
 func (r *rig) finish(rw row, first answer, updateID, tool string, args any) {
@@ -296,9 +305,18 @@ func (r *rig) finish(rw row, first answer, updateID, tool string, args any) {
 	if rw.ChromeLeft != 0 {
 		r.t.Errorf("%d Chrome processes of the victim outlived it: %v", rw.ChromeLeft, r.chrome)
 	}
+	// The session ends cleanly when closed.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := env.Client.SignalWorkflow(ctx, r.id, "", contract.SignalClose, nil); err != nil {
+		r.t.Errorf("close: %v", err)
+	} else if err := env.Client.GetWorkflow(ctx, r.id, "").Get(ctx, nil); err != nil {
+		r.t.Errorf("the session did not end cleanly after close: %v", err)
+	}
 	if rw.Posts != rw.WantPosts {
 		r.t.Errorf("the site counted %d POSTs, want %d", rw.Posts, rw.WantPosts)
 	}
+	rw.Took = time.Since(r.began).Round(time.Second)
 	r.t.Logf("row: %+v", rw)
 	record(rw)
 }
