@@ -11,6 +11,7 @@ package crash
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/durable-browser/durable-browser/test/harness"
@@ -19,8 +20,14 @@ import (
 var env *harness.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = harness.Start(harness.Options{Binary: true})
+	// Temporal keeps its state in a file so one row can restart it.
+	state, err := os.MkdirTemp("", "durable-browser-crash-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crash matrix setup:", err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(state)
+	env, err = harness.Start(harness.Options{Binary: true, TemporalDB: filepath.Join(state, "temporal.db")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crash matrix setup:", err)
 		os.Exit(1)
@@ -33,5 +40,6 @@ func TestMain(m *testing.M) {
 		}
 	}
 	env.Close()
+	_ = os.RemoveAll(state)
 	os.Exit(code)
 }

@@ -1,6 +1,7 @@
 package crash
 
 import (
+	"context"
 	"os"
 	"syscall"
 	"testing"
@@ -34,6 +35,7 @@ func TestCrashMatrix(t *testing.T) {
 			t.Run(c.name+"/"+sig, func(t *testing.T) { c.run(t, sig) })
 		}
 	}
+	t.Run("temporal-restart", cutTemporalRestart)
 	t.Logf("measured: the matrix ran in %v", time.Since(start).Round(time.Second))
 }
 
@@ -278,5 +280,35 @@ func cutAroundContinueAsNew(t *testing.T, sig string) {
 		t.Errorf("the submit answered %s", a.raw)
 	}
 	r.finish(row{Cut: "around continue-as-new", Hook: "ContinueAsNewAfter 1; cut the moment the submit is answered, as the run continues as new",
+		Posts: posts("/submit", "email", email), WantPosts: 1}, a, id, "run", args)
+}
+
+// A restart of the Temporal server itself mid-call: the worker lives on;
+// the server stops and starts again on its SQLite file while a submit runs.
+func cutTemporalRestart(t *testing.T) {
+	r := newRig(t, "", false, workflows.SessionConfig{})
+	// The server is down for seconds: a heartbeat bound that outlasts it.
+	r.cfg.Timeouts.Heartbeat = 30 * time.Second
+	r.open("/")
+	var snap contract.SnapshotResult
+	r.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
+	email := "restart-" + uuid.NewString()[:8] + "@example.com"
+	args := actions(
+		map[string]any{"op": "wait", "ms": 3000},
+		map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Email"`), "value": email},
+		map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Create account"`)},
+		map[string]any{"op": "wait", "text": "Thanks"},
+	)
+	id := r.uid()
+	ch := r.async(id, "run", args)
+	r.waitStarted(contract.ActivityRun)
+	began := time.Now()
+	if err := env.RestartTemporal(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("measured: the server was restarted in %v", time.Since(began).Round(time.Millisecond))
+	a := r.receive(ch)
+	r.sig = "server restart"
+	r.finish(row{Cut: "Temporal server restart mid-call", Hook: "batch [wait 3 s, fill, click, wait]; the embedded server (SQLite file) is stopped and started once browser.run started; the worker lives",
 		Posts: posts("/submit", "email", email), WantPosts: 1}, a, id, "run", args)
 }

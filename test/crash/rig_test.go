@@ -98,7 +98,11 @@ type answer struct {
 // code is what the agent sees: "ok", a failure code, or the client's error.
 func (a answer) code() string {
 	if a.err != nil {
-		return "client error: " + a.err.Error()
+		msg := a.err.Error()
+		if len(msg) > 80 {
+			msg = msg[:80] + "..."
+		}
+		return "client error: " + msg
 	}
 	var head struct {
 		OK   bool   `json:"ok"`
@@ -267,9 +271,14 @@ func (r *rig) finish(rw row, first answer, updateID, tool string, args any) {
 	rw.Code = first.code()
 	// The caller lost the answer and sends the call again, same update id.
 	again := r.call(updateID, tool, args)
-	if again.err == nil && first.err == nil && string(again.raw) == string(first.raw) {
+	switch {
+	case again.err == nil && first.err == nil && string(again.raw) == string(first.raw):
 		rw.Resend = "same answer"
-	} else {
+	case first.err != nil && again.err == nil:
+		// The first answer never reached the caller: the resend is how it
+		// gets one, and the POST count shows nothing ran twice.
+		rw.Resend = "first answer lost; resend answered " + again.code()
+	default:
 		rw.Resend = "differs: " + again.code()
 		r.t.Errorf("resend with update id %s answered %s %v\nfirst answer %s %v", updateID, again.raw, again.err, first.raw, first.err)
 	}
