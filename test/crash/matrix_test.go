@@ -2,6 +2,8 @@ package crash
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"syscall"
 	"testing"
@@ -222,7 +224,18 @@ func cutDuringHandoff(t *testing.T, sig string) {
 		t.Fatal(err)
 	}
 	a := r.receive(ch)
-	r.finish(row{Cut: "during a handoff wait", Hook: "handoff pending (notice sent), victim cut, then the person signals done"}, a, id, "browser_request_handoff", args)
+	var res contract.HandoffResult
+	_ = json.Unmarshal(a.raw, &res)
+	note := fmt.Sprintf("outcome %s, condition_met %v", res.Outcome, res.ConditionMet)
+	if res.SnapshotFailure != nil {
+		note += ", snapshot_failure " + string(res.SnapshotFailure.Code)
+	}
+	// The browser the person was to work in went with its worker: "done"
+	// must not be taken as the condition met.
+	if a.code() != "ok" || res.Outcome != contract.OutcomeDone || res.ConditionMet {
+		t.Errorf("handoff answered %s", a.raw)
+	}
+	r.finish(row{Cut: "during a handoff wait", Hook: "handoff pending (notice sent), victim cut, then the person signals done", Note: note}, a, id, "browser_request_handoff", args)
 }
 
 // During an approval hold: the run holds the form's POST for a person

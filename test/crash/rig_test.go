@@ -70,7 +70,7 @@ exec /usr/bin/chromium "$@"
 	r.p = env.StartWorkerProcess(t, harness.ProcessOptions{Env: penv})
 	cfg.SearchAttributes = true
 	// Short bounds so a lost worker is noticed within seconds.
-	cfg.Timeouts = workflows.Timeouts{ScheduleToStart: 3 * time.Second, Heartbeat: 5 * time.Second, Custody: 20 * time.Second}
+	cfg.Timeouts = workflows.Timeouts{ScheduleToStart: 3 * time.Second, Heartbeat: 5 * time.Second, Custody: 12 * time.Second}
 	r.cfg = cfg
 	// A row that passes closes its session in finish; one that failed
 	// leaves it to be terminated here (its workers' cleanups kill any
@@ -320,7 +320,7 @@ func (r *rig) finish(rw row, first answer, updateID, tool string, args any) {
 	if err := env.Client.SignalWorkflow(ctx, r.id, "", contract.SignalClose, nil); err != nil {
 		r.t.Errorf("close: %v", err)
 	} else if err := env.Client.GetWorkflow(ctx, r.id, "").Get(ctx, nil); err != nil {
-		r.t.Errorf("the session did not end cleanly after close: %v", err)
+		r.t.Errorf("the session did not end cleanly after close: %v\n%s", err, r.describe())
 	}
 	if rw.Posts != rw.WantPosts {
 		r.t.Errorf("the site counted %d POSTs, want %d", rw.Posts, rw.WantPosts)
@@ -373,4 +373,39 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// describe is the session's current run for a failure message: its status,
+// pending activities and the types of its history events.
+func (r *rig) describe() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	d, err := env.Client.DescribeWorkflowExecution(ctx, r.id, "")
+	if err != nil {
+		return "describe: " + err.Error()
+	}
+	fmt.Fprintf(&b, "run %s status %s\n", d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), d.GetWorkflowExecutionInfo().GetStatus())
+	for _, pa := range d.GetPendingActivities() {
+		fmt.Fprintf(&b, "pending %s %s attempt %d last failure %v\n", pa.GetActivityType().GetName(), pa.GetState(), pa.GetAttempt(), pa.GetLastFailure().GetMessage())
+	}
+	it := env.Client.GetWorkflowHistory(ctx, r.id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			break
+		}
+		fmt.Fprintf(&b, "%d %s", ev.GetEventId(), ev.GetEventType())
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			fmt.Fprintf(&b, " %s on %s", a.GetActivityType().GetName(), a.GetTaskQueue().GetName())
+		}
+		if a := ev.GetWorkflowExecutionSignaledEventAttributes(); a != nil {
+			fmt.Fprintf(&b, " %s", a.GetSignalName())
+		}
+		if f := ev.GetActivityTaskTimedOutEventAttributes().GetFailure(); f != nil {
+			fmt.Fprintf(&b, " %s", f.GetMessage())
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
