@@ -54,7 +54,7 @@ func cutDuringCreate(t *testing.T, sig string) {
 	if !r.started(contract.ActivityCreate) {
 		t.Fatal("browser.create is not under way while Chrome launches")
 	}
-	r.chrome = harness.PIDsUnder(r.p.ProfileRoot) // the launcher, held at the gate
+	r.chrome = r.browserPIDs() // the launcher, held at the gate
 	r.survivor()
 	r.cut()
 	a := r.receive(ch)
@@ -321,7 +321,9 @@ func cutTemporalRestart(t *testing.T) {
 	}
 	t.Logf("measured: the server was restarted in %v", time.Since(began).Round(time.Millisecond))
 	a := r.receive(ch)
+	took := time.Since(began).Round(time.Second)
+	t.Logf("measured: the call answered %v after the restart began", took)
 	r.sig = "server restart"
 	r.finish(row{Cut: "Temporal server restart mid-call", Hook: "batch [wait 3 s, fill, click, wait]; the embedded server (SQLite file) is stopped and started once browser.run started; the worker lives",
-		Posts: posts("/submit", "email", email), WantPosts: 1}, a, id, "run", args)
+		Posts: posts("/submit", "email", email), WantPosts: 1, Note: fmt.Sprintf("answered %v after the restart began", took)}, a, id, "run", args)
 }

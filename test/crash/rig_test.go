@@ -189,10 +189,22 @@ func (r *rig) open(page string) {
 
 // takeChrome notes the victim's browser processes.
 func (r *rig) takeChrome() {
-	r.chrome = harness.PIDsUnder(r.p.ProfileRoot)
+	r.chrome = r.browserPIDs()
 	if len(r.chrome) == 0 {
 		r.t.Fatal("no browser process under the victim's profile root")
 	}
+}
+
+// browserPIDs are the processes under the victim's profile root but the
+// victim itself: its browsers (or their launcher).
+func (r *rig) browserPIDs() []int {
+	var out []int
+	for _, pid := range harness.PIDsUnder(r.p.ProfileRoot) {
+		if pid != r.p.Cmd.Process.Pid {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 func (r *rig) state() *contract.SessionState {
@@ -296,24 +308,6 @@ func (r *rig) finish(rw row, first answer, updateID, tool string, args any) {
 	if seen[len(seen)-1] != "ok" {
 		r.t.Errorf("the session is not usable after the cut: %v", seen)
 	}
-	// No Chrome of the victim is left, by pid.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		left := 0
-		for _, pid := range r.chrome {
-			if alive(pid) {
-				left++
-			}
-		}
-		rw.ChromeLeft = left
-		if left == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if rw.ChromeLeft != 0 {
-		r.t.Errorf("%d Chrome processes of the victim outlived it: %v", rw.ChromeLeft, r.chrome)
-	}
 	// The session ends cleanly when closed.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -321,6 +315,30 @@ func (r *rig) finish(rw row, first answer, updateID, tool string, args any) {
 		r.t.Errorf("close: %v", err)
 	} else if err := env.Client.GetWorkflow(ctx, r.id, "").Get(ctx, nil); err != nil {
 		r.t.Errorf("the session did not end cleanly after close: %v\n%s", err, r.describe())
+	}
+	// No Chrome of the victim is left, by pid (for a victim that lives on,
+	// after the close released its browser).
+	deadline := time.Now().Add(20 * time.Second)
+	var leftWhich []string
+	for {
+		left := 0
+		var which []string
+		for _, pid := range r.chrome {
+			// Still running and still the victim's (not a reused pid).
+			if cmd := cmdline(pid); alive(pid) && strings.Contains(cmd, r.p.ProfileRoot) {
+				left++
+				which = append(which, fmt.Sprintf("%d %.200s", pid, cmd))
+			}
+		}
+		leftWhich = which
+		rw.ChromeLeft = left
+		if left == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if rw.ChromeLeft != 0 {
+		r.t.Errorf("%d Chrome processes of the victim outlived it:\n%s", rw.ChromeLeft, strings.Join(leftWhich, "\n"))
 	}
 	if rw.Posts != rw.WantPosts {
 		r.t.Errorf("the site counted %d POSTs, want %d", rw.Posts, rw.WantPosts)
@@ -336,6 +354,11 @@ func alive(pid int) bool {
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	return err == nil && !strings.Contains(string(stat), ") Z ")
+}
+
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return strings.ReplaceAll(string(b), "\x00", " ")
 }
 
 func actions(a ...map[string]any) map[string]any { return map[string]any{"actions": a} }
