@@ -20,7 +20,7 @@ UNIT_HEAVY_TESTS := ^(TestS3Store|TestS3SSE|TestEvidenceGet)$$
 MODULE   := $(shell $(GO) list -m)
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all build run test test-unit fuzz lint lint-tools bench bench-cli tools chromium versitygw clean
+.PHONY: all build run test test-unit fuzz lint lint-tools bench bench-cli tools chromium versitygw clean reliability
 
 all: build
 
@@ -73,6 +73,11 @@ lint: lint-tools
 	staticcheck $(PKGS)
 	workflowcheck -config workflowcheck.config.yaml ./workflows/...
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
+
+# Runs the crash matrix (test/crash) and writes what it observed to
+# docs/reliability.md.
+reliability: tools
+	DURABLE_BROWSER_WRITE_RELIABILITY=1 $(GO) test -count=1 -v -run 'TestCrashMatrix' ./test/crash/
 
 # The benchmarks, then the load (docs/reliability.md#load): 16 sessions x 50
 # calls on one worker, the same with the worker killed halfway, and a sweep

@@ -41,12 +41,32 @@ type Env struct {
 	Bin string
 	// Log collects every log line of in-process workers (checked for leaks).
 	Log *SyncBuffer
+
+	temporalOpts devstack.TemporalOptions
+}
+
+// RestartTemporal stops the Temporal server and starts it again on the same
+// address and state (Options.TemporalDB); clients and workers reconnect.
+func (e *Env) RestartTemporal(ctx context.Context) error {
+	if e.temporalOpts.DatabaseFile == "" {
+		return fmt.Errorf("harness started without TemporalDB: an in-memory server cannot restart")
+	}
+	e.Temporal.Stop()
+	t, err := devstack.StartTemporal(ctx, e.temporalOpts)
+	if err != nil {
+		return err
+	}
+	e.Temporal = t
+	return nil
 }
 
 // Options for Start.
 type Options struct {
 	// Binary builds cmd/durable-browser into the env's directory.
 	Binary bool
+	// TemporalDB keeps Temporal's state in this SQLite file instead of in
+	// memory, so RestartTemporal can stop and start the server.
+	TemporalDB string
 }
 
 // Start brings up Temporal (in memory), S3 and the demo site.
@@ -66,11 +86,13 @@ func Start(o Options) (_ *Env, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e.Temporal, err = devstack.StartTemporal(ctx, devstack.TemporalOptions{
+	e.temporalOpts = devstack.TemporalOptions{
 		Address:          fmt.Sprintf("127.0.0.1:%d", port),
+		DatabaseFile:     o.TemporalDB,
 		SearchAttributes: workflows.SearchAttributeTypes,
 		Logger:           zerolog.Nop(),
-	})
+	}
+	e.Temporal, err = devstack.StartTemporal(ctx, e.temporalOpts)
 	if err != nil {
 		return nil, err
 	}
