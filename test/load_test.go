@@ -71,7 +71,6 @@ type loadCall struct {
 }
 
 type memSample struct {
-	workerRSS, workerPSS int64 // KiB, per worker process
 	chromeRSS, chromePSS int64 // KiB, summed over every session's process group
 	perSessionPSS        []int64
 	perSessionRSS        []int64
