@@ -124,7 +124,13 @@ func checkScrubbed(t *testing.T, in, out string) {
 		if !ok || len(v) < 4 {
 			continue
 		}
-		if strings.Contains(outPre, v) && !strings.Contains(inPre, v) && !strings.Contains(URL(inPre), v) {
+		// Escaping can make the text by chance (" 00001" is "%2000001"):
+		// what counts is the path as it reads once unescaped.
+		decoded, err := url.PathUnescape(outPre)
+		if err != nil {
+			decoded = outPre
+		}
+		if strings.Contains(outPre, v) && strings.Contains(decoded, v) && !strings.Contains(inPre, v) && !strings.Contains(URL(inPre), v) {
 			t.Fatalf("URL(%q) = %q moves query value %q into the path", in, out, v)
 		}
 		if strings.Contains(out, v) && !strings.Contains(allowed, v) {
