@@ -83,8 +83,8 @@ reliability: tools
 # calls on one worker, the same with the worker killed halfway, and a sweep
 # of session counts (several minutes).
 bench: build tools
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./internal/driver/ ./providers/local/ ./test/
-	DURABLE_BROWSER_LOAD=1 $(GO) test -count=1 -timeout 60m -run '^TestLoadBench$$' -v ./test/
+	$(GO) test -run '^$$' -bench . -skip '^BenchmarkLoad$$' -benchmem -count 5 ./internal/driver/ ./providers/local/ ./test/
+	$(GO) test -run '^$$' -bench '^BenchmarkLoad$$' -benchtime 1x -timeout 60m -v ./test/
 
 # Start time and peak memory of the client verbs, and the binaries' sizes
 # (docs/benchmarks.md).

@@ -715,15 +715,11 @@ func TestLoadWorkerKilled(t *testing.T) {
 	}
 }
 
-// TestLoadBench is the full load (make bench): 16 sessions x 50 calls on one
-// worker, the same with the worker killed halfway, and a sweep of session
-// counts for the p95 of every tool. Set DURABLE_BROWSER_LOAD=1 to run it;
-// DURABLE_BROWSER_LOAD_SWEEP (default 1,4,8,16) and DURABLE_BROWSER_LOAD_CALLS
+// BenchmarkLoad is the full load (make bench, one iteration): 16 sessions x
+// 50 calls on one worker, the same with the worker killed halfway, and a
+// sweep of session counts for the p95 of every tool. DURABLE_BROWSER_LOAD_SWEEP (default 1,4,8,16) and DURABLE_BROWSER_LOAD_CALLS
 // (default 50) change its shape.
-func TestLoadBench(t *testing.T) {
-	if os.Getenv("DURABLE_BROWSER_LOAD") == "" {
-		t.Skip("the full load runs under make bench (DURABLE_BROWSER_LOAD=1)")
-	}
+func BenchmarkLoad(b *testing.B) {
 	calls := 50
 	if v, err := strconv.Atoi(os.Getenv("DURABLE_BROWSER_LOAD_CALLS")); err == nil && v > 0 {
 		calls = v
@@ -739,16 +735,16 @@ func TestLoadBench(t *testing.T) {
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "load run %s, %d cores, load average %s\n", time.Now().Format(time.RFC3339), runtime.NumCPU(), loadAvg())
-	full := runLoad(t, loadOptions{Sessions: 16, Calls: calls})
+	full := runLoad(b, loadOptions{Sessions: 16, Calls: calls})
 	out.WriteString(full.report())
-	killed := runLoad(t, loadOptions{Sessions: 16, Calls: calls, Kill: true})
+	killed := runLoad(b, loadOptions{Sessions: 16, Calls: calls, Kill: true})
 	out.WriteString(killed.report())
 
 	out.WriteString("\nsessions vs p95 (ms) on one worker, ok calls\n\n| sessions | calls/s | goto | snapshot | submit | screenshot | browser_read | all | every tool p95 < 1 s | load avg after |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, n := range sweep {
 		r := full
 		if n != 16 || full.opts.Calls != calls {
-			r = runLoad(t, loadOptions{Sessions: n, Calls: calls})
+			r = runLoad(b, loadOptions{Sessions: n, Calls: calls})
 		}
 		by, all := r.latencies()
 		under := true
@@ -760,7 +756,7 @@ func TestLoadBench(t *testing.T) {
 		}
 		fmt.Fprintf(&out, " %s | %v | %s |\n", ms(percentile(all, .95)), under, loadAvg())
 	}
-	t.Log(out.String())
+	b.Log(out.String())
 	if f := os.Getenv("DURABLE_BROWSER_LOAD_OUT"); f != "" {
 		_ = os.WriteFile(f, []byte(out.String()), 0o644)
 	}

@@ -21,16 +21,45 @@ import (
 )
 
 // Recorded histories live under testdata/histories/<release>/, one folder per
-// release that recorded them, and are never rewritten: a running session must
-// replay on every later build. MANIFEST lists each file's SHA-256.
-const historiesDir = "testdata/histories"
+// release that recorded them, and are never rewritten or moved: a running
+// session must replay on every later build. The first release's stay where
+// they were recorded, in ../test/testdata. MANIFEST lists each file's SHA-256.
+const (
+	historiesDir       = "testdata/histories"
+	firstHistoriesGlob = "../test/testdata/history-*"
+)
 
-func historyFiles(t *testing.T) []string {
+// recorded lists the recorded files matching pattern (within a release).
+func recorded(t *testing.T, pattern string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(historiesDir, "*", "history-*.json"))
+	files, err := filepath.Glob(filepath.Join(historiesDir, "*", pattern))
 	if err != nil {
 		t.Fatal(err)
 	}
+	first, err := filepath.Glob(firstHistoriesGlob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range first {
+		if ok, _ := filepath.Match(pattern, filepath.Base(f)); ok {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
+// manifestName is how MANIFEST names f: relative to historiesDir.
+func manifestName(f string) string {
+	rel, err := filepath.Rel(historiesDir, f)
+	if err != nil {
+		return f
+	}
+	return filepath.ToSlash(rel)
+}
+
+func historyFiles(t *testing.T) []string {
+	t.Helper()
+	files := recorded(t, "history-*.json")
 	if len(files) == 0 {
 		t.Fatalf("no recorded histories under %s", historiesDir)
 	}
@@ -64,7 +93,7 @@ func replay(f string) error {
 // today's workflow code: a change that breaks running sessions fails here.
 func TestReplayRecordedHistories(t *testing.T) {
 	for _, f := range historyFiles(t) {
-		t.Run(strings.TrimPrefix(f, historiesDir+"/"), func(t *testing.T) {
+		t.Run(manifestName(f), func(t *testing.T) {
 			if err := replay(f); err != nil {
 				t.Fatalf("replaying %s: %v", f, err)
 			}
@@ -108,9 +137,8 @@ func TestHistoryManifest(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	all, _ := filepath.Glob(filepath.Join(historiesDir, "*", "*"))
-	for _, f := range all {
-		name := strings.TrimPrefix(f, historiesDir+"/")
+	for _, f := range recorded(t, "*") {
+		name := manifestName(f)
 		if !listed[name] {
 			b, _ := os.ReadFile(f)
 			sum := sha256.Sum256(b)

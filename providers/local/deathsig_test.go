@@ -51,7 +51,7 @@ func TestHeldPostDiesWithWorker(t *testing.T) {
 
 	root := t.TempDir()
 	// The worker: this test binary, running only the helper below.
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHeldPostHelper$", "-test.count=1")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), heldHelperEnv+"=1", "HELPER_ROOT="+root, "HELPER_URL="+srv.URL+"/",
 		"HELPER_CHROME="+chromePath(t))
 	cmd.Stderr = os.Stderr
@@ -101,22 +101,31 @@ func TestHeldPostDiesWithWorker(t *testing.T) {
 	}
 }
 
-// TestHeldPostHelper is the worker of TestHeldPostDiesWithWorker: it starts a
-// browser through the provider, lets the page POST under a request gate that
-// never decides, prints "HELD <browser pid>" and waits to be killed.
-func TestHeldPostHelper(t *testing.T) {
-	if os.Getenv(heldHelperEnv) != "1" {
-		t.Skip("run by TestHeldPostDiesWithWorker")
+// TestMain runs this test binary as the worker of TestHeldPostDiesWithWorker
+// when that test starts it, and as the tests otherwise.
+func TestMain(m *testing.M) {
+	if os.Getenv(heldHelperEnv) == "1" {
+		if err := heldPostWorker(); err != nil {
+			fmt.Fprintln(os.Stderr, "held-post worker:", err)
+			os.Exit(1)
+		}
 	}
+	os.Exit(m.Run())
+}
+
+// heldPostWorker starts a browser through the provider, lets the page POST
+// under a request gate that never decides, prints "HELD <browser pid>" and
+// waits to be killed.
+func heldPostWorker() error {
 	ctx := context.Background()
 	p, err := New(Options{ChromePath: os.Getenv("HELPER_CHROME"), ProfileRoot: os.Getenv("HELPER_ROOT"), BootID: "helper",
 		Logger: zerolog.Nop()})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	s, err := p.Create(ctx, providers.CreateOptions{Tag: "held"})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	held := make(chan struct{}, 1)
 	b, err := driver.Attach(ctx, driver.Options{CDPURL: s.CDPURL, RequestGate: func(ctx context.Context, r driver.GatedRequest) driver.GateDecision {
@@ -124,11 +133,11 @@ func TestHeldPostHelper(t *testing.T) {
 		select {} // a person is still deciding when the worker dies
 	}})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	acts, err := driver.ParseActions(json.RawMessage(fmt.Sprintf(`[{"op":"goto","url":%q}]`, os.Getenv("HELPER_URL"))))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	go func() { _, _ = b.Run(ctx, acts) }()
 	<-held

@@ -49,7 +49,7 @@ const stopGrace = "3s"
 func newRig(t *testing.T, sig string, gated bool, cfg workflows.SessionConfig) *rig {
 	t.Helper()
 	r := &rig{t: t, sig: sig, began: time.Now(), id: "crash-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()) + "-" + uuid.NewString()[:8]}
-	penv := []string{"DURABLE_BROWSER_STOP_GRACE=" + stopGrace, allowLoopback}
+	penv := []string{"DURABLE_BROWSER_STOP_GRACE=" + stopGrace}
 	if gated {
 		dir := t.TempDir()
 		r.gate = filepath.Join(dir, "gate")
@@ -218,13 +218,10 @@ func (r *rig) state() *contract.SessionState {
 	return st
 }
 
-// allowLoopback lets a worker's browsers reach the loopback demo site.
-const allowLoopback = "DURABLE_BROWSER_BROWSER_ALLOW_PRIVATE=true"
-
 // survivor starts a second worker process: the rest of the fleet, serving
 // workflow tasks and new browsers once the victim is gone.
 func (r *rig) survivor() {
-	env.StartWorkerProcess(r.t, harness.ProcessOptions{Env: []string{allowLoopback}})
+	env.StartWorkerProcess(r.t, harness.ProcessOptions{})
 }
 
 // started reports whether the session has a started, unfinished activity of
