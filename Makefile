@@ -54,7 +54,7 @@ test: lint build tools
 # Every fuzz target in the module, FUZZTIME (default 10s) each; make test
 # fuzzes the main ones only.
 fuzz:
-	@FUZZ_ALL=1 scripts/fuzz.sh
+	@FUZZ_ALL=1 FUZZ_STRICT=1 scripts/fuzz.sh
 
 # Everything that needs no Chromium, S3 server or Temporal server; no lint.
 test-unit:

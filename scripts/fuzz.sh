@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Runs each fuzz target for a bounded time (FUZZTIME, default 10s; go test
 # -fuzz takes one package and one target per run) and prints one line per
-# target. Fails if any target fails; a failing input is written to the
-# package's testdata/fuzz/<Name>/, where it then runs as a seed in go test.
+# target. A target that fails fails the script. A *new* failing input found
+# in this run is a discovery, not a regression: unless FUZZ_STRICT=1 (make
+# fuzz), it is moved out of testdata to FUZZ_FINDINGS (default a temporary
+# folder) and reported loudly, so the suite after it is not failed by an
+# input nobody has triaged yet. Regressions are what the checked-in seeds in
+# testdata/fuzz catch: go test runs them in every make test.
 #
 #   FUZZTIME=30s scripts/fuzz.sh          # the targets make test runs
 #   FUZZ_ALL=1 scripts/fuzz.sh            # every fuzz target in the module
@@ -62,6 +66,7 @@ fi
 
 time=${FUZZTIME:-10s}
 bad=()
+found=()
 start=$SECONDS
 for t in "${targets[@]}"; do
   pkg=${t% *} name=${t#* }
@@ -87,11 +92,23 @@ for t in "${targets[@]}"; do
     echo "fuzz: ok   $name ($pkg) ${execs:-0} execs in $((SECONDS - t0))s"
     rm -f "$log"
   else
-    echo "fuzz: FAIL $name ($pkg) after $((SECONDS - t0))s; log: $log"
-    grep -E 'Failing input|--- FAIL|fuzz_test.go|_test.go:[0-9]+' "$log" | head -20 | sed 's/^/    /'
-    bad+=("$name")
+    input=$(grep -oE 'testdata/fuzz/[^ ]+/[0-9a-f]+' "$log" | head -1)
+    if [ "${FUZZ_STRICT:-0}" != 1 ] && [ -n "$input" ] && [ -f "$pkg/$input" ]; then
+      dir=${FUZZ_FINDINGS:-$(mktemp -d -t fuzz-findings.XXXXXX)}
+      mkdir -p "$dir" && mv "$pkg/$input" "$dir/$name-$(basename "$input")"
+      echo "fuzz: FOUND $name ($pkg): a new failing input, moved to $dir/$name-$(basename "$input"); log: $log"
+      grep -E '_test.go:[0-9]+' "$log" | head -5 | sed 's/^/    /'
+      found+=("$name")
+    else
+      echo "fuzz: FAIL $name ($pkg) after $((SECONDS - t0))s; log: $log"
+      grep -E 'Failing input|--- FAIL|fuzz_test.go|_test.go:[0-9]+' "$log" | head -20 | sed 's/^/    /'
+      bad+=("$name")
+    fi
   fi
 done
+if [ ${#found[@]} -gt 0 ]; then
+  echo "fuzz: NEW FINDINGS, triage them (go test -run 'Name/<id>' after copying the input back): ${found[*]}"
+fi
 if [ ${#bad[@]} -gt 0 ]; then
   echo "fuzz: ${#targets[@]} targets for $time each in $((SECONDS - start))s; failing: ${bad[*]}"
   exit 1
