@@ -102,7 +102,7 @@ type liveSession struct {
 	provider providers.Provider
 	sess     *providers.Session
 	browser  Browser
-	// made is what the browser was made with (madeWith); a create that
+	// made is what the browser was made with (SessionOptions.MadeWith); a create that
 	// finds the session must ask for the same.
 	made contract.SessionOptions
 	// policy is the session's action policy for requests outside a run.

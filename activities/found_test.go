@@ -111,7 +111,7 @@ func TestCreateTakesFoundBrowserWithoutKeptOptions(t *testing.T) {
 func TestFoundBrowserIsGated(t *testing.T) {
 	opts := contract.SessionOptions{ActionPolicy: contract.PolicyDeny, AllowHosts: []string{"shop.example"}, StartURL: "https://shop.example/"}
 	h := newHarness(t, withReach)
-	made := madeWith("local", opts)
+	made := opts.MadeWith("local")
 	h.prov.found = map[string]*contract.SessionOptions{"t-1": &made}
 	h.setup = func(b *fakeBrowser) {
 		b.requests = []driver.GatedRequest{{Method: "POST", Origin: "https://shop.example", Path: "/buy"}}

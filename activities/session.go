@@ -54,7 +54,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	}
 	// What the browser is made with, kept with it: a later create of the
 	// tag that finds it must ask for the same, or is refused.
-	want := madeWith(name, req.Options)
+	want := req.Options.MadeWith(name)
 	a.mu.Lock()
 	if s, ok := a.sessions[req.Tag]; ok {
 		a.mu.Unlock()

@@ -17,6 +17,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/envelope"
@@ -30,9 +32,20 @@ import (
 // CallOptions describe the session to create when none runs under the id.
 type CallOptions struct {
 	Config workflows.SessionConfig
-	// UpdateID deduplicates the call: resending with the same id returns
-	// the first call's result instead of running it again.
+	// UpdateID deduplicates the call: resending the same call with the same
+	// id returns the first call's result instead of running it again. The
+	// same id with another tool or other arguments is refused as a conflict.
 	UpdateID string
+	// New starts a new session under the workflow id after the last one
+	// there ended (released, idle, maximum lifetime, closed); its tag takes
+	// the next number. Without it such a call answers session_ended, so a
+	// caller never lands on a fresh browser unawares. It changes nothing
+	// while a session runs.
+	New bool
+	// Expect names options of Config.Session the caller set on purpose
+	// (contract.MadeOptions entries). A session that already runs and was
+	// made otherwise in one of them refuses the call, naming each.
+	Expect []string
 }
 
 // Call sends one tool call to the BrowserSession with this workflow id,
@@ -42,10 +55,13 @@ func Call(ctx context.Context, c client.Client, workflowID string, call contract
 	if _, f := contract.Validate(call.Name, call.Args); f != nil {
 		return json.Marshal(f)
 	}
+	if len(o.Expect) > 0 {
+		call.Expect = &contract.Expected{Options: o.Config.Session, Fields: o.Expect}
+	}
 	// Most calls find their session running: a plain Update is the cheaper
 	// round trip. Only when no session runs under the id is it started.
 	upd := client.UpdateWorkflowOptions{
-		UpdateID:     o.UpdateID,
+		UpdateID:     contract.UpdateIDFor(o.UpdateID, call),
 		WorkflowID:   workflowID,
 		UpdateName:   contract.UpdateTool,
 		Args:         []any{call},
@@ -61,18 +77,28 @@ func Call(ctx context.Context, c client.Client, workflowID string, call contract
 		return rejection(err)
 	}
 	// No session runs under the id. If one ran and answered this update id,
-	// the answer is in its result: a resend never runs the call again.
-	if o.UpdateID != "" {
-		if out, ok, err := answeredBefore(ctx, c, workflowID, o.UpdateID, call); err != nil || ok {
+	// the answer is in its result: a resend never runs the call again. If
+	// one ran and ended, a new one starts only when asked for.
+	last, err := lastSession(ctx, c, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	cfg := o.Config
+	if last != nil {
+		if out, ok, err := answeredBefore(last, o.UpdateID, call); err != nil || ok {
 			return out, err
 		}
+		if !o.New {
+			return json.Marshal(workflows.SessionEnded(last.Tag, last.Reason))
+		}
+		cfg.Previous = &workflows.Previous{Tag: last.Tag, Seq: seqOf(last), Reason: last.Reason}
 	}
 	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       workflowID,
 		TaskQueue:                contract.SharedQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-	}, contract.WorkflowBrowserSession, o.Config)
+	}, contract.WorkflowBrowserSession, cfg)
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions:          upd,
@@ -87,23 +113,32 @@ func Call(ctx context.Context, c client.Client, workflowID string, call contract
 	return out, nil
 }
 
-// answeredBefore looks for updateID in the ledger of the session that last
-// ran under workflowID and has completed.
-func answeredBefore(ctx context.Context, c client.Client, workflowID, updateID string, call contract.ToolCall) (json.RawMessage, bool, error) {
+// lastSession is the result of the session that last ran under workflowID,
+// when it ended by completing (released, idle, lifetime, closed); nil when
+// none ran or it ended otherwise (failed, terminated, cancelled).
+func lastSession(ctx context.Context, c client.Client, workflowID string) (*contract.SessionResult, error) {
 	d, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
 	if err != nil {
 		if isNotRunning(err) {
-			return nil, false, nil
+			return nil, nil
 		}
-		return nil, false, fmt.Errorf("looking up the session's last run: %w", err)
+		return nil, fmt.Errorf("looking up the session's last run: %w", err)
 	}
 	info := d.GetWorkflowExecutionInfo()
 	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
-		return nil, false, nil
+		return nil, nil
 	}
 	var res contract.SessionResult
 	if err := c.GetWorkflow(ctx, workflowID, info.GetExecution().GetRunId()).Get(ctx, &res); err != nil {
-		return nil, false, fmt.Errorf("reading the ended session's result: %w", err)
+		return nil, fmt.Errorf("reading the ended session's result: %w", err)
+	}
+	return &res, nil
+}
+
+// answeredBefore looks for updateID in the ledger of the ended session.
+func answeredBefore(res *contract.SessionResult, updateID string, call contract.ToolCall) (json.RawMessage, bool, error) {
+	if updateID == "" {
+		return nil, false, nil
 	}
 	for i := len(res.Answered) - 1; i >= 0; i-- {
 		a := res.Answered[i]
@@ -117,6 +152,20 @@ func answeredBefore(ctx context.Context, c client.Client, workflowID, updateID s
 		return a.Answer, true, nil
 	}
 	return nil, false, nil
+}
+
+// seqOf is the ended session's number: its result's, or its tag's -<n>
+// (results from before Seq was kept).
+func seqOf(res *contract.SessionResult) int {
+	if res.Seq > 0 {
+		return res.Seq
+	}
+	if i := strings.LastIndexByte(res.Tag, '-'); i >= 0 {
+		if n, err := strconv.Atoi(res.Tag[i+1:]); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 1
 }
 
 // isNotRunning reports that no workflow runs under the id (none yet, or it

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -55,6 +56,37 @@ const (
 type ToolCall struct {
 	Name string          `json:"name"`
 	Args json.RawMessage `json:"args,omitempty"`
+	// Expect, when set, names session options the caller asked for: a
+	// running session made otherwise refuses the call instead of ignoring
+	// them (they only apply when a session starts).
+	Expect *Expected `json:"expect,omitempty"`
+}
+
+// updateIDMark joins a caller's update id and the call's hash in the id
+// Temporal sees (UpdateIDFor).
+const updateIDMark = "~call-"
+
+// UpdateIDFor is the Temporal update id of a call the caller named id: the
+// id and the first 16 hex digits of the call's hash. Temporal answers a
+// repeated update id from its record without running anything, so the same
+// id with other arguments must reach the session as another update for the
+// session to refuse it as a conflict. Empty id: empty (Temporal picks one).
+func UpdateIDFor(id string, call ToolCall) string {
+	if id == "" {
+		return ""
+	}
+	return id + updateIDMark + CallHash(call.Name, call.Args)[:16]
+}
+
+// CallerUpdateID is the caller's id inside a Temporal update id made by
+// UpdateIDFor, or the id itself when it was not made that way (a caller
+// sending its Update directly).
+func CallerUpdateID(updateID string) string {
+	i := strings.LastIndex(updateID, updateIDMark)
+	if i < 0 || len(updateID)-i-len(updateIDMark) != 16 {
+		return updateID
+	}
+	return updateID[:i]
 }
 
 // HandoffSignal answers a pending handoff.
@@ -181,7 +213,10 @@ type SessionState struct {
 
 // SessionResult is how a BrowserSession ended.
 type SessionResult struct {
-	Tag    string `json:"tag,omitempty"`
+	Tag string `json:"tag,omitempty"`
+	// Seq is the session's number in its workflow id (the tag's -<n>), so a
+	// new session started under the id after this one takes the next.
+	Seq    int    `json:"seq,omitempty"`
 	Reason string `json:"reason"`
 	Calls  int    `json:"calls"`
 	// Answered keeps the session's last effect calls by update id, so a

@@ -2,8 +2,10 @@ package test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/test/harness"
@@ -81,30 +83,90 @@ func refFor(t testing.TB, text, want string) string {
 	return ""
 }
 
-// A call to a session that has ended starts a new one under the same id:
-// the plain Update finds no running workflow, and the call falls back to
-// update-with-start.
-func TestCallAfterReleaseStartsNewSession(t *testing.T) {
+// A call to a session that has ended never lands on a new browser
+// unawares: it answers session_ended naming why, until the caller asks for a
+// new session on purpose, which takes the next tag (-2) at about:blank.
+func TestCallAfterEndSaysSessionEnded(t *testing.T) {
 	env.StartWorker(t, harness.WorkerOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ended := func(s *session, reason string) {
+		t.Helper()
+		var res contract.SessionResult
+		if err := env.Client.GetWorkflow(ctx, s.id, "").Get(ctx, &res); err != nil || res.Reason != reason {
+			t.Fatalf("session %s ended with %+v (%v), want reason %s", s.id, res, err, reason)
+		}
+	}
+
 	s := newSession(t, workflows.SessionConfig{})
 	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
-	ctx := context.Background()
-	runOf := func() string {
-		t.Helper()
-		desc, err := env.Client.DescribeWorkflowExecution(ctx, s.id, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return desc.WorkflowExecutionInfo.Execution.RunId
-	}
-	firstRun := runOf()
 	s.must("browser_release", map[string]any{}, nil)
-	if err := env.Client.GetWorkflow(ctx, s.id, firstRun).Get(ctx, nil); err != nil {
-		t.Fatalf("the released session should have ended: %v", err)
+	ended(s, workflows.EndReleased)
+	f := s.failure("snapshot", map[string]any{})
+	if f.Code != contract.CodeSessionEnded || !strings.Contains(f.Message, "released by browser_release") ||
+		!strings.Contains(f.Message, workflows.SessionTag(s.id, 1)) || !strings.Contains(f.Message, "--new") {
+		t.Fatalf("a call after browser_release answered %+v, want session_ended naming the release, the tag and --new", f)
+	}
+	// The CLI says the same, and starts anew only with --new.
+	if r := cli(t, "call", s.id, "snapshot"); r.code != 1 || !strings.Contains(r.stdout, "session_ended") {
+		t.Fatalf("call after release: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	var snap contract.SnapshotResult
-	s.must("snapshot", map[string]any{}, &snap)
-	if second := runOf(); second == firstRun {
-		t.Fatalf("the call after release should run in a new session, got run %s again", firstRun)
+	decodeJSON(t, cliOK(t, "call", "--new", s.id, "snapshot"), &snap)
+	if snap.URL != "about:blank" {
+		t.Fatalf("the new session is at %q, want about:blank", snap.URL)
+	}
+	if tag := state(t, s.id).Tag; tag != workflows.SessionTag(s.id, 2) {
+		t.Fatalf("the new session's tag is %q, want %q", tag, workflows.SessionTag(s.id, 2))
+	}
+	// --new changes nothing while a session runs.
+	cliOK(t, "call", "--new", s.id, "snapshot")
+	if tag := state(t, s.id).Tag; tag != workflows.SessionTag(s.id, 2) {
+		t.Fatalf("--new on a running session moved it to %q", tag)
+	}
+	s.must("browser_release", map[string]any{}, nil)
+	recordHistory(t, s.id, "new-after-release")
+
+	// An idle release says idle, in the answer and in sessions --all.
+	idle := newSession(t, workflows.SessionConfig{IdleTimeout: time.Second})
+	idle.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
+	ended(idle, workflows.EndIdle)
+	if f := idle.failure("snapshot", map[string]any{}); f.Code != contract.CodeSessionEnded || !strings.Contains(f.Message, "idle") {
+		t.Fatalf("a call after the idle window answered %+v, want session_ended naming the idle window", f)
+	}
+	harness.Eventually(t, 30*time.Second, func() bool {
+		return lineWith(cliOK(t, "sessions", "--all"), idle.id, "completed (idle)")
+	}, "sessions --all never showed %s as completed (idle)", idle.id)
+}
+
+// An update id names one call: the same call resent under it is answered
+// once, another call under it is refused, naming the id. Session options
+// given to a session that runs and was made otherwise are refused too, and
+// a flag after the positional arguments is named in one line.
+func TestCallConflictsAreRefused(t *testing.T) {
+	env.StartWorker(t, harness.WorkerOptions{})
+	s := newSession(t, workflows.SessionConfig{})
+	first := s.callWithID("turn-1", "run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}))
+	if again := s.callWithID("turn-1", "run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"})); string(again) != string(first) {
+		t.Fatalf("the same call resent answered\n%s\nwant\n%s", again, first)
+	}
+	var f contract.Failure
+	out := s.callWithID("turn-1", "run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/form.html"}))
+	if err := json.Unmarshal(out, &f); err != nil || f.Code != contract.CodeRefused || !strings.Contains(f.Message, `"turn-1"`) {
+		t.Fatalf("another call under a used update id answered %s, want refused naming turn-1", out)
+	}
+	if st := state(t, s.id); strings.Contains(st.URL, "/form.html") {
+		t.Fatalf("the conflicting call ran: the page is %s", st.URL)
+	}
+
+	r := cli(t, "call", "--policy", "ask", s.id, "snapshot")
+	if r.code != 1 || !strings.Contains(r.stdout, "refused") || !strings.Contains(r.stdout, "action_policy (asked ask, the session has allow)") {
+		t.Fatalf("--policy ask on a running allow session: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	cliOK(t, "call", "--policy", "allow", s.id, "snapshot")
+
+	r = cli(t, "call", s.id, "snapshot", "{}", "--policy", "ask")
+	if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "--policy comes after the positional arguments; flags go first") {
+		t.Fatalf("a flag after the arguments: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }

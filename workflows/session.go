@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/durable-browser/durable-browser/contract"
@@ -43,12 +44,23 @@ type SessionConfig struct {
 	ContinueAsNewAfter int `json:"continue_as_new_after,omitempty"`
 	// Carry is set by the workflow itself when it continues as new.
 	Carry *Carried `json:"carry,omitempty"`
+	// Previous is the session that last ran under this workflow id and has
+	// ended, when this one was started after it on purpose (client.CallOptions.New):
+	// this session's tag takes the next number.
+	Previous *Previous `json:"previous,omitempty"`
 	// Approvers, when set, replace the worker's approvers (--approver-keys)
 	// for this session; see Config.Approvers.
 	Approvers contract.Approvers `json:"approvers,omitempty"`
 	// workerApprovers are the approvers of the worker running this run
 	// (SessionWorkflow); never serialised, read once per run.
 	workerApprovers contract.Approvers
+}
+
+// Previous names the session a new one follows under the same workflow id.
+type Previous struct {
+	Tag    string `json:"tag"`
+	Seq    int    `json:"seq"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Carried is the state a BrowserSession hands to its next run.
@@ -73,6 +85,12 @@ type session struct {
 	closeCh    workflow.ReceiveChannel
 	answered   ledger
 	runCalls   int // calls served by this run
+	// seen maps each caller update id this run served to the Temporal
+	// update id it came under (contract.UpdateIDFor): another call under a
+	// seen id is a conflict.
+	seen map[string]string
+	// endReason is why the session is ending, once it is.
+	endReason string
 }
 
 // BrowserSession is the custody workflow of one conversation's browser (the
@@ -89,7 +107,7 @@ func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*contract.SessionR
 		cfg.MaxLifetime = DefaultMaxLifetime
 	}
 	now := workflow.Now(ctx)
-	s := &session{cfg: cfg, startedAt: now, lastActive: now}
+	s := &session{cfg: cfg, startedAt: now, lastActive: now, seen: map[string]string{}}
 	bcfg := Config{Session: cfg.Session, Timeouts: cfg.Timeouts, Approvers: cfg.Approvers}
 	if len(bcfg.Approvers) == 0 {
 		bcfg.Approvers = cfg.workerApprovers
@@ -106,6 +124,12 @@ func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*contract.SessionR
 		s.answered = cfg.Carry.Answered
 	}
 	s.b = newBrowser(ctx, bcfg)
+	if p := cfg.Previous; p != nil && cfg.Carry == nil {
+		// Started after an ended session on purpose: the next tag, under
+		// the current scheme (this input exists only since that scheme).
+		s.b.st.Seq = max(p.Seq, 0)
+		s.b.st.TagScheme = tagSchemeInjective
+	}
 	s.b.onChange = s.upsert
 	if err := s.register(ctx); err != nil {
 		return nil, err
@@ -170,12 +194,62 @@ func (s *session) register(ctx workflow.Context) error {
 // arguments, calls after release. Rejected updates leave no history.
 func (s *session) validate(ctx workflow.Context, call contract.ToolCall) error {
 	if s.ending || s.b.st.Released {
-		return envelope.Error(sessionEnded())
+		return envelope.Error(s.ended())
+	}
+	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
+		id := contract.CallerUpdateID(info.ID)
+		if prev, ok := s.seen[id]; ok && prev != info.ID {
+			return envelope.Error(contract.Fail(contract.CodeRefused,
+				"update id %q was already used in this session for another call (other tool or arguments); an update id names one call: send this call with a new update id", clip(id, 80)))
+		}
 	}
 	if _, f := contract.Validate(call.Name, call.Args); f != nil {
 		return envelope.Error(f)
 	}
+	if e := call.Expect; e != nil {
+		if diff := contract.OptionsDiffer(e.Options, s.b.st.Options, e.Fields, "session"); len(diff) > 0 {
+			return envelope.Error(contract.Fail(contract.CodeRefused,
+				"session options apply only when a session starts, and this session (%s) already runs with others: %s. Drop those options, release the session first (browser_release) and start it again with them, or use another session id",
+				s.tagOrNew(), strings.Join(diff, "; ")))
+		}
+	}
 	return nil
+}
+
+// ended is the answer to a call after the session ended or while it ends.
+func (s *session) ended() *contract.Failure {
+	reason := s.endReason
+	if reason == "" {
+		reason = EndReleased
+	}
+	return SessionEnded(s.b.st.Session.Tag, reason)
+}
+
+func (s *session) tagOrNew() string {
+	if s.b.st.Session.Tag == "" {
+		return "not yet created"
+	}
+	return s.b.st.Session.Tag
+}
+
+// SessionEnded is the session_ended answer to a call sent to a
+// BrowserSession that has ended (or is ending) for reason (End*).
+func SessionEnded(tag, reason string) *contract.Failure {
+	why := map[string]string{
+		EndReleased:    "released by browser_release",
+		EndIdle:        "released after its idle window with no calls",
+		EndMaxLifetime: "released at its maximum lifetime",
+		EndClosed:      "closed: the conversation ended",
+	}[reason]
+	if why == "" {
+		why = reason
+	}
+	name := "this browser session"
+	if tag != "" {
+		name = "browser session " + tag
+	}
+	return contract.Fail(contract.CodeSessionEnded,
+		"%s has ended (%s): its pages, sign-ins and snapshot ids are gone. Nothing was run. To go on, start a new session on purpose: `durable-browser call --new` (client.CallOptions{New: true}) opens a new browser under the next tag, at about:blank; or use another session id", name, why)
 }
 
 // tool serves one UpdateTool call.
@@ -190,14 +264,17 @@ func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMe
 	}()
 	seed := ""
 	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
-		seed = info.ID
+		seed = contract.CallerUpdateID(info.ID)
+		if seed != info.ID {
+			s.seen[seed] = info.ID
+		}
 	}
 	// A resend of an effect call answered before a continue-as-new.
 	if out, ok := s.answered.find(seed, call.Name, call.Args); ok {
 		return out, nil
 	}
 	if s.ending || s.b.st.Released {
-		return json.Marshal(sessionEnded())
+		return json.Marshal(s.ended())
 	}
 	s.runCalls++
 	args, f := validateCall(ctx, call.Name, call.Args)
@@ -276,7 +353,7 @@ func (s *session) serve(ctx workflow.Context) (string, error) {
 // end stops taking calls, lets the calls in flight finish (a pending
 // handoff ends as cancelled), releases the browser and returns.
 func (s *session) end(ctx workflow.Context, reason string) (*contract.SessionResult, error) {
-	s.ending = true
+	s.ending, s.endReason = true, reason
 	s.b.interrupt()
 	if err := workflow.Await(ctx, func() bool { return s.inFlight == 0 }); err != nil {
 		return nil, err
@@ -298,7 +375,7 @@ func (s *session) end(ctx workflow.Context, reason string) (*contract.SessionRes
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return nil, err
 	}
-	return &contract.SessionResult{Tag: s.b.st.Session.Tag, Reason: reason, Calls: s.b.st.Calls, Answered: s.answered}, nil
+	return &contract.SessionResult{Tag: s.b.st.Session.Tag, Seq: s.b.st.Seq, Reason: reason, Calls: s.b.st.Calls, Answered: s.answered}, nil
 }
 
 // drain handles signals received but not yet read, before continue-as-new.

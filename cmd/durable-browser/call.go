@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,7 +27,7 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	config.BindTemporal(fs, &t)
 	var (
 		provider, profile, grants, policy, updateID, logLevel string
-		stealth, headed, saveProfile, sa                      bool
+		stealth, headed, saveProfile, sa, newSession          bool
 		idle, life, timeout                                   time.Duration
 	)
 	fs.String(&provider, "provider", "local", "where the browser comes from when the session is created: local or cdp")
@@ -41,7 +42,8 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Duration(&idle, "idle-timeout", 3*time.Minute, "a new session's idle window")
 	fs.Duration(&life, "max-lifetime", 30*time.Minute, "a new session's maximum lifetime")
 	fs.Bool(&sa, "search-attributes", true, "a new session upserts BrowserSessionTag, BrowserProvider and BrowserState (see docs/operations.md)")
-	fs.String(&updateID, "update-id", "", "deduplicate: a repeated call with the same id returns the first result")
+	fs.String(&updateID, "update-id", "", "deduplicate: the same call repeated with the same id returns the first result; another call under a used id is refused")
+	fs.Bool(&newSession, "new", false, "start a new session (the next tag, at about:blank) when the last one under this id has ended; without it such a call answers session_ended")
 	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up waiting after this long")
 	fs.String(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
 	fs.Usage = func() {
@@ -51,6 +53,12 @@ Sends one tool call to the BrowserSession workflow with that id, as an Update,
 creating the session (update-with-start) when none is running. Prints the
 tool's JSON answer on stdout; exits 0 when it is ok and 1 for a failure
 envelope ({"ok":false,"code":...}). Flags go before the positional arguments.
+
+The session flags (--provider, --stealth, --headed, --profile, --policy,
+--allow-hosts, ...) apply when the call starts a session. Given to a session
+that already runs and was made otherwise, the call is refused, naming each.
+Once a session has ended (browser_release, idle, maximum lifetime, close),
+calls under its id answer session_ended until one is sent with --new.
 
 Examples:
   durable-browser call demo run '{"actions":[{"op":"goto","url":"http://127.0.0.1:8380/"}]}'
@@ -68,7 +76,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.ParseFlagsFirst(args, "durable-browser call [flags] <session-workflow-id> <tool> [json-args]"); err != nil {
 		return err
 	}
 	if fs.NArg() < 2 || fs.NArg() > 3 {
@@ -122,11 +130,29 @@ Flags:
 	out, err := dbclient.Call(ctx, c, fs.Arg(0), contract.ToolCall{Name: fs.Arg(1), Args: raw}, dbclient.CallOptions{
 		Config:   workflows.SessionConfig{Session: opts, IdleTimeout: idle, MaxLifetime: life, SearchAttributes: sa},
 		UpdateID: updateID,
+		New:      newSession,
+		Expect:   givenOptions(fs),
 	})
 	if err != nil {
 		return err
 	}
 	return printEnvelope(env, out)
+}
+
+// givenOptions names the session options whose flags were given, so a
+// running session made otherwise refuses the call instead of ignoring them.
+func givenOptions(fs *config.Set) []string {
+	var out []string
+	for _, o := range []struct{ option, flag string }{
+		{contract.OptionProvider, "provider"}, {contract.OptionStealth, "stealth"}, {contract.OptionHeaded, "headed"},
+		{contract.OptionProfile, "profile"}, {contract.OptionProfile, "save-profile"},
+		{contract.OptionActionPolicy, "policy"}, {contract.OptionAllowHosts, "allow-hosts"},
+	} {
+		if fs.Given(o.flag) && !slices.Contains(out, o.option) {
+			out = append(out, o.option)
+		}
+	}
+	return out
 }
 
 // printEnvelope prints a tool answer as indented JSON and maps it to the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -162,6 +163,9 @@ type sessionRow struct {
 	Calls          int                      `json:"calls,omitempty"`
 	PendingHandoff *contract.PendingHandoff `json:"pending_handoff,omitempty"`
 	Holds          []contract.Hold          `json:"holds,omitempty"`
+	// Ended says why a completed session ended: released, idle,
+	// max_lifetime or closed (its result's reason).
+	Ended string `json:"ended,omitempty"`
 	// QueryError says why the row holds only search attributes.
 	QueryError string `json:"query_error,omitempty"`
 }
@@ -183,7 +187,8 @@ func runSessions(ctx context.Context, env *cliEnv, args []string) error {
 
 Lists BrowserSession workflows (running ones unless --all) and asks each
 running one for its state: workflow id, session tag, provider, state (live,
-waiting_for_human, held, released) and the page's URL.
+waiting_for_human, held, released) and the page's URL. An ended session shows
+why it ended: released (browser_release), idle, max_lifetime or closed.
 
 The same with the Temporal CLI:
   temporal workflow list --query "WorkflowType = 'BrowserSession' AND ExecutionStatus = 'Running'"
@@ -220,6 +225,9 @@ Flags:
 	for _, e := range execs {
 		r := sessionRow{WorkflowID: e.ID, RunID: e.RunID, Status: statusName(e.Status), StartedAt: e.Start,
 			Tag: e.Attrs[contract.SearchAttrTag], Provider: e.Attrs[contract.SearchAttrProvider], State: e.Attrs[contract.SearchAttrState]}
+		if e.Status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+			r.Ended = o.endReason(ctx, c, e)
+		}
 		if e.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 			st, err := o.queryState(ctx, c, e.ID)
 			if err != nil {
@@ -240,8 +248,8 @@ Flags:
 		state := orDash(r.State)
 		if r.Status != "running" {
 			state = r.Status
-			if r.State != "" {
-				state += " (" + r.State + ")"
+			if why := cmp.Or(r.Ended, r.State); why != "" {
+				state += " (" + why + ")"
 			}
 		}
 		if r.QueryError != "" {
@@ -258,6 +266,18 @@ Flags:
 		}
 	}
 	return nil
+}
+
+// endReason reads why a completed session ended from its result, bounded
+// by --query-timeout; empty when it cannot be read.
+func (o *opsFlags) endReason(ctx context.Context, c client.Client, e *execution) string {
+	qctx, cancel := context.WithTimeout(ctx, o.queryTimeout)
+	defer cancel()
+	var res contract.SessionResult
+	if err := c.GetWorkflow(qctx, e.ID, e.RunID).Get(qctx, &res); err != nil {
+		return ""
+	}
+	return res.Reason
 }
 
 func orDash(s string) string {

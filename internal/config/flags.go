@@ -117,3 +117,45 @@ func (s *Set) Names() []string {
 	sort.Strings(out)
 	return out
 }
+
+// ErrFlagAfterArgs is a flag given after the positional arguments of a
+// verb whose flags go first.
+type ErrFlagAfterArgs struct {
+	Flag, Synopsis string
+}
+
+func (e *ErrFlagAfterArgs) Error() string {
+	return fmt.Sprintf("%s comes after the positional arguments; flags go first: %s", e.Flag, e.Synopsis)
+}
+
+// ParseFlagsFirst parses args for a verb whose flags stand before its
+// positional arguments, and refuses, in one line naming synopsis, a flag
+// of this set given after them (the flag package would take it for a
+// positional argument).
+func (s *Set) ParseFlagsFirst(args []string, synopsis string) error {
+	if err := s.Parse(args); err != nil {
+		return err
+	}
+	for _, a := range s.Args() {
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if s.Lookup(name) != nil {
+			return &ErrFlagAfterArgs{Flag: a, Synopsis: synopsis}
+		}
+	}
+	return nil
+}
+
+// Given reports whether the flag was set on the command line or through
+// its environment variable, rather than left at its default.
+func (s *Set) Given(name string) bool {
+	given := s.env(EnvName(name)) != ""
+	s.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			given = true
+		}
+	})
+	return given
+}

@@ -1,0 +1,108 @@
+package contract
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Names of the session options that make a browser. A caller that asks a
+// running session for some of them (ToolCall.Expect) names which.
+const (
+	OptionProvider     = "provider"
+	OptionStealth      = "stealth"
+	OptionHeaded       = "headed"
+	OptionProfile      = "profile"
+	OptionActionPolicy = "action_policy"
+	OptionAllowHosts   = "allow_hosts"
+)
+
+// MadeOptions lists every option that makes a browser. StartURL and
+// ProfileGrants make nothing and are never compared.
+var MadeOptions = []string{OptionProvider, OptionStealth, OptionHeaded, OptionProfile, OptionActionPolicy, OptionAllowHosts}
+
+// Expected is what a caller expects of the session it calls: the options it
+// would create the session with, and which of them it set on purpose. A
+// running session made otherwise in one of those refuses the call.
+type Expected struct {
+	Options SessionOptions `json:"options"`
+	// Fields names the options to compare (MadeOptions entries).
+	Fields []string `json:"fields"`
+}
+
+// MadeWith is the part of o that makes a browser, in one spelling: the
+// provider given (resolved by the caller), the default policy written out,
+// the allow list lower-cased and sorted.
+func (o SessionOptions) MadeWith(provider string) SessionOptions {
+	m := SessionOptions{Provider: provider, Stealth: o.Stealth, Headed: o.Headed, ActionPolicy: o.ActionPolicy}
+	if m.Provider == "" {
+		m.Provider = "local"
+	}
+	if m.ActionPolicy == "" {
+		m.ActionPolicy = PolicyAllow
+	}
+	if o.Profile != nil {
+		p := *o.Profile
+		m.Profile = &p
+	}
+	for _, h := range o.AllowHosts {
+		h = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), ".")
+		if !slices.Contains(m.AllowHosts, h) {
+			m.AllowHosts = append(m.AllowHosts, h)
+		}
+	}
+	slices.Sort(m.AllowHosts)
+	return m
+}
+
+// OptionsDiffer names each of fields (nil: all of MadeOptions) in which
+// have differs from want, with both values: "stealth (asked false, the
+// <what> has true)".
+func OptionsDiffer(want, have SessionOptions, fields []string, what string) []string {
+	want, have = want.MadeWith(want.Provider), have.MadeWith(have.Provider)
+	if fields == nil {
+		fields = MadeOptions
+	}
+	var out []string
+	add := func(name string, w, h any) {
+		if slices.Contains(fields, name) {
+			out = append(out, fmt.Sprintf("%s (asked %v, the %s has %v)", name, w, what, h))
+		}
+	}
+	if want.Provider != have.Provider {
+		add(OptionProvider, want.Provider, have.Provider)
+	}
+	if want.Stealth != have.Stealth {
+		add(OptionStealth, want.Stealth, have.Stealth)
+	}
+	if want.Headed != have.Headed {
+		add(OptionHeaded, want.Headed, have.Headed)
+	}
+	if profileWord(want.Profile) != profileWord(have.Profile) {
+		add(OptionProfile, profileWord(want.Profile), profileWord(have.Profile))
+	}
+	if want.ActionPolicy != have.ActionPolicy {
+		add(OptionActionPolicy, want.ActionPolicy, have.ActionPolicy)
+	}
+	if !slices.Equal(want.AllowHosts, have.AllowHosts) {
+		add(OptionAllowHosts, hostsWord(want.AllowHosts), hostsWord(have.AllowHosts))
+	}
+	return out
+}
+
+func profileWord(p *Profile) string {
+	switch {
+	case p == nil:
+		return "none"
+	case p.Save:
+		return p.Name + " (saving)"
+	}
+	return p.Name
+}
+
+func hostsWord(h []string) string {
+	if len(h) == 0 {
+		return "any"
+	}
+	return "[" + strings.Join(h, " ") + "]"
+}
