@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -214,8 +217,11 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 		ct = "text/plain; charset=utf-8"
 	}
 	ext := "txt"
-	if strings.Contains(ct, "html") {
+	switch {
+	case strings.Contains(ct, "html"):
 		ext = "html"
+	case strings.Contains(ct, "markdown"):
+		ext = "md"
 	}
 	url := a.o.Redactor.URL(r.URL)
 	cc, err := a.file(ctx, filing{
@@ -258,10 +264,13 @@ func (a *Activities) Downloads(ctx context.Context, req contract.DownloadsReques
 	return res, a.clean(res)
 }
 
-// fileDownload files one download once per session: its key holds the
-// session, the download's name and its content hash, not the call, so a
-// later call finds it filed and writes nothing. The file is streamed to the
-// store, never read whole.
+// fileDownload files one download once per session: its call id is
+// "download", not the call's, so its key (download-browser_downloads-<sha256[:12]>.<ext>,
+// the one key format) depends on the session and the bytes only, and a later
+// call finds it filed and writes nothing. A download that fits the inline
+// budget is read and filed whole, so its result carries an inline copy when
+// it is text or an image; a larger one is streamed to the store, never read
+// whole.
 func (a *Activities) fileDownload(ctx context.Context, tag string, d driver.Download) (contract.ClaimCheck, *contract.Failure) {
 	f, err := os.Open(d.Path)
 	if err != nil {
@@ -271,15 +280,39 @@ func (a *Activities) fileDownload(ctx context.Context, tag string, d driver.Down
 	if st, err := f.Stat(); err != nil || st.Size() != d.Size {
 		return contract.ClaimCheck{}, contract.Fail(contract.CodeCommandFailed, "download %s changed on disk after it finished", d.Name)
 	}
-	cc, err := a.file(ctx, filing{
+	ext := strings.TrimPrefix(filepath.Ext(d.Name), ".")
+	fl := filing{
 		tool: contract.ToolDownloads, args: map[string]string{"name": d.Name}, session: tag,
-		callID: "download-" + evidence.SHA256Hex([]byte(d.Name))[:8], ext: strings.TrimPrefix(filepath.Ext(d.Name), "."),
-		contentType: "application/octet-stream", file: f, size: d.Size, sha256: d.SHA256, extractor: "download",
-	})
+		callID: "download", ext: ext, contentType: downloadType(ext, nil), extractor: "download",
+	}
+	if d.Size <= int64(evidence.DefaultInlineBudget) {
+		body, err := io.ReadAll(f)
+		if err != nil || int64(len(body)) != d.Size || evidence.SHA256Hex(body) != d.SHA256 {
+			return contract.ClaimCheck{}, contract.Fail(contract.CodeCommandFailed, "download %s changed on disk after it finished", d.Name)
+		}
+		fl.body, fl.contentType = body, downloadType(ext, body)
+	} else {
+		fl.file, fl.size, fl.sha256 = f, d.Size, d.SHA256
+	}
+	cc, err := a.file(ctx, fl)
 	if err != nil {
 		return contract.ClaimCheck{}, evidenceFailure(err)
 	}
 	return cc, nil
+}
+
+// downloadType is a download's media type: from its extension, else sniffed
+// from its first bytes when they are at hand, else application/octet-stream.
+func downloadType(ext string, head []byte) string {
+	if ext != "" {
+		if t := mime.TypeByExtension("." + strings.ToLower(ext)); t != "" {
+			return t
+		}
+	}
+	if len(head) > 0 {
+		return http.DetectContentType(head)
+	}
+	return "application/octet-stream"
 }
 
 // Upload sets a local file on a file input. It runs at most once.

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync/atomic"
 	"testing"
 
@@ -78,5 +79,36 @@ func TestGetEvidenceRefusesOversizeUnread(t *testing.T) {
 	wantCode(t, err, contract.CodeRefused, false)
 	if n := store.gets.Load(); n != 0 {
 		t.Fatalf("the oversized body was read %d time(s) before it was refused", n)
+	}
+}
+
+// A small download is filed under the one key format and rides inline, as
+// any small text body does.
+func TestSmallDownloadKeyAndInline(t *testing.T) {
+	mem := evidence.NewMemory()
+	h := newHarness(t, func(o *Options) { o.Evidence = mem })
+	dir := t.TempDir()
+	h.prov.downloads = dir
+	body := []byte("id,name\n1,widget\n2,gadget\n3,doohick\n")
+	path := filepath.Join(dir, "report.csv")
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(body)
+	h.setup = func(b *fakeBrowser) {
+		b.downloads = []driver.Download{{Name: "report.csv", Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:]), Path: path}}
+	}
+	ref := h.create("dl-1", contract.SessionOptions{})
+	res, err := call[contract.DownloadsResult](h, contract.ActivityDownloads, contract.DownloadsRequest{Call: contract.Call{Session: ref}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := res.Downloads[0].Evidence
+	want := regexp.MustCompile(`^[^/]+/dl-1/download-browser_downloads-` + hex.EncodeToString(sum[:])[:12] + `\.csv$`)
+	if !want.MatchString(cc.Key) {
+		t.Fatalf("download key %q, want <workflow>/dl-1/download-browser_downloads-<sha256[:12]>.csv", cc.Key)
+	}
+	if cc.Inline != string(body) || cc.InlineEncoding != "" {
+		t.Fatalf("a %d-byte CSV download rode inline as %q (%q), want its text", len(body), cc.Inline, cc.InlineEncoding)
 	}
 }

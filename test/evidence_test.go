@@ -90,6 +90,22 @@ func TestEvidenceFiledReads(t *testing.T) {
 	if !strings.Contains(read.Content, "About") || read.Evidence.Inline == "" {
 		t.Fatalf("a small read rides inline too: %+v", read)
 	}
+	// A markdown read files the markdown it returned, not the page's HTML.
+	if !strings.HasPrefix(read.Evidence.ContentType, "text/markdown") || read.Evidence.Inline != read.Content ||
+		!strings.HasSuffix(read.Evidence.Key, ".md") {
+		t.Fatalf("browser_read markdown filed %s as %s, inline %q; want the markdown returned", read.Evidence.Key, read.Evidence.ContentType, read.Evidence.Inline)
+	}
+	// Filed and inlined HTML blanks a password field's value (the form
+	// page writes one into its markup).
+	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/form.html"}), nil)
+	var html contract.ReadResult
+	s.must("browser_read", map[string]any{"what": "html"}, &html)
+	filed, _ := objectWithReceipt(t, ctx, html.Evidence.Key)
+	for where, text := range map[string]string{"content": html.Content, "inline": html.Evidence.Inline, "filed body": string(filed)} {
+		if strings.Contains(text, "hunter2-secret") || !strings.Contains(text, `type="password"`) {
+			t.Fatalf("the %s of an html read of the form keeps the password's value (or lost the field):\n%.2000s", where, text)
+		}
+	}
 
 	checkHistorySizes(t, ctx, s.id)
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
@@ -57,8 +58,8 @@ func runEvidenceGet(ctx context.Context, env *cliEnv, args []string) error {
 	fs.SetOutput(env.stderr)
 	var g evidenceGet
 	config.BindS3(fs, &g.s3)
-	fs.StringVar(&g.out, "o", "", "write to this file instead of stdout (written only once verified)")
-	fs.BoolVar(&g.receipt, "receipt", false, "print the receipt JSON instead of the body")
+	fs.StringVar(&g.out, "o", "", "write to this file instead of stdout (written only once verified); - is stdout, even a terminal")
+	fs.BoolVar(&g.receipt, "receipt", false, "print the receipt JSON instead of the body (a receipt key prints it anyway)")
 	fs.Bool(&g.dev, "dev", false, "read from the loopback S3 of durable-browser dev (its endpoint 127.0.0.1:7070, bucket and credentials, unless given)")
 	fs.Duration(&g.timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.Usage = func() {
@@ -66,9 +67,12 @@ func runEvidenceGet(ctx context.Context, env *cliEnv, args []string) error {
 
 Fetches a filed body by key from S3 and verifies it against the SHA-256
 recorded when it was filed, the hash its key embeds and its receipt's hash,
-then writes it to stdout (or -o FILE). With --receipt it prints the receipt
-(tool, URLs, title, hash, session, workflow and activity ids) instead.
-A missing key or a body that fails verification exits 1 and writes nothing.
+then writes it to stdout (or -o FILE). With --receipt, or given a receipt key
+(evidence.receipt_key), it prints the receipt (tool, URLs, title, hash,
+session, workflow and activity ids) instead. A binary body (an image, a
+download) is not written to a terminal: give -o FILE, or -o - to write it
+there anyway. A missing key or a body that fails verification exits 1 and
+writes nothing.
 
 KEY is a result's evidence.key or evidence.receipt_key (relative to
 --s3-prefix), the full object key, or s3://bucket/object-key.
@@ -116,6 +120,9 @@ Flags:
 		return err
 	}
 	out := body
+	if strings.HasSuffix(key, evidence.ReceiptSuffix) {
+		g.receipt = true
+	}
 	if g.receipt {
 		if rec == nil {
 			return fmt.Errorf("%s has no receipt beside it (its filing was interrupted before the receipt was written); the body itself verified: fetch it without --receipt", key)
@@ -125,7 +132,14 @@ Flags:
 		}
 		out = append(out, '\n')
 	}
-	if g.out == "" {
+	if g.out == "" && env.stdoutTerminal && !g.receipt && !printable(out) {
+		what := "binary"
+		if rec != nil && rec.ContentType != "" {
+			what = rec.ContentType
+		}
+		return fmt.Errorf("the body of %s is %d bytes of %s, not written to the terminal: give -o FILE (or -o - to write it here anyway)", key, len(out), what)
+	}
+	if g.out == "" || g.out == "-" {
 		_, err := env.stdout.Write(out)
 		return err
 	}
@@ -151,6 +165,9 @@ func getEvidence(ctx context.Context, env *cliEnv, g evidenceGet, key string, ob
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := store.CheckCredentials(ctx); err != nil {
+		return nil, nil, fmt.Errorf("%w: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) to credentials that can read s3://%s, or give --dev to read from durable-browser dev", evidence.ErrNoCredentials, g.s3.Bucket)
+	}
 	body, rec, err := evidence.GetVerified(ctx, store, key)
 	switch {
 	case errors.Is(err, evidence.ErrNotFound):
@@ -161,6 +178,20 @@ func getEvidence(ctx context.Context, env *cliEnv, g evidenceGet, key string, ob
 		return nil, nil, err
 	}
 	return body, rec, nil
+}
+
+// printable reports whether b is text a terminal shows as such: UTF-8 with
+// no control bytes but tab, newline, carriage return and form feed.
+func printable(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // parseInterspersed parses flags given before or after the one positional

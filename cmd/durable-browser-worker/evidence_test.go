@@ -99,7 +99,8 @@ func TestEvidenceGet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := devstack.StartS3(ctx, devstack.S3Options{Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: t.TempDir(), Bucket: "evb"})
+	s3dir := t.TempDir()
+	srv, err := devstack.StartS3(ctx, devstack.S3Options{Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: s3dir, Bucket: "evb"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +135,39 @@ func TestEvidenceGet(t *testing.T) {
 		return runCLI(t, awsEnv, append(append([]string{"evidence", "get"}, s3flags...), extra...)...)
 	}
 
-	for _, key := range []string{cc.Key, cc.ReceiptKey, "pre/" + cc.Key} {
+	for _, key := range []string{cc.Key, "pre/" + cc.Key} {
 		code, out, stderr := get(key)
 		if code != 0 || out != string(body) {
 			t.Fatalf("get %s: exit %d, stdout %q, stderr %s", key, code, out, stderr)
 		}
+	}
+	// A receipt key prints the receipt.
+	if code, out, stderr := get(cc.ReceiptKey); code != 0 || !strings.Contains(out, `"body_key": "`+cc.Key+`"`) {
+		t.Fatalf("get the receipt key: exit %d, stdout %q, stderr %s", code, out, stderr)
+	}
+	// A binary body is not written to a terminal unasked; -o - writes it.
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	pc, err := evidence.File(ctx, store, evidence.Filing{
+		WorkflowID: "wf-1", SessionTag: "wf-1-1", CallID: "8", Tool: "screenshot", Ext: "png", ContentType: "image/png", Body: png,
+		Receipt: contract.Receipt{Status: "ok", Time: time.Unix(1700000000, 0)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty := func(extra ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		env := &cliEnv{stdout: &out, stderr: &errb, getenv: func(k string) string { return awsEnv[k] }, stdoutTerminal: true}
+		code := run(context.Background(), env, append(append([]string{"evidence", "get"}, s3flags...), extra...))
+		return code, out.String(), errb.String()
+	}
+	if code, out, stderr := tty(pc.Key); code != 1 || out != "" || !strings.Contains(stderr, "image/png, not written to the terminal: give -o FILE") {
+		t.Fatalf("a PNG to a terminal: exit %d, stdout %q, stderr %s", code, out, stderr)
+	}
+	if code, out, stderr := tty("-o", "-", pc.Key); code != 0 || out != string(png) {
+		t.Fatalf("a PNG to a terminal with -o -: exit %d, stdout %q, stderr %s", code, out, stderr)
+	}
+	if code, out, stderr := tty(cc.Key); code != 0 || out != string(body) {
+		t.Fatalf("markdown to a terminal: exit %d, stdout %q, stderr %s", code, out, stderr)
 	}
 	code, out, stderr := runCLI(t, awsEnv, "evidence", "get", "--s3-path-style", "--s3-region", "us-east-1", "s3://evb/pre/"+cc.Key)
 	if code != 0 || out != string(body) {
@@ -188,5 +217,31 @@ func TestEvidenceGet(t *testing.T) {
 	}
 	if _, err := os.Stat(file2); !os.IsNotExist(err) {
 		t.Fatalf("-o written for a tampered body: %v", err)
+	}
+
+	// Tampered on the server's disk (the store's own checksum now stale):
+	// the message says the body does not match the hash recorded at filing.
+	onDisk := filepath.Join(s3dir, "evb", "pre", filepath.FromSlash(pc.Key))
+	if err := os.WriteFile(onDisk, []byte("\x89PNG forged on disk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = get("-o", filepath.Join(t.TempDir(), "x.png"), pc.Key)
+	if code != 1 || !strings.Contains(stderr, "does not match the SHA-256 recorded when it was filed") || strings.Contains(stderr, "checksum did not match") {
+		t.Fatalf("tampered on disk: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// Without credentials, evidence get says which settings it needs.
+func TestEvidenceGetWithoutCredentials(t *testing.T) {
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"} {
+		t.Setenv(k, "")
+	}
+	// Nothing leaves loopback: no metadata service, no shared files.
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	code, _, stderr := runCLI(t, nil, "evidence", "get", "--s3-bucket", "b", "--s3-endpoint", "http://127.0.0.1:1", "--s3-region", "us-east-1", "wf/wf-1/1-screenshot-0123456789ab.png")
+	if code != 1 || !strings.Contains(stderr, "no S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") || !strings.Contains(stderr, "--dev") {
+		t.Fatalf("no credentials: exit %d, stderr %s", code, stderr)
 	}
 }

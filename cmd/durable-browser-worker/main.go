@@ -24,6 +24,15 @@ import (
 type cliEnv struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// stdoutTerminal says stdout is a terminal, where binary bytes are
+	// not written unasked.
+	stdoutTerminal bool
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // exitError carries a specific exit status.
@@ -33,7 +42,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, stdoutTerminal: isTerminal(os.Stdout)}
 	code := run(ctx, env, os.Args[1:])
 	stop()
 	os.Exit(code)

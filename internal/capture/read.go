@@ -59,9 +59,11 @@ type ReadResult struct {
 	Truncated bool
 	// FullLength is Content's length in characters before it was cut.
 	FullLength int
-	// Raw is what was read from the page (the document's HTML for markdown
-	// and html, the text for text), at most MaxRawBytes, for the caller to
-	// file as evidence. Raw is not scrubbed or redacted.
+	// Raw is what was read, whole, at most MaxRawBytes, for the caller to
+	// file as evidence: the markdown for markdown (Content is its first
+	// part), the document's HTML for html, the text for text. Raw is not
+	// scrubbed; it is redacted only as ReadOptions.Redact does, and
+	// credential inputs' values are blanked in HTML (BlankCredentials).
 	Raw []byte
 	// RawType is Raw's media type.
 	RawType string
@@ -106,13 +108,17 @@ func Read(ctx context.Context, p *rod.Page, o ReadOptions) (*ReadResult, error) 
 		if err != nil {
 			return nil, err
 		}
-		md, err := markdown.Convert(doc, markdown.Options{BaseURL: info.URL, MaxChars: maxChars, MaxInputBytes: MaxRawBytes})
+		// The whole markdown is converted and filed; Content is its first
+		// maxChars characters, so the filed body is what the result shows.
+		md, err := markdown.Convert(doc, markdown.Options{BaseURL: info.URL, MaxChars: MaxRawBytes, MaxInputBytes: MaxRawBytes})
 		if err != nil {
 			return nil, fmt.Errorf("capture: %w", err)
 		}
-		res.Content, res.Truncated, res.FullLength = md.Markdown, md.Truncated || cut, md.FullLength
+		raw, rawCut := cutBytes(md.Markdown, MaxRawBytes)
+		res.Content, res.Truncated, res.FullLength = bound(md.Markdown, maxChars)
+		res.Truncated = res.Truncated || md.Truncated || cut || rawCut
 		res.Extractor = md.Extractor
-		res.Raw, res.RawType = []byte(doc), "text/html; charset=utf-8"
+		res.Raw, res.RawType = []byte(raw), "text/markdown; charset=utf-8"
 	case ReadHTML:
 		doc, cut, err := documentHTML(p, redact)
 		if err != nil {
@@ -157,7 +163,7 @@ func documentHTML(p *rod.Page, redact func(string) string) (string, bool, error)
 	if err != nil {
 		return "", false, fmt.Errorf("capture: get html: %w", err)
 	}
-	s, cut := cutBytes(redact(strings.ToValidUTF8(out.OuterHTML, "\uFFFD")), MaxRawBytes)
+	s, cut := cutBytes(redact(BlankCredentials(strings.ToValidUTF8(out.OuterHTML, "\uFFFD"))), MaxRawBytes)
 	return s, cut, nil
 }
 

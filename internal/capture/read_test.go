@@ -35,17 +35,17 @@ func TestRead(t *testing.T) {
 			extractor: "article", title: "Article page",
 			want:    []string{"# Headline", "Story body", "[a link](" + srv.URL + "/next?token=%5Bredacted%5D)", "WRITTEN"},
 			wantNot: []string{"Navigation", "Main text", "Footer", "SCRIPTTEXT", "STYLETEXT", "SVGTEXT", "SECRET", "frag", "document.write"},
-			rawType: "text/html; charset=utf-8",
+			rawType: "text/markdown; charset=utf-8",
 		},
 		{
 			name: "markdown of main", path: "/main", opts: ReadOptions{What: "markdown"},
 			extractor: "main", title: "Main page",
-			want: []string{"## Docs", "Text"}, wantNot: []string{"Head"}, rawType: "text/html; charset=utf-8",
+			want: []string{"## Docs", "Text"}, wantNot: []string{"Head"}, rawType: "text/markdown; charset=utf-8",
 		},
 		{
 			name: "markdown of body", path: "/body", opts: ReadOptions{What: "markdown"},
 			extractor: "body", title: "Body page",
-			want: []string{"Just b\u00f6dy text"}, wantNot: []string{"1"}, rawType: "text/html; charset=utf-8",
+			want: []string{"Just b\u00f6dy text"}, wantNot: []string{"1"}, rawType: "text/markdown; charset=utf-8",
 		},
 		{
 			name: "text", path: "/article", opts: ReadOptions{What: "text"},
@@ -102,13 +102,27 @@ func TestRead(t *testing.T) {
 
 	t.Run("raw html is the page read", func(t *testing.T) {
 		p := openPage(t, srv.URL+"/article", 1)
-		res, err := Read(testCtx(t), p, ReadOptions{})
+		res, err := Read(testCtx(t), p, ReadOptions{What: "html"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		raw := string(res.Raw)
 		if !strings.Contains(raw, "<article>") || !strings.Contains(raw, "SCRIPTTEXT") {
 			t.Errorf("raw is not the document's HTML: %.200s", raw)
+		}
+	})
+
+	// What a markdown read files is the markdown it returned, whole: the
+	// content is its first part.
+	t.Run("raw markdown is what was returned", func(t *testing.T) {
+		p := openPage(t, srv.URL+"/long", 1)
+		res, err := Read(testCtx(t), p, ReadOptions{What: "markdown", MaxChars: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := string(res.Raw)
+		if res.RawType != "text/markdown; charset=utf-8" || !strings.HasPrefix(raw, res.Content) || utf8.RuneCountInString(raw) != res.FullLength {
+			t.Errorf("raw (%s, %d runes) is not the whole markdown (%d runes) the content %q starts", res.RawType, utf8.RuneCountInString(raw), res.FullLength, res.Content)
 		}
 	})
 

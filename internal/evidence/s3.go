@@ -93,6 +93,10 @@ func NewS3(ctx context.Context, o S3Options) (*S3Store, error) {
 			so.BaseEndpoint = aws.String(o.Endpoint)
 		}
 		so.UsePathStyle = o.PathStyle
+		// Every body read is checked against the SHA-256 recorded when it
+		// was filed (verify), which says what went wrong; the SDK's own
+		// CRC check would fail first with a message about its checksum.
+		so.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
 	return &S3Store{
 		client:   client,
@@ -101,6 +105,24 @@ func NewS3(ctx context.Context, o S3Options) (*S3Store, error) {
 		sse:      sse,
 		kmsKeyID: o.KMSKeyID,
 	}, nil
+}
+
+// ErrNoCredentials is returned by CheckCredentials when the AWS
+// configuration chain finds no credentials.
+var ErrNoCredentials = errors.New("no S3 credentials found")
+
+// CheckCredentials resolves the store's credentials without a request, so
+// a command can say which settings it needs instead of the SDK's last
+// attempt (the EC2 metadata service) failing a request.
+func (s *S3Store) CheckCredentials(ctx context.Context) error {
+	p := s.client.Options().Credentials
+	if p == nil {
+		return ErrNoCredentials
+	}
+	if _, err := p.Retrieve(ctx); err != nil {
+		return fmt.Errorf("%w: %v", ErrNoCredentials, err)
+	}
+	return nil
 }
 
 // Bucket is the store's bucket.

@@ -77,7 +77,7 @@ func (e *HashMismatchError) Error() string {
 	if e.Want == "" {
 		return fmt.Sprintf("evidence %q has no recorded sha256, so it cannot be verified: it was not written by durable-browser; re-file it", e.Key)
 	}
-	return fmt.Sprintf("evidence %q fails verification: recorded sha256 %s, bytes hash to %s; the object was altered after filing, do not trust it", e.Key, e.Want, e.Got)
+	return fmt.Sprintf("evidence %q fails verification: the body does not match the SHA-256 recorded when it was filed (recorded %s, the body hashes to %s); it was altered after filing, do not trust it", e.Key, e.Want, e.Got)
 }
 
 // Is makes errors.Is(err, ErrHashMismatch) true.
