@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"os"
@@ -196,7 +197,21 @@ func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequ
 		Width: shot.Width, Height: shot.Height, DPR: shot.DPR,
 		Region: contract.Rect{X: shot.Region.X, Y: shot.Region.Y, Width: shot.Region.Width, Height: shot.Region.Height},
 	}
+	if shot.Cut() {
+		r, asked := shot.Region, shot.Asked
+		next := contract.Rect{X: r.X, Y: r.Y + r.Height, Width: r.Width, Height: math.Min(r.Height, asked.Y+asked.Height-(r.Y+r.Height))}
+		res.Cut = &contract.ScreenshotCut{
+			Asked:    contract.Rect{X: asked.X, Y: asked.Y, Width: asked.Width, Height: asked.Height},
+			NextClip: next,
+			Note: fmt.Sprintf("this image shows the top %.0f of %.0f CSS px: shrinking the whole region would leave it too narrow to read. To see the rest, call screenshot with clip %s, and so on down the page",
+				r.Height, asked.Height, clipJSON(next)),
+		}
+	}
 	return res, a.clean(res)
+}
+
+func clipJSON(r contract.Rect) string {
+	return fmt.Sprintf(`{"x":%.0f,"y":%.0f,"width":%.0f,"height":%.0f}`, r.X, r.Y, r.Width, math.Ceil(r.Height))
 }
 
 // Read answers browser_read and files what was read.

@@ -178,6 +178,18 @@ func TestEvidenceBigScreenshotByReference(t *testing.T) {
 	if int64(len(body)) != shot.Evidence.Size || !bytes.HasPrefix(body, []byte("\x89PNG")) || rec.ContentType != "image/png" {
 		t.Fatalf("filed %d bytes, %q, receipt %+v", len(body), body[:min(8, len(body))], rec)
 	}
+	// The big page is far taller than wide: the image keeps a readable
+	// width and shows the top, saying how to see the rest.
+	if shot.Width < 600 || shot.Cut == nil || shot.Cut.NextClip.Y != shot.Region.Y+shot.Region.Height ||
+		!strings.Contains(shot.Cut.Note, `"y":`) {
+		t.Fatalf("full page of big.html: %dx%d, region %+v, cut %+v; want at least 600 px wide and the cut named", shot.Width, shot.Height, shot.Region, shot.Cut)
+	}
+	var next contract.ScreenshotResult
+	c := shot.Cut.NextClip
+	s.must("screenshot", map[string]any{"clip": map[string]any{"x": c.X, "y": c.Y, "width": c.Width, "height": c.Height}}, &next)
+	if next.Region.Y != c.Y || next.Width < 600 {
+		t.Fatalf("the next clip showed %+v at %dx%d", next.Region, next.Width, next.Height)
+	}
 	checkHistorySizes(t, ctx, s.id)
 }
 

@@ -25,6 +25,10 @@ const (
 	DefaultJPEGQuality = 80
 	// minQuality is the last JPEG quality step before the scale is reduced.
 	minQuality = 10
+	// MinReadableWidth is the narrowest image a region is shrunk to (or
+	// its own width, when narrower): below it text cannot be read. A
+	// region that would need more shrinking is cut at the bottom instead.
+	MinReadableWidth = 600
 )
 
 // Image types.
@@ -96,7 +100,13 @@ type Shot struct {
 	// Scale is the factor applied on top of DPR to cap the long edge and
 	// meet the budget (1 when neither applied).
 	Scale float64
+	// Asked is the region asked for; when the image would have had to
+	// be narrower than MinReadableWidth, Region is its top part only.
+	Asked Rect
 }
+
+// Cut reports whether the shot shows only the top of the region asked.
+func (s *Shot) Cut() bool { return s.Region.Height < s.Asked.Height }
 
 type mode int
 
@@ -167,9 +177,18 @@ func Screenshot(ctx context.Context, p *rod.Page, o ScreenshotOptions) (*Shot, e
 	if err != nil {
 		return nil, err
 	}
+	asked := region
+	// The image's width never goes below what can be read: a region that
+	// would need more shrinking keeps a readable width and is cut to as
+	// much of its top as the long-edge cap allows.
+	minScale := math.Min(1, math.Min(MinReadableWidth, float64(o.MaxEdge))/(region.Width*dpr))
 	scale := 1.0
 	if long := math.Max(region.Width, region.Height) * dpr; long > float64(o.MaxEdge) {
 		scale = float64(o.MaxEdge) / long
+	}
+	if scale < minScale {
+		scale = minScale
+		region.Height = math.Min(region.Height, float64(o.MaxEdge)/(dpr*scale))
 	}
 
 	typ, quality := o.Type, o.Quality
@@ -189,8 +208,10 @@ func Screenshot(ctx context.Context, p *rod.Page, o ScreenshotOptions) (*Shot, e
 			typ, quality = TypeJPEG, DefaultJPEGQuality
 		case quality > minQuality:
 			quality = max(minQuality, quality-15)
-		case attempt < 20 && scale*math.Max(region.Width, region.Height)*dpr > 64:
-			scale *= 0.7
+		case attempt < 20 && scale > minScale && scale*math.Max(region.Width, region.Height)*dpr > 64:
+			scale = math.Max(scale*0.7, minScale)
+		case attempt < 20 && region.Height*dpr*scale > 64:
+			region.Height *= 0.7
 		default:
 			return nil, refuse(RefusedOverBudget, fmt.Sprintf(
 				"no encoding of this region fits %d bytes; capture a smaller clip or element, or raise the byte budget", o.MaxBytes))
@@ -204,7 +225,7 @@ func Screenshot(ctx context.Context, p *rod.Page, o ScreenshotOptions) (*Shot, e
 	if format != typ {
 		return nil, fmt.Errorf("capture: asked for %s, got %s", typ, format)
 	}
-	shot := &Shot{Bytes: data, Type: typ, Width: cfg.Width, Height: cfg.Height, Region: region, DPR: dpr, Scale: scale}
+	shot := &Shot{Bytes: data, Type: typ, Width: cfg.Width, Height: cfg.Height, Region: region, DPR: dpr, Scale: scale, Asked: asked}
 	if typ == TypeJPEG {
 		shot.Quality = quality
 	}

@@ -78,7 +78,7 @@ func TestScreenshotModes(t *testing.T) {
 		{name: "viewport by default", opts: ScreenshotOptions{}, region: Rect{0, 0, 800, 600}, w: 800, h: 600, rgb: [3]uint8{255, 255, 255}, checkRG: true},
 		{name: "blank selector is not given", opts: ScreenshotOptions{Selector: "   "}, region: Rect{0, 0, 800, 600}, w: 800, h: 600},
 		{name: "zero clip is not given", opts: ScreenshotOptions{Clip: &Rect{10, 10, 0, 0}}, region: Rect{0, 0, 800, 600}, w: 800, h: 600},
-		{name: "full page with long edge capped", opts: ScreenshotOptions{FullPage: true}, region: Rect{0, 0, 800, 3000}, w: 533, h: 2000},
+		{name: "full page: readable width, top cut to the long edge", opts: ScreenshotOptions{FullPage: true}, region: Rect{0, 0, 800, 2000 / 0.75}, w: 600, h: 2000},
 		{name: "clip below the fold", opts: ScreenshotOptions{Clip: &Rect{100, 1000, 200, 100}}, region: Rect{100, 1000, 200, 100}, w: 200, h: 100, rgb: [3]uint8{255, 0, 0}, checkRG: true},
 		{name: "clip cut to the page", opts: ScreenshotOptions{Clip: &Rect{700, 2950, 500, 500}}, region: Rect{700, 2950, 100, 50}, w: 100, h: 50},
 		{name: "selector scrolled into view", opts: ScreenshotOptions{Selector: "#red"}, region: Rect{100, 1000, 200, 100}, w: 200, h: 100, rgb: [3]uint8{255, 0, 0}, checkRG: true},
@@ -308,5 +308,32 @@ func TestScreenshotFixedElement(t *testing.T) {
 	}
 	if c := img.At(s.Width/2, s.Height/2); !near(c, 0, 255, 0) {
 		t.Errorf("centre colour %v, want green", c)
+	}
+}
+
+// A full page far taller than wide keeps a readable width: the image is the
+// top of the page, as tall as the long-edge cap allows, and says so.
+func TestScreenshotTallPageKeepsReadableWidth(t *testing.T) {
+	tall := `<!doctype html><html><body style="margin:0"><div style="width:1200px;height:29000px;background:#fff"></div></body></html>`
+	srv := serve(t, map[string]string{"/": tall})
+	p := openPage(t, srv.URL+"/", 1)
+	s, err := Screenshot(testCtx(t), p, ScreenshotOptions{FullPage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode(t, s)
+	if s.Width < MinReadableWidth || s.Height > DefaultMaxEdge {
+		t.Fatalf("a 1200x29000 page came back %dx%d; want at least %d px wide and at most %d tall", s.Width, s.Height, MinReadableWidth, DefaultMaxEdge)
+	}
+	if !s.Cut() || s.Region.Y != 0 || s.Region.Height >= s.Asked.Height || s.Asked.Height < 29000 {
+		t.Fatalf("region %+v of %+v: want the top of the page, cut", s.Region, s.Asked)
+	}
+	// A page that fits is not cut.
+	s, err = Screenshot(testCtx(t), p, ScreenshotOptions{Clip: &Rect{Width: 1200, Height: 1500}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Cut() || s.Width < MinReadableWidth {
+		t.Fatalf("a 1200x1500 clip: %dx%d, cut %v", s.Width, s.Height, s.Cut())
 	}
 }
