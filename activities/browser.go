@@ -161,7 +161,13 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		f.Held = res.Held
 		f.Completed = &res.Completed
 		if cerr := a.clean(res); cerr == nil {
-			f.WithDetail(fmt.Sprintf("completed %d of %d actions; now at %s (%s)", res.Completed, res.Total, res.URL, res.Title))
+			where := res.URL
+			if where == "" {
+				// A failed navigation leaves the browser's own error page,
+				// whose address is no page's.
+				where = "the browser's error page"
+			}
+			f.WithDetail(fmt.Sprintf("completed %d of %d actions; now at %s (%s)", res.Completed, res.Total, where, res.Title))
 		}
 		return nil, a.fail(f)
 	}
@@ -399,6 +405,20 @@ func driverFailure(err error) *contract.Failure {
 	switch {
 	case err == nil:
 		return contract.Fail(contract.CodeCommandFailed, "the browser gave no result; take a snapshot and try again")
+	case errors.As(err, &actErr) && !errors.Is(err, context.Canceled):
+		// Before the bare timeout: an action that ran out of time says
+		// which action and what it waited for.
+		switch actErr.Kind {
+		case driver.KindTimeout:
+			return contract.Fail(contract.CodeTimeout, "%v", err)
+		case driver.KindStale:
+			return contract.Fail(contract.CodeStaleSnapshot, "%v", err)
+		case driver.KindRefused:
+			return contract.Fail(contract.CodeRefused, "%v", err)
+		case driver.KindBrowser:
+			return contract.Fail(contract.CodeBrowserUnavailable, "%v", err)
+		}
+		return contract.Fail(contract.CodeCommandFailed, "%v", err)
 	case errors.Is(err, context.Canceled):
 		return contract.Fail(contract.CodeAborted, "the call was cancelled")
 	case errors.Is(err, context.DeadlineExceeded):
@@ -413,18 +433,6 @@ func driverFailure(err error) *contract.Failure {
 		return contract.Fail(contract.CodeRefused, "%v", err)
 	case errors.As(err, &capRefused):
 		return contract.Fail(contract.CodeRefused, "%v", err)
-	case errors.As(err, &actErr):
-		switch actErr.Kind {
-		case driver.KindTimeout:
-			return contract.Fail(contract.CodeTimeout, "%v", err)
-		case driver.KindStale:
-			return contract.Fail(contract.CodeStaleSnapshot, "%v", err)
-		case driver.KindRefused:
-			return contract.Fail(contract.CodeRefused, "%v", err)
-		case driver.KindBrowser:
-			return contract.Fail(contract.CodeBrowserUnavailable, "%v", err)
-		}
-		return contract.Fail(contract.CodeCommandFailed, "%v", err)
 	}
 	return contract.Fail(contract.CodeBrowserUnavailable, "the browser did not answer; try again, or relaunch it with browser_relaunch").WithDetail(err.Error())
 }

@@ -242,3 +242,17 @@ func TestDriverFailureIsTyped(t *testing.T) {
 		t.Fatalf("a wrapped action error mapped to %s", f.Code)
 	}
 }
+
+// An action that ran out of time answers with the action and what it waited
+// for, not a bare "ran out of time"; a cancelled one is aborted.
+func TestDriverFailureNamesTheTimedOutAction(t *testing.T) {
+	ae := &driver.ActionError{Index: 1, Op: "wait", Kind: driver.KindTimeout, Reason: `waited for it, but text "Thanks" did not appear within 10s`, Err: context.DeadlineExceeded}
+	f := driverFailure(ae)
+	if f.Code != contract.CodeTimeout || !strings.Contains(f.Message, `action 2 (wait) failed: waited for it, but text "Thanks" did not appear`) {
+		t.Fatalf("timed-out wait: %+v", f)
+	}
+	ae.Err = context.Canceled
+	if f := driverFailure(ae); f.Code != contract.CodeAborted {
+		t.Fatalf("cancelled wait: %+v", f)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/durable-browser/durable-browser/internal/scrub"
 	"github.com/go-rod/rod/lib/proto"
 )
 
@@ -78,7 +79,7 @@ func (b *Browser) do(ctx context.Context, t *tab, a Action, r ref) error {
 			return err
 		}
 		if res.ErrorText != "" {
-			return &ActionError{Kind: KindNavigation, Reason: fmt.Sprintf("navigation failed: %s; check the URL", truncate(res.ErrorText, 80))}
+			return &ActionError{Kind: KindNavigation, Reason: fmt.Sprintf("navigation to %s failed: %s; check the URL, and that its server is up", truncate(scrub.URL(a.URL), 200), truncate(res.ErrorText, 80))}
 		}
 		b.markLoading(t)
 		return nil

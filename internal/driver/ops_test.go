@@ -2,7 +2,9 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -257,4 +259,31 @@ func TestSnapshotIgnoresPageTampering(t *testing.T) {
 	// The page moving ids around its own world cannot redirect an action.
 	evalIn(t, b, `window.__dbSnap={k:99,els:new Array(50).fill(document.body)}`)
 	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":"%s"},{"op":"wait","text":"real clicked"}]`, idOf(t, s.Text, "Real button")))
+}
+
+// A wait that runs out of time names the action and what it waited for; a
+// goto that cannot connect names the URL it tried.
+func TestFailuresNameTheAction(t *testing.T) {
+	testPages()
+	b := attach(t, Options{ActionTimeout: 400 * time.Millisecond})
+	gotoPage(t, b, siteURL+"/t/ops.html")
+	acts, _ := ParseActions([]byte(`[{"op":"wait","load":true},{"op":"wait","text":"never on this page"}]`))
+	_, err := b.Run(ctxT(t), acts)
+	var ae *ActionError
+	if !errors.As(err, &ae) || ae.Kind != KindTimeout || !strings.Contains(err.Error(), `action 2 (wait)`) ||
+		!strings.Contains(err.Error(), `text "never on this page" did not appear within 400ms`) {
+		t.Fatalf("wait timeout: %v", err)
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String() + "/nothing-here"
+	_ = l.Close()
+	acts, _ = ParseActions([]byte(`[{"op":"goto","url":"` + closed + `"}]`))
+	_, err = b.Run(ctxT(t), acts)
+	if !errors.As(err, &ae) || ae.Kind != KindNavigation || !strings.Contains(err.Error(), "navigation to "+closed+" failed: net::ERR_CONNECTION_REFUSED") {
+		t.Fatalf("goto a closed port: %v", err)
+	}
 }

@@ -111,11 +111,20 @@ func (b *Browser) wait(ctx context.Context, t *tab, a Action, r ref) error {
 		}
 		select {
 		case <-ctx.Done():
-			what := map[bool]string{true: "text " + strconv.Quote(b.clip(a.Text, 40))}[a.Text != ""]
-			if what == "" {
-				what = "the condition"
+			var what string
+			switch {
+			case a.Text != "":
+				what = "text " + strconv.Quote(b.clip(a.Text, 40)) + " did not appear"
+			case a.ID != "":
+				what = "element [" + a.ID + "] did not become visible"
+			case a.URL != "":
+				what = "the URL did not match " + strconv.Quote(b.clip(a.URL, 80))
+			case a.Load:
+				what = "the page did not finish loading"
+			default:
+				what = "the condition did not hold"
 			}
-			return &ActionError{Kind: KindTimeout, Reason: fmt.Sprintf("%s did not appear within %s; snapshot to see the page", what, b.o.ActionTimeout), Err: ctx.Err()}
+			return &ActionError{Kind: KindTimeout, Reason: fmt.Sprintf("waited for it, but %s within %s; take a snapshot to see the page, then wait again or go on", what, b.o.ActionTimeout), Err: ctx.Err()}
 		case <-time.After(25 * time.Millisecond):
 		}
 	}
