@@ -252,8 +252,8 @@ func (a *Activities) providerNames() []string {
 
 // providerFailure maps a provider's typed errors to failure codes.
 func providerFailure(err error) *contract.Failure {
-	var conflict interface{ ProfileConflict() bool }
-	if errors.As(err, &conflict) && conflict.ProfileConflict() {
+	var refusal interface{ Refusal() bool }
+	if errors.As(err, &refusal) && refusal.Refusal() {
 		return contract.Fail(contract.CodeRefused, "%v", err)
 	}
 	return contract.Fail(contract.CodeBrowserUnavailable, "could not start a browser: %v", err).WithDetail(fmt.Sprint(err))

@@ -84,7 +84,7 @@ func TestCreateStartURL(t *testing.T) {
 type conflictErr struct{}
 
 func (conflictErr) Error() string         { return "profile shop is in use by session t-0" }
-func (conflictErr) ProfileConflict() bool { return true }
+func (conflictErr) Refusal() bool { return true }
 
 func TestCreateFailures(t *testing.T) {
 	tests := []struct {

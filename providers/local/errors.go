@@ -76,6 +76,23 @@ func (e *ProfileBusyError) Error() string {
 // Unwrap lets errors.Is(err, ErrProfileBusy) match.
 func (e *ProfileBusyError) Unwrap() error { return ErrProfileBusy }
 
-// ProfileConflict marks the error as a refusal the caller can act on (wait
-// for the other saver, or work on a copy) rather than a broken browser.
-func (e *ProfileBusyError) ProfileConflict() bool { return true }
+// Refusal marks the error as a refusal the caller can act on (wait for the
+// other saver, or work on a copy) rather than a broken browser.
+func (e *ProfileBusyError) Refusal() bool { return true }
+
+// ErrNoDisplay is wrapped by *NoDisplayError.
+var ErrNoDisplay = errors.New("no display for a headed browser")
+
+// NoDisplayError refuses a headed browser where no display is set: Chrome
+// would exit at once ("Missing X server or $DISPLAY").
+type NoDisplayError struct{}
+
+func (e *NoDisplayError) Error() string {
+	return "no display was found for a headed browser ($DISPLAY and $WAYLAND_DISPLAY are not set on the worker): use headed false, or run the worker where a display is (for example under xvfb-run)"
+}
+
+// Unwrap lets errors.Is(err, ErrNoDisplay) match.
+func (e *NoDisplayError) Unwrap() error { return ErrNoDisplay }
+
+// Refusal marks the error as one the caller fixes by asking otherwise.
+func (e *NoDisplayError) Refusal() bool { return true }

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -280,6 +281,9 @@ func checkProxy(proxy string) error {
 
 // start launches a browser for o.Tag; the tag lock is held.
 func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *providers.Session, err error) {
+	if (o.Headed || p.headed) && !hasDisplay(runtime.GOOS, os.Getenv) {
+		return nil, &NoDisplayError{}
+	}
 	sess := p.sessionDir(o.Tag)
 	rec := &Record{
 		Tag:         o.Tag,
@@ -316,6 +320,9 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 		return nil, err
 	}
 	if rec.Profile != "" {
+		if err := p.handOverSaver(ctx, rec.Profile, o.Replaces, rec.Save); err != nil {
+			return nil, err
+		}
 		// One session at a time per profile, saving or on a copy: a copy
 		// taken while another browser writes the profile is not a sign-in.
 		if err := p.lockProfile(rec.Profile, o.Tag, o.Replaces, rec.Save); err != nil {
@@ -383,6 +390,16 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 	p.log.Info().Str("session", rec.Tag).Int("pid", rec.PID).Int("port", port).
 		Bool("headed", rec.Headed).Str("profile", rec.Profile).Bool("save", rec.Save).Msg("browser started")
 	return p.session(rec), nil
+}
+
+// hasDisplay says a headed browser can show its window: always on macOS and
+// Windows, elsewhere only with an X or Wayland display set.
+func hasDisplay(goos string, getenv func(string) string) bool {
+	switch goos {
+	case "darwin", "windows":
+		return true
+	}
+	return getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != ""
 }
 
 func (p *Provider) args(rec *Record, o providers.CreateOptions) []string {

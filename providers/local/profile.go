@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,6 +70,27 @@ func (p *Provider) lockProfile(name, tag, replaces string, save bool) error {
 		}
 	}
 	return fmt.Errorf("locking profile %q: lock file keeps changing, try again", name)
+}
+
+// handOverSaver lets a relaunch take over a saved profile its session runs
+// on: when the new browser would run on the profile itself (save) and the
+// browser it replaces, started by this provider, runs on it now, that one
+// is released first (two browsers never share a profile directory), so a
+// session never locks itself out. A holder started elsewhere is left alone
+// (lockProfile refuses).
+func (p *Provider) handOverSaver(ctx context.Context, name, replaces string, save bool) error {
+	if replaces == "" || !save {
+		return nil
+	}
+	held, ok := readLock(p.lockPath(name))
+	if !ok || held.Tag != replaces || !held.Save || held.OwnerPID != os.Getpid() || held.BootID != p.bootID {
+		return nil
+	}
+	p.log.Info().Str("profile", name).Str("session", replaces).Msg("releasing the relaunched session's browser first: its successor runs on the same saved profile")
+	if err := p.Release(ctx, replaces); err != nil {
+		return fmt.Errorf("releasing %s, which runs on saved profile %q, before its relaunch can: %w", replaces, name, err)
+	}
+	return nil
 }
 
 // lockStale says the saver named in a lock can no longer be running.
