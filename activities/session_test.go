@@ -83,7 +83,7 @@ func TestCreateStartURL(t *testing.T) {
 
 type conflictErr struct{}
 
-func (conflictErr) Error() string         { return "profile shop is in use by session t-0" }
+func (conflictErr) Error() string { return "profile shop is in use by session t-0" }
 func (conflictErr) Refusal() bool { return true }
 
 func TestCreateFailures(t *testing.T) {
