@@ -153,6 +153,10 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		// how many actions completed and which failed. It goes back as a
 		// failure envelope whose detail carries the partial result.
 		f := driverFailure(err)
+		var refused *driver.RefusedError
+		if errors.As(err, &refused) {
+			f.Message = refusalMessage(out.Failed, rs.policy, refused, res.Held)
+		}
 		if len(res.Sent) > 0 || out.Completed > 0 {
 			f.Effected()
 		}
@@ -386,6 +390,36 @@ func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details
 		return nil, nil, a.fail(f)
 	}
 	return s, func() { s.unlock(); stop() }, nil
+}
+
+// refusalMessage says why the request gate refused a request: the
+// session's policy (deny), or a person's decision or its absence (ask).
+func refusalMessage(failed *driver.ActionFailure, policy string, r *driver.RefusedError, held []contract.HeldRequest) string {
+	at := ""
+	if failed != nil {
+		at = fmt.Sprintf("action %d (%s): ", failed.Index+1, failed.Op)
+	}
+	req := fmt.Sprintf("request %s %s%s", r.Method, r.Origin, r.Path)
+	if policy == contract.PolicyDeny {
+		return at + req + " was refused: this session's action policy is deny, which refuses every request with side effects (no one is asked). Send it from a session whose policy is allow or ask, or do without it"
+	}
+	for i := len(held) - 1; i >= 0; i-- {
+		h := held[i]
+		if h.Method != r.Method || h.Origin != r.Origin || h.Path != r.Path {
+			continue
+		}
+		switch h.Decision {
+		case contract.DecisionExpired:
+			return at + req + " was refused: it was held for a person's approval and no one decided in time. Ask again later, or ask a person to watch `durable-browser approvals list`"
+		case "denied", contract.DecisionDeny:
+			by := ""
+			if h.By != "" {
+				by = " (" + h.By + ")"
+			}
+			return at + req + " was refused: a person" + by + " denied it. Do not send it again unchanged"
+		}
+	}
+	return at + req + " was refused by the session's action policy; change the action, or ask a person to approve it under policy ask"
 }
 
 // beginPage is begin for calls that work on the active tab's page. The

@@ -256,3 +256,24 @@ func TestDriverFailureNamesTheTimedOutAction(t *testing.T) {
 		t.Fatalf("cancelled wait: %+v", f)
 	}
 }
+
+// A refusal says why: deny refuses without asking anyone; under ask a
+// person denied it, or no one decided in time.
+func TestRefusalMessageSaysWhy(t *testing.T) {
+	r := &driver.RefusedError{Method: "POST", Origin: "http://127.0.0.1:8380", Path: "/submit"}
+	failed := &driver.ActionFailure{Index: 1, Op: "click"}
+	cases := []struct {
+		policy string
+		held   []contract.HeldRequest
+		want   string
+	}{
+		{contract.PolicyDeny, []contract.HeldRequest{{Method: "POST", Origin: r.Origin, Path: "/submit", Decision: "denied", By: "policy"}}, "action 2 (click): request POST http://127.0.0.1:8380/submit was refused: this session's action policy is deny"},
+		{contract.PolicyAsk, []contract.HeldRequest{{Method: "POST", Origin: r.Origin, Path: "/submit", Decision: "denied", By: "ann"}}, "a person (ann) denied it"},
+		{contract.PolicyAsk, []contract.HeldRequest{{Method: "POST", Origin: r.Origin, Path: "/submit", Decision: contract.DecisionExpired}}, "no one decided in time"},
+	}
+	for _, c := range cases {
+		if got := refusalMessage(failed, c.policy, r, c.held); !strings.Contains(got, c.want) || (c.policy == contract.PolicyDeny && strings.Contains(got, "approve")) {
+			t.Errorf("policy %s: %q, want it to say %q", c.policy, got, c.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"strings"
 
 	"github.com/durable-browser/durable-browser/contract"
@@ -82,7 +83,17 @@ func extFor(ct string) string {
 func fetchFailure(err error) *contract.Failure {
 	var refused *webfetch.RefusedError
 	var status *webfetch.StatusError
+	var lookup *webfetch.LookupError
+	var dnsErr *net.DNSError
 	switch {
+	case errors.As(err, &lookup) && (!errors.As(err, &dnsErr) || dnsErr.IsNotFound):
+		// A name that does not exist will not exist on a retry.
+		return contract.Fail(contract.CodeCommandFailed,
+			"the host %s does not resolve (no such name), so nothing was fetched; retrying will not help: check the spelling of the URL, or find the site with web_search", lookup.Host)
+	case errors.As(err, &lookup):
+		f := contract.Fail(contract.CodeCommandFailed, "the host %s could not be resolved just now (the name server did not answer); try again shortly", lookup.Host).WithDetail(err.Error())
+		f.Retryable = true
+		return f
 	case errors.Is(err, context.Canceled):
 		return contract.Fail(contract.CodeAborted, "the fetch was cancelled")
 	case errors.Is(err, context.DeadlineExceeded):

@@ -86,6 +86,20 @@ var defaultRetryable = map[Code]bool{
 	CodeWaitingForHuman:    true,
 }
 
+// OperatorMustAct says a failure with code c is for an operator to look
+// into: no browser could be had or evidence could not be filed
+// (browser_unavailable), a provider refused credentials (auth), or a worker
+// was lost mid-effect (effect_unknown). Every other code answers the call a
+// model made (a stale id, a refused argument, a page that timed out), which
+// the model acts on and no one need be alerted to.
+func (c Code) OperatorMustAct() bool {
+	switch c {
+	case CodeBrowserUnavailable, CodeAuth, CodeEffectUnknown:
+		return true
+	}
+	return false
+}
+
 // Fail builds a failure with the code's default retry stance and no effect.
 func Fail(code Code, msg string, args ...any) *Failure {
 	if len(args) > 0 {

@@ -165,6 +165,15 @@ func TestCallConflictsAreRefused(t *testing.T) {
 	}
 	cliOK(t, "call", "--policy", "allow", s.id, "snapshot")
 
+	// Answering a person's step on a session that does not exist is one
+	// clear error, and nothing is sent.
+	for _, args := range [][]string{{"approvals", "approve", "no-such-session-" + s.id, "1-1"}, {"handoff", "done", "no-such-session-" + s.id, "h-000000000000"}} {
+		r := cli(t, args[0], args[1:]...)
+		if r.code != 1 || !strings.Contains(r.stderr, `no session "no-such-session-`) || strings.Contains(r.stderr, "anyway") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Fatalf("%v: exit %d, stderr:\n%s", args, r.code, r.stderr)
+		}
+	}
+
 	r = cli(t, "call", s.id, "snapshot", "{}", "--policy", "ask")
 	if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "--policy comes after the positional arguments; flags go first") {
 		t.Fatalf("a flag after the arguments: exit %d, stderr:\n%s", r.code, r.stderr)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -190,7 +191,8 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	// On Stop the SDK stops polling and waits this long for activities in
 	// flight; the activities cut runs short at the grace and answer, so the
 	// margin leaves time to report that answer before the SDK cancels.
-	wo := sdkworker.Options{WorkerStopTimeout: stopGrace(cfg) + stopMargin}
+	wo := sdkworker.Options{WorkerStopTimeout: stopGrace(cfg) + stopMargin,
+		Interceptors: []interceptor.WorkerInterceptor{&failureLog{log: log}}}
 	// The shared queue takes creates, fetches and searches: a few per browser
 	// this worker may hold, not the SDK's default of 1000 at once.
 	sharedOpts := wo

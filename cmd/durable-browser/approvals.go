@@ -112,6 +112,9 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 		st, err := o.queryState(ctx, c, wfID)
 		var found *contract.Hold
 		if err != nil {
+			if noSession(err) {
+				return unknownSession(wfID)
+			}
 			if d.signer != nil {
 				// The signature covers when the request was held.
 				return fmt.Errorf("signing needs the hold from the session's state: %w", err)

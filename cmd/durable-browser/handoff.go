@@ -113,6 +113,8 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 		// check first so the person hears it instead.
 		st, err := o.queryState(ctx, c, wfID)
 		switch {
+		case err != nil && noSession(err):
+			return unknownSession(wfID)
 		case err != nil && d.signer != nil:
 			// A signed answer is checked against the session's approvers first.
 			return fmt.Errorf("signing needs the session's state: %w", err)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -76,6 +78,18 @@ func (o *opsFlags) queryState(ctx context.Context, c client.Client, workflowID s
 		return nil, fmt.Errorf("querying session %s: %w", workflowID, err)
 	}
 	return st, nil
+}
+
+// noSession reports that no workflow has the id the person gave.
+func noSession(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
+}
+
+// unknownSession is the one error for an answer to a session that does
+// not exist: nothing is sent.
+func unknownSession(wfID string) error {
+	return fmt.Errorf("no session %q: no BrowserSession workflow has that id in this namespace (check --address and --namespace); nothing was sent. List sessions with `durable-browser sessions --all`", wfID)
 }
 
 // sessionQuery is the visibility query for BrowserSession workflows.

@@ -6,7 +6,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 
 	"github.com/rs/zerolog"
@@ -48,9 +50,33 @@ func Temporal(ctx context.Context, t config.Temporal, log zerolog.Logger) (clien
 	if t.APIKey != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(t.APIKey)
 	}
+	if err := resolvable(ctx, t.Address); err != nil {
+		return nil, err
+	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to Temporal at %s (namespace %s): %w; check --address and --namespace, and that the server is running (`durable-browser dev` starts one)", t.Address, t.Namespace, err)
 	}
 	return c, nil
+}
+
+// lookupHost resolves a host name; tests swap it so no query leaves loopback.
+var lookupHost = net.DefaultResolver.LookupHost
+
+// resolvable refuses an address whose host name does not exist, which gRPC
+// would report only as "no children to pick from".
+func resolvable(ctx context.Context, address string) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return &config.Error{Flag: "address", Problem: fmt.Sprintf("%q is not host:port", address), Fix: "e.g. 127.0.0.1:7233"}
+	}
+	if host == "" || net.ParseIP(host) != nil {
+		return nil
+	}
+	_, err = lookupHost(ctx, host)
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return &config.Error{Flag: "address", Problem: fmt.Sprintf("the Temporal host %q in %s does not resolve (no such name)", host, address), Fix: "give the Temporal frontend's host:port, e.g. 127.0.0.1:7233 for `durable-browser dev`"}
+	}
+	return nil
 }

@@ -14,13 +14,16 @@ import (
 )
 
 // Error wraps f for Temporal: the error type is the code (so retry policies
-// can stop on it), retries stop when f is not retryable, and the envelope
-// rides as the error's details.
+// can stop on it), retries stop when f is not retryable, the envelope rides
+// as the error's details, and a code no operator need act on is benign.
 func Error(f *contract.Failure) error {
-	return temporal.NewApplicationErrorWithOptions(f.Message, string(f.Code), temporal.ApplicationErrorOptions{
-		NonRetryable: !f.Retryable,
-		Details:      []any{f},
-	})
+	o := temporal.ApplicationErrorOptions{NonRetryable: !f.Retryable, Details: []any{f}}
+	if !f.Code.OperatorMustAct() {
+		// A failure the model's call caused: the SDK logs it at debug, not
+		// as an error an operator must act on.
+		o.Category = temporal.ApplicationErrorCategoryBenign
+	}
+	return temporal.NewApplicationErrorWithOptions(f.Message, string(f.Code), o)
 }
 
 // From recovers the envelope from an error returned by an activity, an
@@ -32,9 +35,11 @@ func From(err error) (*contract.Failure, bool) {
 	}
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.HasDetails() {
-		var out contract.Failure
-		if appErr.Details(&out) == nil && out.Code != "" {
-			return &out, true
+		// A pointer reads both spellings of the details: the *Failure an
+		// error made in this process holds, and a decoded payload.
+		var out *contract.Failure
+		if appErr.Details(&out) == nil && out != nil && out.Code != "" {
+			return out, true
 		}
 	}
 	return nil, false
