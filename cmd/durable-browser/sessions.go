@@ -319,22 +319,34 @@ func age(now, t time.Time) string {
 }
 
 // runningStates lists running sessions and their states. With scan it
-// queries every running session; otherwise only those whose BrowserState
-// search attribute is state, falling back to a scan when the namespace does
-// not know that attribute.
+// queries every running session; otherwise those whose BrowserState search
+// attribute is state and those that keep no search attributes (started with
+// them off), falling back to a scan when the namespace does not know the
+// attribute.
 func (o *opsFlags) runningStates(ctx context.Context, env *cliEnv, c client.Client, state string, scan bool, limit int) ([]*contract.SessionState, error) {
 	var execs []*execution
-	var err error
 	if !scan {
-		execs, err = listSessions(ctx, c, o.t.Namespace, sessionQuery(false, fmt.Sprintf("%s = '%s'", contract.SearchAttrState, state)), limit)
+		matching, err := listSessions(ctx, c, o.t.Namespace, sessionQuery(false, fmt.Sprintf("%s = '%s'", contract.SearchAttrState, state)), limit)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "warning: %v; querying every running session instead (register the search attributes: docs/operations.md)\n", err)
 			scan = true
 		}
+		execs = matching
 	}
-	if scan {
-		if execs, err = listSessions(ctx, c, o.t.Namespace, sessionQuery(false, ""), limit); err != nil {
-			return nil, err
+	all, err := listSessions(ctx, c, o.t.Namespace, sessionQuery(false, ""), limit)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, e := range execs {
+		seen[e.ID] = true
+	}
+	for _, e := range all {
+		// Without --scan, a session that keeps no BrowserState (started
+		// with search attributes off) is asked too.
+		if !seen[e.ID] && (scan || e.Attrs[contract.SearchAttrState] == "") {
+			seen[e.ID] = true
+			execs = append(execs, e)
 		}
 	}
 	var out []*contract.SessionState

@@ -51,3 +51,31 @@ func TestBindS3SharedWithWorker(t *testing.T) {
 		t.Fatalf("parsed %+v", s3)
 	}
 }
+
+// Server-side encryption with KMS names its key; a key needs aws:kms.
+func TestValidateWorkerSSE(t *testing.T) {
+	base := func(sse, key string) Worker {
+		w := Worker{Temporal: Temporal{Address: "127.0.0.1:7233", Namespace: "default"}, S3: S3{Bucket: "b", SSE: sse, KMSKeyID: key}, ProfileRoot: t.TempDir()}
+		return w
+	}
+	cases := []struct {
+		sse, key, flag string
+	}{
+		{"aws:kms", "", "s3-kms-key-id"},
+		{"", "alias/evidence", "s3-kms-key-id"},
+		{"XYZ", "", "s3-sse"},
+	}
+	for _, c := range cases {
+		w := base(c.sse, c.key)
+		err := w.Validate()
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Flag != c.flag || ce.Fix == "" {
+			t.Errorf("sse %q key %q: %v, want a fix for --%s", c.sse, c.key, err, c.flag)
+		}
+	}
+	for _, ok := range []Worker{base("aws:kms", "alias/evidence"), base("AES256", "")} {
+		if err := ok.Validate(); err != nil && strings.Contains(err.Error(), "s3-") {
+			t.Errorf("sse %q key %q refused: %v", ok.S3.SSE, ok.S3.KMSKeyID, err)
+		}
+	}
+}

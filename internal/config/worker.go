@@ -197,6 +197,9 @@ func (w *Worker) Validate() error {
 	switch w.S3.SSE {
 	case "", "AES256":
 	case "aws:kms":
+		if w.S3.KMSKeyID == "" {
+			return &Error{Flag: "s3-kms-key-id", Problem: "--s3-sse=aws:kms needs the KMS key evidence is encrypted with", Fix: "give its key id, ARN or alias (e.g. alias/evidence), or use --s3-sse=AES256"}
+		}
 	default:
 		return &Error{Flag: "s3-sse", Problem: fmt.Sprintf("%q is not a known encryption", w.S3.SSE), Fix: "use AES256 or aws:kms"}
 	}
