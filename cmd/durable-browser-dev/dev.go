@@ -160,13 +160,13 @@ Flags:
 		fmt.Fprintf(out, "  Approvals:   UNSIGNED\n\n")
 		fmt.Fprintf(out, "!!! approvals are UNSIGNED: anyone who can signal this namespace can approve held requests\n")
 		fmt.Fprintf(out, "!!! and answer handoffs, under any name. Fine on this machine; never for a shared namespace.\n")
-		fmt.Fprintf(out, "!!! Require signatures with --approver-keys (keys from `%s approvals keygen`).\n\n", selfName())
+		fmt.Fprintf(out, "!!! Require signatures with --approver-keys (keys from `%s approvals keygen`).\n\n", selfName(os.Args))
 	}
 	fmt.Fprintf(out, "Try, in another terminal:\n")
-	self := selfName()
-	fmt.Fprintf(out, "  %s call demo run '{\"actions\":[{\"op\":\"goto\",\"url\":\"%s/\"}]}'\n", self, stack.Demo.URL())
-	fmt.Fprintf(out, "  %s call demo snapshot '{\"mode\":\"interactive\"}'\n", self)
-	fmt.Fprintf(out, "  %s sessions\n\n", self)
+	for _, line := range tryLines(selfName(os.Args), stack.Temporal.Address(), stack.Demo.URL()) {
+		fmt.Fprintf(out, "  %s\n", line)
+	}
+	fmt.Fprintln(out)
 
 	if f.smoke {
 		if err := runSmoke(ctx, c, stack.Demo.URL()+"/", env); err != nil {
@@ -181,13 +181,29 @@ Flags:
 
 // selfName is how the person started the durable-browser binary, so the
 // commands printed for them to try work as typed (bin/durable-browser after
-// `make run`). `durable-browser dev` execs this binary as
-// <dir as typed>/durable-browser-dev, so dropping "-dev" names the CLI.
-func selfName() string {
-	if len(os.Args) > 0 && strings.Contains(os.Args[0], "/") && !filepath.IsAbs(os.Args[0]) {
-		return strings.TrimSuffix(os.Args[0], "-dev")
+// `make run`, /opt/db/durable-browser by its full path). `durable-browser
+// dev` execs this binary as <dir as typed>/durable-browser-dev, so dropping
+// "-dev" names the CLI; started from PATH, it is plain durable-browser.
+func selfName(args []string) string {
+	if len(args) > 0 && strings.Contains(args[0], "/") {
+		return strings.TrimSuffix(args[0], "-dev")
 	}
 	return "durable-browser"
+}
+
+// tryLines are the commands printed for a person to try against this
+// stack: they name its Temporal address unless it is the default the
+// client verbs use, so they never reach another stack.
+func tryLines(self, address, demoURL string) []string {
+	at := ""
+	if address != config.DefaultTemporalAddress {
+		at = " --address " + address
+	}
+	return []string{
+		fmt.Sprintf(`%s call%s demo run '{"actions":[{"op":"goto","url":"%s/"}]}'`, self, at, demoURL),
+		fmt.Sprintf(`%s call%s demo snapshot '{"mode":"interactive"}'`, self, at),
+		fmt.Sprintf(`%s sessions%s`, self, at),
+	}
 }
 
 func runSmoke(ctx context.Context, c client.Client, url string, env *cliEnv) error {

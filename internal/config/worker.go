@@ -81,7 +81,7 @@ type Worker struct {
 
 // BindTemporal defines the flags for reaching Temporal.
 func BindTemporal(s *Set, t *Temporal) {
-	s.String(&t.Address, "address", "127.0.0.1:7233", "Temporal frontend host:port")
+	s.String(&t.Address, "address", DefaultTemporalAddress, "Temporal frontend host:port")
 	s.String(&t.Namespace, "namespace", "default", "Temporal namespace")
 	s.String(&t.TLSCert, "tls-cert", "", "client certificate file for mTLS (PEM)")
 	s.String(&t.TLSKey, "tls-key", "", "client key file for mTLS (PEM)")
@@ -100,6 +100,9 @@ func BindS3(s *Set, c *S3) {
 	s.String(&c.Region, "s3-region", "", "S3 region (default: the AWS environment, else us-east-1)")
 	s.Bool(&c.PathStyle, "s3-path-style", false, "address buckets by path, as most S3-compatible stores need")
 }
+
+// DefaultTemporalAddress is --address when it is not given: dev's default.
+const DefaultTemporalAddress = "127.0.0.1:7233"
 
 // ValidateS3 refuses unusable S3 settings for reading or writing evidence.
 func ValidateS3(c S3) error {

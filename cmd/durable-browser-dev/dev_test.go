@@ -1,0 +1,34 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// The commands dev prints to try name the binary as it was started and
+// dev's Temporal address when it is not the default.
+func TestTryLines(t *testing.T) {
+	cases := []struct {
+		args []string
+		self string
+	}{
+		{[]string{"durable-browser-dev"}, "durable-browser"},
+		{[]string{"bin/durable-browser-dev"}, "bin/durable-browser"},
+		{[]string{"/opt/db/bin/durable-browser-dev"}, "/opt/db/bin/durable-browser"},
+	}
+	for _, c := range cases {
+		if got := selfName(c.args); got != c.self {
+			t.Errorf("selfName(%q) = %q, want %q", c.args, got, c.self)
+		}
+	}
+	for _, line := range tryLines("/opt/db/bin/durable-browser", "127.0.0.1:17233", "http://127.0.0.1:18380") {
+		if !strings.HasPrefix(line, "/opt/db/bin/durable-browser ") || !strings.Contains(line, " --address 127.0.0.1:17233") {
+			t.Errorf("try line %q does not name the binary and the address", line)
+		}
+	}
+	for _, line := range tryLines("durable-browser", "127.0.0.1:7233", "http://127.0.0.1:8380") {
+		if strings.Contains(line, "--address") {
+			t.Errorf("try line %q names the default address", line)
+		}
+	}
+}
