@@ -495,3 +495,15 @@ func tabsOpenedID(_ *RunResult, tabs []Tab, first string) string {
 	}
 	return ""
 }
+
+// A tab opened by script reports its page's URL and title, not the
+// about:blank it starts at.
+func TestScriptOpenedTabReportsItsPage(t *testing.T) {
+	b := attach(t, Options{})
+	gotoPage(t, b, siteURL+"/tabs.html")
+	s := snap(t, b, SnapshotOptions{})
+	res := mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":"%s"}]`, idOf(t, s.Text, "Open contact by script")))
+	if len(res.TabsOpened) != 1 || !strings.Contains(res.TabsOpened[0].URL, "/contact.html") || !strings.HasPrefix(res.TabsOpened[0].Title, "Contact") {
+		t.Fatalf("tabs opened: %+v, want the contact page's URL and title", res.TabsOpened)
+	}
+}

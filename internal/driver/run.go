@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/go-rod/rod/lib/proto"
 )
@@ -211,12 +212,53 @@ func (b *Browser) Run(ctx context.Context, actions []Action) (*RunResult, error)
 	b.mu.Unlock()
 	for i := range res.TabsOpened {
 		if tt := b.tabByShort(res.TabsOpened[i].ID); tt != nil {
-			if ti, err := (proto.TargetGetTargetInfo{TargetID: tt.id}).Call(b.client(ctx, "")); err == nil {
-				res.TabsOpened[i].URL, res.TabsOpened[i].Title = ti.TargetInfo.URL, ti.TargetInfo.Title
-			}
+			res.TabsOpened[i].URL, res.TabsOpened[i].Title = b.openedTabInfo(ctx, tt)
 		}
 	}
 	return res, runErr
+}
+
+// openedTabInfo is a new tab's URL and title once known: a tab opened by
+// script (window.open) starts at about:blank and learns its page a moment
+// later, so it is asked until it has left about:blank and finished loading,
+// within a short bound (a tab meant to stay blank answers at the bound).
+func (b *Browser) openedTabInfo(ctx context.Context, tt *tab) (url, title string) {
+	deadline := time.Now().Add(min(b.o.ActionTimeout, 3*time.Second))
+	for {
+		ti, err := proto.TargetGetTargetInfo{TargetID: tt.id}.Call(b.client(ctx, ""))
+		if err != nil {
+			return url, title
+		}
+		url, title = ti.TargetInfo.URL, ti.TargetInfo.Title
+		if url != "" && url != "about:blank" && b.loaded(ctx, tt) {
+			// The title a loaded page has is its own, not its URL.
+			if _, t := b.docInfo(ctx, tt.sess); t != "" {
+				title = t
+			}
+			return url, title
+		}
+		if time.Now().After(deadline) {
+			return url, title
+		}
+		select {
+		case <-ctx.Done():
+			return url, title
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+// loaded says the tab's document has finished loading (true when the tab
+// cannot be asked: there is nothing better to wait for).
+func (b *Browser) loaded(ctx context.Context, tt *tab) bool {
+	if tt.sess == "" {
+		return true
+	}
+	res, err := proto.RuntimeEvaluate{Expression: `document.readyState`, ReturnByValue: true}.Call(b.client(ctx, tt.sess))
+	if err != nil || res.ExceptionDetails != nil {
+		return false
+	}
+	return res.Result.Value.Str() == "complete"
 }
 
 // followPopup makes a tab opened by t since openedBefore the active one.
