@@ -160,7 +160,9 @@ func TestDevSmokeStopAndRestart(t *testing.T) {
 		t.Fatalf("no smoke workflow id in stdout:\n%s", out)
 	}
 	smoke := m[1]
-	for _, want := range []string{"http://" + addrs.ui, addrs.temporal, "http://" + addrs.s3, "http://" + addrs.demo, "durable-browser call demo",
+	for _, want := range []string{"http://" + addrs.ui, addrs.temporal, "http://" + addrs.s3, "http://" + addrs.demo,
+		// The commands to try name the binary as started and this stack's address.
+		env.Bin + " call --address " + addrs.temporal + " demo", env.Bin + " sessions --address " + addrs.temporal,
 		"approvals are UNSIGNED: anyone who can signal this namespace can approve"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout does not mention %q:\n%s", want, out)
