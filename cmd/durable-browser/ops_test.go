@@ -60,8 +60,10 @@ func TestOperatorVerbsRefuse(t *testing.T) {
 		want string // in stderr
 	}{
 		{[]string{"tools", "--format", "xml"}, 1, "use neutral, openai or anthropic"},
-		{[]string{"tools", "extra"}, 1, "takes no arguments"},
-		{[]string{"sessions", "extra"}, 1, "takes no arguments"},
+		{[]string{"tools", "extra"}, 1, "takes flags only"},
+		{[]string{"sessions", "extra"}, 1, "takes flags only"},
+		{[]string{"sessions", "extra", "--all"}, 1, "--all comes after the positional arguments; flags go first: durable-browser sessions [flags]"},
+		{[]string{"call", "demo", "snapshot", "{}", "--policy", "ask"}, 1, "--policy comes after the positional arguments; flags go first"},
 		{[]string{"sessions", "--limit", "0"}, 1, "--limit"},
 		{[]string{"handoff"}, 1, "want a subcommand"},
 		{[]string{"handoff", "finish", "a", "b"}, 1, `unknown subcommand "finish"`},

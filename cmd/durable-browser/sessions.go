@@ -215,12 +215,11 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.ParseFlagsFirst(args, "durable-browser sessions [flags]"); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
-		fs.Usage()
-		return fmt.Errorf("sessions takes no arguments, got %q", fs.Args())
+		return fmt.Errorf("sessions takes flags only, not %q; see `durable-browser sessions --help`", fs.Args())
 	}
 	if limit <= 0 {
 		return &config.Error{Flag: "limit", Problem: "must be positive"}

@@ -29,12 +29,11 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.ParseFlagsFirst(args, "durable-browser tools [flags]"); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
-		fs.Usage()
-		return fmt.Errorf("tools takes no arguments, got %q", fs.Args())
+		return fmt.Errorf("tools takes flags only, not %q; see `durable-browser tools --help`", fs.Args())
 	}
 	defs := contract.Definitions()
 	var raw []byte
