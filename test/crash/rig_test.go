@@ -134,17 +134,23 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 
 // call sends a call with an update id and waits for its answer.
 func (r *rig) call(updateID, tool string, args any) answer {
-	return <-r.async(updateID, tool, args)
+	return <-r.send(updateID, tool, args, false)
 }
 
 // async sends a call from another goroutine.
 func (r *rig) async(updateID, tool string, args any) <-chan answer {
+	return r.send(updateID, tool, args, false)
+}
+
+// send sends a call from another goroutine; newSession starts a new session
+// under the id when the last one has ended (client.CallOptions.New).
+func (r *rig) send(updateID, tool string, args any, newSession bool) <-chan answer {
 	raw := mustJSON(r.t, args)
 	ch := make(chan answer, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		out, err := dbclient.Call(ctx, env.Client, r.id, contract.ToolCall{Name: tool, Args: raw}, dbclient.CallOptions{Config: r.cfg, UpdateID: updateID})
+		out, err := dbclient.Call(ctx, env.Client, r.id, contract.ToolCall{Name: tool, Args: raw}, dbclient.CallOptions{Config: r.cfg, UpdateID: updateID, New: newSession})
 		ch <- answer{out, err}
 	}()
 	return ch
@@ -292,17 +298,24 @@ func (r *rig) finish(rw row, first answer, updateID, tool string, args any) {
 		r.t.Errorf("resend with update id %s answered %s %v\nfirst answer %s %v", updateID, again.raw, again.err, first.raw, first.err)
 	}
 	// The session is usable: a snapshot succeeds, possibly after one
-	// session_replaced.
+	// session_replaced, or, once the session ended (a release), after
+	// session_ended and a new session asked for on purpose.
 	var seen []string
+	newSession := false
 	for i := 0; i < 3; i++ {
-		a := r.call(r.uid(), "snapshot", map[string]any{})
-		seen = append(seen, a.code())
+		a := <-r.send(r.uid(), "snapshot", map[string]any{}, newSession)
+		code := a.code()
+		if newSession {
+			code += " (new session)"
+		}
+		seen = append(seen, code)
 		if a.code() == "ok" {
 			break
 		}
+		newSession = a.code() == string(contract.CodeSessionEnded)
 	}
 	rw.After = "snapshot: " + strings.Join(seen, ", then ")
-	if seen[len(seen)-1] != "ok" {
+	if !strings.HasPrefix(seen[len(seen)-1], "ok") {
 		r.t.Errorf("the session is not usable after the cut: %v", seen)
 	}
 	// The session ends cleanly when closed.
