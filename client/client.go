@@ -155,9 +155,10 @@ func answeredBefore(res *contract.SessionResult, updateID string, call contract.
 }
 
 // seqOf is the ended session's number: its result's, or its tag's -<n>
-// (results from before Seq was kept).
+// (results from before Seq was kept), 0 when it opened no browser.
 func seqOf(res *contract.SessionResult) int {
-	if res.Seq > 0 {
+	if res.Seq > 0 || res.Tag == "" {
+		// A session that never opened a browser used no number.
 		return res.Seq
 	}
 	if i := strings.LastIndexByte(res.Tag, '-'); i >= 0 {
