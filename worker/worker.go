@@ -389,6 +389,11 @@ func (w *Worker) reap() {
 	if w.orphanAfter > 0 {
 		w.acts.ReleaseOrphans(ctx, w.orphanAfter)
 	}
+	// A session that judged this worker lost (it missed a schedule-to-start
+	// bound while busy) has moved to another browser; give its old one back
+	// now rather than at the orphan bound. Only browsers untouched for a
+	// whole reap interval are asked about.
+	w.acts.ReleaseDisowned(ctx, w.reapEvery)
 	if tags, err := w.local.Reap(ctx, nil); err != nil {
 		w.log.Warn().Err(err).Strs("released", tags).Msg("reaping browsers nobody holds")
 	}
