@@ -646,8 +646,8 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/1e6) }
 func mib(k int64) string        { return fmt.Sprintf("%.0f", float64(k)/1024) }
 
 // startWaits reads each session's history (its latest run) and returns how
-// long every activity waited between being scheduled and a worker starting
-// it, by queue kind.
+// long every activity's first attempt waited between being scheduled and a
+// worker starting it, by queue kind.
 func startWaits(ids []string) map[string][]time.Duration {
 	out := map[string][]time.Duration{}
 	for _, id := range ids {
@@ -664,7 +664,9 @@ func startWaits(ids []string) map[string][]time.Duration {
 			}
 			if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
 				sch := scheduled[a.GetScheduledEventId()]
-				if sch == nil {
+				// A retry's start is measured from the first attempt's
+				// schedule, backoff included: not a queue wait.
+				if sch == nil || a.GetAttempt() > 1 {
 					continue
 				}
 				kind := "host"
