@@ -495,3 +495,17 @@ func tabsOpenedID(_ *RunResult, tabs []Tab, first string) string {
 	}
 	return ""
 }
+
+func TestViewportDefaultsAndIsSet(t *testing.T) {
+	for _, tc := range []struct{ w, h, wantW, wantH int }{{0, 0, 1280, 720}, {390, 844, 390, 844}} {
+		b := attach(t, Options{ViewportWidth: tc.w, ViewportHeight: tc.h})
+		gotoPage(t, b, siteURL+"/index.html")
+		want := fmt.Sprintf("%dx%d", tc.wantW, tc.wantH)
+		if got := evalIn(t, b, `innerWidth+"x"+innerHeight`); got != want {
+			t.Fatalf("page laid out at %q, want %s", got, want)
+		}
+		if s := snap(t, b, SnapshotOptions{}); s.Viewport != want {
+			t.Fatalf("snapshot viewport %q, want %s", s.Viewport, want)
+		}
+	}
+}

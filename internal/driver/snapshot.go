@@ -37,6 +37,7 @@ type Snapshot struct {
 	Interactive int    `json:"interactive"` // actionable elements among them
 	Truncated   bool   `json:"truncated"`
 	Cut         string `json:"cut,omitempty"` // what was left out and how to see it
+	Viewport    string `json:"viewport"`      // WIDTHxHEIGHT in CSS pixels
 }
 
 // ref is what an id points to.
@@ -181,7 +182,7 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 
 	t2 := time.Now()
 	b.log.Debug().Dur("collect", t1.Sub(t0)).Dur("render", t2.Sub(t1)).Int("frames", len(docs)).Msg("driver: snapshot")
-	snap := &Snapshot{URL: loc, Title: title}
+	snap := &Snapshot{URL: loc, Title: title, Viewport: b.Viewport()}
 	for _, l := range r.lines {
 		if l.id > 0 {
 			snap.Elements++
