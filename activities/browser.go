@@ -39,6 +39,7 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 		Interactive: snap.Interactive,
 		Truncated:   snap.Truncated,
 		Cut:         snap.Cut,
+		NextOffset:  snap.NextOffset,
 		Viewport:    snap.Viewport,
 	}
 	return res, a.clean(res)

@@ -123,13 +123,14 @@ var definitions = sync.OnceValue(func() []Tool {
 		{
 			name: ToolSnapshot, activity: ActivitySnapshot, class: ClassRead,
 			desc: "See the page as a list of elements, to decide what to do next. Each element you can act on has an id like [5] " +
-				"for run, screenshot and browser_upload. Ids belong to the latest snapshot only: take a new one after the page changes. " +
-				`mode "interactive" lists only actionable elements (shorter). A long page is cut: the result says how to see the rest ` +
-				"with scope (one subtree) or offset. Not evidence: cite with browser_read or screenshot.",
+				"for run, screenshot and browser_upload. An id stays with its element while the page shows the same document; " +
+				"after the page navigates, take a new snapshot. " +
+				`mode "interactive" lists only actionable elements (shorter). A page over 12,000 characters is cut: the result says how to see the rest ` +
+				"with scope (one subtree) or offset (next_offset). Not evidence: cite with browser_read or screenshot.",
 			schema: schemaObject(schemaMap{
 				"mode":   schemaEnum("full (default) or interactive.", "full", "interactive"),
 				"scope":  idProp(`Show only this element's subtree, e.g. "[12]".`),
-				"offset": schemaInteger("Continue a cut snapshot from this line: the cut message says which line to pass.", 0, maxOffset),
+				"offset": schemaInteger("Page through a cut snapshot: pass the previous result's next_offset (1 is the first line).", 0, maxOffset),
 			}),
 		},
 		{

@@ -24,6 +24,8 @@ type SnapshotResult struct {
 	Truncated   bool   `json:"truncated,omitempty"`
 	// Cut says what was left out and how to see it.
 	Cut string `json:"cut,omitempty"`
+	// NextOffset, when set, is the offset that shows the next page.
+	NextOffset int `json:"next_offset,omitempty"`
 	// Viewport is the size the page is laid out at, e.g. "1280x720".
 	Viewport string `json:"viewport,omitempty"`
 }

@@ -101,7 +101,6 @@ type Browser struct {
 	frameParent map[proto.PageFrameID]proto.TargetSessionID // out-of-process frame -> the session that attached it
 	active      *tab
 	snap        *snapState
-	idSeq       int
 	epoch       int
 	runCtx      context.Context
 	gating      int // gate decisions under way
