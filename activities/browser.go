@@ -306,7 +306,7 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 		return nil, err
 	}
 	defer done()
-	if err := s.browser.Upload(ctx, req.Args.ID, file.Path); err != nil {
+	if err := s.browser.Upload(ctx, uploadTarget(req.Args), file.Path); err != nil {
 		if cutByStop(ctx) {
 			return nil, a.fail(a.stoppedMidCall(ctx, s, "", nil))
 		}
@@ -373,7 +373,7 @@ func driverFailure(err error) *contract.Failure {
 			return contract.Fail(contract.CodeTimeout, "%v", err)
 		case driver.KindStale:
 			return contract.Fail(contract.CodeStaleSnapshot, "%v", err)
-		case driver.KindRefused:
+		case driver.KindRefused, driver.KindLocator:
 			return contract.Fail(contract.CodeRefused, "%v", err)
 		case driver.KindBrowser:
 			return contract.Fail(contract.CodeBrowserUnavailable, "%v", err)
@@ -426,4 +426,13 @@ func (r *runState) heldList() []contract.HeldRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]contract.HeldRequest(nil), r.held...)
+}
+
+// uploadTarget is the file input an upload names, by id or by locator.
+func uploadTarget(a contract.UploadArgs) driver.Target {
+	t := driver.Target{ID: a.ID}
+	if l := a.Locator; l != nil {
+		t.Locator = &driver.Locator{Role: l.Role, Name: l.Name, Label: l.Label, Text: l.Text, Placeholder: l.Placeholder, TestID: l.TestID}
+	}
+	return t
 }

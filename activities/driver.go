@@ -15,7 +15,7 @@ type Browser interface {
 	Screenshot(ctx context.Context, o driver.ScreenshotOptions) (*driver.Shot, error)
 	Read(ctx context.Context, o driver.ReadOptions) (*driver.ReadResult, error)
 	Downloads(ctx context.Context) ([]driver.Download, error)
-	Upload(ctx context.Context, id, file string) error
+	Upload(ctx context.Context, target driver.Target, file string) error
 	Tabs(ctx context.Context) ([]driver.Tab, error)
 	URL(ctx context.Context) string
 	Title(ctx context.Context) string

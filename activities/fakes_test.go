@@ -175,7 +175,7 @@ func (b *fakeBrowser) Downloads(context.Context) ([]driver.Download, error) {
 	return append([]driver.Download(nil), b.downloads...), nil
 }
 
-func (b *fakeBrowser) Upload(_ context.Context, _ string, path string) error {
+func (b *fakeBrowser) Upload(_ context.Context, _ driver.Target, path string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.uploads = append(b.uploads, path)

@@ -63,10 +63,23 @@ type ReadArgs struct {
 // DownloadsArgs are browser_downloads's arguments (none).
 type DownloadsArgs struct{}
 
+// Locator finds one element on the page as it is when the action runs,
+// by what a person sees instead of an id. Exactly one form is set: Role
+// (with an optional Name), Label, Text, Placeholder or TestID.
+type Locator struct {
+	Role        string `json:"role,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Label       string `json:"label,omitempty"`
+	Text        string `json:"text,omitempty"`
+	Placeholder string `json:"placeholder,omitempty"`
+	TestID      string `json:"testid,omitempty"`
+}
+
 // UploadArgs are browser_upload's arguments.
 type UploadArgs struct {
-	// ID is the file input's id from the latest snapshot.
-	ID string `json:"id"`
+	// ID is the file input's id from the latest snapshot; or Locator.
+	ID      string   `json:"id,omitempty"`
+	Locator *Locator `json:"locator,omitempty"`
 	// Path is a file the worker can read.
 	Path string `json:"path"`
 }
@@ -202,6 +215,9 @@ func Validate(name string, raw json.RawMessage) (any, *Failure) {
 		}
 		return nil, Fail(CodeRefused, "%s. Fix the arguments and call %s again.", strings.Join(parts, "; "), name)
 	}
+	if f := checkTargets(name, v); f != nil {
+		return nil, f
+	}
 	ptr, _ := newArgs(name)
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()
@@ -210,6 +226,43 @@ func Validate(name string, raw json.RawMessage) (any, *Failure) {
 		return nil, Fail(CodeRefused, "%s: arguments do not fit the tool's type (%s); this is a bug in durable-browser, report it", name, err)
 	}
 	return derefArgs(ptr), nil
+}
+
+// checkTargets holds what the schemas leave to prose: an action that acts
+// on one element names it by id or by locator, exactly one of them (press
+// and scroll: at most one), and so does browser_upload.
+func checkTargets(name string, v any) *Failure {
+	one := func(path string, m map[string]any, required bool) *Failure {
+		_, hasID := m["id"]
+		_, hasLoc := m["locator"]
+		switch {
+		case hasID && hasLoc:
+			return Fail(CodeRefused, "%s: give id or locator, not both. Fix the arguments and call %s again.", path, name)
+		case required && !hasID && !hasLoc:
+			return Fail(CodeRefused, "%s: missing the element: give id (from the latest snapshot) or locator (e.g. {\"role\":\"button\",\"name\":\"Save\"}). Fix the arguments and call %s again.", path, name)
+		}
+		return nil
+	}
+	top, _ := v.(map[string]any)
+	switch name {
+	case ToolUpload:
+		return one(name, top, true)
+	case ToolRun:
+		acts, _ := top["actions"].([]any)
+		for i, a := range acts {
+			m, _ := a.(map[string]any)
+			op, _ := m["op"].(string)
+			path := fmt.Sprintf("%s.actions[%d]", name, i)
+			required := false
+			for _, o := range LocatorOps {
+				required = required || o == op
+			}
+			if f := one(path, m, required); f != nil {
+				return f
+			}
+		}
+	}
+	return nil
 }
 
 func derefArgs(p any) any {

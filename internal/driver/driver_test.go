@@ -370,12 +370,12 @@ func TestDownloadAndUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := idOf(t, s.Text, "Attachment")
-	if err := b.Upload(ctxT(t), id, f); err != nil {
+	if err := b.Upload(ctxT(t), Target{ID: id}, f); err != nil {
 		t.Fatal(err)
 	}
 	mustRun(t, b, `[{"op":"wait","text":"got note.txt 13 bytes: hello upload"}]`)
 	var ae *ActionError
-	if err := b.Upload(ctxT(t), idOf(t, s.Text, `heading "Upload"`), f); !errors.As(err, &ae) || ae.Kind != KindInvalid {
+	if err := b.Upload(ctxT(t), Target{ID: idOf(t, s.Text, `heading "Upload"`)}, f); !errors.As(err, &ae) || ae.Kind != KindInvalid {
 		t.Fatalf("upload to a heading: %v", err)
 	}
 }

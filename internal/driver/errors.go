@@ -39,6 +39,7 @@ const (
 	KindRefused    = "refused"     // the request gate denied a request this action sent
 	KindBlocked    = "blocked"     // the reach guard stopped a navigation this action started
 	KindBrowser    = "browser"     // the browser connection failed
+	KindLocator    = "locator"     // a locator matched no visible element, or several
 )
 
 // ActionError says which action of a batch failed and why.

@@ -131,7 +131,26 @@ func (b *Browser) Run(ctx context.Context, actions []Action) (*RunResult, error)
 	var runErr error
 	for i, a := range actions {
 		var r ref
-		if a.ID != "" {
+		if a.Locator != nil && a.Op != "wait" {
+			// Found on the page as it is now, so an earlier action of
+			// the batch may have made it.
+			lr, id, err := b.locate(ctx, t, *a.Locator)
+			if err == nil {
+				if _, lr.backend, err = b.describe(ctx, lr); err != nil {
+					err = &StaleError{ID: strconv.Itoa(id), Reason: "left the page as it was found"}
+				}
+			}
+			if err != nil {
+				kind := KindStale
+				var le *LocatorError
+				if errors.As(err, &le) {
+					kind = KindLocator
+				}
+				runErr = &ActionError{Index: i, Op: a.Op, Kind: kind, Reason: b.clip(err.Error(), 1500), Err: err}
+				break
+			}
+			r, a.ID = lr, strconv.Itoa(id)
+		} else if a.ID != "" {
 			b.mu.Lock()
 			moved := t.navSeq != startNav || b.active != t
 			b.mu.Unlock()

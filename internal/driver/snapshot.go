@@ -50,6 +50,8 @@ type ref struct {
 	backend proto.DOMBackendNodeID          // resolved lazily, when an action needs it
 	role    string
 	name    string
+	ph      string // placeholder
+	tid     string // data-testid
 }
 
 type snapState struct {
@@ -92,6 +94,8 @@ type snode struct {
 	No int      `json:"no"`
 	Sc int      `json:"sc"`
 	Cl int      `json:"cl"`
+	Ph string   `json:"ph"`
+	Ti string   `json:"tid"`
 }
 
 type walkResult struct {
@@ -157,36 +161,12 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 	b.mu.Unlock()
 
 	t0 := time.Now()
-	docs, err := b.collect(ctx, t, scope)
+	r, docs, err := b.walkPage(ctx, t, scope, so.Scope)
 	if err != nil {
 		return nil, err
 	}
-	t1 := time.Now()
 	loc, title := docs[0].res.U, docs[0].res.Ti
-
-	// Ids stay with their elements while the tab shows one document.
-	b.mu.Lock()
-	ids := t.ids
-	b.mu.Unlock()
-	if ids == nil || ids.doc != docs[0].res.D {
-		ids = newIDTable(docs[0].res.D)
-	}
-	r := &renderer{b: b, pageURL: loc, refs: map[int]ref{}, ids: ids, ctxLine: -1}
-	r.link(ctx, docs)
-	if scope != nil {
-		n, d := findScope(docs)
-		if n == nil {
-			return nil, &StaleError{ID: so.Scope, Reason: "is no longer on the page"}
-		}
-		r.walk(n, d, 0, "", false)
-	} else {
-		for _, n := range docs[0].res.C {
-			r.walk(n, docs[0], 0, "", false)
-		}
-	}
-
-	t2 := time.Now()
-	b.log.Debug().Dur("collect", t1.Sub(t0)).Dur("render", t2.Sub(t1)).Int("frames", len(docs)).Msg("driver: snapshot")
+	b.log.Debug().Dur("walk", time.Since(t0)).Int("frames", len(docs)).Msg("driver: snapshot")
 	snap := &Snapshot{URL: loc, Title: title, Viewport: b.Viewport()}
 	for _, l := range r.lines {
 		if l.id > 0 {
@@ -214,16 +194,47 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 		}
 	}
 
-	if scope == nil {
-		ids.keep(docs)
-	}
 	b.mu.Lock()
 	b.epoch = key
-	t.ids = ids
 	snap.Epoch = b.epoch
 	b.snap = &snapState{epoch: b.epoch, tab: t, navSeq: navSeq, url: loc, refs: r.refs}
 	b.mu.Unlock()
 	return snap, nil
+}
+
+// walkPage walks every frame of tab t and renders it (only the scope's
+// subtree when scope is set; scopeArg is how the caller wrote it), giving
+// elements the tab's ids.
+func (b *Browser) walkPage(ctx context.Context, t *tab, scope *ref, scopeArg string) (*renderer, []*frameDoc, error) {
+	docs, err := b.collect(ctx, t, scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Ids stay with their elements while the tab shows one document.
+	b.mu.Lock()
+	ids := t.ids
+	b.mu.Unlock()
+	if ids == nil || ids.doc != docs[0].res.D {
+		ids = newIDTable(docs[0].res.D)
+	}
+	r := &renderer{b: b, pageURL: docs[0].res.U, refs: map[int]ref{}, ids: ids, ctxLine: -1}
+	r.link(ctx, docs)
+	if scope != nil {
+		n, d := findScope(docs)
+		if n == nil {
+			return nil, nil, &StaleError{ID: scopeArg, Reason: "is no longer on the page"}
+		}
+		r.walk(n, d, 0, "", false)
+	} else {
+		for _, n := range docs[0].res.C {
+			r.walk(n, docs[0], 0, "", false)
+		}
+		ids.keep(docs)
+	}
+	b.mu.Lock()
+	t.ids = ids
+	b.mu.Unlock()
+	return r, docs, nil
 }
 
 // docInfo reads location.href and document.title of a session's main frame.
@@ -543,7 +554,8 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 	id := 0
 	if interactive || !plainRoles[role] {
 		id = r.ids.id(idKey{sess: d.sess, frame: d.frameID, doc: d.res.D, n: n.I})
-		r.refs[id] = ref{sess: d.sess, frame: d, ctxID: d.ctxID, idx: n.I, role: role, name: name}
+		r.refs[id] = ref{sess: d.sess, frame: d, ctxID: d.ctxID, idx: n.I, role: role, name: name,
+			ph: r.b.clip(n.Ph, 150), tid: r.b.clip(n.Ti, 150)}
 	}
 	outline := role == "heading" || landmarkRoles[role]
 	if role == "main" {

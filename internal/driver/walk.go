@@ -28,7 +28,8 @@ var walkSource string
 // Node fields: r role, n name, i element index, c children, t text,
 // lv heading level, ck checked, pr pressed, ex expanded, f flags, v value,
 // pw password with a value, h link href, fr frame owner, o/no select
-// options (first 12, count), sc the scope element, cl clickable.
+// options (first 12, count), sc the scope element, cl clickable, ph
+// placeholder, tid data-testid.
 var walkJS = strings.TrimSpace(walkSource)
 
 // resolveJS hands back element number i, or null when the frame's latest

@@ -199,6 +199,8 @@ function visit(n,out,quiet){
  if(focusable) node.cl=1;
  states(el,t,role,node);
  if(el===scopeEl) node.sc=1;
+ const ph=(t==="input"||t==="textarea")?el.getAttribute("placeholder"):null; if(ph) node.ph=clip(ph,200+SLACK);
+ const tid=el.getAttribute("data-testid"); if(tid) node.tid=clip(tid,200+SLACK);
  out.push(node);
  if(t==="iframe"||t==="frame"){node.fr=1;return;}
  if(t==="select"){
