@@ -26,10 +26,16 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 		return nil, err
 	}
 	defer done()
-	snap, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: req.Args.Mode, Scope: req.Args.Scope, Offset: req.Args.Offset})
+	snap, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: req.Args.Mode, Scope: req.Args.Scope, Offset: req.Args.Offset, Since: req.Args.Since})
 	if err != nil {
 		return nil, a.fail(driverFailure(err))
 	}
+	res := a.snapshotResult(snap)
+	return res, a.clean(res)
+}
+
+// snapshotResult is a driver snapshot as the contract says it.
+func (a *Activities) snapshotResult(snap *driver.Snapshot) *contract.SnapshotResult {
 	res := &contract.SnapshotResult{
 		OK:          true,
 		Page:        contract.Page{URL: a.o.Redactor.URL(snap.URL), Title: snap.Title},
@@ -42,7 +48,10 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 		NextOffset:  snap.NextOffset,
 		Viewport:    snap.Viewport,
 	}
-	return res, a.clean(res)
+	if c := snap.Changes; c != nil {
+		res.Changes = &contract.Changes{Since: c.Since, Full: c.Full, Reason: c.Reason, Added: c.Added, Removed: c.Removed, Changed: c.Changed}
+	}
+	return res
 }
 
 // Run answers the run tool: a batch of actions, sent one at a time. It runs
@@ -99,7 +108,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	}
 	defer done()
 
-	out, err := s.browser.Run(ctx, actions)
+	out, err := s.browser.Run(ctx, actions, driver.RunOptions{Observe: req.Args.Observe})
 	if err != nil && cutByStop(ctx) {
 		if out == nil {
 			// Refused before any action: nothing was sent.
@@ -145,6 +154,9 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	}
 	if out.Failed != nil {
 		res.Failed = &contract.ActionFailure{Index: out.Failed.Index, Op: out.Failed.Op, Reason: out.Failed.Reason}
+	}
+	if out.Observed != nil {
+		res.Observed = a.snapshotResult(out.Observed)
 	}
 	if err != nil {
 		// A batch stopped partway is a result the model can act on: it says

@@ -11,7 +11,7 @@ import (
 // run let go, and Close. *driver.Browser is the real one; tests use a fake.
 type Browser interface {
 	Snapshot(ctx context.Context, o driver.SnapshotOptions) (*driver.Snapshot, error)
-	Run(ctx context.Context, actions []driver.Action) (*driver.RunResult, error)
+	Run(ctx context.Context, actions []driver.Action, o driver.RunOptions) (*driver.RunResult, error)
 	Screenshot(ctx context.Context, o driver.ScreenshotOptions) (*driver.Shot, error)
 	Read(ctx context.Context, o driver.ReadOptions) (*driver.ReadResult, error)
 	Downloads(ctx context.Context) ([]driver.Download, error)

@@ -185,7 +185,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	log.Info().Str("provider", name).Int("pid", sess.PID).Msg("session created")
 
 	if req.Options.StartURL != "" && !sess.Found {
-		if _, err := b.Run(ctx, []driver.Action{{Op: "goto", URL: req.Options.StartURL}}); err != nil {
+		if _, err := b.Run(ctx, []driver.Action{{Op: "goto", URL: req.Options.StartURL}}, driver.RunOptions{}); err != nil {
 			log.Warn().Err(err).Msg("opening start url")
 		}
 	}

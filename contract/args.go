@@ -24,6 +24,8 @@ type SnapshotArgs struct {
 	Scope string `json:"scope,omitempty"`
 	// Offset continues a snapshot that was cut at its size bound.
 	Offset int `json:"offset,omitempty"`
+	// Since, an earlier snapshot's epoch, asks only for what changed.
+	Since int `json:"since,omitempty"`
 }
 
 // RunArgs are run's arguments.
@@ -32,6 +34,9 @@ type RunArgs struct {
 	// activity checks it with Validate before the driver decodes it: the
 	// schema is the one definition of which ops exist and what they take.
 	Actions json.RawMessage `json:"actions,omitempty"`
+	// Observe asks for the changes the batch made to the page, as a
+	// snapshot in the result (and the latest snapshot, whose ids act).
+	Observe bool `json:"observe,omitempty"`
 }
 
 // Clip is a region in CSS pixels from the page's top-left corner.
@@ -245,6 +250,13 @@ func checkTargets(name string, v any) *Failure {
 	}
 	top, _ := v.(map[string]any)
 	switch name {
+	case ToolSnapshot:
+		_, since := top["since"]
+		_, scope := top["scope"]
+		_, offset := top["offset"]
+		if since && (scope || offset) {
+			return Fail(CodeRefused, "%s: since compares whole pages: leave out scope and offset. Fix the arguments and call %s again.", name, name)
+		}
 	case ToolUpload:
 		return one(name, top, true)
 	case ToolRun:

@@ -164,6 +164,8 @@ var definitions = sync.OnceValue(func() []Tool {
 				"mode":   schemaEnum("full (default) or interactive.", "full", "interactive"),
 				"scope":  idProp(`Show only this element's subtree, e.g. "[12]".`),
 				"offset": schemaInteger("Page through a cut snapshot: pass the previous result's next_offset (1 is the first line).", 0, maxOffset),
+				"since": schemaInteger("An earlier snapshot's epoch: show only the lines added (+), removed (-) and changed (~) since, "+
+					"or the whole page saying why when it navigated.", 1, maxOffset),
 			}),
 		},
 		{
@@ -180,6 +182,8 @@ var definitions = sync.OnceValue(func() []Tool {
 					"description": "Actions in order, each an object with op, e.g. [{\"op\":\"fill\",\"id\":\"2\",\"value\":\"a@b.c\"},{\"op\":\"click\",\"id\":\"5\"}].",
 					"items":       schemaMap{"oneOf": actionSchemas()},
 				},
+				"observe": schemaBool("Also return what the actions changed on the page (a snapshot's changes, whose ids act next), " +
+					"so acting and looking is one call."),
 			}, "actions"),
 		},
 		{

@@ -26,8 +26,25 @@ type SnapshotResult struct {
 	Cut string `json:"cut,omitempty"`
 	// NextOffset, when set, is the offset that shows the next page.
 	NextOffset int `json:"next_offset,omitempty"`
+	// Changes is set for a snapshot since an earlier one (or a run's
+	// observation): Text then holds only the changed lines, unless Full.
+	Changes *Changes `json:"changes,omitempty"`
 	// Viewport is the size the page is laid out at, e.g. "1280x720".
 	Viewport string `json:"viewport,omitempty"`
+}
+
+// Changes says how a snapshot compares with an earlier one.
+type Changes struct {
+	// Since is the epoch compared against; absent for a run's own changes.
+	Since int `json:"since,omitempty"`
+	// Full: the text is the whole page, not its changes, for Reason (the
+	// page navigated, the earlier snapshot is not kept).
+	Full   bool   `json:"full,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Added, Removed and Changed count the lines shown with "+ ", "- " and "~ ".
+	Added   int `json:"added"`
+	Removed int `json:"removed"`
+	Changed int `json:"changed"`
 }
 
 // Tab is one open tab.
@@ -78,6 +95,9 @@ type RunResult struct {
 	// Blocked lists requests the worker's reach guard (or the session's
 	// allow_hosts) stopped before they left the browser.
 	Blocked []BlockedRequest `json:"blocked,omitempty"`
+	// Observed is the snapshot the batch left, when the call asked to
+	// observe: the changes it made, or the whole page saying why.
+	Observed *SnapshotResult `json:"observed,omitempty"`
 }
 
 // BlockedRequest is one request stopped before it left the browser, and the

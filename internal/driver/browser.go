@@ -101,6 +101,7 @@ type Browser struct {
 	frameParent map[proto.PageFrameID]proto.TargetSessionID // out-of-process frame -> the session that attached it
 	active      *tab
 	snap        *snapState
+	kept        map[int]*kept // recent snapshots by epoch, for since
 	epoch       int
 	runCtx      context.Context
 	gating      int // gate decisions under way

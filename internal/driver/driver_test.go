@@ -143,7 +143,7 @@ func mustRun(t testing.TB, b *Browser, js string) *RunResult {
 	if err != nil {
 		t.Fatalf("parse %s: %v", js, err)
 	}
-	res, err := b.Run(ctxT(t), acts)
+	res, err := b.Run(ctxT(t), acts, RunOptions{})
 	if err != nil {
 		t.Fatalf("run %s: %v", js, err)
 	}
@@ -282,7 +282,7 @@ func TestSPARouteMakesIDsStale(t *testing.T) {
 	goID, countID := idOf(t, s.Text, "Go to settings"), idOf(t, s.Text, `button "Count"`)
 	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":"%s"}]`, goID))
 	acts, _ := ParseActions(json.RawMessage(fmt.Sprintf(`[{"op":"click","id":"%s"}]`, countID)))
-	_, err := b.Run(ctxT(t), acts)
+	_, err := b.Run(ctxT(t), acts, RunOptions{})
 	var se *StaleError
 	if !errors.As(err, &se) {
 		t.Fatalf("run after route change: err %v, want *StaleError", err)
@@ -385,7 +385,7 @@ func TestCoveredElementNamesCover(t *testing.T) {
 	gotoPage(t, b, siteURL+"/covered.html")
 	s := snap(t, b, SnapshotOptions{})
 	acts, _ := ParseActions(json.RawMessage(fmt.Sprintf(`[{"op":"click","id":"%s"}]`, idOf(t, s.Text, "Buy now"))))
-	res, err := b.Run(ctxT(t), acts)
+	res, err := b.Run(ctxT(t), acts, RunOptions{})
 	var ae *ActionError
 	if !errors.As(err, &ae) || ae.Kind != KindCovered || !strings.Contains(ae.Cover, "div#banner.cookie-banner") {
 		t.Fatalf("covered click: %v", err)
@@ -446,7 +446,7 @@ func TestRequestGate(t *testing.T) {
 	s := snap(t, b, SnapshotOptions{})
 	before := len(site.Submissions())
 	acts, _ := ParseActions(json.RawMessage(fmt.Sprintf(`[{"op":"fill","id":"%s","value":"x"},{"op":"click","id":"%s"}]`, idOf(t, s.Text, "Message"), idOf(t, s.Text, "Send"))))
-	res, err := b.Run(ctxT(t), acts)
+	res, err := b.Run(ctxT(t), acts, RunOptions{})
 	var re *RefusedError
 	if !errors.As(err, &re) || re.Method != "POST" || re.Path != "/submit" {
 		t.Fatalf("gated submit: %v", err)
@@ -462,7 +462,7 @@ func TestRequestGate(t *testing.T) {
 func TestNoSnapshot(t *testing.T) {
 	b := attach(t, Options{})
 	acts, _ := ParseActions(json.RawMessage(`[{"op":"click","id":"1"}]`))
-	if _, err := b.Run(ctxT(t), acts); !errors.Is(err, ErrNoSnapshot) {
+	if _, err := b.Run(ctxT(t), acts, RunOptions{}); !errors.Is(err, ErrNoSnapshot) {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -497,7 +497,7 @@ func TestTabActions(t *testing.T) {
 	if _, err := ParseActions([]byte(`[{"op":"switch_tab","tab":"t1"},{"op":"reload"}]`)); err == nil {
 		t.Fatal("a tab op before other actions should be refused")
 	}
-	if _, err := b.Run(ctxT(t), []Action{{Op: "switch_tab", Tab: "t999"}}); err == nil {
+	if _, err := b.Run(ctxT(t), []Action{{Op: "switch_tab", Tab: "t999"}}, RunOptions{}); err == nil {
 		t.Fatal("switching to an unknown tab should fail")
 	}
 }

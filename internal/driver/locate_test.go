@@ -16,7 +16,7 @@ func runErr(t *testing.T, b *Browser, js string) (*RunResult, error) {
 	if err != nil {
 		t.Fatalf("parse %s: %v", js, err)
 	}
-	res, err := b.Run(ctxT(t), acts)
+	res, err := b.Run(ctxT(t), acts, RunOptions{})
 	if err == nil {
 		t.Fatalf("run %s: no error", js)
 	}

@@ -25,6 +25,9 @@ type SnapshotOptions struct {
 	// Offset skips that many lines of the full rendering, to page through a
 	// snapshot over the size bound.
 	Offset int
+	// Since, an earlier snapshot's epoch, shows only what changed since
+	// then, or the whole page saying why when it cannot be compared.
+	Since int
 }
 
 // Snapshot is the page as compact text, one element a line.
@@ -39,6 +42,9 @@ type Snapshot struct {
 	Cut         string `json:"cut,omitempty"`         // what was left out and how to see it
 	NextOffset  int    `json:"next_offset,omitempty"` // the offset of the next page; 0 at the end
 	Viewport    string `json:"viewport"`              // WIDTHxHEIGHT in CSS pixels
+	// Changes is set for a snapshot since an earlier one: Text then holds
+	// only the changed lines, unless Changes.Full.
+	Changes *Changes `json:"changes,omitempty"`
 }
 
 // ref is what an id points to.
@@ -143,6 +149,9 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 	if so.Offset < 0 {
 		return nil, fmt.Errorf("driver: snapshot offset must be 0 or more")
 	}
+	if so.Since != 0 && (so.Offset != 0 || strings.TrimSpace(so.Scope) != "") {
+		return nil, fmt.Errorf("driver: since compares whole pages: leave out scope and offset")
+	}
 	var scope *ref
 	if strings.TrimSpace(so.Scope) != "" {
 		id, err := NormalizeID(so.Scope)
@@ -157,7 +166,6 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 	}
 	b.mu.Lock()
 	navSeq := t.navSeq
-	key := b.epoch + 1
 	b.mu.Unlock()
 
 	t0 := time.Now()
@@ -165,21 +173,33 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 	if err != nil {
 		return nil, err
 	}
-	loc, title := docs[0].res.U, docs[0].res.Ti
+	loc := docs[0].res.U
 	b.log.Debug().Dur("walk", time.Since(t0)).Int("frames", len(docs)).Msg("driver: snapshot")
-	snap := &Snapshot{URL: loc, Title: title, Viewport: b.Viewport()}
-	for _, l := range r.lines {
-		if l.id > 0 {
-			snap.Elements++
-			if l.interactive {
-				snap.Interactive++
-			}
+	snap := b.newSnapshot(r, docs)
+	now := &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: loc, lines: r.lines}
+	var pg page
+	if so.Since != 0 {
+		b.mu.Lock()
+		base := b.kept[so.Since]
+		b.mu.Unlock()
+		snap.Changes = &Changes{Since: so.Since, Full: true}
+		switch {
+		case base == nil:
+			snap.Changes.Reason = fmt.Sprintf("snapshot %d is not kept (the last %d snapshots are); here is the whole page", so.Since, keptSnapshots)
+		case sameDocument(base, now) != "":
+			snap.Changes.Reason = sameDocument(base, now) + fmt.Sprintf(" since snapshot %d; here is the whole page", so.Since)
+		default:
+			text, ch := diff(base.lines, r.lines, so.Mode == "interactive")
+			ch.Since = so.Since
+			snap.Changes = &ch
+			pg = changesPage(text, b.o.MaxSnapshotChars)
 		}
 	}
-	var pg page
-	if so.Mode == "interactive" {
+	switch {
+	case snap.Changes != nil && !snap.Changes.Full:
+	case so.Mode == "interactive":
 		pg = r.interactive(b.o.MaxSnapshotChars, so.Offset)
-	} else {
+	default:
 		pg = r.full(b.o.MaxSnapshotChars, so.Offset)
 	}
 	snap.Text, snap.Truncated, snap.Cut, snap.NextOffset = pg.text, pg.truncated, pg.cut, pg.next
@@ -194,12 +214,38 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 		}
 	}
 
-	b.mu.Lock()
-	b.epoch = key
-	snap.Epoch = b.epoch
-	b.snap = &snapState{epoch: b.epoch, tab: t, navSeq: navSeq, url: loc, refs: r.refs}
-	b.mu.Unlock()
+	if scope != nil {
+		now = nil // a part of the page is nothing to compare a later snapshot with
+	}
+	snap.Epoch = b.record(t, navSeq, loc, r, now)
 	return snap, nil
+}
+
+// newSnapshot starts a snapshot's result from a walk: where, and what it counts.
+func (b *Browser) newSnapshot(r *renderer, docs []*frameDoc) *Snapshot {
+	snap := &Snapshot{URL: docs[0].res.U, Title: docs[0].res.Ti, Viewport: b.Viewport()}
+	for _, l := range r.lines {
+		if l.id > 0 {
+			snap.Elements++
+			if l.interactive {
+				snap.Interactive++
+			}
+		}
+	}
+	return snap
+}
+
+// record makes a walk the latest snapshot, whose ids actions use, and keeps
+// what it saw (k, when set) for a later since; it returns the new epoch.
+func (b *Browser) record(t *tab, navSeq int, loc string, r *renderer, k *kept) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.epoch++
+	b.snap = &snapState{epoch: b.epoch, tab: t, navSeq: navSeq, url: loc, refs: r.refs}
+	if k != nil {
+		b.keep(b.epoch, k)
+	}
+	return b.epoch
 }
 
 // walkPage walks every frame of tab t and renders it (only the scope's
