@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 )
 
 // Page is where a call left the browser.
@@ -31,6 +32,31 @@ type SnapshotResult struct {
 	Changes *Changes `json:"changes,omitempty"`
 	// Viewport is the size the page is laid out at, e.g. "1280x720".
 	Viewport string `json:"viewport,omitempty"`
+}
+
+// Size is what a result costs the model to read. Every answer a session
+// gives (result or failure envelope) carries it as "size".
+type Size struct {
+	// Chars counts the characters (Unicode code points) of the answer's
+	// JSON, without its size field.
+	Chars int `json:"chars"`
+	// Tokens estimates the tokens a model reads for it: one per four
+	// characters, rounded up (a rough rule for English and JSON; a model's
+	// own tokenizer may count 20-30% either way).
+	Tokens int `json:"tokens"`
+}
+
+// SizeOf measures a result's JSON.
+func SizeOf(raw []byte) Size {
+	n := utf8.RuneCount(raw)
+	return Size{Chars: n, Tokens: (n + 3) / 4}
+}
+
+// ToolUsage sums the answers of one tool in a session.
+type ToolUsage struct {
+	Calls  int `json:"calls"`
+	Chars  int `json:"chars"`
+	Tokens int `json:"tokens"`
 }
 
 // Changes says how a snapshot compares with an earlier one.
