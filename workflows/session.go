@@ -197,12 +197,12 @@ func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMe
 		return out, nil
 	}
 	if s.ending || s.b.st.Released {
-		return s.b.answer(call.Name, sessionEnded())
+		return s.b.answer(ctx, call.Name, sessionEnded())
 	}
 	s.runCalls++
 	args, f := validateCall(ctx, call.Name, call.Args)
 	if f != nil {
-		return s.b.answer(call.Name, f)
+		return s.b.answer(ctx, call.Name, f)
 	}
 	res, f, err := s.b.do(ctx, call.Name, args, call.Args, seed)
 	if err != nil {
@@ -210,9 +210,9 @@ func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMe
 	}
 	var out json.RawMessage
 	if f != nil {
-		out, err = s.b.answer(call.Name, f)
+		out, err = s.b.answer(ctx, call.Name, f)
 	} else {
-		out, err = s.b.answer(call.Name, res)
+		out, err = s.b.answer(ctx, call.Name, res)
 	}
 	if err != nil {
 		return nil, err

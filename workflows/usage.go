@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/durable-browser/durable-browser/contract"
 )
 
 // answer is a tool's answer as the model reads it: the result or failure
-// envelope as JSON, with its size added ("size": {"chars", "tokens"}), and
-// counted in the session's usage under the tool's name.
-func (b *Browser) answer(name string, v any) (json.RawMessage, error) {
-	raw, err := json.Marshal(v)
+// envelope as JSON, its page text fenced, with its size added ("size":
+// {"chars", "tokens"}), and counted in the session's usage under the
+// tool's name.
+func (b *Browser) answer(ctx workflow.Context, name string, v any) (json.RawMessage, error) {
+	raw, err := json.Marshal(fenced(b.fenceNonce(ctx), v))
 	if err != nil {
 		return nil, err
 	}
