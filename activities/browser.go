@@ -185,7 +185,8 @@ func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequ
 		return nil, err
 	}
 	defer done()
-	o := driver.ScreenshotOptions{FullPage: req.Args.FullPage, ID: strings.TrimSpace(req.Args.ID), Selector: strings.TrimSpace(req.Args.Selector), Type: req.Args.Type, Quality: req.Args.Quality}
+	o := driver.ScreenshotOptions{FullPage: req.Args.FullPage, ID: strings.TrimSpace(req.Args.ID), Selector: strings.TrimSpace(req.Args.Selector), Type: req.Args.Type, Quality: req.Args.Quality,
+		Locator: driverLocator(req.Args.Locator)}
 	if c := req.Args.Clip; c != nil && c.Width > 0 && c.Height > 0 {
 		o.Clip = &driver.Rect{X: c.X, Y: c.Y, Width: c.Width, Height: c.Height}
 	}
@@ -442,9 +443,13 @@ func (r *runState) heldList() []contract.HeldRequest {
 
 // uploadTarget is the file input an upload names, by id or by locator.
 func uploadTarget(a contract.UploadArgs) driver.Target {
-	t := driver.Target{ID: a.ID}
-	if l := a.Locator; l != nil {
-		t.Locator = &driver.Locator{Role: l.Role, Name: l.Name, Label: l.Label, Text: l.Text, Placeholder: l.Placeholder, TestID: l.TestID}
+	return driver.Target{ID: a.ID, Locator: driverLocator(a.Locator)}
+}
+
+// driverLocator is a contract locator as the driver takes it.
+func driverLocator(l *contract.Locator) *driver.Locator {
+	if l == nil {
+		return nil
 	}
-	return t
+	return &driver.Locator{Role: l.Role, Name: l.Name, Label: l.Label, Text: l.Text, Placeholder: l.Placeholder, TestID: l.TestID}
 }

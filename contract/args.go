@@ -49,10 +49,11 @@ type Clip struct {
 
 // ScreenshotArgs are screenshot's arguments. With none set it captures the viewport.
 type ScreenshotArgs struct {
-	FullPage bool   `json:"full_page,omitempty"`
-	Clip     *Clip  `json:"clip,omitempty"`
-	ID       string `json:"id,omitempty"`
-	Selector string `json:"selector,omitempty"`
+	FullPage bool     `json:"full_page,omitempty"`
+	Clip     *Clip    `json:"clip,omitempty"`
+	ID       string   `json:"id,omitempty"`
+	Locator  *Locator `json:"locator,omitempty"`
+	Selector string   `json:"selector,omitempty"`
 	// Type is "png" (default) or "jpeg".
 	Type string `json:"type,omitempty"`
 	// Quality is the JPEG quality, 1-100.
@@ -259,6 +260,8 @@ func checkTargets(name string, v any) *Failure {
 		}
 	case ToolUpload:
 		return one(name, top, true)
+	case ToolScreenshot:
+		return one(name, top, false)
 	case ToolRun:
 		acts, _ := top["actions"].([]any)
 		for i, a := range acts {

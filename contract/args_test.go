@@ -111,6 +111,7 @@ func TestValidateRefuses(t *testing.T) {
 		{ToolRun, `{"actions":[{"op":"click","locator":{}}]}`, []string{"run.actions[0].locator: must take exactly one of the forms {role, name?} or {label} or {text} or {placeholder} or {testid}"}},
 		{ToolRun, `{"actions":[{"op":"press","key":"Enter","id":"2","locator":{"label":"Q"}}]}`, []string{"run.actions[0]: give id or locator, not both"}},
 		{ToolUpload, `{"path":"a.txt"}`, []string{"browser_upload: missing the element"}},
+		{ToolScreenshot, `{"id":"3","locator":{"text":"Chart"}}`, []string{"screenshot: give id or locator, not both"}},
 		{ToolRun, `{"actions":[{"op":"click","id":"5","force":true}]}`, []string{"run.actions[0].force: unknown field; allowed fields are button, count, id, locator, op"}},
 		{ToolRun, `{"actions":[{"op":"click","id":5}]}`, []string{"run.actions[0].id: must be a string"}},
 		{ToolRun, `{"actions":[{"op":"click","id":"5","count":4}]}`, []string{"run.actions[0].count: must be a whole number from 1 to 3"}},

@@ -189,7 +189,7 @@ var definitions = sync.OnceValue(func() []Tool {
 		{
 			name: ToolScreenshot, activity: ActivityScreenshot, class: ClassRead,
 			desc: "Capture how the page looks, filed as evidence: to check a layout, read a chart, or show a result. " +
-				"The viewport by default; or the full page, a clip in CSS pixels, an element by id from the latest snapshot, " +
+				"The viewport by default; or the full page, a clip in CSS pixels, an element by id from the latest snapshot (or a locator), " +
 				"or one element by CSS selector. PNG by default, jpeg with quality for smaller files. At most 2,000 px on the " +
 				"long edge; a large image comes back by reference.",
 			schema: schemaObject(schemaMap{
@@ -201,6 +201,7 @@ var definitions = sync.OnceValue(func() []Tool {
 					"height": schemaNumber("", 0, maxClipPx),
 				}, "x", "y", "width", "height"), "description", "A region in CSS pixels from the page's top-left corner."),
 				"id":       schemaWith(schemaString("Capture this element from the latest snapshot.", 0, maxIDChars), "pattern", optionalIDPattern),
+				"locator":  schemaWith(locatorSchema(), "description", "Capture the one element this finds on the page (instead of id)."),
 				"selector": schemaString("Capture the one element this CSS selector matches.", 0, maxSelectorChars),
 				"type":     schemaEnum("png (default) or jpeg.", "png", "jpeg"),
 				"quality":  schemaInteger("JPEG quality.", 1, 100),

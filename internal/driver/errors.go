@@ -13,7 +13,7 @@ var ErrNoSnapshot = errors.New("no snapshot yet: take a snapshot, then use its i
 var ErrClosed = errors.New("browser connection closed: attach again")
 
 // StaleError refuses a whole batch before anything is sent: an id is unknown
-// or from an older snapshot, or the page navigated since the snapshot.
+// not in the latest snapshot, or the page navigated since the snapshot.
 type StaleError struct {
 	// ID is the offending id, empty when the page navigated.
 	ID string

@@ -102,3 +102,16 @@ func TestWaitForLocator(t *testing.T) {
 	evalIn(t, b, `setTimeout(()=>{const x=document.createElement("button");x.textContent="Late";document.body.append(x)},300),""`)
 	mustRun(t, b, `[{"op":"wait","locator":{"role":"button","name":"Late"}},{"op":"click","locator":{"text":"Late"}}]`)
 }
+
+func TestScreenshotByLocator(t *testing.T) {
+	b := attach(t, Options{})
+	gotoPage(t, b, siteURL+"/form.html")
+	shot, err := b.Screenshot(ctxT(t), ScreenshotOptions{Locator: &Locator{Role: "button", Name: "Create account"}})
+	if err != nil || shot.Region.Width <= 0 || shot.Region.Width > 400 {
+		t.Fatalf("element screenshot: %+v, %v", shot, err)
+	}
+	var le *LocatorError
+	if _, err := b.Screenshot(ctxT(t), ScreenshotOptions{Locator: &Locator{Role: "textbox"}}); !errors.As(err, &le) || le.Found < 2 {
+		t.Fatalf("ambiguous screenshot locator: %v", err)
+	}
+}
