@@ -156,7 +156,9 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		res.Failed = &contract.ActionFailure{Index: out.Failed.Index, Op: out.Failed.Op, Reason: out.Failed.Reason}
 	}
 	if out.Observed != nil {
-		res.Observed = a.snapshotResult(out.Observed)
+		o := a.snapshotResult(out.Observed)
+		res.Observed = &contract.Observation{Text: o.Text, Epoch: o.Epoch, Elements: o.Elements, Interactive: o.Interactive,
+			Truncated: o.Truncated, Cut: o.Cut, NextOffset: o.NextOffset, Changes: o.Changes}
 	}
 	if err != nil {
 		// A batch stopped partway is a result the model can act on: it says

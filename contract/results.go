@@ -67,10 +67,11 @@ type Changes struct {
 	// page navigated, the earlier snapshot is not kept).
 	Full   bool   `json:"full,omitempty"`
 	Reason string `json:"reason,omitempty"`
-	// Added, Removed and Changed count the lines shown with "+ ", "- " and "~ ".
-	Added   int `json:"added"`
-	Removed int `json:"removed"`
-	Changed int `json:"changed"`
+	// Added, Removed and Changed count the lines shown with "+ ", "- " and
+	// "~ " (absent: none).
+	Added   int `json:"added,omitempty"`
+	Removed int `json:"removed,omitempty"`
+	Changed int `json:"changed,omitempty"`
 }
 
 // Tab is one open tab.
@@ -123,7 +124,20 @@ type RunResult struct {
 	Blocked []BlockedRequest `json:"blocked,omitempty"`
 	// Observed is the snapshot the batch left, when the call asked to
 	// observe: the changes it made, or the whole page saying why.
-	Observed *SnapshotResult `json:"observed,omitempty"`
+	Observed *Observation `json:"observed,omitempty"`
+}
+
+// Observation is the snapshot a run left, without what the run result
+// already says (ok, url, title).
+type Observation struct {
+	Text        string   `json:"text"`
+	Epoch       int      `json:"epoch"`
+	Elements    int      `json:"elements"`
+	Interactive int      `json:"interactive"`
+	Truncated   bool     `json:"truncated,omitempty"`
+	Cut         string   `json:"cut,omitempty"`
+	NextOffset  int      `json:"next_offset,omitempty"`
+	Changes     *Changes `json:"changes,omitempty"`
 }
 
 // BlockedRequest is one request stopped before it left the browser, and the

@@ -40,7 +40,11 @@ func fenced(nonce string, v any) any {
 		return snap(r)
 	case *contract.RunResult:
 		c := *r
-		c.Observed = snap(r.Observed)
+		if r.Observed != nil {
+			o := *r.Observed
+			o.Text = f(o.Text)
+			c.Observed = &o
+		}
 		c.Dialogs = append([]contract.Dialog(nil), r.Dialogs...)
 		for i := range c.Dialogs {
 			c.Dialogs[i].Message = f(c.Dialogs[i].Message)
