@@ -15,10 +15,14 @@ import (
 // {"chars", "tokens"}), and counted in the session's usage under the
 // tool's name.
 func (b *Browser) answer(ctx workflow.Context, name string, v any) (json.RawMessage, error) {
-	raw, err := json.Marshal(fenced(b.fenceNonce(ctx), v))
-	if err != nil {
+	// Without HTML escaping: "->" and fences would cost "\u003e" each.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(fenced(b.fenceNonce(ctx), v)); err != nil {
 		return nil, err
 	}
+	raw := json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	out, sz := withSize(raw)
 	b.st.Usage = b.st.Usage.add(name, sz)
 	return out, nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -144,11 +145,9 @@ func printEnvelope(env *cliEnv, out json.RawMessage) error {
 		OK bool `json:"ok"`
 	}
 	_ = json.Unmarshal(out, &head)
-	var pretty any
-	if json.Unmarshal(out, &pretty) == nil {
-		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil {
-			out = b
-		}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, out, "", "  ") == nil {
+		out = pretty.Bytes()
 	}
 	fmt.Fprintln(env.stdout, string(out))
 	if !head.OK {

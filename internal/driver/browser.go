@@ -1,5 +1,5 @@
 // Package driver drives one browser session over the Chrome DevTools
-// Protocol (go-rod): accessibility snapshots with per-snapshot ids, batches of
+// Protocol (go-rod): snapshots with ids that stay with their elements, batches of
 // actions through real input events, tabs, dialogs, downloads, uploads and an
 // optional gate on side-effecting requests.
 package driver
