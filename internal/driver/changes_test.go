@@ -82,3 +82,25 @@ func TestSnapshotSinceFallsBackAfterNavigation(t *testing.T) {
 		t.Fatalf("since across navigation: %+v\n%s", s2.Changes, s2.Text)
 	}
 }
+
+func TestIDsStayWithTheirElementsWhenThePageShifts(t *testing.T) {
+	b := attach(t, Options{})
+	gotoPage(t, b, siteURL+"/counter.html")
+	s1 := snap(t, b, SnapshotOptions{})
+	check := idOf(t, s1.Text, `button "Check"`)
+	// An element inserted above the others: they keep their ids, it gets a new one.
+	evalIn(t, b, `(()=>{const x=document.createElement("button");x.textContent="Top";document.querySelector("main").prepend(x);return ""})()`)
+	s2 := snap(t, b, SnapshotOptions{Since: s1.Epoch})
+	if s2.Changes.Full || s2.Changes.Added != 1 || s2.Changes.Changed != 0 || s2.Changes.Removed != 0 || !strings.Contains(s2.Text, `button "Top"`) {
+		t.Fatalf("after an insert above: %+v\n%s", s2.Changes, s2.Text)
+	}
+	s3 := snap(t, b, SnapshotOptions{})
+	if idOf(t, s3.Text, `button "Check"`) != check || idOf(t, s3.Text, `button "Top"`) == check {
+		t.Fatalf("Check moved from [%s]:\n%s", check, s3.Text)
+	}
+	// A new document numbers from 1 again.
+	gotoPage(t, b, siteURL+"/counter.html")
+	if s4 := snap(t, b, SnapshotOptions{}); !strings.HasPrefix(strings.TrimSpace(s4.Text), "[1] ") {
+		t.Fatalf("ids after reload:\n%s", s4.Text)
+	}
+}
