@@ -638,6 +638,7 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 			r.lines[idx].name, name = "", "" // the child says it
 		case !c.interactive && !c.outline && c.end == k && c.tail == "":
 			r.drop(k, false)
+			r.lines[idx].end = len(r.lines) - 1
 			kids = nil
 		default:
 			r.lines[k].dup = true // named in interactive mode, where its parent may not show
@@ -707,14 +708,16 @@ func (r *renderer) allText(idx []int) bool {
 	return true
 }
 
-// drop removes line i; with hoist its subtree moves up a level to take its
-// place, else the line must have none. Later lines' indexes shift.
+// drop removes line i, the last subtree walked; with hoist its subtree
+// moves up a level to take its place, else the line must have none. Only
+// lines from i on move: the ones before it are finished subtrees or
+// ancestors whose end is not set yet.
 func (r *renderer) drop(i int, hoist bool) {
 	end := r.lines[i].end
 	r.lines = append(r.lines[:i], r.lines[i+1:]...)
-	for j := range r.lines {
+	for j := i; j < len(r.lines); j++ {
 		l := &r.lines[j]
-		if j >= i && j < end && hoist {
+		if hoist && j < end {
 			l.depth--
 		}
 		if l.ctx > i { // a dropped line is never a heading or landmark
