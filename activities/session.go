@@ -37,6 +37,11 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 			return nil, a.fail(contract.Fail(contract.CodeRefused, "this worker cannot enforce the allow_hosts policy (it runs without the reach guard); open the session without allow_hosts or on another worker"))
 		}
 	}
+	if v := req.Options.Viewport; v != nil {
+		if err := v.Validate(); err != nil {
+			return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
+		}
+	}
 	if pr := req.Options.Profile; pr != nil {
 		if err := pr.Validate(); err != nil {
 			return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
@@ -61,7 +66,8 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		if f := checkFound(req.Tag, want, &s.made); f != nil {
 			return nil, a.fail(f)
 		}
-		res := &contract.CreateResult{Session: s.ref, Found: true, URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}
+		res := &contract.CreateResult{Session: s.ref, Found: true, URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx),
+			Viewport: s.made.ViewportOrDefault().String()}
 		return res, a.clean(res)
 	}
 	if max := a.o.MaxBrowsers; max > 0 && len(a.sessions)+a.creating >= max {
@@ -123,11 +129,13 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	// reach guard, and under "ask" and "deny" the approval gate, are in
 	// force on it from the first request this worker lets go.
 	do := driver.Options{
-		CDPURL:        sess.CDPURL,
-		TargetID:      sess.TargetID,
-		Stealth:       req.Options.Stealth,
-		DownloadDir:   sess.DownloadDir,
-		ActionTimeout: a.o.ActionTimeout,
+		CDPURL:         sess.CDPURL,
+		TargetID:       sess.TargetID,
+		Stealth:        req.Options.Stealth,
+		DownloadDir:    sess.DownloadDir,
+		ActionTimeout:  a.o.ActionTimeout,
+		ViewportWidth:  want.Viewport.Width,
+		ViewportHeight: want.Viewport.Height,
 		// Page text is redacted before the driver cuts it to length.
 		Redact: a.o.Redactor.String,
 		Logger: log,
@@ -171,18 +179,19 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		if f := checkFound(req.Tag, want, &prev.made); f != nil {
 			return nil, a.fail(f)
 		}
-		return &contract.CreateResult{Session: prev.ref, Found: true}, nil
+		return &contract.CreateResult{Session: prev.ref, Found: true, Viewport: prev.made.ViewportOrDefault().String()}, nil
 	}
 	a.sessions[req.Tag] = ls
 	a.mu.Unlock()
 	log.Info().Str("provider", name).Int("pid", sess.PID).Msg("session created")
 
 	if req.Options.StartURL != "" && !sess.Found {
-		if _, err := b.Run(ctx, []driver.Action{{Op: "goto", URL: req.Options.StartURL}}); err != nil {
+		if _, err := b.Run(ctx, []driver.Action{{Op: "goto", URL: req.Options.StartURL}}, driver.RunOptions{}); err != nil {
 			log.Warn().Err(err).Msg("opening start url")
 		}
 	}
-	res := &contract.CreateResult{Session: ls.ref, Found: sess.Found, URL: a.o.Redactor.URL(b.URL(ctx)), Title: b.Title(ctx)}
+	res := &contract.CreateResult{Session: ls.ref, Found: sess.Found, URL: a.o.Redactor.URL(b.URL(ctx)), Title: b.Title(ctx),
+		Viewport: want.Viewport.String()}
 	return res, a.clean(res)
 }
 

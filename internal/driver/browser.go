@@ -1,5 +1,5 @@
 // Package driver drives one browser session over the Chrome DevTools
-// Protocol (go-rod): accessibility snapshots with per-snapshot ids, batches of
+// Protocol (go-rod): snapshots with ids that stay with their elements, batches of
 // actions through real input events, tabs, dialogs, downloads, uploads and an
 // optional gate on side-effecting requests.
 package driver
@@ -36,6 +36,10 @@ type Options struct {
 	ActionTimeout time.Duration
 	// MaxSnapshotChars bounds snapshot text; default 12000.
 	MaxSnapshotChars int
+	// ViewportWidth and ViewportHeight are the CSS size every page of the
+	// session is laid out at (a device metrics override, set on each page
+	// as it is attached, popups too); default 1280x720.
+	ViewportWidth, ViewportHeight int
 	// Redact hides secrets in page text. The driver applies it before it
 	// cuts any text to length, so no cut can leave a secret's prefix that
 	// redaction downstream would no longer recognise. Nil: no redaction here.
@@ -69,6 +73,10 @@ const (
 	maxDownloads   = 50
 	defaultTimeout = 10 * time.Second
 	defaultChars   = 12000
+	// A common desktop size; Chrome's headless default (780x437) hides
+	// the navigation of responsive pages.
+	defaultViewportWidth  = 1280
+	defaultViewportHeight = 720
 )
 
 // Browser is one attached session. Its methods are safe for concurrent use,
@@ -93,7 +101,7 @@ type Browser struct {
 	frameParent map[proto.PageFrameID]proto.TargetSessionID // out-of-process frame -> the session that attached it
 	active      *tab
 	snap        *snapState
-	idSeq       int
+	kept        map[int]*kept // recent snapshots by epoch, for since
 	epoch       int
 	runCtx      context.Context
 	gating      int // gate decisions under way
@@ -114,6 +122,9 @@ func Attach(ctx context.Context, o Options) (*Browser, error) {
 	}
 	if o.MaxSnapshotChars <= 0 {
 		o.MaxSnapshotChars = defaultChars
+	}
+	if o.ViewportWidth <= 0 || o.ViewportHeight <= 0 {
+		o.ViewportWidth, o.ViewportHeight = defaultViewportWidth, defaultViewportHeight
 	}
 	if o.DialogPolicy == "" {
 		o.DialogPolicy = DialogAccept
@@ -220,6 +231,11 @@ func (b *Browser) attachOnly(ctx context.Context, id proto.TargetTargetID) (*tab
 		return nil, fmt.Errorf("driver: attach to page %s: %w (is the page still open? create the session again)", truncate(string(id), 12), err)
 	}
 	return b.waitTab(ctx, id)
+}
+
+// Viewport is the CSS size pages are laid out at, as WIDTHxHEIGHT.
+func (b *Browser) Viewport() string {
+	return fmt.Sprintf("%dx%d", b.o.ViewportWidth, b.o.ViewportHeight)
 }
 
 // Close disconnects from Chrome. Chrome and its pages keep running.

@@ -268,6 +268,13 @@ func (b *Browser) attached(parent proto.TargetSessionID, e *proto.TargetAttached
 				b.sendNoWait(sid, proto.RuntimeEvaluate{Expression: stealth.JS})
 			}
 		}
+		if info.Type == proto.TargetTargetInfoTypePage {
+			// Lay the page out at the session's viewport before it runs.
+			// The override lasts as long as this connection's session with
+			// the page, so a worker that takes a found browser sets it again.
+			b.sendNoWait(sid, proto.EmulationSetDeviceMetricsOverride{Width: b.o.ViewportWidth, Height: b.o.ViewportHeight,
+				ScreenWidth: &b.o.ViewportWidth, ScreenHeight: &b.o.ViewportHeight})
+		}
 		b.sendNoWait(sid, proto.PageEnable{})
 		b.sendNoWait(sid, proto.RuntimeEnable{})
 		b.sendNoWait(sid, proto.NetworkEnable{})

@@ -115,7 +115,7 @@ func TestReachGuardBlocksGoto(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := b.Run(ctxT(t), acts)
+		res, err := b.Run(ctxT(t), acts, RunOptions{})
 		var ae *ActionError
 		var be *BlockedError
 		if !errors.As(err, &ae) || ae.Kind != KindBlocked || !errors.As(err, &be) || be.Rule != "service" {
@@ -146,7 +146,7 @@ func TestReachGuardAllowList(t *testing.T) {
 		strings.Replace(rs.a.URL, "127.0.0.1", "localhost", 1) + "/": "allow_list",
 	} {
 		acts, _ := ParseActions(json.RawMessage(fmt.Sprintf(`[{"op":"goto","url":%q}]`, u)))
-		_, err := b.Run(ctxT(t), acts)
+		_, err := b.Run(ctxT(t), acts, RunOptions{})
 		var be *BlockedError
 		if !errors.As(err, &be) || be.Rule != rule {
 			t.Fatalf("goto %s: %v, want rule %s", u, err, rule)

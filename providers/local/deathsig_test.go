@@ -139,7 +139,7 @@ func heldPostWorker() error {
 	if err != nil {
 		return err
 	}
-	go func() { _, _ = b.Run(ctx, acts) }()
+	go func() { _, _ = b.Run(ctx, acts, driver.RunOptions{}) }()
 	<-held
 	fmt.Printf("HELD %d\n", s.PID)
 	select {}
