@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"encoding/json"
-	"github.com/durable-browser/durable-browser/internal/netguard"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -14,7 +13,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/internal/envelope"
+	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
 	"github.com/durable-browser/durable-browser/internal/redact"
@@ -75,6 +76,8 @@ type Options struct {
 	// ranges as the worker's flags say. A session's allow_hosts narrows it.
 	// Nil leaves the browser unguarded (tests of other things only).
 	Reach *netguard.Policy
+	// Resolver looks names up for the egress proxy (default the system's).
+	Resolver egress.Resolver
 
 	// Attach drives the browser a provider started (default driver.Attach).
 	// Tests set it to attach a fake.
@@ -116,6 +119,15 @@ type liveSession struct {
 	// this browser expires (unix nanoseconds): no call touches the browser
 	// during a handoff, yet it is no orphan. The next call clears it.
 	heldUntil atomic.Int64
+	// egress is the proxy the browser's traffic leaves through (nil when
+	// the provider takes none); closed after the browser is released.
+	egress *egress.Proxy
+}
+
+func (s *liveSession) closeEgress() {
+	if s.egress != nil {
+		_ = s.egress.Close()
+	}
 }
 
 // idleSince is when the session was last wanted: its last call, or the end
@@ -169,7 +181,9 @@ func (a *Activities) ReleaseOrphans(ctx context.Context, idle time.Duration) []s
 		a.mu.Unlock()
 		_ = s.browser.Close()
 		<-s.calls
-		if err := s.provider.Release(ctx, tag); err != nil {
+		err := s.provider.Release(ctx, tag)
+		s.closeEgress()
+		if err != nil {
 			a.log.Error().Err(err).Str("session_tag", tag).Msg("releasing an orphaned session")
 			continue
 		}
@@ -276,6 +290,7 @@ func (a *Activities) Close(ctx context.Context) {
 		if err := s.provider.Release(ctx, tag); err != nil {
 			a.log.Error().Err(err).Str("session_tag", tag).Msg("releasing session at shutdown")
 		}
+		s.closeEgress()
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 )
 
@@ -158,6 +159,14 @@ func (b *Browser) block(sid proto.TargetSessionID, e *proto.FetchRequestPaused, 
 		b.log.Debug().Err(err).Msg("driver: fail blocked request")
 	}
 	b.log.Debug().Str("rule", br.Rule).Str("secret", br.Secret).Str("origin", o).Msg("driver: request blocked")
+}
+
+// egressBlocked lists what the egress proxy refused, as the reach guard
+// lists what it blocks.
+func (b *Browser) egressBlocked(e egress.Blocked) {
+	b.mu.Lock()
+	b.ev.blocked = appendBounded(b.ev.blocked, BlockedRequest{Method: e.Method, Origin: e.Origin, Rule: e.Rule, Secret: e.Secret, Message: e.Message})
+	b.mu.Unlock()
 }
 
 // intercepting reports whether the driver holds requests in the Fetch domain.
