@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/coder/websocket"
@@ -170,6 +172,53 @@ document.getElementById('go').onclick = () => {
 	if !found {
 		raw, _ := json.Marshal(res.Blocked)
 		t.Fatalf("the frame is not listed as blocked by rule secret: %s", raw)
+	}
+	s.must("browser_release", map[string]any{}, nil)
+}
+
+// WebRTC of a local browser sends no UDP: a page gathering ICE candidates
+// with a STUN server on loopback sends it nothing (without the egress
+// preferences Chromium 156 sends it binding requests at once).
+func TestEgressWebRTCSendsNoUDP(t *testing.T) {
+	uc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { uc.Close() })
+	var packets atomic.Int32
+	go func() {
+		b := make([]byte, 1500)
+		for {
+			if _, _, err := uc.ReadFrom(b); err != nil {
+				return
+			}
+			packets.Add(1)
+		}
+	}()
+	port := uc.LocalAddr().(*net.UDPAddr).Port
+	page := pageServer(t, fmt.Sprintf(`<!doctype html><title>rtc</title><body><p id=s>start</p><script>
+const s = document.getElementById('s');
+const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:127.0.0.1:%d'}]});
+pc.createDataChannel('d');
+let n = 0;
+pc.onicecandidate = e => { if (e.candidate) n++; };
+pc.onicegatheringstatechange = () => { if (pc.iceGatheringState === 'complete') s.textContent = 'gathered ' + n; };
+pc.createOffer().then(o => pc.setLocalDescription(o));
+</script>`, port))
+	env.StartWorker(t, harness.WorkerOptions{})
+	s := newSession(t, workflows.SessionConfig{})
+	var res contract.RunResult
+	s.must("run", actions(
+		map[string]any{"op": "goto", "url": page + "/"},
+		map[string]any{"op": "wait", "text": "gathered"},
+	), &res)
+	var snap contract.SnapshotResult
+	s.must("snapshot", map[string]any{}, &snap)
+	if n := packets.Load(); n != 0 {
+		t.Fatalf("the STUN server on loopback received %d UDP packets", n)
+	}
+	if !strings.Contains(snap.Text, "gathered 0") {
+		t.Fatalf("the page gathered ICE candidates (UDP is not off):\n%s", snap.Text)
 	}
 	s.must("browser_release", map[string]any{}, nil)
 }
