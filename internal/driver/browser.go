@@ -106,7 +106,8 @@ type Browser struct {
 	ev          events
 	dl          downloads
 	reach       reachCache
-	armed       *redact.Matcher // secrets typed in this session; nil until one is
+	armed       *redact.Matcher     // secrets typed in this session; nil until one is
+	asked       map[string]struct{} // host:port a page of the session asked for (egressBlocked)
 }
 
 // Attach connects to a running Chrome and takes its first tab (opening one if

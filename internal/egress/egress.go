@@ -80,6 +80,15 @@ type Proxy struct {
 	closed bool
 }
 
+// buffers lends the copy buffers of plain-HTTP responses (the reverse
+// proxy would allocate 32 KiB per request).
+type buffers struct{}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (buffers) Get() []byte  { return *(bufPool.Get().(*[]byte)) }
+func (buffers) Put(b []byte) { bufPool.Put(&b) }
+
 // live holds the address of every Proxy of this process: none is ever a
 // destination of another (isProxy).
 var live sync.Map // netip.AddrPort -> struct{}
@@ -151,6 +160,7 @@ func Listen(addr string, o Options) (*Proxy, error) {
 			IdleConnTimeout:     30 * time.Second,
 		},
 		FlushInterval: -1, // streamed as it comes (server-sent events)
+		BufferPool:    buffers{},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			http.Error(w, "durable-browser egress proxy: the site could not be reached", http.StatusBadGateway)
 		},
