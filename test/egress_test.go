@@ -20,8 +20,8 @@ import (
 	"github.com/durable-browser/durable-browser/workflows"
 )
 
-// wsCounter is a loopback WebSocket server that counts the connections it
-// accepts, by the Host the page asked for, and keeps the messages it got.
+// wsCounter is a loopback WebSocket server that counts the handshakes that
+// reach it, by the Host the page asked for, and keeps the messages it got.
 type wsCounter struct {
 	srv   *httptest.Server
 	mu    sync.Mutex
@@ -32,14 +32,14 @@ type wsCounter struct {
 func newWSCounter(t *testing.T) *wsCounter {
 	w := &wsCounter{hosts: map[string]int{}}
 	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		host := strings.Split(r.Host, ":")[0]
+		// Counted when the handshake arrives, before it is answered.
+		w.mu.Lock()
+		w.hosts[strings.Split(r.Host, ":")[0]]++
+		w.mu.Unlock()
 		c, err := websocket.Accept(rw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 		if err != nil {
 			return
 		}
-		w.mu.Lock()
-		w.hosts[host]++
-		w.mu.Unlock()
 		defer c.CloseNow()
 		for {
 			_, b, err := c.Read(context.Background())
