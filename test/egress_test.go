@@ -79,9 +79,11 @@ func pageServer(t *testing.T, html string) string {
 
 // A page opening a WebSocket to a host its session's allow_hosts refuses
 // is stopped at the worker's egress proxy: the server never sees the
-// connection, while one to an allowed host goes through.
+// connection, while one to an allowed host goes through. One to the
+// worker's own Temporal frontend is refused whatever the lists say.
 func TestEgressRefusesWebSocketOffAllowList(t *testing.T) {
 	ws := newWSCounter(t)
+	temporal := env.Temporal.Address()
 	page := pageServer(t, `<!doctype html><title>ws</title><body><p id=s>start</p><script>
 const s = document.getElementById('s');
 function open(name, url) {
@@ -91,6 +93,7 @@ function open(name, url) {
 }
 open('off', 'ws://localhost:`+ws.port()+`/off');
 open('on', 'ws://127.0.0.1:`+ws.port()+`/on');
+open('svc', 'ws://`+temporal+`/');
 </script>`)
 	env.StartWorker(t, harness.WorkerOptions{})
 	s := newSession(t, workflows.SessionConfig{Session: contract.SessionOptions{AllowHosts: []string{"127.0.0.1"}}})
@@ -101,6 +104,7 @@ open('on', 'ws://127.0.0.1:`+ws.port()+`/on');
 		// below then fails, naming it).
 		map[string]any{"op": "wait", "text": "off:"},
 		map[string]any{"op": "wait", "text": "on:open"},
+		map[string]any{"op": "wait", "text": "svc:error"},
 	), &res)
 	hosts, _ := ws.seen()
 	if hosts["localhost"] != 0 {
@@ -109,10 +113,18 @@ open('on', 'ws://127.0.0.1:`+ws.port()+`/on');
 	if hosts["127.0.0.1"] != 1 {
 		t.Fatalf("the WebSocket to 127.0.0.1 (on allow_hosts) should connect once; hosts seen: %v", hosts)
 	}
-	// Listed: the page's WebSocket, and nothing Chrome connects to on its
-	// own (update checks, sign-in), which the proxy refuses too.
-	if len(res.Blocked) != 1 || res.Blocked[0].Rule != "allow_list" || res.Blocked[0].Method != "CONNECT" || res.Blocked[0].Origin != "localhost:"+ws.port() {
-		t.Fatalf("blocked %+v, want only the WebSocket to localhost:%s by rule allow_list", res.Blocked, ws.port())
+	// Listed: the page's two refused WebSockets, and nothing Chrome
+	// connects to on its own (update checks, sign-in), which the proxy
+	// refuses too.
+	want := map[string]string{"localhost:" + ws.port(): "allow_list", temporal: "service"}
+	for _, b := range res.Blocked {
+		if b.Method != "CONNECT" || want[b.Origin] != b.Rule {
+			t.Fatalf("blocked %+v, want the WebSockets %v", res.Blocked, want)
+		}
+		delete(want, b.Origin)
+	}
+	if len(want) != 0 {
+		t.Fatalf("not listed as blocked: %v (blocked: %+v)", want, res.Blocked)
 	}
 	s.must("browser_release", map[string]any{}, nil)
 }
