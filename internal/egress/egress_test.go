@@ -10,9 +10,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/durable-browser/durable-browser/internal/netguard"
@@ -241,5 +244,105 @@ func TestFramesSearchForSecrets(t *testing.T) {
 				t.Fatalf("passed on %d bytes, want the first %d frames unchanged (%d bytes)", out.Len(), c.passed, len(want))
 			}
 		})
+	}
+}
+
+// What the proxy lets through arrives intact: https through a CONNECT
+// tunnel (TLS is spliced, not read), plain http as a proxy request and as
+// a request inside a CONNECT tunnel, and a body searched for a secret
+// typed elsewhere that does not carry it.
+func TestProxyCarriesAllowedTraffic(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s %s %s", r.Method, r.URL.Path, b)
+	})
+	tlsSrv := httptest.NewTLSServer(h)
+	defer tlsSrv.Close()
+	plain := httptest.NewServer(h)
+	defer plain.Close()
+	p, err := Start(Options{Policy: &netguard.Policy{AllowPrivate: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.Arm((&redact.Matcher{}).With(redact.Secret{Name: "PW", Value: "never-sent-secret-1234", Origins: []string{"https://a.example"}}))
+	pu, _ := url.Parse("http://" + p.Addr())
+
+	tr := tlsSrv.Client().Transport.(*http.Transport).Clone()
+	tr.Proxy = http.ProxyURL(pu)
+	c := &http.Client{Transport: tr}
+	for _, u := range []string{tlsSrv.URL + "/tls", plain.URL + "/plain"} {
+		resp, err := c.Post(u, "text/plain", strings.NewReader("body"))
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := "POST " + u[strings.LastIndex(u, "/"):] + " body"
+		if resp.StatusCode != http.StatusOK || string(b) != want {
+			t.Fatalf("%s: %d %q, want %q", u, resp.StatusCode, b, want)
+		}
+	}
+
+	// Plain http inside a CONNECT tunnel: one request, then the tunnel ends.
+	conn, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	host := plain.Listener.Addr().String()
+	fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
+	br := bufio.NewReader(conn)
+	if resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	fmt.Fprintf(conn, "GET /tunnel HTTP/1.1\r\nHost: %s\r\n\r\n", host)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if string(b) != "GET /tunnel " {
+		t.Fatalf("tunnelled GET: %q", b)
+	}
+}
+
+// A plain-http request carrying a typed secret toward another origin is
+// refused and named, in its URL or its body.
+func TestProxyRefusesSecretInPlainHTTP(t *testing.T) {
+	const secret = "plain-http-Secret-5531"
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	p, err := Start(Options{Policy: &netguard.Policy{AllowPrivate: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var blocked []Blocked
+	var mu sync.Mutex
+	p.OnBlock(func(b Blocked) { mu.Lock(); blocked = append(blocked, b); mu.Unlock() })
+	p.Arm((&redact.Matcher{}).With(redact.Secret{Name: "PW", Value: secret, Origins: []string{"https://a.example"}}))
+	pu, _ := url.Parse("http://" + p.Addr())
+	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+	for _, send := range []func() (*http.Response, error){
+		func() (*http.Response, error) { return c.Get(srv.URL + "/x?p=" + url.QueryEscape(secret)) },
+		func() (*http.Response, error) {
+			return c.Post(srv.URL+"/y", "text/plain", strings.NewReader(base64.StdEncoding.EncodeToString([]byte(secret))))
+		},
+	} {
+		resp, err := send()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("status %d, want 403", resp.StatusCode)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hits.Load() != 0 || len(blocked) != 2 || blocked[0].Rule != RuleSecret || blocked[1].Secret != "PW" || strings.Contains(blocked[0].Message, secret) {
+		t.Fatalf("server hits %d, blocked %+v", hits.Load(), blocked)
 	}
 }
