@@ -175,9 +175,7 @@ document.getElementById('go').onclick = () => {
 	}
 	found := false
 	for _, b := range res.Blocked {
-		// (The name itself arrives as "[redacted]": the result's redactor
-		// treats every "secret" key as a credential.)
-		found = found || (b.Rule == "secret" && b.Method == "WS" && b.Origin == "ws://localhost:"+ws.port())
+		found = found || (b.Rule == "secret" && b.Secret == "WS_PW" && b.Method == "WS" && b.Origin == "ws://localhost:"+ws.port())
 	}
 	if !found {
 		raw, _ := json.Marshal(res.Blocked)
