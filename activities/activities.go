@@ -79,6 +79,10 @@ type Options struct {
 	// Resolver looks names up for the egress proxy (default the system's).
 	Resolver egress.Resolver
 
+	// Owners says whether a session's workflow has let go of its browser,
+	// for ReleaseDisowned (default: ClientOwners over Client; none without one).
+	Owners OwnerFunc
+
 	// Attach drives the browser a provider started (default driver.Attach).
 	// Tests set it to attach a fake.
 	Attach AttachFunc
@@ -102,6 +106,7 @@ type Activities struct {
 // liveSession is a browser this process holds.
 type liveSession struct {
 	ref      contract.SessionRef
+	owner    Owner
 	provider providers.Provider
 	sess     *providers.Session
 	browser  Browser
@@ -169,28 +174,42 @@ func (a *Activities) ReleaseOrphans(ctx context.Context, idle time.Duration) []s
 		if s == nil || s.idleSince() > cutoff {
 			continue
 		}
-		select {
-		case s.calls <- struct{}{}:
-		default:
-			continue // a call is running: not an orphan
-		}
-		a.mu.Lock()
-		if a.sessions[tag] == s {
-			delete(a.sessions, tag)
-		}
-		a.mu.Unlock()
-		_ = s.browser.Close()
-		<-s.calls
-		err := s.provider.Release(ctx, tag)
-		s.closeEgress()
+		ok, err := a.releaseIdle(ctx, tag, s)
 		if err != nil {
 			a.log.Error().Err(err).Str("session_tag", tag).Msg("releasing an orphaned session")
 			continue
+		}
+		if !ok {
+			continue // a call is running: not an orphan
 		}
 		a.log.Warn().Str("session_tag", tag).Dur("idle", idle).Msg("released a session no call touched; its workflow never released it")
 		released = append(released, tag)
 	}
 	return released
+}
+
+// releaseIdle lets go of s and releases its browser, unless a call holds it
+// (then ok is false). The process lets go even when the provider fails to
+// release: the provider's own reaper finds the browser again.
+func (a *Activities) releaseIdle(ctx context.Context, tag string, s *liveSession) (ok bool, err error) {
+	select {
+	case s.calls <- struct{}{}:
+	default:
+		return false, nil
+	}
+	a.mu.Lock()
+	if a.sessions[tag] == s {
+		delete(a.sessions, tag)
+	}
+	a.mu.Unlock()
+	_ = s.browser.Close()
+	<-s.calls
+	err = s.provider.Release(ctx, tag)
+	s.closeEgress()
+	if err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // DefaultStopGrace is how long calls in flight may finish once their worker
@@ -207,6 +226,9 @@ func New(o Options) *Activities {
 	}
 	if o.HoldTimeout <= 0 {
 		o.HoldTimeout = 5 * time.Minute
+	}
+	if o.Owners == nil && o.Client != nil {
+		o.Owners = ClientOwners(o.Client)
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 2 * time.Second
