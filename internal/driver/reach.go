@@ -199,7 +199,7 @@ func (b *Browser) egressBlocked(e egress.Blocked) {
 					return
 				}
 			case <-deadline.C:
-				b.log.Debug().Str("rule", e.Rule).Str("origin", e.Origin).Msg("driver: the egress proxy refused a connection no page asked for")
+				b.log.Debug().Str("rule", e.Rule).Str("to", key).Msg("driver: the egress proxy refused a connection no page asked for")
 				return
 			case <-b.ctx.Done():
 				return

@@ -227,7 +227,13 @@ func (p *Proxy) untrack(c net.Conn) {
 }
 
 func (p *Proxy) refused(b Blocked) {
-	p.o.Logger.Debug().Str("rule", b.Rule).Str("secret", b.Secret).Str("origin", b.Origin).Str("method", b.Method).Msg("egress: refused")
+	// Host and port only: a ws:// address in a log reads like a browser's
+	// DevTools endpoint, which logs never hold.
+	to := b.Origin
+	if i := strings.Index(to, "://"); i >= 0 {
+		to = to[i+3:]
+	}
+	p.o.Logger.Debug().Str("rule", b.Rule).Str("secret", b.Secret).Str("to", to).Str("method", b.Method).Msg("egress: refused")
 	if f := p.block.Load(); f != nil && *f != nil {
 		(*f)(b)
 	}
