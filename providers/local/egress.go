@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // egressFlags send every connection of the browser through the worker's
@@ -20,6 +21,19 @@ func egressFlags(addr string) []string {
 		"--proxy-bypass-list=<-loopback>",
 		"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 	}
+}
+
+// checkEgressFlags refuses extra flags that would route the browser
+// around its egress proxy (Chrome takes the last of a repeated switch).
+func checkEgressFlags(extra []string) error {
+	for _, f := range extra {
+		for _, own := range []string{"--proxy-server", "--proxy-bypass-list", "--proxy-pac-url", "--proxy-auto-detect", "--no-proxy-server", "--host-resolver-rules"} {
+			if f == own || strings.HasPrefix(f, own+"=") {
+				return fmt.Errorf("extra browser flag %s would take the browser around the worker's egress proxy; remove it", own)
+			}
+		}
+	}
+	return nil
 }
 
 // egressPrefs are the profile preferences that keep traffic on the proxy:

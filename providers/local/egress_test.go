@@ -75,6 +75,17 @@ func TestWriteEgressPrefs(t *testing.T) {
 	}
 }
 
+func TestCheckEgressFlags(t *testing.T) {
+	for _, f := range []string{"--proxy-server=http://x:1", "--no-proxy-server", "--host-resolver-rules=MAP * 1.2.3.4", "--proxy-pac-url=file:///p"} {
+		if err := checkEgressFlags([]string{"--mute-audio", f}); err == nil {
+			t.Errorf("%s passed", f)
+		}
+	}
+	if err := checkEgressFlags([]string{"--mute-audio", "--proxy-serverless"}); err != nil {
+		t.Errorf("an unrelated flag refused: %v", err)
+	}
+}
+
 func TestEgressRefusesAnUpstreamProxy(t *testing.T) {
 	p := newProvider(t, t.TempDir(), "boot-egress")
 	_, err := p.Create(context.Background(), providers.CreateOptions{Tag: "egress-proxy-1", Proxy: "http://127.0.0.1:3128", Egress: "127.0.0.1:4567"})

@@ -164,6 +164,11 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 	if o.Proxy != "" && o.Egress != "" {
 		return nil, errors.New("proxy: an upstream proxy cannot be combined with the worker's egress proxy (the reach guard); run the worker without the reach guard to use one")
 	}
+	if o.Egress != "" {
+		if err := checkEgressFlags(p.extra); err != nil {
+			return nil, err
+		}
+	}
 	unlock := p.locks.Lock(o.Tag)
 	defer unlock()
 
