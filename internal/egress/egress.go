@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -165,7 +166,8 @@ func Listen(addr string, o Options) (*Proxy, error) {
 			http.Error(w, "durable-browser egress proxy: the site could not be reached", http.StatusBadGateway)
 		},
 	}
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: nil}
+	// A browser's broken connections are no news for the worker's stderr.
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	live.Store(p.addr, struct{}{})
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
