@@ -148,7 +148,10 @@ type BlockedRequest struct {
 	Method string `json:"method"`
 	Origin string `json:"origin"`
 	Rule   string `json:"rule"`
-	Secret string `json:"secret,omitempty"`
+	// Secret is the secret's name, never its value. Its key is not
+	// "secret": results are redacted as JSON, where a "secret" key's value
+	// is taken for a credential and hidden.
+	Secret string `json:"secret_name,omitempty"`
 }
 
 // ClaimCheck is what a result carries instead of a large body: where it is,
