@@ -15,11 +15,12 @@ const (
 	OptionProfile      = "profile"
 	OptionActionPolicy = "action_policy"
 	OptionAllowHosts   = "allow_hosts"
+	OptionViewport     = "viewport"
 )
 
 // MadeOptions lists every option that makes a browser. StartURL and
 // ProfileGrants make nothing and are never compared.
-var MadeOptions = []string{OptionProvider, OptionStealth, OptionHeaded, OptionProfile, OptionActionPolicy, OptionAllowHosts}
+var MadeOptions = []string{OptionProvider, OptionStealth, OptionHeaded, OptionProfile, OptionActionPolicy, OptionAllowHosts, OptionViewport}
 
 // Expected is what a caller expects of the session it calls: the options it
 // would create the session with, and which of them it set on purpose. A
@@ -32,9 +33,11 @@ type Expected struct {
 
 // MadeWith is the part of o that makes a browser, in one spelling: the
 // provider given (resolved by the caller), the default policy written out,
-// the allow list lower-cased and sorted.
+// the allow list lower-cased and sorted, the viewport written out (unset is
+// the default, as in a record kept before viewports were).
 func (o SessionOptions) MadeWith(provider string) SessionOptions {
-	m := SessionOptions{Provider: provider, Stealth: o.Stealth, Headed: o.Headed, ActionPolicy: o.ActionPolicy}
+	vp := o.ViewportOrDefault()
+	m := SessionOptions{Provider: provider, Stealth: o.Stealth, Headed: o.Headed, ActionPolicy: o.ActionPolicy, Viewport: &vp}
 	if m.Provider == "" {
 		m.Provider = "local"
 	}
@@ -83,6 +86,9 @@ func OptionsDiffer(want, have SessionOptions, fields []string, what string) []st
 	}
 	if want.ActionPolicy != have.ActionPolicy {
 		add(OptionActionPolicy, want.ActionPolicy, have.ActionPolicy)
+	}
+	if *want.Viewport != *have.Viewport {
+		add(OptionViewport, want.Viewport.String(), have.Viewport.String())
 	}
 	if !slices.Equal(want.AllowHosts, have.AllowHosts) {
 		add(OptionAllowHosts, hostsWord(want.AllowHosts), hostsWord(have.AllowHosts))

@@ -59,7 +59,7 @@ func TestOperatorVerbsRefuse(t *testing.T) {
 		code int
 		want string // in stderr
 	}{
-		{[]string{"tools", "--format", "xml"}, 1, "use neutral, openai or anthropic"},
+		{[]string{"tools", "--format", "xml"}, 1, "use neutral, openai, anthropic or prompt"},
 		{[]string{"tools", "extra"}, 1, "takes flags only"},
 		{[]string{"sessions", "extra"}, 1, "takes flags only"},
 		{[]string{"sessions", "extra", "--all"}, 1, "--all comes after the positional arguments; flags go first: durable-browser sessions [flags]"},

@@ -166,7 +166,7 @@ func TestBackForwardReload(t *testing.T) {
 		t.Fatalf("after reload the page says %q", got)
 	}
 	acts, _ := ParseActions([]byte(`[{"op":"forward"}]`))
-	_, err := b.Run(ctxT(t), acts)
+	_, err := b.Run(ctxT(t), acts, RunOptions{})
 	if ae, ok := err.(*ActionError); !ok || ae.Kind != KindNavigation {
 		t.Fatalf("forward with no next page: %v", err)
 	}
@@ -268,7 +268,7 @@ func TestFailuresNameTheAction(t *testing.T) {
 	b := attach(t, Options{ActionTimeout: 400 * time.Millisecond})
 	gotoPage(t, b, siteURL+"/t/ops.html")
 	acts, _ := ParseActions([]byte(`[{"op":"wait","load":true},{"op":"wait","text":"never on this page"}]`))
-	_, err := b.Run(ctxT(t), acts)
+	_, err := b.Run(ctxT(t), acts, RunOptions{})
 	var ae *ActionError
 	if !errors.As(err, &ae) || ae.Kind != KindTimeout || !strings.Contains(err.Error(), `action 2 (wait)`) ||
 		!strings.Contains(err.Error(), `text "never on this page" did not appear within 400ms`) {
@@ -282,7 +282,7 @@ func TestFailuresNameTheAction(t *testing.T) {
 	closed := "http://" + l.Addr().String() + "/nothing-here"
 	_ = l.Close()
 	acts, _ = ParseActions([]byte(`[{"op":"goto","url":"` + closed + `"}]`))
-	_, err = b.Run(ctxT(t), acts)
+	_, err = b.Run(ctxT(t), acts, RunOptions{})
 	if !errors.As(err, &ae) || ae.Kind != KindNavigation || !strings.Contains(err.Error(), "navigation to "+closed+" failed: net::ERR_CONNECTION_REFUSED") {
 		t.Fatalf("goto a closed port: %v", err)
 	}

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strconv"
@@ -83,6 +84,13 @@ func (b *Browser) wait(ctx context.Context, t *tab, a Action, r ref) error {
 				return false, err
 			}
 			return res.Result.Value.Bool(), nil
+		case a.Locator != nil:
+			_, _, err := b.locate(ctx, t, *a.Locator)
+			var le *LocatorError
+			if errors.As(err, &le) && le.Found == 0 {
+				return false, nil
+			}
+			return err == nil, err
 		case a.ID != "":
 			res, err := b.callOn(ctx, r, visibleJS)
 			if err != nil {
@@ -103,7 +111,7 @@ func (b *Browser) wait(ctx context.Context, t *tab, a Action, r ref) error {
 	}
 	for {
 		ok, err := check()
-		if err != nil && ctx.Err() == nil && a.ID != "" {
+		if err != nil && ctx.Err() == nil && (a.ID != "" || a.Locator != nil) {
 			return err
 		}
 		if ok {
@@ -113,6 +121,8 @@ func (b *Browser) wait(ctx context.Context, t *tab, a Action, r ref) error {
 		case <-ctx.Done():
 			var what string
 			switch {
+			case a.Locator != nil:
+				what = "an element matching " + a.Locator.String() + " did not appear"
 			case a.Text != "":
 				what = "text " + strconv.Quote(b.clip(a.Text, 40)) + " did not appear"
 			case a.ID != "":
