@@ -57,7 +57,7 @@ tool's JSON answer on stdout; exits 0 when it is ok and 1 for a failure
 envelope ({"ok":false,"code":...}). Flags go before the positional arguments.
 
 The session flags (--provider, --stealth, --headed, --profile, --policy,
---allow-hosts, ...) apply when the call starts a session. Given to a session
+--allow-hosts, --viewport, ...) apply when the call starts a session. Given to a session
 that already runs and was made otherwise, the call is refused, naming each.
 Once a session has ended (browser_release, idle, maximum lifetime, close),
 calls under its id answer session_ended until one is sent with --new.
@@ -155,7 +155,7 @@ func givenOptions(fs *config.Set) []string {
 	for _, o := range []struct{ option, flag string }{
 		{contract.OptionProvider, "provider"}, {contract.OptionStealth, "stealth"}, {contract.OptionHeaded, "headed"},
 		{contract.OptionProfile, "profile"}, {contract.OptionProfile, "save-profile"},
-		{contract.OptionActionPolicy, "policy"}, {contract.OptionAllowHosts, "allow-hosts"},
+		{contract.OptionActionPolicy, "policy"}, {contract.OptionAllowHosts, "allow-hosts"}, {contract.OptionViewport, "viewport"},
 	} {
 		if fs.Given(o.flag) && !slices.Contains(out, o.option) {
 			out = append(out, o.option)
