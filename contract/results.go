@@ -74,6 +74,19 @@ type RunResult struct {
 	// Blocked lists requests the worker's reach guard (or the session's
 	// allow_hosts) stopped before they left the browser.
 	Blocked []BlockedRequest `json:"blocked,omitempty"`
+	// A code cell's output (its emitted values as an array, or its return
+	// value), page calls and console lines (bounded). Absent for a batch.
+	Output    json.RawMessage `json:"output,omitempty"`
+	PageCalls *PageCalls      `json:"page_calls,omitempty"`
+	Console   []string        `json:"console,omitempty"`
+}
+
+// PageCalls counts a code cell's page calls: made (attempted within the
+// limit), completed and failed.
+type PageCalls struct {
+	Made      int `json:"made"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
 }
 
 // BlockedRequest is one request stopped before it left the browser, and the

@@ -96,6 +96,7 @@ type Browser struct {
 	idSeq       int
 	epoch       int
 	runCtx      context.Context
+	holdCtx     context.Context // a code cell's, between its calls (Hold)
 	gating      int // gate decisions under way
 	ev          events
 	dl          downloads
