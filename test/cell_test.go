@@ -277,23 +277,34 @@ return "sent";`, env.Demo.URL()+"/", email)))
 	}
 }
 
-// A worker killed in the middle of a cell that posted a form: the call
-// answers effect_unknown with the count of page calls completed, and the
-// identical cell is refused once.
+// A worker killed in the middle of a cell, after the cell posted a form:
+// the call answers effect_unknown with the count of page calls completed
+// and the request sent, and the identical cell is refused once.
 func TestWorkerKilledMidCell(t *testing.T) {
 	p := env.StartWorkerProcess(t, harness.ProcessOptions{})
 	s := newSession(t, workflows.SessionConfig{})
 	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
 	env.StartWorker(t, harness.WorkerOptions{})
 
-	before := slowSubmissions()
-	cellCode := code(fmt.Sprintf(`
+	email := "killed-" + uuid.NewString()[:8] + "@example.com"
+	arrived := func() int {
+		n := 0
+		for _, sub := range env.Demo.Submissions() {
+			if sub.Fields["email"] == email {
+				n++
+			}
+		}
+		return n
+	}
+	// Four page calls, the last posting the form, then a long computation
+	// during which the worker dies.
+	cellCode := map[string]any{"timeout_s": 200, "code": fmt.Sprintf(`
 await page.goto(%q);
 const s = await page.snapshot();
 const id = (label) => s.text.match(new RegExp("\\[(\\d+)\\] " + label))[1];
-await page.fill(id('textbox "Item"'), "one lamp");
-await page.click(id('button "Place order"'));
-for (;;) {}`, env.Demo.URL()+"/slow-form.html"))
+await page.fill(id('textbox "Email"'), %q);
+await page.click(id('button "Create account"'));
+for (;;) {}`, env.Demo.URL()+"/", email)}
 	raw, _ := json.Marshal(cellCode)
 	answer := make(chan json.RawMessage, 1)
 	go func() {
@@ -305,9 +316,10 @@ for (;;) {}`, env.Demo.URL()+"/slow-form.html"))
 		}
 		answer <- out
 	}()
-	harness.Eventually(t, 60*time.Second, func() bool { return slowSubmissions() == before+1 }, "the order never arrived")
-	// The heartbeat has recorded the four completed page calls before the kill.
-	harness.Eventually(t, 60*time.Second, func() bool { return cellProgress(t, s.id).Completed == 4 }, "the heartbeat never counted 4 completed page calls")
+	harness.Eventually(t, 60*time.Second, func() bool { return arrived() == 1 }, "the form never arrived")
+	// The heartbeat has recorded the four completed page calls.
+	harness.Eventually(t, 60*time.Second, func() bool { return cellProgress(t, s.id) == contract.PageCalls{Made: 4, Completed: 4} },
+		"the heartbeat never counted 4 completed page calls: %s", pendingDump(t, s.id))
 	p.Kill()
 
 	var f contract.Failure
@@ -319,14 +331,15 @@ for (;;) {}`, env.Demo.URL()+"/slow-form.html"))
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the interrupted cell never answered")
 	}
-	if f.PageCalls == nil || f.PageCalls.Completed != 4 || f.Effect != contract.EffectPossiblyEffected || !strings.Contains(f.Message, "4 completed page call") {
-		t.Fatalf("effect_unknown should count 4 completed page calls: %+v", f)
+	if f.PageCalls == nil || *f.PageCalls != (contract.PageCalls{Made: 4, Completed: 4}) || f.Effect != contract.EffectPossiblyEffected ||
+		!strings.Contains(f.Message, "after 4 completed page call") || len(f.Sent) != 1 || f.Sent[0].Path != "/submit" {
+		t.Fatalf("effect_unknown should count 4 completed page calls and the post sent: %+v", f)
 	}
 	if again := s.failure("run", cellCode); again.Code != contract.CodeEffectUnknown {
 		t.Fatalf("the identical cell should be refused once with effect_unknown, got %+v", again)
 	}
-	if n := slowSubmissions() - before; n != 1 {
-		t.Fatalf("the site should count exactly the one order sent, counted %d", n)
+	if n := arrived(); n != 1 {
+		t.Fatalf("the site should count exactly the one form sent, counted %d", n)
 	}
 	s.must("browser_release", map[string]any{}, nil)
 	harness.KillUnder(p.ProfileRoot)
@@ -351,4 +364,16 @@ func cellProgress(t *testing.T, id string) contract.PageCalls {
 		}
 	}
 	return contract.PageCalls{}
+}
+
+func pendingDump(t *testing.T, id string) string {
+	d, err := env.Client.DescribeWorkflowExecution(context.Background(), id, "")
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, pa := range d.PendingActivities {
+		fmt.Fprintf(&b, "%s %v attempt=%d started=%v lastbeat=%v failure=%v details=%v; ", pa.ActivityType.GetName(), pa.State, pa.Attempt, pa.LastStartedTime, pa.LastHeartbeatTime, pa.LastFailure, pa.HeartbeatDetails)
+	}
+	return b.String()
 }
