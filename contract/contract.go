@@ -171,7 +171,7 @@ var definitions = sync.OnceValue(func() []Tool {
 					"description": "Actions in order, each an object with op, e.g. [{\"op\":\"fill\",\"id\":\"2\",\"value\":\"a@b.c\"},{\"op\":\"click\",\"id\":\"5\"}].",
 					"items":       schemaMap{"oneOf": actionSchemas()},
 				},
-				"code": schemaWith(schemaString(codeDescription, 1, MaxCodeBytes), "examples", []any{codeExamplePaging, codeExampleRows}),
+				"code":      schemaWith(schemaString(codeDescription, 1, MaxCodeBytes), "examples", []any{codeExamplePaging, codeExampleRows}),
 				"timeout_s": schemaInteger("A code cell's deadline in seconds; default 120.", 1, MaxCodeTimeoutS),
 			}),
 		},

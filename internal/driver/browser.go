@@ -97,7 +97,7 @@ type Browser struct {
 	epoch       int
 	runCtx      context.Context
 	holdCtx     context.Context // a code cell's, between its calls (Hold)
-	gating      int // gate decisions under way
+	gating      int             // gate decisions under way
 	ev          events
 	dl          downloads
 	reach       reachCache
