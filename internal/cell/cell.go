@@ -334,12 +334,13 @@ func (c *cellRun) thrown(v goja.Value) *Error {
 	return e
 }
 
-// watchHeap interrupts the engine when the worker's heap grows past the
-// bound while the cell runs. It reads the process's heap, so it also
-// counts what other work allocates meanwhile: a bound on the cell's
-// growth, never a loose one.
+// watchHeap interrupts the engine when the worker's live heap (as the
+// last garbage collection measured it; a cell that keeps allocating makes
+// collections run) grows past the bound while the cell runs. It reads the
+// process's heap, so it also counts what other work keeps meanwhile: a
+// bound on the cell's growth, never a loose one. Garbage does not count.
 func (c *cellRun) watchHeap() func() {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	read := func() uint64 {
 		metrics.Read(sample)
 		if sample[0].Value.Kind() != metrics.KindUint64 {

@@ -255,3 +255,12 @@ func TestCellProgressAndCancel(t *testing.T) {
 		t.Fatalf("counts %+v progress %v", res.Calls, seen)
 	}
 }
+
+// Garbage is not growth: a cell that allocates far more than the bound but
+// keeps little runs to the end.
+func TestCellGarbageIsNotGrowth(t *testing.T) {
+	res, err, _ := run(t, `let n = 0; for (let i = 0; i < 300000; i++) { const s = "k".repeat(200) + i; n += s.length } return n`, Options{MaxHeapGrowth: 48 << 20})
+	if err != nil || len(res.Output) == 0 {
+		t.Fatalf("err %v output %s", err, res.Output)
+	}
+}
