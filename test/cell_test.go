@@ -377,3 +377,50 @@ func pendingDump(t *testing.T, id string) string {
 	}
 	return b.String()
 }
+
+// page.eval runs in the page's main world with JSON in and out; text and
+// attr read elements by snapshot id; screenshot files evidence and answers
+// its claim check.
+func TestCellReads(t *testing.T) {
+	env.StartWorker(t, harness.WorkerOptions{})
+	s := newSession(t, workflows.SessionConfig{})
+	var res contract.RunResult
+	s.must("run", code(fmt.Sprintf(`
+await page.goto(%q);
+const rows = await page.eval(() =>
+  [...document.querySelectorAll("tbody tr")].map(r => [...r.cells].map(c => c.innerText)));
+await page.eval((k, v) => { window[k] = v }, "cellMark", {n: 7});
+const mark = await page.eval("window.cellMark");
+const s = await page.snapshot();
+const next = s.text.match(/\[(\d+)\] link "Next"/)[1];
+const shot = await page.screenshot({type: "jpeg", quality: 50});
+let thrown = "";
+try { await page.eval(() => { throw new Error("page says no") }) } catch (e) { thrown = e.code + ": " + e.message }
+return {rows, mark, next: await page.text(next),
+  href: await page.attr(next, "href"), none: await page.attr(next, "data-none"), shot, thrown};`, env.Demo.URL()+"/table?page=2")), &res)
+	var out struct {
+		Rows    [][]string
+		Mark    map[string]int
+		Next    string
+		Href    string
+		None    *string
+		Shot    contract.ClaimCheck
+		Thrown  string
+	}
+	if err := json.Unmarshal(res.Output, &out); err != nil {
+		t.Fatalf("%s: %v", res.Output, err)
+	}
+	want := demosite.TableRows()[demosite.TableRowsPerPage]
+	if len(out.Rows) != demosite.TableRowsPerPage || out.Rows[0][0] != want.Order || out.Rows[0][1] != want.Customer || out.Rows[0][3] != fmt.Sprint(want.Total) {
+		t.Fatalf("rows %q", out.Rows)
+	}
+	if out.Mark["n"] != 7 || out.Next != "Next" || out.Href != "/table?page=3" || out.None != nil {
+		t.Fatalf("output %s", res.Output)
+	}
+	if out.Shot.Key == "" || out.Shot.SHA256 == "" || out.Shot.ContentType != "image/jpeg" || out.Shot.Inline != "" {
+		t.Fatalf("screenshot claim check %+v", out.Shot)
+	}
+	if !strings.HasPrefix(out.Thrown, "command_failed: ") || !strings.Contains(out.Thrown, "page says no") {
+		t.Fatalf("thrown %q", out.Thrown)
+	}
+}
