@@ -168,9 +168,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		select {
 		case err = <-done:
 		case <-time.After(grace):
-			c.mu.Lock()
-			c.abandoned = true
-			c.mu.Unlock()
+			// Left to finish its builtin; the interrupt stops it after.
 			err = c.stopErr(ctx.Err())
 		}
 	}
@@ -194,7 +192,6 @@ type cellRun struct {
 	emitBytes   int
 	returned    json.RawMessage
 	consoleSize int
-	abandoned   bool
 
 	stopped atomic.Pointer[error]
 }
