@@ -1,8 +1,13 @@
 package driver
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/durable-browser/durable-browser/internal/redact"
@@ -60,5 +65,42 @@ func TestCellReads(t *testing.T) {
 	b.armSecrets([]redact.Secret{{Name: "PW", Value: secret, Origins: []string{siteURL}}})
 	if _, err := b.Eval(ctx, "document.title", ""); !errors.Is(err, ErrSecretTyped) {
 		t.Fatalf("eval after a secret was typed: %v", err)
+	}
+}
+
+// Hold gives the request gate a code cell's context between its page calls:
+// a request the page sends while no call runs meets the cell's context,
+// and after release the session's own.
+func TestHoldBetweenCalls(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			return
+		}
+		fmt.Fprint(w, `<!doctype html><title>later</title><button onclick="setTimeout(() => fetch('/later', {method: 'POST'}), 1000)">Later</button>`)
+	}))
+	t.Cleanup(srv.Close)
+	type key struct{}
+	var mu sync.Mutex
+	var seen []any
+	b := attach(t, Options{RequestGate: func(ctx context.Context, r GatedRequest) GateDecision {
+		mu.Lock()
+		seen = append(seen, ctx.Value(key{}))
+		mu.Unlock()
+		return GateAllow
+	}})
+	gotoPage(t, b, srv.URL+"/")
+	button := idOf(t, snap(t, b, SnapshotOptions{}).Text, `button "Later"`)
+	release := b.Hold(context.WithValue(ctxT(t), key{}, "cell"))
+	// The click returns before the page posts; the post meets the hold.
+	mustRun(t, b, `[{"op":"click","id":"`+button+`"}]`)
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(seen) }
+	eventually(t, "the held post", func() bool { return count() == 1 })
+	release()
+	mustRun(t, b, `[{"op":"click","id":"`+button+`"}]`)
+	eventually(t, "the post after release", func() bool { return count() == 2 })
+	mu.Lock()
+	defer mu.Unlock()
+	if seen[0] != "cell" || seen[1] != nil {
+		t.Fatalf("gate contexts %v, want the cell's then none", seen)
 	}
 }
