@@ -399,13 +399,13 @@ try { await page.eval(() => { throw new Error("page says no") }) } catch (e) { t
 return {rows, mark, next: await page.text(next),
   href: await page.attr(next, "href"), none: await page.attr(next, "data-none"), shot, thrown};`, env.Demo.URL()+"/table?page=2")), &res)
 	var out struct {
-		Rows    [][]string
-		Mark    map[string]int
-		Next    string
-		Href    string
-		None    *string
-		Shot    contract.ClaimCheck
-		Thrown  string
+		Rows   [][]string
+		Mark   map[string]int
+		Next   string
+		Href   string
+		None   *string
+		Shot   contract.ClaimCheck
+		Thrown string
 	}
 	if err := json.Unmarshal(res.Output, &out); err != nil {
 		t.Fatalf("%s: %v", res.Output, err)
