@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"encoding/json"
-	"github.com/durable-browser/durable-browser/internal/netguard"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -14,9 +13,11 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/internal/envelope"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
+	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/internal/webfetch"
 	"github.com/durable-browser/durable-browser/internal/websearch"
@@ -75,6 +76,12 @@ type Options struct {
 	// ranges as the worker's flags say. A session's allow_hosts narrows it.
 	// Nil leaves the browser unguarded (tests of other things only).
 	Reach *netguard.Policy
+	// Resolver looks names up for the egress proxy (default the system's).
+	Resolver egress.Resolver
+
+	// Owners says whether a session's workflow has let go of its browser,
+	// for ReleaseDisowned (default: ClientOwners over Client; none without one).
+	Owners OwnerFunc
 
 	// Attach drives the browser a provider started (default driver.Attach).
 	// Tests set it to attach a fake.
@@ -99,6 +106,7 @@ type Activities struct {
 // liveSession is a browser this process holds.
 type liveSession struct {
 	ref      contract.SessionRef
+	owner    Owner
 	provider providers.Provider
 	sess     *providers.Session
 	browser  Browser
@@ -116,6 +124,15 @@ type liveSession struct {
 	// this browser expires (unix nanoseconds): no call touches the browser
 	// during a handoff, yet it is no orphan. The next call clears it.
 	heldUntil atomic.Int64
+	// egress is the proxy the browser's traffic leaves through (nil when
+	// the provider takes none); closed after the browser is released.
+	egress *egress.Proxy
+}
+
+func (s *liveSession) closeEgress() {
+	if s.egress != nil {
+		_ = s.egress.Close()
+	}
 }
 
 // idleSince is when the session was last wanted: its last call, or the end
@@ -157,26 +174,42 @@ func (a *Activities) ReleaseOrphans(ctx context.Context, idle time.Duration) []s
 		if s == nil || s.idleSince() > cutoff {
 			continue
 		}
-		select {
-		case s.calls <- struct{}{}:
-		default:
-			continue // a call is running: not an orphan
-		}
-		a.mu.Lock()
-		if a.sessions[tag] == s {
-			delete(a.sessions, tag)
-		}
-		a.mu.Unlock()
-		_ = s.browser.Close()
-		<-s.calls
-		if err := s.provider.Release(ctx, tag); err != nil {
+		ok, err := a.releaseIdle(ctx, tag, s)
+		if err != nil {
 			a.log.Error().Err(err).Str("session_tag", tag).Msg("releasing an orphaned session")
 			continue
+		}
+		if !ok {
+			continue // a call is running: not an orphan
 		}
 		a.log.Warn().Str("session_tag", tag).Dur("idle", idle).Msg("released a session no call touched; its workflow never released it")
 		released = append(released, tag)
 	}
 	return released
+}
+
+// releaseIdle lets go of s and releases its browser, unless a call holds it
+// (then ok is false). The process lets go even when the provider fails to
+// release: the provider's own reaper finds the browser again.
+func (a *Activities) releaseIdle(ctx context.Context, tag string, s *liveSession) (ok bool, err error) {
+	select {
+	case s.calls <- struct{}{}:
+	default:
+		return false, nil
+	}
+	a.mu.Lock()
+	if a.sessions[tag] == s {
+		delete(a.sessions, tag)
+	}
+	a.mu.Unlock()
+	_ = s.browser.Close()
+	<-s.calls
+	err = s.provider.Release(ctx, tag)
+	s.closeEgress()
+	if err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // DefaultStopGrace is how long calls in flight may finish once their worker
@@ -193,6 +226,9 @@ func New(o Options) *Activities {
 	}
 	if o.HoldTimeout <= 0 {
 		o.HoldTimeout = 5 * time.Minute
+	}
+	if o.Owners == nil && o.Client != nil {
+		o.Owners = ClientOwners(o.Client)
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 2 * time.Second
@@ -276,6 +312,7 @@ func (a *Activities) Close(ctx context.Context) {
 		if err := s.provider.Release(ctx, tag); err != nil {
 			a.log.Error().Err(err).Str("session_tag", tag).Msg("releasing session at shutdown")
 		}
+		s.closeEgress()
 	}
 }
 

@@ -333,3 +333,45 @@ func TestNewDefaults(t *testing.T) {
 		t.Fatalf("attach with no address = %v, %v", b, err)
 	}
 }
+
+// A browser whose workflow let go of it (ended, or moved to another tag after
+// judging this worker lost) is released once idle; one whose workflow still
+// holds it, whose owner cannot be asked, or that a call holds, is kept.
+func TestReleaseDisowned(t *testing.T) {
+	asked := map[string]Owner{}
+	h := newHarness(t, func(o *Options) {
+		o.Owners = func(_ context.Context, ow Owner) (bool, error) {
+			asked[ow.Tag] = ow
+			switch ow.Tag {
+			case "moved-on":
+				return true, nil
+			case "unknown":
+				return false, errors.New("the service is unreachable")
+			default:
+				return false, nil
+			}
+		}
+	})
+	for _, tag := range []string{"moved-on", "held", "unknown", "fresh"} {
+		h.create(tag, contract.SessionOptions{})
+	}
+	for _, tag := range []string{"moved-on", "held", "unknown"} {
+		h.age(tag, time.Minute)
+	}
+	got := h.a.ReleaseDisowned(context.Background(), 30*time.Second)
+	if !reflect.DeepEqual(got, []string{"moved-on"}) {
+		t.Fatalf("released %v, want only moved-on", got)
+	}
+	if _, rel := h.prov.calls(); !reflect.DeepEqual(rel, []string{"moved-on"}) {
+		t.Fatalf("provider released %v", rel)
+	}
+	if _, ok := asked["fresh"]; ok {
+		t.Fatal("asked about a session used within the idle bound")
+	}
+	if ow := asked["held"]; ow.WorkflowID == "" || ow.WorkflowType == "" {
+		t.Fatalf("the owner of a session was not recorded at create: %+v", ow)
+	}
+	if got := h.a.Sessions(); !reflect.DeepEqual(got, []string{"fresh", "held", "unknown"}) {
+		t.Fatalf("sessions left = %v", got)
+	}
+}

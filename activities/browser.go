@@ -26,10 +26,16 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 		return nil, err
 	}
 	defer done()
-	snap, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: req.Args.Mode, Scope: req.Args.Scope, Offset: req.Args.Offset})
+	snap, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: req.Args.Mode, Scope: req.Args.Scope, Offset: req.Args.Offset, Since: req.Args.Since})
 	if err != nil {
 		return nil, a.fail(driverFailure(err))
 	}
+	res := a.snapshotResult(snap)
+	return res, a.clean(res)
+}
+
+// snapshotResult is a driver snapshot as the contract says it.
+func (a *Activities) snapshotResult(snap *driver.Snapshot) *contract.SnapshotResult {
 	res := &contract.SnapshotResult{
 		OK:          true,
 		Page:        contract.Page{URL: a.o.Redactor.URL(snap.URL), Title: snap.Title},
@@ -39,8 +45,13 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 		Interactive: snap.Interactive,
 		Truncated:   snap.Truncated,
 		Cut:         snap.Cut,
+		NextOffset:  snap.NextOffset,
+		Viewport:    snap.Viewport,
 	}
-	return res, a.clean(res)
+	if c := snap.Changes; c != nil {
+		res.Changes = &contract.Changes{Since: c.Since, Full: c.Full, Reason: c.Reason, Added: c.Added, Removed: c.Removed, Changed: c.Changed}
+	}
+	return res
 }
 
 // Run answers the run tool: a batch of actions, sent one at a time. It runs
@@ -86,7 +97,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	}
 	defer done()
 
-	out, err := s.browser.Run(ctx, actions)
+	out, err := s.browser.Run(ctx, actions, driver.RunOptions{Observe: req.Args.Observe})
 	if err != nil && cutByStop(ctx) {
 		if out == nil {
 			// Refused before any action: nothing was sent.
@@ -132,6 +143,11 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	}
 	if out.Failed != nil {
 		res.Failed = &contract.ActionFailure{Index: out.Failed.Index, Op: out.Failed.Op, Reason: out.Failed.Reason}
+	}
+	if out.Observed != nil {
+		o := a.snapshotResult(out.Observed)
+		res.Observed = &contract.Observation{Text: o.Text, Epoch: o.Epoch, Elements: o.Elements, Interactive: o.Interactive,
+			Truncated: o.Truncated, Cut: o.Cut, NextOffset: o.NextOffset, Changes: o.Changes}
 	}
 	if err != nil {
 		// A batch stopped partway is a result the model can act on: it says
@@ -193,7 +209,8 @@ func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequ
 // filed by one call (a code cell's).
 func (a *Activities) screenshot(ctx context.Context, s *liveSession, args contract.ScreenshotArgs, suffix string) (*contract.ScreenshotResult, *contract.Failure) {
 	req := struct{ Args contract.ScreenshotArgs }{args}
-	o := driver.ScreenshotOptions{FullPage: req.Args.FullPage, ID: strings.TrimSpace(req.Args.ID), Selector: strings.TrimSpace(req.Args.Selector), Type: req.Args.Type, Quality: req.Args.Quality}
+	o := driver.ScreenshotOptions{FullPage: req.Args.FullPage, ID: strings.TrimSpace(req.Args.ID), Selector: strings.TrimSpace(req.Args.Selector), Type: req.Args.Type, Quality: req.Args.Quality,
+		Locator: driverLocator(req.Args.Locator)}
 	if c := req.Args.Clip; c != nil && c.Width > 0 && c.Height > 0 {
 		o.Clip = &driver.Rect{X: c.X, Y: c.Y, Width: c.Width, Height: c.Height}
 	}
@@ -326,7 +343,7 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 		return nil, err
 	}
 	defer done()
-	if err := s.browser.Upload(ctx, req.Args.ID, file.Path); err != nil {
+	if err := s.browser.Upload(ctx, uploadTarget(req.Args), file.Path); err != nil {
 		if cutByStop(ctx) {
 			return nil, a.fail(a.stoppedMidCall(ctx, s, "", nil))
 		}
@@ -393,7 +410,7 @@ func driverFailure(err error) *contract.Failure {
 			return contract.Fail(contract.CodeTimeout, "%v", err)
 		case driver.KindStale:
 			return contract.Fail(contract.CodeStaleSnapshot, "%v", err)
-		case driver.KindRefused:
+		case driver.KindRefused, driver.KindLocator:
 			return contract.Fail(contract.CodeRefused, "%v", err)
 		case driver.KindBrowser:
 			return contract.Fail(contract.CodeBrowserUnavailable, "%v", err)
@@ -446,4 +463,17 @@ func (r *runState) heldList() []contract.HeldRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]contract.HeldRequest(nil), r.held...)
+}
+
+// uploadTarget is the file input an upload names, by id or by locator.
+func uploadTarget(a contract.UploadArgs) driver.Target {
+	return driver.Target{ID: a.ID, Locator: driverLocator(a.Locator)}
+}
+
+// driverLocator is a contract locator as the driver takes it.
+func driverLocator(l *contract.Locator) *driver.Locator {
+	if l == nil {
+		return nil
+	}
+	return &driver.Locator{Role: l.Role, Name: l.Name, Label: l.Label, Text: l.Text, Placeholder: l.Placeholder, TestID: l.TestID}
 }

@@ -12,11 +12,11 @@ import (
 // run let go, and Close. *driver.Browser is the real one; tests use a fake.
 type Browser interface {
 	Snapshot(ctx context.Context, o driver.SnapshotOptions) (*driver.Snapshot, error)
-	Run(ctx context.Context, actions []driver.Action) (*driver.RunResult, error)
+	Run(ctx context.Context, actions []driver.Action, o driver.RunOptions) (*driver.RunResult, error)
 	Screenshot(ctx context.Context, o driver.ScreenshotOptions) (*driver.Shot, error)
 	Read(ctx context.Context, o driver.ReadOptions) (*driver.ReadResult, error)
 	Downloads(ctx context.Context) ([]driver.Download, error)
-	Upload(ctx context.Context, id, file string) error
+	Upload(ctx context.Context, target driver.Target, file string) error
 	Tabs(ctx context.Context) ([]driver.Tab, error)
 	URL(ctx context.Context) string
 	Title(ctx context.Context) string

@@ -131,7 +131,7 @@ func (b *fakeBrowser) Snapshot(context.Context, driver.SnapshotOptions) (*driver
 	return &driver.Snapshot{Text: "- heading \"Hello\"", URL: b.url, Title: b.title, Epoch: 1}, nil
 }
 
-func (b *fakeBrowser) Run(ctx context.Context, actions []driver.Action) (*driver.RunResult, error) {
+func (b *fakeBrowser) Run(ctx context.Context, actions []driver.Action, _ driver.RunOptions) (*driver.RunResult, error) {
 	b.mu.Lock()
 	b.runs = append(b.runs, actions)
 	reqs, fn := b.requests, b.runFn
@@ -175,7 +175,7 @@ func (b *fakeBrowser) Downloads(context.Context) ([]driver.Download, error) {
 	return append([]driver.Download(nil), b.downloads...), nil
 }
 
-func (b *fakeBrowser) Upload(_ context.Context, _ string, path string) error {
+func (b *fakeBrowser) Upload(_ context.Context, _ driver.Target, path string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.uploads = append(b.uploads, path)

@@ -18,10 +18,12 @@ type finder interface {
 
 // madeWith is the part of a session's options that makes its browser, in
 // one spelling: the provider resolved, the default policy written out, the
-// allow list lower-cased and sorted. The start URL and the profile grants
-// make nothing and are left out.
+// allow list lower-cased and sorted, the viewport written out (unset is
+// the default, as in a record kept before viewports were). The start URL
+// and the profile grants make nothing and are left out.
 func madeWith(provider string, o contract.SessionOptions) contract.SessionOptions {
-	m := contract.SessionOptions{Provider: provider, Stealth: o.Stealth, Headed: o.Headed, ActionPolicy: o.ActionPolicy}
+	vp := o.ViewportOrDefault()
+	m := contract.SessionOptions{Provider: provider, Stealth: o.Stealth, Headed: o.Headed, ActionPolicy: o.ActionPolicy, Viewport: &vp}
 	if m.ActionPolicy == "" {
 		m.ActionPolicy = contract.PolicyAllow
 	}
@@ -61,6 +63,9 @@ func optionsDiffer(want, have contract.SessionOptions) []string {
 	}
 	if want.ActionPolicy != have.ActionPolicy {
 		add("action_policy", want.ActionPolicy, have.ActionPolicy)
+	}
+	if *want.Viewport != *have.Viewport {
+		add("viewport", want.Viewport.String(), have.Viewport.String())
 	}
 	if !slices.Equal(want.AllowHosts, have.AllowHosts) {
 		add("allow_hosts", hostsWord(want.AllowHosts), hostsWord(have.AllowHosts))

@@ -32,6 +32,7 @@ func TestCreateFindingItsSessionChecksOptions(t *testing.T) {
 	same.Provider = "local"
 	same.AllowHosts = []string{"*.cdn.example", "shop.example."}
 	same.StartURL = "https://shop.example/"
+	same.Viewport = &contract.DefaultViewport // unset is the default
 	res, err := call[contract.CreateResult](h, contract.ActivityCreate, contract.CreateRequest{Tag: "t-1", Options: same, Grants: grants})
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +48,7 @@ func TestCreateFindingItsSessionChecksOptions(t *testing.T) {
 		"profile":       func(o *contract.SessionOptions) { o.Profile = &contract.Profile{Name: "shop", Save: true} },
 		"action_policy": func(o *contract.SessionOptions) { o.ActionPolicy = "" },
 		"allow_hosts":   func(o *contract.SessionOptions) { o.AllowHosts = nil },
+		"viewport":      func(o *contract.SessionOptions) { o.Viewport = &contract.Viewport{Width: 390, Height: 844} },
 	}
 	for name, mod := range differ {
 		t.Run(name, func(t *testing.T) {
@@ -157,3 +159,17 @@ func TestFoundBrowserIsGated(t *testing.T) {
 
 var _ finder = (*fakeProvider)(nil)
 var _ providers.Provider = (*fakeProvider)(nil)
+
+func TestCreateRefusesAViewportOutOfBounds(t *testing.T) {
+	h := newHarness(t, nil)
+	_, err := call[contract.CreateResult](h, contract.ActivityCreate, contract.CreateRequest{Tag: "t-1",
+		Options: contract.SessionOptions{Viewport: &contract.Viewport{Width: 10, Height: 720}}})
+	f := wantCode(t, err, contract.CodeRefused, false)
+	if !strings.Contains(f.Message, "240 to 4096") {
+		t.Fatalf("refusal %q does not name the bounds", f.Message)
+	}
+	res, err := call[contract.CreateResult](h, contract.ActivityCreate, contract.CreateRequest{Tag: "t-2"})
+	if err != nil || res.Viewport != "1280x720" {
+		t.Fatalf("default create = %+v, %v; want viewport 1280x720", res, err)
+	}
+}

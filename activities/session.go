@@ -37,6 +37,11 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 			return nil, a.fail(contract.Fail(contract.CodeRefused, "this worker cannot enforce the allow_hosts policy (it runs without the reach guard); open the session without allow_hosts or on another worker"))
 		}
 	}
+	if v := req.Options.Viewport; v != nil {
+		if err := v.Validate(); err != nil {
+			return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
+		}
+	}
 	if pr := req.Options.Profile; pr != nil {
 		if err := pr.Validate(); err != nil {
 			return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
@@ -61,7 +66,8 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		if f := checkFound(req.Tag, want, &s.made); f != nil {
 			return nil, a.fail(f)
 		}
-		res := &contract.CreateResult{Session: s.ref, Found: true, URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}
+		res := &contract.CreateResult{Session: s.ref, Found: true, URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx),
+			Viewport: s.made.ViewportOrDefault().String()}
 		return res, a.clean(res)
 	}
 	if max := a.o.MaxBrowsers; max > 0 && len(a.sessions)+a.creating >= max {
@@ -80,6 +86,26 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
+	// The reach guard of this session: the worker's policy narrowed by
+	// its allow list. A provider that can route the browser through an
+	// egress proxy gets one holding the same policy.
+	var pol *netguard.Policy
+	if a.o.Reach != nil {
+		cp := *a.o.Reach
+		cp.SessionHosts = append([]string(nil), req.Options.AllowHosts...)
+		pol = &cp
+	}
+	eg, err := a.startEgress(p, pol, log)
+	if err != nil {
+		log.Error().Err(err).Msg("starting the egress proxy")
+		return nil, a.fail(contract.Fail(contract.CodeBrowserUnavailable, "could not start the browser's egress proxy; try again").WithDetail(err.Error()))
+	}
+	kept := false
+	defer func() {
+		if !kept && eg != nil {
+			_ = eg.Close()
+		}
+	}()
 	// A browser another worker (or an earlier boot) made for the tag is
 	// checked before Create adopts it.
 	if fp, ok := p.(finder); ok {
@@ -96,6 +122,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		Profile:  req.Options.Profile,
 		Replaces: req.Replaces,
 		Session:  &want,
+		Egress:   eg.Addr(),
 	})
 	if err != nil {
 		log.Error().Err(err).Msg("creating browser")
@@ -108,25 +135,36 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		if sess.Made == nil {
 			log.Warn().Msg("found a browser whose provider kept no options; taking it as asked")
 		}
+		if eg, err = a.foundEgress(eg, sess, pol, log); err != nil {
+			_ = p.Release(context.WithoutCancel(ctx), req.Tag)
+			log.Error().Err(err).Msg("taking over a found browser's egress proxy")
+			f := contract.Fail(contract.CodeBrowserUnavailable, "found the session's browser but could not take over its egress proxy, so it was released; try again")
+			f.Retryable = true
+			return nil, a.fail(f)
+		}
 	}
 	ls := &liveSession{
 		ref:      contract.SessionRef{Tag: req.Tag, Provider: name, HostQueue: a.o.HostQueue},
+		owner:    ownerOf(ctx, req.Tag),
 		provider: p,
 		sess:     sess,
 		made:     want,
 		policy:   req.Options.ActionPolicy,
 		calls:    make(chan struct{}, 1),
+		egress:   eg,
 	}
 	ls.lastUsed.Store(time.Now().UnixNano())
 	// Found or started, the browser is driven with the same options: the
 	// reach guard, and under "ask" and "deny" the approval gate, are in
 	// force on it from the first request this worker lets go.
 	do := driver.Options{
-		CDPURL:        sess.CDPURL,
-		TargetID:      sess.TargetID,
-		Stealth:       req.Options.Stealth,
-		DownloadDir:   sess.DownloadDir,
-		ActionTimeout: a.o.ActionTimeout,
+		CDPURL:         sess.CDPURL,
+		TargetID:       sess.TargetID,
+		Stealth:        req.Options.Stealth,
+		DownloadDir:    sess.DownloadDir,
+		ActionTimeout:  a.o.ActionTimeout,
+		ViewportWidth:  want.Viewport.Width,
+		ViewportHeight: want.Viewport.Height,
 		// Page text is redacted before the driver cuts it to length.
 		Redact: a.o.Redactor.String,
 		Logger: log,
@@ -136,14 +174,17 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	}
 	// Every session's requests are held at the Request stage and judged
 	// by the reach guard; "ask" and "deny" add the approval gate.
-	if a.o.Reach != nil {
-		p := *a.o.Reach
-		p.SessionHosts = append([]string(nil), req.Options.AllowHosts...)
+	if pol != nil {
+		p := *pol
 		// The browser's own DevTools endpoint is a service too.
 		if s, ok := netguard.ServiceFromAddress("browser DevTools endpoint", sess.CDPURL); ok {
 			p.Services = append(append([]netguard.Service(nil), p.Services...), s)
 		}
 		do.Reach = &p
+		if eg != nil {
+			eg.SetPolicy(&p)
+			do.Egress = eg
+		}
 	}
 	if p := req.Options.ActionPolicy; p == contract.PolicyAsk || p == contract.PolicyDeny {
 		do.RequestGate = a.gate(ls)
@@ -167,21 +208,26 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		// Lost a race with a concurrent create of the same tag: keep the first.
 		a.mu.Unlock()
 		_ = b.Close()
+		if ls.egress != nil && ls.egress != prev.egress {
+			_ = ls.egress.Close()
+		}
 		if f := checkFound(req.Tag, want, &prev.made); f != nil {
 			return nil, a.fail(f)
 		}
-		return &contract.CreateResult{Session: prev.ref, Found: true}, nil
+		return &contract.CreateResult{Session: prev.ref, Found: true, Viewport: prev.made.ViewportOrDefault().String()}, nil
 	}
 	a.sessions[req.Tag] = ls
 	a.mu.Unlock()
+	kept = true
 	log.Info().Str("provider", name).Int("pid", sess.PID).Msg("session created")
 
 	if req.Options.StartURL != "" && !sess.Found {
-		if _, err := b.Run(ctx, []driver.Action{{Op: "goto", URL: req.Options.StartURL}}); err != nil {
+		if _, err := b.Run(ctx, []driver.Action{{Op: "goto", URL: req.Options.StartURL}}, driver.RunOptions{}); err != nil {
 			log.Warn().Err(err).Msg("opening start url")
 		}
 	}
-	res := &contract.CreateResult{Session: ls.ref, Found: sess.Found, URL: a.o.Redactor.URL(b.URL(ctx)), Title: b.Title(ctx)}
+	res := &contract.CreateResult{Session: ls.ref, Found: sess.Found, URL: a.o.Redactor.URL(b.URL(ctx)), Title: b.Title(ctx),
+		Viewport: want.Viewport.String()}
 	return res, a.clean(res)
 }
 
@@ -209,6 +255,9 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 		_ = s.browser.Close()
 		s.unlock()
 		p = s.provider
+		// The proxy goes once the browser did (or failed to): nothing of
+		// the browser leaves around it meanwhile.
+		defer s.closeEgress()
 	}
 	if p == nil {
 		return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag}, nil

@@ -49,9 +49,10 @@ func TestCreateIsIdempotentPerTag(t *testing.T) {
 func TestCreatePassesSessionToDriver(t *testing.T) {
 	h := newHarness(t, nil)
 	h.prov.downloads = "/tmp/dl-x"
-	h.create("t-1", contract.SessionOptions{Stealth: true, Headed: true})
+	h.create("t-1", contract.SessionOptions{Stealth: true, Headed: true, Viewport: &contract.Viewport{Width: 390, Height: 844}})
 	b := h.browser(0)
-	if b.opts.CDPURL != "ws://127.0.0.1:9222/devtools/browser/t-1" || b.opts.DownloadDir != "/tmp/dl-x" || !b.opts.Stealth {
+	if b.opts.CDPURL != "ws://127.0.0.1:9222/devtools/browser/t-1" || b.opts.DownloadDir != "/tmp/dl-x" || !b.opts.Stealth ||
+		b.opts.ViewportWidth != 390 || b.opts.ViewportHeight != 844 {
 		t.Fatalf("driver options = %+v", b.opts)
 	}
 	if b.opts.ActionTimeout <= 0 {
@@ -60,7 +61,7 @@ func TestCreatePassesSessionToDriver(t *testing.T) {
 	h.prov.mu.Lock()
 	got := h.prov.created[0]
 	h.prov.mu.Unlock()
-	made := contract.SessionOptions{Provider: "local", Stealth: true, Headed: true, ActionPolicy: contract.PolicyAllow}
+	made := contract.SessionOptions{Provider: "local", Stealth: true, Headed: true, ActionPolicy: contract.PolicyAllow, Viewport: &contract.Viewport{Width: 390, Height: 844}}
 	if want := (providers.CreateOptions{Tag: "t-1", Stealth: true, Headed: true, Session: &made}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("provider create options = %+v, want %+v", got, want)
 	}

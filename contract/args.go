@@ -24,6 +24,8 @@ type SnapshotArgs struct {
 	Scope string `json:"scope,omitempty"`
 	// Offset continues a snapshot that was cut at its size bound.
 	Offset int `json:"offset,omitempty"`
+	// Since, an earlier snapshot's epoch, asks only for what changed.
+	Since int `json:"since,omitempty"`
 }
 
 // RunArgs are run's arguments: exactly one of Actions or Code.
@@ -32,6 +34,9 @@ type RunArgs struct {
 	// activity checks it with Validate before the driver decodes it: the
 	// schema is the one definition of which ops exist and what they take.
 	Actions json.RawMessage `json:"actions,omitempty"`
+	// Observe asks for the changes the batch made to the page, as a
+	// snapshot in the result (and the latest snapshot, whose ids act).
+	Observe bool `json:"observe,omitempty"`
 	// Code is JavaScript for a code cell (see docs/tools.md).
 	Code string `json:"code,omitempty"`
 	// TimeoutS is a code cell's deadline in seconds (default
@@ -39,8 +44,8 @@ type RunArgs struct {
 	TimeoutS int `json:"timeout_s,omitempty"`
 }
 
-// check says what the schema cannot: one of actions or code, and
-// timeout_s only with code.
+// check says what the schema cannot: one of actions or code, timeout_s
+// only with code and observe only with actions.
 func (a RunArgs) check() *Failure {
 	switch {
 	case len(a.Actions) > 0 && a.Code != "":
@@ -49,6 +54,8 @@ func (a RunArgs) check() *Failure {
 		return Fail(CodeRefused, "run: give actions (a batch of actions) or code (JavaScript for a code cell)")
 	case a.TimeoutS != 0 && a.Code == "":
 		return Fail(CodeRefused, "run.timeout_s: only a code cell takes timeout_s; leave it out of a batch")
+	case a.Observe && a.Code != "":
+		return Fail(CodeRefused, "run.observe: a code cell observes with page.snapshot() and returns what it needs; leave observe out")
 	}
 	return nil
 }
@@ -63,10 +70,11 @@ type Clip struct {
 
 // ScreenshotArgs are screenshot's arguments. With none set it captures the viewport.
 type ScreenshotArgs struct {
-	FullPage bool   `json:"full_page,omitempty"`
-	Clip     *Clip  `json:"clip,omitempty"`
-	ID       string `json:"id,omitempty"`
-	Selector string `json:"selector,omitempty"`
+	FullPage bool     `json:"full_page,omitempty"`
+	Clip     *Clip    `json:"clip,omitempty"`
+	ID       string   `json:"id,omitempty"`
+	Locator  *Locator `json:"locator,omitempty"`
+	Selector string   `json:"selector,omitempty"`
 	// Type is "png" (default) or "jpeg".
 	Type string `json:"type,omitempty"`
 	// Quality is the JPEG quality, 1-100.
@@ -82,10 +90,23 @@ type ReadArgs struct {
 // DownloadsArgs are browser_downloads's arguments (none).
 type DownloadsArgs struct{}
 
+// Locator finds one element on the page as it is when the action runs,
+// by what a person sees instead of an id. Exactly one form is set: Role
+// (with an optional Name), Label, Text, Placeholder or TestID.
+type Locator struct {
+	Role        string `json:"role,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Label       string `json:"label,omitempty"`
+	Text        string `json:"text,omitempty"`
+	Placeholder string `json:"placeholder,omitempty"`
+	TestID      string `json:"testid,omitempty"`
+}
+
 // UploadArgs are browser_upload's arguments.
 type UploadArgs struct {
-	// ID is the file input's id from the latest snapshot.
-	ID string `json:"id"`
+	// ID is the file input's id from the latest snapshot; or Locator.
+	ID      string   `json:"id,omitempty"`
+	Locator *Locator `json:"locator,omitempty"`
 	// Path is a file the worker can read.
 	Path string `json:"path"`
 }
@@ -225,6 +246,9 @@ func Validate(name string, raw json.RawMessage) (any, *Failure) {
 		}
 		return nil, Fail(CodeRefused, "%s. Fix the arguments and call %s again.", strings.Join(parts, "; "), name)
 	}
+	if f := checkTargets(name, v); f != nil {
+		return nil, f
+	}
 	ptr, _ := newArgs(name)
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()
@@ -241,6 +265,52 @@ func Validate(name string, raw json.RawMessage) (any, *Failure) {
 		}
 	}
 	return derefArgs(ptr), nil
+}
+
+// checkTargets holds what the schemas leave to prose: an action that acts
+// on one element names it by id or by locator, exactly one of them (press
+// and scroll: at most one), and so does browser_upload.
+func checkTargets(name string, v any) *Failure {
+	one := func(path string, m map[string]any, required bool) *Failure {
+		_, hasID := m["id"]
+		_, hasLoc := m["locator"]
+		switch {
+		case hasID && hasLoc:
+			return Fail(CodeRefused, "%s: give id or locator, not both. Fix the arguments and call %s again.", path, name)
+		case required && !hasID && !hasLoc:
+			return Fail(CodeRefused, "%s: missing the element: give id (from the latest snapshot) or locator (e.g. {\"role\":\"button\",\"name\":\"Save\"}). Fix the arguments and call %s again.", path, name)
+		}
+		return nil
+	}
+	top, _ := v.(map[string]any)
+	switch name {
+	case ToolSnapshot:
+		_, since := top["since"]
+		_, scope := top["scope"]
+		_, offset := top["offset"]
+		if since && (scope || offset) {
+			return Fail(CodeRefused, "%s: since compares whole pages: leave out scope and offset. Fix the arguments and call %s again.", name, name)
+		}
+	case ToolUpload:
+		return one(name, top, true)
+	case ToolScreenshot:
+		return one(name, top, false)
+	case ToolRun:
+		acts, _ := top["actions"].([]any)
+		for i, a := range acts {
+			m, _ := a.(map[string]any)
+			op, _ := m["op"].(string)
+			path := fmt.Sprintf("%s.actions[%d]", name, i)
+			required := false
+			for _, o := range LocatorOps {
+				required = required || o == op
+			}
+			if f := one(path, m, required); f != nil {
+				return f
+			}
+		}
+	}
+	return nil
 }
 
 func derefArgs(p any) any {

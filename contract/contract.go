@@ -52,55 +52,88 @@ func idProp(desc string) schemaMap {
 	return schemaWith(schemaString(desc, 1, maxIDChars), "pattern", idPattern)
 }
 
+// LocatorOps are the run ops that act on one element, given by id or by
+// locator (exactly one of them); press and scroll take at most one.
+var LocatorOps = []string{"click", "hover", "fill", "type", "select", "check", "uncheck"}
+
+// locatorSchema is where an element may be named by what a person sees
+// instead of an id: one form per object.
+func locatorSchema() schemaMap {
+	str := func(desc string) schemaMap { return schemaString(desc, 1, maxConditionText) }
+	return schemaMap{
+		"description": "Find the element on the page as it is now, instead of an id: {role, name?}, {label}, {text}, " +
+			"{placeholder} or {testid}. Names and text match whole (case and spacing ignored), else as a part; exactly one " +
+			"visible element must match, else the action is refused with the candidates and their ids.",
+		"oneOf": []any{
+			schemaObject(schemaMap{
+				"role": schemaString(`Role as the snapshot prints it, e.g. "button", "link", "textbox", "checkbox".`, 1, 64),
+				"name": str("Its name as the snapshot prints it."),
+			}, "role"),
+			schemaObject(schemaMap{"label": str("The label of a form field.")}, "label"),
+			schemaObject(schemaMap{"text": str("The element's text or name.")}, "text"),
+			schemaObject(schemaMap{"placeholder": str("A field's placeholder text.")}, "placeholder"),
+			schemaObject(schemaMap{"testid": str("The element's data-testid attribute, exactly.")}, "testid"),
+		},
+	}
+}
+
 // actionSchemas describes each run action: its op and its fields, one
 // closed object per op so a mistake is reported against the op meant.
 func actionSchemas() []any {
 	op := func(name string) schemaMap { return schemaMap{"type": "string", "const": name} }
-	id := idProp(`Element id from the latest snapshot, e.g. "5" or "[5]".`)
+	id := idProp(`Element id from the latest snapshot, e.g. "5" or "[5]". Give id or locator.`)
+	loc := locatorSchema()
 	action := func(name string, props schemaMap, required ...string) schemaMap {
 		props["op"] = op(name)
 		return schemaObject(props, append([]string{"op"}, required...)...)
 	}
 	scroll := action("scroll", schemaMap{
-		"id": idProp("Scroll this element into view."),
-		"dx": schemaInteger("Scroll the page right by this many CSS pixels (negative: left).", -maxScrollPx, maxScrollPx),
-		"dy": schemaInteger("Scroll the page down by this many CSS pixels (negative: up).", -maxScrollPx, maxScrollPx),
+		"id":      idProp("Scroll this element into view."),
+		"locator": schemaWith(locatorSchema(), "description", "Scroll the one element this finds into view (instead of id)."),
+		"dx":      schemaInteger("Scroll the page right by this many CSS pixels (negative: left).", -maxScrollPx, maxScrollPx),
+		"dy":      schemaInteger("Scroll the page down by this many CSS pixels (negative: up).", -maxScrollPx, maxScrollPx),
 	})
 	scroll["minProperties"] = 2
 	wait := action("wait", schemaMap{
-		"text": schemaString("Wait until this text is on the page.", 1, maxConditionText),
-		"id":   idProp("Wait until this element is visible."),
-		"url":  schemaString("Wait until the URL matches this pattern (* matches anything).", 1, maxURLChars),
-		"load": schemaWith(schemaBool("Wait for the page's load event (only true)."), "const", true),
-		"ms":   schemaInteger("Wait this many milliseconds.", 1, maxWaitMS),
+		"text":    schemaString("Wait until this text is on the page.", 1, maxConditionText),
+		"id":      idProp("Wait until this element is visible."),
+		"locator": schemaWith(locatorSchema(), "description", "Wait until exactly one visible element matches this."),
+		"url":     schemaString("Wait until the URL matches this pattern (* matches anything).", 1, maxURLChars),
+		"load":    schemaWith(schemaBool("Wait for the page's load event (only true)."), "const", true),
+		"ms":      schemaInteger("Wait this many milliseconds.", 1, maxWaitMS),
 	})
 	wait["minProperties"], wait["maxProperties"] = 2, 2
 	return []any{
 		action("click", schemaMap{
-			"id":     id,
-			"button": schemaEnum("Mouse button; default left.", "left", "right", "middle"),
-			"count":  schemaInteger("Clicks; 2 for a double click.", 1, 3),
-		}, "id"),
-		action("hover", schemaMap{"id": id}, "id"),
+			"id":      id,
+			"locator": loc,
+			"button":  schemaEnum("Mouse button; default left.", "left", "right", "middle"),
+			"count":   schemaInteger("Clicks; 2 for a double click.", 1, 3),
+		}),
+		action("hover", schemaMap{"id": id, "locator": loc}),
 		action("fill", schemaMap{
-			"id":    id,
-			"value": schemaString("Replaces the field's value. May name a secret as {{secret:NAME}}.", 0, maxTextChars),
-		}, "id", "value"),
+			"id":      id,
+			"locator": loc,
+			"value":   schemaString("Replaces the field's value. May name a secret as {{secret:NAME}}.", 0, maxTextChars),
+		}, "value"),
 		action("type", schemaMap{
 			"id":       id,
+			"locator":  loc,
 			"text":     schemaString("Typed key by key after the current value. May name a secret as {{secret:NAME}}.", 1, maxTextChars),
 			"delay_ms": schemaInteger("Pause between keys.", 0, 1000),
-		}, "id", "text"),
+		}, "text"),
 		action("press", schemaMap{
-			"key": schemaString(`A key or combination, e.g. "Enter", "Escape", "Control+A".`, 1, maxKeyChars),
-			"id":  idProp("Focus this element from the latest snapshot before pressing; default the focused element."),
+			"key":     schemaString(`A key or combination, e.g. "Enter", "Escape", "Control+A".`, 1, maxKeyChars),
+			"id":      idProp("Focus this element from the latest snapshot before pressing; default the focused element."),
+			"locator": schemaWith(locatorSchema(), "description", "Focus the one element this finds before pressing (instead of id)."),
 		}, "key"),
 		action("select", schemaMap{
-			"id":     id,
-			"values": schemaWith(schemaMap{"type": "array", "items": schemaString("", 1, 1000)}, "minItems", 1, "maxItems", maxSelectValues, "description", "Option labels or values to select."),
-		}, "id", "values"),
-		action("check", schemaMap{"id": id}, "id"),
-		action("uncheck", schemaMap{"id": id}, "id"),
+			"id":      id,
+			"locator": loc,
+			"values":  schemaWith(schemaMap{"type": "array", "items": schemaString("", 1, 1000)}, "minItems", 1, "maxItems", maxSelectValues, "description", "Option labels or values to select."),
+		}, "values"),
+		action("check", schemaMap{"id": id, "locator": loc}),
+		action("uncheck", schemaMap{"id": id, "locator": loc}),
 		scroll,
 		action("goto", schemaMap{"url": schemaWith(schemaString("Absolute http(s) URL.", 1, maxURLChars), "pattern", httpURLPattern)}, "url"),
 		action("back", schemaMap{}),
@@ -148,29 +181,35 @@ var definitions = sync.OnceValue(func() []Tool {
 		{
 			name: ToolSnapshot, activity: ActivitySnapshot, class: ClassRead,
 			desc: "See the page as a list of elements, to decide what to do next. Each element you can act on has an id like [5] " +
-				"for run, screenshot and browser_upload. Ids belong to the latest snapshot only: take a new one after the page changes. " +
-				`mode "interactive" lists only actionable elements (shorter). A long page is cut: the result says how to see the rest ` +
-				"with scope (one subtree) or offset. Not evidence: cite with browser_read or screenshot.",
+				"for run, screenshot and browser_upload. An id stays with its element while the page shows the same document; " +
+				"after the page navigates, take a new snapshot. " +
+				`mode "interactive" lists only actionable elements (shorter). A page over 12,000 characters is cut: the result says how to see the rest ` +
+				"with scope (one subtree) or offset (next_offset). Not evidence: cite with browser_read or screenshot.",
 			schema: schemaObject(schemaMap{
 				"mode":   schemaEnum("full (default) or interactive.", "full", "interactive"),
 				"scope":  idProp(`Show only this element's subtree, e.g. "[12]".`),
-				"offset": schemaInteger("Continue a cut snapshot from this line: the cut message says which line to pass.", 0, maxOffset),
+				"offset": schemaInteger("Page through a cut snapshot: pass the previous result's next_offset (1 is the first line).", 0, maxOffset),
+				"since": schemaInteger("An earlier snapshot's epoch: show only the lines added (+), removed (-) and changed (~) since, "+
+					"or the whole page saying why when it navigated.", 1, maxOffset),
 			}),
 		},
 		{
 			name: ToolRun, activity: ActivityRun, class: ClassEffect,
-			desc: "Act on the page. Give actions: a batch using ids from the latest snapshot (click, fill, type, press, select, " +
-				"check, scroll, navigate, wait, switch or close tabs); a stale id refuses the whole batch and nothing happens, " +
-				"else actions run in order and stop at the first failure, saying how many completed. Or give code: JavaScript " +
-				"with a page object, for loops, branches and extraction in one call instead of many (paging a table, filling " +
-				"until done, collecting rows as JSON). The result gives the URL and title afterwards. A run is never " +
-				"retried: on effect_unknown, look at the page before repeating it.",
+			desc: "Act on the page. Give actions: a batch (click, fill, type, press, select, check, scroll, navigate, wait, switch " +
+				"or close tabs), each naming its element by an id from the latest snapshot or by a locator ({role, name}, {label}, " +
+				"{text}, {placeholder}, {testid}) found on the page as it is when the action runs; a stale id refuses the whole " +
+				"batch and nothing happens, else actions run in order and stop at the first failure, saying how many completed. " +
+				"Or give code: JavaScript with a page object, for loops, branches and extraction in one call instead of many. " +
+				"The result gives the URL and title afterwards. A run is never retried: on effect_unknown, look at the page " +
+				"before repeating it.",
 			schema: schemaObject(schemaMap{
 				"actions": schemaMap{
 					"type": "array", "minItems": 1, "maxItems": MaxActions,
 					"description": "Actions in order, each an object with op, e.g. [{\"op\":\"fill\",\"id\":\"2\",\"value\":\"a@b.c\"},{\"op\":\"click\",\"id\":\"5\"}].",
 					"items":       schemaMap{"oneOf": actionSchemas()},
 				},
+				"observe": schemaBool("Also return what the actions changed on the page (a snapshot's changes, whose ids act next), " +
+					"so acting and looking is one call. Not with code."),
 				"code":      schemaWith(schemaString(codeDescription, 1, MaxCodeBytes), "examples", []any{codeExamplePaging, codeExampleRows}),
 				"timeout_s": schemaInteger("A code cell's deadline in seconds; default 120.", 1, MaxCodeTimeoutS),
 			}),
@@ -178,7 +217,7 @@ var definitions = sync.OnceValue(func() []Tool {
 		{
 			name: ToolScreenshot, activity: ActivityScreenshot, class: ClassRead,
 			desc: "Capture how the page looks, filed as evidence: to check a layout, read a chart, or show a result. " +
-				"The viewport by default; or the full page, a clip in CSS pixels, an element by id from the latest snapshot, " +
+				"The viewport by default; or the full page, a clip in CSS pixels, an element by id from the latest snapshot (or a locator), " +
 				"or one element by CSS selector. PNG by default, jpeg with quality for smaller files. At most 2,000 px on the " +
 				"long edge; a large image comes back by reference.",
 			schema: schemaObject(schemaMap{
@@ -190,6 +229,7 @@ var definitions = sync.OnceValue(func() []Tool {
 					"height": schemaNumber("", 0, maxClipPx),
 				}, "x", "y", "width", "height"), "description", "A region in CSS pixels from the page's top-left corner."),
 				"id":       schemaWith(schemaString("Capture this element from the latest snapshot.", 0, maxIDChars), "pattern", optionalIDPattern),
+				"locator":  schemaWith(locatorSchema(), "description", "Capture the one element this finds on the page (instead of id)."),
 				"selector": schemaString("Capture the one element this CSS selector matches.", 0, maxSelectorChars),
 				"type":     schemaEnum("png (default) or jpeg.", "png", "jpeg"),
 				"quality":  schemaInteger("JPEG quality.", 1, 100),
@@ -211,12 +251,14 @@ var definitions = sync.OnceValue(func() []Tool {
 		},
 		{
 			name: ToolUpload, activity: ActivityUpload, class: ClassEffect,
-			desc: "Choose a file in a file input, as a person picking it would. id is the input's id from the latest snapshot; " +
+			desc: "Choose a file in a file input, as a person picking it would. id is the input's id from the latest snapshot " +
+				"(or a locator finds it); " +
 				"path is a file on the worker. Nothing is submitted: submit with run afterwards. Never retried.",
 			schema: schemaObject(schemaMap{
-				"id":   idProp("The file input's id from the latest snapshot."),
-				"path": schemaString("Path of the file to choose.", 1, maxPathChars),
-			}, "id", "path"),
+				"id":      idProp("The file input's id from the latest snapshot. Give id or locator."),
+				"locator": schemaWith(locatorSchema(), "description", "Find the file input instead of an id, e.g. {\"label\":\"Resume\"}."),
+				"path":    schemaString("Path of the file to choose.", 1, maxPathChars),
+			}, "path"),
 		},
 		{
 			name: ToolRelease, activity: ActivityRelease, class: ClassCustody,

@@ -3,6 +3,8 @@ package contract
 import (
 	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
 )
 
 // SessionRef names a session and where its calls are scheduled. It travels in
@@ -37,6 +39,60 @@ type SessionOptions struct {
 	// navigation and request is blocked before it leaves. The worker's own
 	// reach rules apply as well.
 	AllowHosts []string `json:"allow_hosts,omitempty"`
+	// Viewport is the size pages are laid out at, in CSS pixels; nil is
+	// DefaultViewport. Responsive pages hide navigation at small sizes, so
+	// what a snapshot lists depends on it.
+	Viewport *Viewport `json:"viewport,omitempty"`
+}
+
+// Viewport is a page's layout size in CSS pixels.
+type Viewport struct {
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// DefaultViewport is a common desktop size: Chrome's headless default
+// (780x437) hides the navigation of responsive pages.
+var DefaultViewport = Viewport{Width: 1280, Height: 720}
+
+// Viewport bounds: a phone's width up to a large desktop screen.
+const (
+	MinViewportSide = 240
+	MaxViewportSide = 4096
+)
+
+// String writes the viewport as WIDTHxHEIGHT, e.g. "1280x720".
+func (v Viewport) String() string { return fmt.Sprintf("%dx%d", v.Width, v.Height) }
+
+// Validate checks both sides are within bounds.
+func (v Viewport) Validate() error {
+	if v.Width < MinViewportSide || v.Width > MaxViewportSide || v.Height < MinViewportSide || v.Height > MaxViewportSide {
+		return fmt.Errorf("viewport %s: each side must be %d to %d CSS pixels, e.g. 1280x720", v, MinViewportSide, MaxViewportSide)
+	}
+	return nil
+}
+
+// ParseViewport reads WIDTHxHEIGHT ("1280x720") and validates it.
+func ParseViewport(s string) (Viewport, error) {
+	var v Viewport
+	w, h, ok := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "x")
+	var err1, err2 error
+	if ok {
+		v.Width, err1 = strconv.Atoi(w)
+		v.Height, err2 = strconv.Atoi(h)
+	}
+	if !ok || err1 != nil || err2 != nil {
+		return Viewport{}, fmt.Errorf("viewport %q: write WIDTHxHEIGHT in CSS pixels, e.g. 1280x720", clipName(s))
+	}
+	return v, v.Validate()
+}
+
+// ViewportOrDefault is the viewport the session asks for, DefaultViewport when unset.
+func (o SessionOptions) ViewportOrDefault() Viewport {
+	if o.Viewport == nil {
+		return DefaultViewport
+	}
+	return *o.Viewport
 }
 
 // CreateRequest is browser.create's input. It runs on the shared queue and
@@ -61,6 +117,8 @@ type CreateResult struct {
 	Found bool   `json:"found"`
 	URL   string `json:"url,omitempty"`
 	Title string `json:"title,omitempty"`
+	// Viewport is the size the session's pages are laid out at, e.g. "1280x720".
+	Viewport string `json:"viewport,omitempty"`
 }
 
 // Call is the common part of every browser activity's input.

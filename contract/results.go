@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 )
 
 // Page is where a call left the browser.
@@ -24,6 +25,53 @@ type SnapshotResult struct {
 	Truncated   bool   `json:"truncated,omitempty"`
 	// Cut says what was left out and how to see it.
 	Cut string `json:"cut,omitempty"`
+	// NextOffset, when set, is the offset that shows the next page.
+	NextOffset int `json:"next_offset,omitempty"`
+	// Changes is set for a snapshot since an earlier one (or a run's
+	// observation): Text then holds only the changed lines, unless Full.
+	Changes *Changes `json:"changes,omitempty"`
+	// Viewport is the size the page is laid out at, e.g. "1280x720".
+	Viewport string `json:"viewport,omitempty"`
+}
+
+// Size is what a result costs the model to read. Every answer a session
+// gives (result or failure envelope) carries it as "size".
+type Size struct {
+	// Chars counts the characters (Unicode code points) of the answer's
+	// JSON, without its size field.
+	Chars int `json:"chars"`
+	// Tokens estimates the tokens a model reads for it: one per four
+	// characters, rounded up (a rough rule for English and JSON; a model's
+	// own tokenizer may count 20-30% either way).
+	Tokens int `json:"tokens"`
+}
+
+// SizeOf measures a result's JSON.
+func SizeOf(raw []byte) Size {
+	n := utf8.RuneCount(raw)
+	return Size{Chars: n, Tokens: (n + 3) / 4}
+}
+
+// ToolUsage sums the answers of one tool in a session.
+type ToolUsage struct {
+	Calls  int `json:"calls"`
+	Chars  int `json:"chars"`
+	Tokens int `json:"tokens"`
+}
+
+// Changes says how a snapshot compares with an earlier one.
+type Changes struct {
+	// Since is the epoch compared against; absent for a run's own changes.
+	Since int `json:"since,omitempty"`
+	// Full: the text is the whole page, not its changes, for Reason (the
+	// page navigated, the earlier snapshot is not kept).
+	Full   bool   `json:"full,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Added, Removed and Changed count the lines shown with "+ ", "- " and
+	// "~ " (absent: none).
+	Added   int `json:"added,omitempty"`
+	Removed int `json:"removed,omitempty"`
+	Changed int `json:"changed,omitempty"`
 }
 
 // Tab is one open tab.
@@ -74,6 +122,9 @@ type RunResult struct {
 	// Blocked lists requests the worker's reach guard (or the session's
 	// allow_hosts) stopped before they left the browser.
 	Blocked []BlockedRequest `json:"blocked,omitempty"`
+	// Observed is the snapshot the batch left, when the call asked to
+	// observe: the changes it made, or the whole page saying why.
+	Observed *Observation `json:"observed,omitempty"`
 	// A code cell's output (its emitted values as an array, or its return
 	// value), page calls and console lines (bounded). Absent for a batch.
 	Output    json.RawMessage `json:"output,omitempty"`
@@ -89,6 +140,19 @@ type PageCalls struct {
 	Failed    int `json:"failed"`
 }
 
+// Observation is the snapshot a run left, without what the run result
+// already says (ok, url, title).
+type Observation struct {
+	Text        string   `json:"text"`
+	Epoch       int      `json:"epoch"`
+	Elements    int      `json:"elements"`
+	Interactive int      `json:"interactive"`
+	Truncated   bool     `json:"truncated,omitempty"`
+	Cut         string   `json:"cut,omitempty"`
+	NextOffset  int      `json:"next_offset,omitempty"`
+	Changes     *Changes `json:"changes,omitempty"`
+}
+
 // BlockedRequest is one request stopped before it left the browser, and the
 // rule that stopped it: metadata, service, loopback, private, special,
 // invalid, unresolved, allow_list, or secret (it carried a typed secret
@@ -97,7 +161,10 @@ type BlockedRequest struct {
 	Method string `json:"method"`
 	Origin string `json:"origin"`
 	Rule   string `json:"rule"`
-	Secret string `json:"secret,omitempty"`
+	// Secret is the secret's name, never its value. Its key is not
+	// "secret": results are redacted as JSON, where a "secret" key's value
+	// is taken for a credential and hidden.
+	Secret string `json:"secret_name,omitempty"`
 }
 
 // ClaimCheck is what a result carries instead of a large body: where it is,

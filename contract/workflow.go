@@ -177,6 +177,11 @@ type SessionState struct {
 	Approvers []string `json:"approvers,omitempty"`
 	// Rejected lists the latest decisions the session refused to act on.
 	Rejected []RejectedDecision `json:"rejected,omitempty"`
+	// Usage sums the size of every answer the session gave, per tool
+	// (failures included), and Total over all tools: what the model has
+	// read, so an orchestrator can hold a budget.
+	Usage map[string]ToolUsage `json:"usage,omitempty"`
+	Total ToolUsage            `json:"total"`
 }
 
 // SessionResult is how a BrowserSession ended.

@@ -33,6 +33,7 @@ core=(
 # The others: their seeds run in go test; FUZZ_ALL=1 (make fuzz) fuzzes them too.
 extra=(
   "./internal/redact FuzzString"
+  "./internal/egress FuzzFrames"
   "./internal/webfetch FuzzGuard"
   "./internal/webfetch FuzzLegacyIPv4"
   "./internal/handoff FuzzVerify"

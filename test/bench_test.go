@@ -50,7 +50,7 @@ func directBrowser(b *testing.B) *driver.Browser {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = br.Close() })
-	if _, err := br.Run(ctx, []driver.Action{{Op: "goto", URL: env.Demo.URL() + benchPage}}); err != nil {
+	if _, err := br.Run(ctx, []driver.Action{{Op: "goto", URL: env.Demo.URL() + benchPage}}, driver.RunOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	return br
@@ -101,7 +101,7 @@ func BenchmarkFillClickDirect(b *testing.B) {
 		field, button := refFor(b, snap.Text, `textbox "Note"`), refFor(b, snap.Text, `button "Check"`)
 		b.StartTimer()
 		t0 := time.Now()
-		if _, err := br.Run(ctx, []driver.Action{{Op: "fill", ID: field, Value: "hello"}, {Op: "click", ID: button}}); err != nil {
+		if _, err := br.Run(ctx, []driver.Action{{Op: "fill", ID: field, Value: "hello"}, {Op: "click", ID: button}}, driver.RunOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		p.add(time.Since(t0))

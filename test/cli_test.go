@@ -118,8 +118,13 @@ func TestCLITools(t *testing.T) {
 	cmd := exec.Command(env.Bin, "tools", "--format", "yaml")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "neutral, openai or anthropic") {
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "neutral, openai, anthropic or prompt") {
 		t.Fatalf("tools --format yaml: %v\n%s", err, out)
+	}
+	// The prompt section, as text.
+	out, err = exec.Command(env.Bin, "tools", "--format", "prompt").Output()
+	if err != nil || strings.TrimSpace(string(out)) != contract.Prompt() {
+		t.Fatalf("tools --format prompt: %v\n%s", err, out)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -165,4 +167,61 @@ func TestOrphanedSessionReleased(t *testing.T) {
 	profile := filepath.Join("sessions", st.Tag, "profile")
 	harness.Eventually(t, 30*time.Second, func() bool { return len(harness.PIDsUnder(profile)) == 0 },
 		"Chrome of the orphaned session still runs: %v", harness.PIDsUnder(profile))
+}
+
+// A busy host (here: a worker process frozen with SIGSTOP) misses its
+// schedule-to-start bound, so the session judges it lost and moves to a new
+// browser on another worker. When the host comes back, its reaper sees that
+// the session let go of the old browser and releases it, instead of leaving
+// that Chrome running until the orphan bound.
+func TestBusyHostGivesBackItsBrowser(t *testing.T) {
+	root := filepath.Join(env.Dir, "busy-"+t.Name())
+	p := env.StartWorkerProcess(t, harness.ProcessOptions{ProfileRoot: root, ReapInterval: time.Second})
+	s := newSession(t, workflows.SessionConfig{Timeouts: workflows.Timeouts{ScheduleToStart: 3 * time.Second, Heartbeat: 4 * time.Second}})
+	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
+	st, err := dbclient.State(context.Background(), env.Client, s.id)
+	if err != nil || st.HostQueue != p.HostQueue() {
+		t.Fatalf("session should live on the worker process: state %+v err %v", st, err)
+	}
+	oldTag := st.Tag
+	oldProfile := filepath.Join(root, "sessions", oldTag)
+	if len(harness.PIDsUnder(oldProfile)) == 0 {
+		t.Fatalf("no Chrome runs for %s", oldTag)
+	}
+	// The rest of the fleet: serves the session's workflow tasks and takes
+	// the new browser while the host is frozen.
+	env.StartWorker(t, harness.WorkerOptions{})
+
+	pid := p.Cmd.Process.Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+	t.Cleanup(resume)
+
+	f := s.failure("snapshot", map[string]any{})
+	if f.Code != contract.CodeSessionReplaced {
+		t.Fatalf("a call to a frozen host should answer session_replaced, got %+v", f)
+	}
+	s.must("snapshot", map[string]any{}, nil)
+	st, err = dbclient.State(context.Background(), env.Client, s.id)
+	if err != nil || st.Tag == oldTag || st.HostQueue == p.HostQueue() {
+		t.Fatalf("the session should have moved to a new browser elsewhere: %+v err %v", st, err)
+	}
+	// Frozen, the host still holds the old browser.
+	if len(harness.PIDsUnder(oldProfile)) == 0 {
+		t.Fatal("the old Chrome was gone before its host came back: the test proves nothing")
+	}
+	resume()
+	harness.Eventually(t, 60*time.Second, func() bool { return len(harness.PIDsUnder(oldProfile)) == 0 },
+		"the host came back and kept the browser its session let go of: %v", harness.PIDsUnder(oldProfile))
+	harness.Eventually(t, 10*time.Second, func() bool {
+		return strings.Contains(p.Stderr.String(), "released a browser its workflow let go of")
+	}, "the host released the browser without saying why")
 }

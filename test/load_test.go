@@ -18,6 +18,8 @@ import (
 
 	dbclient "github.com/durable-browser/durable-browser/client"
 	"github.com/google/uuid"
+	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/test/harness"
@@ -85,7 +87,11 @@ type loadResult struct {
 	workerPeakRSS, workerPeakPSS map[string]int64 // by worker name (A, B)
 	chromePeakPSS, chromePeakRSS int64
 	final                        memSample // taken after the last call, before closing
-	problems                     []string
+	// startWaits are the activities' schedule-to-start waits, read from the
+	// sessions' histories, by queue kind ("host", "shared"): what the
+	// ScheduleToStart bounds must stay above on a loaded host.
+	startWaits map[string][]time.Duration
+	problems   []string
 }
 
 func (r *loadResult) problem(format string, args ...any) {
@@ -244,6 +250,7 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 		}
 		cancel()
 	}
+	res.startWaits = startWaits(ids)
 	for _, p := range workers.stopAll() {
 		res.problem("%s", p)
 	}
@@ -638,6 +645,45 @@ func (r *loadResult) latencies() (map[string][]time.Duration, []time.Duration) {
 func ms(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/1e6) }
 func mib(k int64) string        { return fmt.Sprintf("%.0f", float64(k)/1024) }
 
+// startWaits reads each session's history (its latest run) and returns how
+// long every activity's first attempt waited between being scheduled and a
+// worker starting it, by queue kind.
+func startWaits(ids []string) map[string][]time.Duration {
+	out := map[string][]time.Duration{}
+	for _, id := range ids {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		scheduled := map[int64]*historypb.HistoryEvent{}
+		it := env.Client.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				break
+			}
+			if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+				scheduled[ev.GetEventId()] = ev
+			}
+			if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+				sch := scheduled[a.GetScheduledEventId()]
+				// A retry's start is measured from the first attempt's
+				// schedule, backoff included: not a queue wait.
+				if sch == nil || a.GetAttempt() > 1 {
+					continue
+				}
+				kind := "host"
+				if sch.GetActivityTaskScheduledEventAttributes().GetTaskQueue().GetName() == contract.SharedQueue {
+					kind = "shared"
+				}
+				out[kind] = append(out[kind], ev.GetEventTime().AsTime().Sub(sch.GetEventTime().AsTime()))
+			}
+		}
+		cancel()
+	}
+	for _, v := range out {
+		slices.Sort(v)
+	}
+	return out
+}
+
 // report renders the run as markdown tables.
 func (r *loadResult) report() string {
 	var b strings.Builder
@@ -677,6 +723,14 @@ func (r *loadResult) report() string {
 		}
 		slices.Sort(parts)
 		fmt.Fprintf(&b, "\nfailed calls (legitimate for the scenario): %s\n", strings.Join(parts, ", "))
+	}
+	if len(r.startWaits) > 0 {
+		b.WriteString("\n| activity schedule-to-start | activities | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|\n")
+		for _, kind := range []string{"host", "shared"} {
+			if v := r.startWaits[kind]; len(v) > 0 {
+				fmt.Fprintf(&b, "| %s queue | %d | %s | %s | %s |\n", kind, len(v), ms(percentile(v, .5)), ms(percentile(v, .99)), ms(v[len(v)-1]))
+			}
+		}
 	}
 	b.WriteString("\n| memory | MiB |\n|---|---|\n")
 	for _, name := range []string{"A", "B"} {

@@ -185,12 +185,18 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		HoldTimeout: o.HoldTimeout,
 		StopGrace:   stopGrace(cfg),
 		MaxBrowsers: cfg.MaxBrowsers,
+		Heartbeat:   heartbeatEvery,
 	})
 
 	// On Stop the SDK stops polling and waits this long for activities in
 	// flight; the activities cut runs short at the grace and answer, so the
 	// margin leaves time to report that answer before the SDK cancels.
-	wo := sdkworker.Options{WorkerStopTimeout: stopGrace(cfg) + stopMargin}
+	//
+	// The SDK sends heartbeats to the server at most every 0.8 x the
+	// heartbeat timeout (8 s of the default 10 s): a busy host a couple of
+	// seconds late would be judged lost while its call goes on. Sending
+	// every beat the activities record leaves 8 s of slack instead.
+	wo := sdkworker.Options{WorkerStopTimeout: stopGrace(cfg) + stopMargin, MaxHeartbeatThrottleInterval: heartbeatEvery}
 	// The shared queue takes creates, fetches and searches: a few per browser
 	// this worker may hold, not the SDK's default of 1000 at once.
 	sharedOpts := wo
@@ -209,6 +215,10 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, host: host, acts: acts, local: lp, log: log,
 		reapEvery: reapInterval(cfg), orphanAfter: cfg.OrphanAfter, stopGrace: stopGrace(cfg)}, nil
 }
+
+// heartbeatEvery is how often a long call heartbeats, and how often the
+// SDK may pass a heartbeat on to the server.
+const heartbeatEvery = 2 * time.Second
 
 // stopMargin is how long past the stop grace the SDK waits for activities:
 // enough for a call cut short at the grace to answer and be reported.
@@ -389,6 +399,11 @@ func (w *Worker) reap() {
 	if w.orphanAfter > 0 {
 		w.acts.ReleaseOrphans(ctx, w.orphanAfter)
 	}
+	// A session that judged this worker lost (it missed a schedule-to-start
+	// bound while busy) has moved to another browser; give its old one back
+	// now rather than at the orphan bound. Only browsers untouched for a
+	// whole reap interval are asked about.
+	w.acts.ReleaseDisowned(ctx, w.reapEvery)
 	if tags, err := w.local.Reap(ctx, nil); err != nil {
 		w.log.Warn().Err(err).Strs("released", tags).Msg("reaping browsers nobody holds")
 	}

@@ -61,6 +61,10 @@ type BrowserState struct {
 	Human    HumanState         `json:"human"`
 	// TagScheme is how this session chain names its tags (tagScheme*).
 	TagScheme int `json:"tag_scheme,omitempty"`
+	// Usage sums the size of the answers given, per tool (see answer).
+	Usage Usage `json:"usage,omitempty"`
+	// Fence is the code page text is fenced with in answers (fenceNonce).
+	Fence string `json:"fence,omitempty"`
 }
 
 // Browser is the handle an orchestrator's workflow drives a browser through.
@@ -124,6 +128,7 @@ func Open(ctx workflow.Context, cfg Config) (*Browser, error) {
 // State returns a copy of the Browser's state, to carry across continue-as-new.
 func (b *Browser) State() BrowserState {
 	st := b.st
+	st.Usage = append(Usage(nil), st.Usage...)
 	st.Guard.Unknown = append([]UnknownCall(nil), st.Guard.Unknown...)
 	st.Guard.Repeats = append([]RepeatCount(nil), st.Guard.Repeats...)
 	st.Human = b.st.Human.clone()
@@ -230,16 +235,16 @@ func (b *Browser) releaseDisconnected(ctx workflow.Context) *contract.Failure {
 func (b *Browser) CallTool(ctx workflow.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	typedArgs, f := validateCall(ctx, name, args)
 	if f != nil {
-		return json.Marshal(f)
+		return b.answer(ctx, name, f)
 	}
 	res, f, err := b.do(ctx, name, typedArgs, args, "")
 	if err != nil {
 		return nil, err
 	}
 	if f != nil {
-		return json.Marshal(f)
+		return b.answer(ctx, name, f)
 	}
-	return json.Marshal(res)
+	return b.answer(ctx, name, res)
 }
 
 func typed[T any](ctx workflow.Context, b *Browser, name string, args any) (*T, error) {
@@ -248,8 +253,10 @@ func typed[T any](ctx workflow.Context, b *Browser, name string, args any) (*T, 
 		return nil, err
 	}
 	if f != nil {
+		_, _ = b.answer(ctx, name, f) // counted; the caller gets the typed failure
 		return nil, f
 	}
+	_, _ = b.answer(ctx, name, res)
 	out, ok := res.(*T)
 	if !ok {
 		return nil, fmt.Errorf("workflows: %s answered %T, want %T; this is a bug in durable-browser", name, res, out)

@@ -197,12 +197,12 @@ func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMe
 		return out, nil
 	}
 	if s.ending || s.b.st.Released {
-		return json.Marshal(sessionEnded())
+		return s.b.answer(ctx, call.Name, sessionEnded())
 	}
 	s.runCalls++
 	args, f := validateCall(ctx, call.Name, call.Args)
 	if f != nil {
-		return json.Marshal(f)
+		return s.b.answer(ctx, call.Name, f)
 	}
 	res, f, err := s.b.do(ctx, call.Name, args, call.Args, seed)
 	if err != nil {
@@ -210,9 +210,9 @@ func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMe
 	}
 	var out json.RawMessage
 	if f != nil {
-		out, err = json.Marshal(f)
+		out, err = s.b.answer(ctx, call.Name, f)
 	} else {
-		out, err = json.Marshal(res)
+		out, err = s.b.answer(ctx, call.Name, res)
 	}
 	if err != nil {
 		return nil, err
@@ -355,6 +355,15 @@ func (s *session) state(ctx workflow.Context) contract.SessionState {
 	h := st.Human.clone()
 	out.PendingHandoff, out.Holds = h.Pending, h.Holds
 	out.Approvers, out.Rejected = s.b.approvers.Names(), h.Rejected
+	if len(st.Usage) > 0 {
+		out.Usage = make(map[string]contract.ToolUsage, len(st.Usage))
+	}
+	for _, u := range st.Usage {
+		out.Usage[u.Tool] = u.ToolUsage
+		out.Total.Calls += u.Calls
+		out.Total.Chars += u.Chars
+		out.Total.Tokens += u.Tokens
+	}
 	return out
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,7 +37,8 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Bool(&saveProfile, "save-profile", false, "run on the profile itself so sign-ins persist")
 	fs.String(&grants, "grant-profile", "", "further saved profiles a new session may relaunch into: name1,name2:save (:save lets it save)")
 	fs.String(&policy, "policy", "allow", "action policy for requests with side effects: allow, ask or deny")
-	var allowHosts string
+	var allowHosts, viewport string
+	fs.String(&viewport, "viewport", "", "a new session's page size in CSS pixels, WIDTHxHEIGHT (default 1280x720)")
 	fs.String(&allowHosts, "allow-hosts", "", "comma-separated hosts a new session's browser may reach (names, *.domain, addresses); every other host is blocked")
 	fs.Duration(&idle, "idle-timeout", 3*time.Minute, "a new session's idle window")
 	fs.Duration(&life, "max-lifetime", 30*time.Minute, "a new session's maximum lifetime")
@@ -92,6 +94,13 @@ Flags:
 	if err := netguard.ValidateHostList(opts.AllowHosts); err != nil {
 		return &config.Error{Flag: "allow-hosts", Problem: err.Error(), Fix: "e.g. shop.example,*.shop.example"}
 	}
+	if viewport != "" {
+		v, err := contract.ParseViewport(viewport)
+		if err != nil {
+			return &config.Error{Flag: "viewport", Problem: err.Error(), Fix: "e.g. --viewport 1280x720"}
+		}
+		opts.Viewport = &v
+	}
 	if profile != "" {
 		opts.Profile = &contract.Profile{Name: profile, Save: saveProfile}
 		if err := opts.Profile.Validate(); err != nil {
@@ -136,11 +145,9 @@ func printEnvelope(env *cliEnv, out json.RawMessage) error {
 		OK bool `json:"ok"`
 	}
 	_ = json.Unmarshal(out, &head)
-	var pretty any
-	if json.Unmarshal(out, &pretty) == nil {
-		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil {
-			out = b
-		}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, out, "", "  ") == nil {
+		out = pretty.Bytes()
 	}
 	fmt.Fprintln(env.stdout, string(out))
 	if !head.OK {

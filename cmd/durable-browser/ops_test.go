@@ -59,7 +59,7 @@ func TestOperatorVerbsRefuse(t *testing.T) {
 		code int
 		want string // in stderr
 	}{
-		{[]string{"tools", "--format", "xml"}, 1, "use neutral, openai or anthropic"},
+		{[]string{"tools", "--format", "xml"}, 1, "use neutral, openai, anthropic or prompt"},
 		{[]string{"tools", "extra"}, 1, "takes no arguments"},
 		{[]string{"sessions", "extra"}, 1, "takes no arguments"},
 		{[]string{"sessions", "--limit", "0"}, 1, "--limit"},

@@ -14,14 +14,15 @@ func runTools(_ context.Context, env *cliEnv, args []string) error {
 	fs := config.NewSet("tools", env.getenv)
 	fs.SetOutput(env.stderr)
 	var format string
-	fs.String(&format, "format", "neutral", "neutral (name, description, schema, replay class, activity), openai or anthropic")
+	fs.String(&format, "format", "neutral", "neutral (name, description, schema, replay class, activity), openai, anthropic, or prompt (the system prompt section, as text)")
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, `Usage: durable-browser tools [--format neutral|openai|anthropic]
+		fmt.Fprint(env.stderr, `Usage: durable-browser tools [--format neutral|openai|anthropic|prompt]
 
 Prints the tool definitions as JSON, ready to hand to a model:
   neutral    [{name, description, schema, class, activity}]: the contract itself
   openai     [{type: "function", function: {name, description, parameters}}]
   anthropic  [{name, description, input_schema}]
+  prompt     the text to add to the model's system prompt (contract.Prompt), not JSON
 A model's tool call goes to a session with `+"`durable-browser call`"+` or workflows.CallTool.
 Needs no Temporal.
 
@@ -35,6 +36,10 @@ Flags:
 	if fs.NArg() != 0 {
 		fs.Usage()
 		return fmt.Errorf("tools takes no arguments, got %q", fs.Args())
+	}
+	if format == "prompt" {
+		_, err := fmt.Fprintln(env.stdout, contract.Prompt())
+		return err
 	}
 	defs := contract.Definitions()
 	var raw []byte
@@ -50,7 +55,7 @@ Flags:
 	case "anthropic":
 		raw = contract.AnthropicTools(defs)
 	default:
-		return &config.Error{Flag: "format", Problem: fmt.Sprintf("%q is not a format", format), Fix: "use neutral, openai or anthropic"}
+		return &config.Error{Flag: "format", Problem: fmt.Sprintf("%q is not a format", format), Fix: "use neutral, openai, anthropic or prompt"}
 	}
 	var out bytes.Buffer
 	if err := json.Indent(&out, raw, "", "  "); err != nil {

@@ -127,6 +127,18 @@ func argsFor(vm *goja.Runtime, method string, in []goja.Value) (map[string]any, 
 		return nil
 	}
 	out := map[string]any{}
+	// target takes an element: an id from the latest snapshot, or a
+	// locator object ({role, name}, {label}, {text}, {placeholder},
+	// {testid}) found on the page when the call runs.
+	target := func(i int) error {
+		if m, ok := arg(i).Export().(map[string]any); ok {
+			out["locator"] = m
+			return nil
+		}
+		var err error
+		out["id"], err = str(i, "id")
+		return err
+	}
 	var err error
 	switch method {
 	case "goto":
@@ -134,15 +146,15 @@ func argsFor(vm *goja.Runtime, method string, in []goja.Value) (map[string]any, 
 	case "snapshot", "screenshot":
 		err = opts(0, out)
 	case "click", "check", "uncheck":
-		if out["id"], err = str(0, "id"); err == nil {
+		if err = target(0); err == nil {
 			err = opts(1, out)
 		}
 	case "fill":
-		if out["id"], err = str(0, "id"); err == nil {
+		if err = target(0); err == nil {
 			out["value"], err = str(1, "value")
 		}
 	case "type":
-		if out["id"], err = str(0, "id"); err == nil {
+		if err = target(0); err == nil {
 			if out["text"], err = str(1, "text"); err == nil {
 				err = opts(2, out)
 			}
@@ -157,7 +169,7 @@ func argsFor(vm *goja.Runtime, method string, in []goja.Value) (map[string]any, 
 			out["key"], err = str(0, "key")
 		}
 	case "select":
-		if out["id"], err = str(0, "id"); err == nil {
+		if err = target(0); err == nil {
 			switch v := arg(1).Export().(type) {
 			case string:
 				out["values"] = []any{v}

@@ -178,6 +178,8 @@ func TestCellArgs(t *testing.T) {
 		{`page.goto("https://a.test/")`, `{"url":"https://a.test/"}`},
 		{`page.click("5", {button: "right"})`, `{"button":"right","id":"5"}`},
 		{`page.click(5)`, `{"id":"5"}`},
+		{`page.click({role: "link", name: "Next"})`, `{"locator":{"name":"Next","role":"link"}}`},
+		{`page.fill({label: "Email"}, "a@b.c")`, `{"locator":{"label":"Email"},"value":"a@b.c"}`},
 		{`page.fill("2", "{{secret:PW}}")`, `{"id":"2","value":"{{secret:PW}}"}`},
 		{`page.type("2", "hi", {delay_ms: 5})`, `{"delay_ms":5,"id":"2","text":"hi"}`},
 		{`page.press("Enter")`, `{"key":"Enter"}`},

@@ -31,6 +31,8 @@ type Action struct {
 	MS      int      `json:"ms,omitempty"`
 	// Tab is a tab id from a result's tabs_opened, for switch_tab and close_tab.
 	Tab string `json:"tab,omitempty"`
+	// Locator, instead of ID, finds the element when the action runs.
+	Locator *Locator `json:"locator,omitempty"`
 	// Secrets are the {{secret:NAME}} values the worker put into Value or
 	// Text, with their origins: fill and type refuse an element whose
 	// frame's origin is not bound to each, and, once typed, the session
@@ -87,11 +89,12 @@ func parseAction(item json.RawMessage) (Action, error) {
 			return Action{}, err
 		}
 	case "scroll":
-		if a.ID == "" && a.DX == 0 && a.DY == 0 {
-			return Action{}, fmt.Errorf("scroll needs \"id\" to scroll into view, or a non-zero \"dy\" (and \"dx\") in pixels")
+		el := a.ID != "" || a.Locator != nil
+		if !el && a.DX == 0 && a.DY == 0 {
+			return Action{}, fmt.Errorf("scroll needs \"id\" or \"locator\" to scroll into view, or a non-zero \"dy\" (and \"dx\") in pixels")
 		}
-		if a.ID != "" && (a.DX != 0 || a.DY != 0) {
-			return Action{}, fmt.Errorf("scroll takes either \"id\" or \"dy\"/\"dx\", not both")
+		if el && (a.DX != 0 || a.DY != 0) {
+			return Action{}, fmt.Errorf("scroll takes either \"id\" (or \"locator\") or \"dy\"/\"dx\", not both")
 		}
 	case "goto":
 		u, err := url.Parse(a.URL)

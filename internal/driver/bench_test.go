@@ -42,7 +42,7 @@ func BenchmarkFillClick(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := br.Run(ctxT(b), acts); err != nil {
+		if _, err := br.Run(ctxT(b), acts, RunOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -71,7 +71,7 @@ func BenchmarkColdStart(b *testing.B) {
 		br, err := Attach(ctx, Options{CDPURL: sess.CDPURL})
 		if err == nil {
 			acts, _ := ParseActions(json.RawMessage(fmt.Sprintf(`[{"op":"goto","url":%q},{"op":"wait","load":true}]`, siteURL+"/form.html")))
-			if _, err = br.Run(ctx, acts); err == nil {
+			if _, err = br.Run(ctx, acts, RunOptions{}); err == nil {
 				_, err = br.Snapshot(ctx, SnapshotOptions{})
 			}
 			_ = br.Close()

@@ -1,5 +1,5 @@
 // Package driver drives one browser session over the Chrome DevTools
-// Protocol (go-rod): accessibility snapshots with per-snapshot ids, batches of
+// Protocol (go-rod): snapshots with ids that stay with their elements, batches of
 // actions through real input events, tabs, dialogs, downloads, uploads and an
 // optional gate on side-effecting requests.
 package driver
@@ -18,6 +18,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 	"github.com/rs/zerolog"
 
+	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
 )
@@ -36,6 +37,10 @@ type Options struct {
 	ActionTimeout time.Duration
 	// MaxSnapshotChars bounds snapshot text; default 12000.
 	MaxSnapshotChars int
+	// ViewportWidth and ViewportHeight are the CSS size every page of the
+	// session is laid out at (a device metrics override, set on each page
+	// as it is attached, popups too); default 1280x720.
+	ViewportWidth, ViewportHeight int
 	// Redact hides secrets in page text. The driver applies it before it
 	// cuts any text to length, so no cut can leave a secret's prefix that
 	// redaction downstream would no longer recognise. Nil: no redaction here.
@@ -61,6 +66,11 @@ type Options struct {
 	// request carrying it toward an origin it is not bound to fails before
 	// it leaves. Requests are searched only after a secret was typed.
 	GuardSecrets bool
+	// Egress, when set, is the proxy this browser's traffic leaves
+	// through (the local provider's): it is told the secrets typed here,
+	// and what it refuses (a WebSocket off the allow list, a frame
+	// carrying a secret) is listed with the run's blocked requests.
+	Egress *egress.Proxy
 }
 
 const (
@@ -69,6 +79,10 @@ const (
 	maxDownloads   = 50
 	defaultTimeout = 10 * time.Second
 	defaultChars   = 12000
+	// A common desktop size; Chrome's headless default (780x437) hides
+	// the navigation of responsive pages.
+	defaultViewportWidth  = 1280
+	defaultViewportHeight = 720
 )
 
 // Browser is one attached session. Its methods are safe for concurrent use,
@@ -93,7 +107,7 @@ type Browser struct {
 	frameParent map[proto.PageFrameID]proto.TargetSessionID // out-of-process frame -> the session that attached it
 	active      *tab
 	snap        *snapState
-	idSeq       int
+	kept        map[int]*kept // recent snapshots by epoch, for since
 	epoch       int
 	runCtx      context.Context
 	holdCtx     context.Context // a code cell's, between its calls (Hold)
@@ -101,7 +115,8 @@ type Browser struct {
 	ev          events
 	dl          downloads
 	reach       reachCache
-	armed       *redact.Matcher // secrets typed in this session; nil until one is
+	armed       *redact.Matcher     // secrets typed in this session; nil until one is
+	asked       map[string]struct{} // host:port a page of the session asked for (egressBlocked)
 }
 
 // Attach connects to a running Chrome and takes its first tab (opening one if
@@ -115,6 +130,9 @@ func Attach(ctx context.Context, o Options) (*Browser, error) {
 	}
 	if o.MaxSnapshotChars <= 0 {
 		o.MaxSnapshotChars = defaultChars
+	}
+	if o.ViewportWidth <= 0 || o.ViewportHeight <= 0 {
+		o.ViewportWidth, o.ViewportHeight = defaultViewportWidth, defaultViewportHeight
 	}
 	if o.DialogPolicy == "" {
 		o.DialogPolicy = DialogAccept
@@ -143,6 +161,9 @@ func Attach(ctx context.Context, o Options) (*Browser, error) {
 	}
 	events := rb.Event()
 	go b.loop(events)
+	if o.Egress != nil {
+		o.Egress.OnBlock(b.egressBlocked)
+	}
 
 	fail := func(err error) (*Browser, error) {
 		_ = b.Close()
@@ -223,6 +244,11 @@ func (b *Browser) attachOnly(ctx context.Context, id proto.TargetTargetID) (*tab
 	return b.waitTab(ctx, id)
 }
 
+// Viewport is the CSS size pages are laid out at, as WIDTHxHEIGHT.
+func (b *Browser) Viewport() string {
+	return fmt.Sprintf("%dx%d", b.o.ViewportWidth, b.o.ViewportHeight)
+}
+
 // Close disconnects from Chrome. Chrome and its pages keep running.
 func (b *Browser) Close() error {
 	b.closeOnce.Do(func() {
@@ -230,6 +256,9 @@ func (b *Browser) Close() error {
 			ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
 			_ = proto.TargetSetAutoAttach{AutoAttach: false}.Call(b.client(ctx, ""))
 			cancel()
+		}
+		if b.o.Egress != nil {
+			b.o.Egress.OnBlock(nil)
 		}
 		b.cancel()
 		_ = b.ws.Close()

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
@@ -23,8 +24,8 @@ type (
 )
 
 // ScreenshotOptions choose the region and encoding of a Screenshot. At
-// most one of FullPage, Clip, ID and Selector may be given; none means
-// the viewport.
+// most one of FullPage, Clip, ID (or Locator) and Selector may be given;
+// none means the viewport.
 type ScreenshotOptions struct {
 	// FullPage captures the whole document.
 	FullPage bool
@@ -32,6 +33,8 @@ type ScreenshotOptions struct {
 	Clip *Rect
 	// ID is an id of the latest snapshot: that element is captured.
 	ID string
+	// Locator, instead of ID, finds the element on the page as it is.
+	Locator *Locator
 	// Selector is a CSS selector that must match exactly one element.
 	Selector string
 	// Type is "png" (default) or "jpeg".
@@ -51,8 +54,8 @@ func (b *Browser) Screenshot(ctx context.Context, o ScreenshotOptions) (*Shot, e
 		return nil, err
 	}
 	co := capture.ScreenshotOptions{FullPage: o.FullPage, Clip: o.Clip, Selector: o.Selector, Type: o.Type, Quality: o.Quality}
-	if o.ID != "" {
-		el, err := b.element(ctx, o.ID)
+	if o.ID != "" || o.Locator != nil {
+		el, err := b.element(ctx, Target{ID: o.ID, Locator: o.Locator})
 		if err != nil {
 			return nil, err
 		}
@@ -85,33 +88,45 @@ func (b *Browser) activePage() (*rod.Page, error) {
 	return b.rb.PageFromTarget(t.id)
 }
 
-// element resolves an id of the latest snapshot to a rod element, for
-// screenshots of one element.
-func (b *Browser) element(ctx context.Context, id string) (*rod.Element, error) {
-	nid, err := NormalizeID(id)
-	if err != nil {
-		return nil, err
-	}
+// element resolves an id of the latest snapshot, or a locator, to a rod
+// element, for screenshots of one element.
+func (b *Browser) element(ctx context.Context, target Target) (*rod.Element, error) {
 	t, err := b.activeTab()
 	if err != nil {
 		return nil, err
 	}
-	refs, err := b.lookup(ctx, t, []string{nid}, true)
-	if err != nil {
-		return nil, err
+	var r ref
+	if target.Locator != nil {
+		lr, id, err := b.locate(ctx, t, *target.Locator)
+		if err != nil {
+			return nil, &ActionError{Op: "screenshot", Kind: KindLocator, Reason: b.clip(err.Error(), 1500), Err: err}
+		}
+		if _, lr.backend, err = b.describe(ctx, lr); err != nil {
+			return nil, &StaleError{ID: strconv.Itoa(id), Reason: "left the page as it was found"}
+		}
+		r = lr
+	} else {
+		nid, err := NormalizeID(target.ID)
+		if err != nil {
+			return nil, err
+		}
+		refs, err := b.lookup(ctx, t, []string{nid}, true)
+		if err != nil {
+			return nil, err
+		}
+		r = refs[0]
 	}
-	r := refs[0]
-	target := t.id
+	tid := t.id
 	if r.sess != t.sess {
 		b.mu.Lock()
 		for fid, sid := range b.frameSess {
 			if sid == r.sess {
-				target = proto.TargetTargetID(fid)
+				tid = proto.TargetTargetID(fid)
 			}
 		}
 		b.mu.Unlock()
 	}
-	p, err := b.rb.PageFromTarget(target)
+	p, err := b.rb.PageFromTarget(tid)
 	if err != nil {
 		return nil, fmt.Errorf("driver: attach to the element's frame: %w", err)
 	}

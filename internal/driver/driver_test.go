@@ -77,12 +77,13 @@ func chromePath() string {
 
 // startChrome runs headless Chromium in its own process group and returns
 // its debugger URL and a stop function that kills the group and waits.
-func startChrome(profile string) (string, func(), error) {
-	cmd := exec.Command(chromePath(),
-		"--headless=new", "--remote-debugging-port=0", "--user-data-dir="+profile,
+func startChrome(profile string, extra ...string) (string, func(), error) {
+	args := append([]string{
+		"--headless=new", "--remote-debugging-port=0", "--user-data-dir=" + profile,
 		"--no-sandbox", "--disable-background-networking", "--disable-component-update",
 		"--disable-sync", "--no-first-run", "--no-default-browser-check", "--disable-gpu",
-		"--site-per-process", "--window-size=1280,900", "about:blank")
+		"--site-per-process", "--window-size=1280,900"}, extra...)
+	cmd := exec.Command(chromePath(), append(args, "about:blank")...)
 	// Its own group, so cleanup kills every Chrome process; Pdeathsig stops
 	// it too if the test binary is killed before cleanup runs.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -121,6 +122,15 @@ func startChrome(profile string) (string, func(), error) {
 func attach(t testing.TB, o Options) *Browser {
 	t.Helper()
 	o.CDPURL = chromeWS
+	return attachTo(t, o)
+}
+
+// attachTo attaches to o.CDPURL, or to the test binary's Chrome.
+func attachTo(t testing.TB, o Options) *Browser {
+	t.Helper()
+	if o.CDPURL == "" {
+		o.CDPURL = chromeWS
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	b, err := Attach(ctx, o)
@@ -143,7 +153,7 @@ func mustRun(t testing.TB, b *Browser, js string) *RunResult {
 	if err != nil {
 		t.Fatalf("parse %s: %v", js, err)
 	}
-	res, err := b.Run(ctxT(t), acts)
+	res, err := b.Run(ctxT(t), acts, RunOptions{})
 	if err != nil {
 		t.Fatalf("run %s: %v", js, err)
 	}
@@ -282,7 +292,7 @@ func TestSPARouteMakesIDsStale(t *testing.T) {
 	goID, countID := idOf(t, s.Text, "Go to settings"), idOf(t, s.Text, `button "Count"`)
 	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":"%s"}]`, goID))
 	acts, _ := ParseActions(json.RawMessage(fmt.Sprintf(`[{"op":"click","id":"%s"}]`, countID)))
-	_, err := b.Run(ctxT(t), acts)
+	_, err := b.Run(ctxT(t), acts, RunOptions{})
 	var se *StaleError
 	if !errors.As(err, &se) {
 		t.Fatalf("run after route change: err %v, want *StaleError", err)
@@ -291,13 +301,13 @@ func TestSPARouteMakesIDsStale(t *testing.T) {
 	if !strings.Contains(s.Text, "Settings route") || !strings.Contains(s.Text, `"0"`) {
 		t.Fatalf("count was clicked or route missing:\n%s", s.Text)
 	}
-	// An id from an older snapshot is stale too, even on the same page.
+	// Ids stay with their elements across snapshots of one document: an
+	// id from an older snapshot still acts on its element.
 	old := idOf(t, s.Text, `button "Count"`)
-	snap(t, b, SnapshotOptions{})
-	acts, _ = ParseActions(json.RawMessage(fmt.Sprintf(`[{"op":"wait","ms":1},{"op":"click","id":"%s"}]`, old)))
-	if _, err := b.Run(ctxT(t), acts); !errors.As(err, &se) {
-		t.Fatalf("old id: err %v, want *StaleError", err)
+	if s2 := snap(t, b, SnapshotOptions{}); idOf(t, s2.Text, `button "Count"`) != old {
+		t.Fatalf("id of Count moved from %s:\n%s", old, s2.Text)
 	}
+	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":"%s"},{"op":"wait","text":"1"}]`, old))
 }
 
 func TestNewTab(t *testing.T) {
@@ -370,12 +380,12 @@ func TestDownloadAndUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := idOf(t, s.Text, "Attachment")
-	if err := b.Upload(ctxT(t), id, f); err != nil {
+	if err := b.Upload(ctxT(t), Target{ID: id}, f); err != nil {
 		t.Fatal(err)
 	}
 	mustRun(t, b, `[{"op":"wait","text":"got note.txt 13 bytes: hello upload"}]`)
 	var ae *ActionError
-	if err := b.Upload(ctxT(t), idOf(t, s.Text, `heading "Upload"`), f); !errors.As(err, &ae) || ae.Kind != KindInvalid {
+	if err := b.Upload(ctxT(t), Target{ID: idOf(t, s.Text, `heading "Upload"`)}, f); !errors.As(err, &ae) || ae.Kind != KindInvalid {
 		t.Fatalf("upload to a heading: %v", err)
 	}
 }
@@ -385,7 +395,7 @@ func TestCoveredElementNamesCover(t *testing.T) {
 	gotoPage(t, b, siteURL+"/covered.html")
 	s := snap(t, b, SnapshotOptions{})
 	acts, _ := ParseActions(json.RawMessage(fmt.Sprintf(`[{"op":"click","id":"%s"}]`, idOf(t, s.Text, "Buy now"))))
-	res, err := b.Run(ctxT(t), acts)
+	res, err := b.Run(ctxT(t), acts, RunOptions{})
 	var ae *ActionError
 	if !errors.As(err, &ae) || ae.Kind != KindCovered || !strings.Contains(ae.Cover, "div#banner.cookie-banner") {
 		t.Fatalf("covered click: %v", err)
@@ -397,14 +407,15 @@ func TestCoveredElementNamesCover(t *testing.T) {
 }
 
 func TestBigPageOverBound(t *testing.T) {
-	b := attach(t, Options{MaxSnapshotChars: 6000})
+	const max = 6000
+	b := attach(t, Options{MaxSnapshotChars: max})
 	gotoPage(t, b, siteURL+"/big.html")
 	s := snap(t, b, SnapshotOptions{})
-	if !s.Truncated || s.Cut == "" || !strings.Contains(s.Cut, "scope") || !strings.Contains(s.Cut, "offset") {
-		t.Fatalf("not truncated: %v %q", s.Truncated, s.Cut)
+	if !s.Truncated || s.NextOffset != 1 || !strings.Contains(s.Cut, "scope") || !strings.Contains(s.Cut, "offset=1") {
+		t.Fatalf("not cut: %v %d %q", s.Truncated, s.NextOffset, s.Cut)
 	}
-	if got := strings.Count(s.Text, `button "Act `); got != 150 {
-		t.Errorf("kept %d of 150 buttons", got)
+	if len(s.Text) > max || !strings.Contains(s.Text, `heading "Section 30"`) {
+		t.Errorf("first page: %d characters (bound %d), headings first:\n%.1000s", len(s.Text), max, s.Text)
 	}
 	if s.Elements < 1000 {
 		t.Errorf("elements %d", s.Elements)
@@ -414,12 +425,27 @@ func TestBigPageOverBound(t *testing.T) {
 	if !strings.Contains(sc.Text, "Paragraph 7 explains") || strings.Contains(sc.Text, "Section 8") {
 		t.Errorf("scoped snapshot:\n%s", sc.Text)
 	}
-	pg := snap(t, b, SnapshotOptions{Offset: 1})
-	if !pg.Truncated || !strings.Contains(pg.Cut, "offset=") {
-		t.Errorf("paged: %q", pg.Cut)
+	// Both modes page through everything, each page under the bound, each
+	// naming the next offset until the last.
+	for _, mode := range []string{"full", "interactive"} {
+		all, pages := "", 0
+		for off := 1; off != 0; pages++ {
+			pg := snap(t, b, SnapshotOptions{Mode: mode, Offset: off})
+			if len(pg.Text) > max || pages > 100 {
+				t.Fatalf("%s page at offset %d: %d characters (bound %d), page %d", mode, off, len(pg.Text), max, pages)
+			}
+			if (pg.NextOffset != 0) != pg.Truncated || (pg.NextOffset != 0 && !strings.Contains(pg.Cut, fmt.Sprintf("offset=%d", pg.NextOffset))) {
+				t.Fatalf("%s page at offset %d: next %d truncated %v cut %q", mode, off, pg.NextOffset, pg.Truncated, pg.Cut)
+			}
+			all += pg.Text
+			off = pg.NextOffset
+		}
+		if got := strings.Count(all, `button "Act `); pages < 2 || got != 150 {
+			t.Errorf("%s: %d pages held %d of 150 buttons", mode, pages, got)
+		}
 	}
 	in := snap(t, b, SnapshotOptions{Mode: "interactive"})
-	if strings.Contains(in.Text, "Paragraph") || !strings.Contains(in.Text, `heading "Section 3"`) || strings.Count(in.Text, `textbox "Field`) != 150 {
+	if strings.Contains(in.Text, "Paragraph") || !strings.Contains(in.Text, `heading "Section 3"`) || len(in.Text) > max || in.NextOffset == 0 {
 		t.Errorf("interactive:\n%.2000s", in.Text)
 	}
 }
@@ -430,7 +456,7 @@ func TestRequestGate(t *testing.T) {
 	s := snap(t, b, SnapshotOptions{})
 	before := len(site.Submissions())
 	acts, _ := ParseActions(json.RawMessage(fmt.Sprintf(`[{"op":"fill","id":"%s","value":"x"},{"op":"click","id":"%s"}]`, idOf(t, s.Text, "Message"), idOf(t, s.Text, "Send"))))
-	res, err := b.Run(ctxT(t), acts)
+	res, err := b.Run(ctxT(t), acts, RunOptions{})
 	var re *RefusedError
 	if !errors.As(err, &re) || re.Method != "POST" || re.Path != "/submit" {
 		t.Fatalf("gated submit: %v", err)
@@ -446,7 +472,7 @@ func TestRequestGate(t *testing.T) {
 func TestNoSnapshot(t *testing.T) {
 	b := attach(t, Options{})
 	acts, _ := ParseActions(json.RawMessage(`[{"op":"click","id":"1"}]`))
-	if _, err := b.Run(ctxT(t), acts); !errors.Is(err, ErrNoSnapshot) {
+	if _, err := b.Run(ctxT(t), acts, RunOptions{}); !errors.Is(err, ErrNoSnapshot) {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -481,7 +507,7 @@ func TestTabActions(t *testing.T) {
 	if _, err := ParseActions([]byte(`[{"op":"switch_tab","tab":"t1"},{"op":"reload"}]`)); err == nil {
 		t.Fatal("a tab op before other actions should be refused")
 	}
-	if _, err := b.Run(ctxT(t), []Action{{Op: "switch_tab", Tab: "t999"}}); err == nil {
+	if _, err := b.Run(ctxT(t), []Action{{Op: "switch_tab", Tab: "t999"}}, RunOptions{}); err == nil {
 		t.Fatal("switching to an unknown tab should fail")
 	}
 }
@@ -494,4 +520,18 @@ func tabsOpenedID(_ *RunResult, tabs []Tab, first string) string {
 		}
 	}
 	return ""
+}
+
+func TestViewportDefaultsAndIsSet(t *testing.T) {
+	for _, tc := range []struct{ w, h, wantW, wantH int }{{0, 0, 1280, 720}, {390, 844, 390, 844}} {
+		b := attach(t, Options{ViewportWidth: tc.w, ViewportHeight: tc.h})
+		gotoPage(t, b, siteURL+"/index.html")
+		want := fmt.Sprintf("%dx%d", tc.wantW, tc.wantH)
+		if got := evalIn(t, b, `innerWidth+"x"+innerHeight`); got != want {
+			t.Fatalf("page laid out at %q, want %s", got, want)
+		}
+		if s := snap(t, b, SnapshotOptions{}); s.Viewport != want {
+			t.Fatalf("snapshot viewport %q, want %s", s.Viewport, want)
+		}
+	}
 }

@@ -13,7 +13,7 @@ var ErrNoSnapshot = errors.New("no snapshot yet: take a snapshot, then use its i
 var ErrClosed = errors.New("browser connection closed: attach again")
 
 // StaleError refuses a whole batch before anything is sent: an id is unknown
-// or from an older snapshot, or the page navigated since the snapshot.
+// not in the latest snapshot, or the page navigated since the snapshot.
 type StaleError struct {
 	// ID is the offending id, empty when the page navigated.
 	ID string
@@ -39,6 +39,7 @@ const (
 	KindRefused    = "refused"     // the request gate denied a request this action sent
 	KindBlocked    = "blocked"     // the reach guard stopped a navigation this action started
 	KindBrowser    = "browser"     // the browser connection failed
+	KindLocator    = "locator"     // a locator matched no visible element, or several
 )
 
 // ActionError says which action of a batch failed and why.

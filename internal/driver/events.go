@@ -141,10 +141,20 @@ func (b *Browser) handle(msg *rod.Message) {
 				b.ev.requests = map[proto.NetworkRequestID]reqInfo{}
 			}
 			b.ev.requests[e.RequestID] = reqInfo{method: e.Request.Method, url: e.Request.URL}
+			if b.o.Egress != nil {
+				b.addAsked(e.Request.URL)
+			}
 			if !b.intercepting() && !safeMethod(e.Request.Method) && b.sessions[msg.SessionID] != nil {
 				o, p := b.originPath(e.Request.URL)
 				b.ev.sent = appendBounded(b.ev.sent, SentRequest{Method: e.Request.Method, Origin: o, Path: p})
 			}
+			b.mu.Unlock()
+		}
+	case "Network.webSocketCreated":
+		var e proto.NetworkWebSocketCreated
+		if msg.Load(&e) && b.o.Egress != nil {
+			b.mu.Lock()
+			b.addAsked(e.URL)
 			b.mu.Unlock()
 		}
 	case "Network.responseReceived":
@@ -267,6 +277,13 @@ func (b *Browser) attached(parent proto.TargetSessionID, e *proto.TargetAttached
 				// Already running (attached by id, not paused): patch the current document too.
 				b.sendNoWait(sid, proto.RuntimeEvaluate{Expression: stealth.JS})
 			}
+		}
+		if info.Type == proto.TargetTargetInfoTypePage {
+			// Lay the page out at the session's viewport before it runs.
+			// The override lasts as long as this connection's session with
+			// the page, so a worker that takes a found browser sets it again.
+			b.sendNoWait(sid, proto.EmulationSetDeviceMetricsOverride{Width: b.o.ViewportWidth, Height: b.o.ViewportHeight,
+				ScreenWidth: &b.o.ViewportWidth, ScreenHeight: &b.o.ViewportHeight})
 		}
 		b.sendNoWait(sid, proto.PageEnable{})
 		b.sendNoWait(sid, proto.RuntimeEnable{})

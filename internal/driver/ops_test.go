@@ -164,7 +164,7 @@ func TestBackForwardReload(t *testing.T) {
 		t.Fatalf("after reload the page says %q", got)
 	}
 	acts, _ := ParseActions([]byte(`[{"op":"forward"}]`))
-	_, err := b.Run(ctxT(t), acts)
+	_, err := b.Run(ctxT(t), acts, RunOptions{})
 	if ae, ok := err.(*ActionError); !ok || ae.Kind != KindNavigation {
 		t.Fatalf("forward with no next page: %v", err)
 	}

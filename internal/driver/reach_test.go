@@ -115,7 +115,7 @@ func TestReachGuardBlocksGoto(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := b.Run(ctxT(t), acts)
+		res, err := b.Run(ctxT(t), acts, RunOptions{})
 		var ae *ActionError
 		var be *BlockedError
 		if !errors.As(err, &ae) || ae.Kind != KindBlocked || !errors.As(err, &be) || be.Rule != "service" {
@@ -146,10 +146,40 @@ func TestReachGuardAllowList(t *testing.T) {
 		strings.Replace(rs.a.URL, "127.0.0.1", "localhost", 1) + "/": "allow_list",
 	} {
 		acts, _ := ParseActions(json.RawMessage(fmt.Sprintf(`[{"op":"goto","url":%q}]`, u)))
-		_, err := b.Run(ctxT(t), acts)
+		_, err := b.Run(ctxT(t), acts, RunOptions{})
 		var be *BlockedError
 		if !errors.As(err, &be) || be.Rule != rule {
 			t.Fatalf("goto %s: %v, want rule %s", u, err, rule)
 		}
 	}
+}
+
+func TestHostPort(t *testing.T) {
+	for in, want := range map[string]string{
+		"localhost:8080":                 "localhost:8080",
+		"ws://LocalHost:8080/x?y":        "localhost:8080",
+		"wss://a.example/socket":         "a.example:443",
+		"http://u:p@a.example./x":        "a.example:80",
+		"https://[::1]/":                 "::1:443",
+		"[::1]:9":                        "::1:9",
+		"data:text/plain,x":              "",
+		"http://127.0.0.1:39349/img?p=1": "127.0.0.1:39349",
+	} {
+		got := hostPort(in)
+		if want != "" {
+			want = hostPortWant(want)
+		}
+		if got != want {
+			t.Errorf("hostPort(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// hostPortWant spells an IPv6 expectation in brackets, as JoinHostPort does.
+func hostPortWant(s string) string {
+	if strings.Count(s, ":") > 1 {
+		i := strings.LastIndex(s, ":")
+		return "[" + s[:i] + "]" + s[i:]
+	}
+	return s
 }

@@ -34,6 +34,17 @@ type RunResult struct {
 	Denied         []SentRequest  `json:"denied,omitempty"`
 	// Blocked lists requests the reach guard stopped before they left.
 	Blocked []BlockedRequest `json:"blocked,omitempty"`
+	// Observed, when RunOptions.Observe asked for it, is the snapshot the
+	// batch left, as the changes it made to the page (or the whole page,
+	// saying why, when it went to another one). It is the latest snapshot.
+	Observed *Snapshot `json:"observed,omitempty"`
+}
+
+// RunOptions choose what a Run reports besides its actions.
+type RunOptions struct {
+	// Observe walks the page before and after the batch and reports what
+	// changed (RunResult.Observed).
+	Observe bool
 }
 
 // lookup resolves ids against the latest snapshot of tab t, refusing stale
@@ -90,7 +101,7 @@ func (b *Browser) lookup(ctx context.Context, t *tab, ids []string, resolve bool
 // refuses the whole batch with *StaleError and nothing is sent), then runs
 // the actions one at a time. The first failure stops the batch: it is in
 // RunResult.Failed and returned as *ActionError.
-func (b *Browser) Run(ctx context.Context, actions []Action) (*RunResult, error) {
+func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*RunResult, error) {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
 	t, err := b.activeTab()
@@ -117,6 +128,10 @@ func (b *Browser) Run(ctx context.Context, actions []Action) (*RunResult, error)
 			refs[id] = rs[i]
 		}
 	}
+	var before *kept
+	if opts.Observe {
+		before = b.walkKept(ctx, t)
+	}
 	b.mu.Lock()
 	b.runCtx = ctx
 	openedBefore := b.ev.openSeq
@@ -131,7 +146,26 @@ func (b *Browser) Run(ctx context.Context, actions []Action) (*RunResult, error)
 	var runErr error
 	for i, a := range actions {
 		var r ref
-		if a.ID != "" {
+		if a.Locator != nil && a.Op != "wait" {
+			// Found on the page as it is now, so an earlier action of
+			// the batch may have made it.
+			lr, id, err := b.locate(ctx, t, *a.Locator)
+			if err == nil {
+				if _, lr.backend, err = b.describe(ctx, lr); err != nil {
+					err = &StaleError{ID: strconv.Itoa(id), Reason: "left the page as it was found"}
+				}
+			}
+			if err != nil {
+				kind := KindStale
+				var le *LocatorError
+				if errors.As(err, &le) {
+					kind = KindLocator
+				}
+				runErr = &ActionError{Index: i, Op: a.Op, Kind: kind, Reason: b.clip(err.Error(), 1500), Err: err}
+				break
+			}
+			r, a.ID = lr, strconv.Itoa(id)
+		} else if a.ID != "" {
 			b.mu.Lock()
 			moved := t.navSeq != startNav || b.active != t
 			b.mu.Unlock()
@@ -198,6 +232,9 @@ func (b *Browser) Run(ctx context.Context, actions []Action) (*RunResult, error)
 	if errors.As(runErr, &ae) {
 		res.Failed = &ActionFailure{Index: ae.Index, Op: ae.Op, Kind: ae.Kind, Reason: ae.Reason}
 	}
+	if opts.Observe && runErr == nil {
+		res.Observed = b.observe(ctx, before)
+	}
 	res.URL, res.Title = b.info(ctx)
 	b.mu.Lock()
 	for _, o := range b.tabs {
@@ -248,4 +285,55 @@ func (b *Browser) followPopup(ctx context.Context, t *tab, openedBefore int) *ta
 		}
 	}
 	return nil
+}
+
+// walkKept walks tab t for a later comparison; nil if the walk failed.
+func (b *Browser) walkKept(ctx context.Context, t *tab) *kept {
+	b.mu.Lock()
+	navSeq := t.navSeq
+	b.mu.Unlock()
+	r, docs, err := b.walkPage(ctx, t, nil, "")
+	if err != nil {
+		b.log.Debug().Err(err).Msg("driver: walk before observing")
+		return nil
+	}
+	return &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: docs[0].res.U, lines: r.lines}
+}
+
+// observe takes the snapshot a batch left, as its changes from before (the
+// walk before the batch), or as the whole page when it went to another.
+// It becomes the latest snapshot. Nil when the page cannot be read.
+func (b *Browser) observe(ctx context.Context, before *kept) *Snapshot {
+	t, err := b.activeTab()
+	if err != nil {
+		return nil
+	}
+	b.mu.Lock()
+	navSeq := t.navSeq
+	b.mu.Unlock()
+	r, docs, err := b.walkPage(ctx, t, nil, "")
+	if err != nil {
+		b.log.Debug().Err(err).Msg("driver: observe")
+		return nil
+	}
+	snap := b.newSnapshot(r, docs)
+	now := &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: docs[0].res.U, lines: r.lines}
+	why := "the page could not be read before the actions"
+	if before != nil {
+		why = sameDocument(before, now)
+	}
+	var pg page
+	if why == "" {
+		var text string
+		var ch Changes
+		text, ch = diff(before.lines, r.lines, false)
+		snap.Changes = &ch
+		pg = changesPage(text, b.o.MaxSnapshotChars)
+	} else {
+		snap.Changes = &Changes{Full: true, Reason: why + "; here is the whole page"}
+		pg = r.full(b.o.MaxSnapshotChars, 0)
+	}
+	snap.Text, snap.Truncated, snap.Cut, snap.NextOffset = pg.text, pg.truncated, pg.cut, pg.next
+	snap.Epoch = b.record(t, navSeq, now.url, r, now)
+	return snap
 }

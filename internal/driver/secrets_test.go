@@ -134,7 +134,7 @@ func TestSecretStaysWithItsOrigin(t *testing.T) {
 	gotoPage(t, b, s.a.URL+"/login")
 	sn := snap(t, b, SnapshotOptions{})
 	field := idOf(t, sn.Text, "A password")
-	res, err := b.Run(ctxT(t), secretActs(t, fmt.Sprintf(`[{"op":"fill","id":%q,"value":%q}]`, field, exfilSecret), pw))
+	res, err := b.Run(ctxT(t), secretActs(t, fmt.Sprintf(`[{"op":"fill","id":%q,"value":%q}]`, field, exfilSecret), pw), RunOptions{})
 	if err != nil {
 		t.Fatalf("fill into the secret's own origin: %v", err)
 	}
@@ -214,7 +214,7 @@ func TestSecretRefusedElsewhere(t *testing.T) {
 		gotoPage(t, b, tc.page)
 		sn := snap(t, b, SnapshotOptions{})
 		field := idOf(t, sn.Text, tc.label)
-		res, err := b.Run(ctxT(t), secretActs(t, fmt.Sprintf(`[{"op":"fill","id":%q,"value":%q}]`, field, exfilSecret), pw))
+		res, err := b.Run(ctxT(t), secretActs(t, fmt.Sprintf(`[{"op":"fill","id":%q,"value":%q}]`, field, exfilSecret), pw), RunOptions{})
 		var ae *ActionError
 		if !errors.As(err, &ae) || ae.Kind != KindRefused || res == nil || res.Completed != 0 {
 			t.Fatalf("%s: fill = %v, want refused", tc.page, err)

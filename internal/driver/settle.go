@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strconv"
@@ -83,6 +84,13 @@ func (b *Browser) wait(ctx context.Context, t *tab, a Action, r ref) error {
 				return false, err
 			}
 			return res.Result.Value.Bool(), nil
+		case a.Locator != nil:
+			_, _, err := b.locate(ctx, t, *a.Locator)
+			var le *LocatorError
+			if errors.As(err, &le) && le.Found == 0 {
+				return false, nil
+			}
+			return err == nil, err
 		case a.ID != "":
 			res, err := b.callOn(ctx, r, visibleJS)
 			if err != nil {
@@ -103,7 +111,7 @@ func (b *Browser) wait(ctx context.Context, t *tab, a Action, r ref) error {
 	}
 	for {
 		ok, err := check()
-		if err != nil && ctx.Err() == nil && a.ID != "" {
+		if err != nil && ctx.Err() == nil && (a.ID != "" || a.Locator != nil) {
 			return err
 		}
 		if ok {
@@ -112,6 +120,9 @@ func (b *Browser) wait(ctx context.Context, t *tab, a Action, r ref) error {
 		select {
 		case <-ctx.Done():
 			what := map[bool]string{true: "text " + strconv.Quote(b.clip(a.Text, 40))}[a.Text != ""]
+			if a.Locator != nil {
+				what = "an element matching " + a.Locator.String()
+			}
 			if what == "" {
 				what = "the condition"
 			}

@@ -25,6 +25,9 @@ type SnapshotOptions struct {
 	// Offset skips that many lines of the full rendering, to page through a
 	// snapshot over the size bound.
 	Offset int
+	// Since, an earlier snapshot's epoch, shows only what changed since
+	// then, or the whole page saying why when it cannot be compared.
+	Since int
 }
 
 // Snapshot is the page as compact text, one element a line.
@@ -36,7 +39,12 @@ type Snapshot struct {
 	Elements    int    `json:"elements"`    // element lines with ids in the full rendering
 	Interactive int    `json:"interactive"` // actionable elements among them
 	Truncated   bool   `json:"truncated"`
-	Cut         string `json:"cut,omitempty"` // what was left out and how to see it
+	Cut         string `json:"cut,omitempty"`         // what was left out and how to see it
+	NextOffset  int    `json:"next_offset,omitempty"` // the offset of the next page; 0 at the end
+	Viewport    string `json:"viewport"`              // WIDTHxHEIGHT in CSS pixels
+	// Changes is set for a snapshot since an earlier one: Text then holds
+	// only the changed lines, unless Changes.Full.
+	Changes *Changes `json:"changes,omitempty"`
 }
 
 // ref is what an id points to.
@@ -44,11 +52,12 @@ type ref struct {
 	sess    proto.TargetSessionID
 	frame   *frameDoc
 	ctxID   proto.RuntimeExecutionContextID // the frame's isolated world
-	key     int                             // the snapshot that made it
-	idx     int                             // its element in that world's snapshot array
+	idx     int                             // its element's number in that frame's document (walk.js)
 	backend proto.DOMBackendNodeID          // resolved lazily, when an action needs it
 	role    string
 	name    string
+	ph      string // placeholder
+	tid     string // data-testid
 }
 
 type snapState struct {
@@ -91,9 +100,12 @@ type snode struct {
 	No int      `json:"no"`
 	Sc int      `json:"sc"`
 	Cl int      `json:"cl"`
+	Ph string   `json:"ph"`
+	Ti string   `json:"tid"`
 }
 
 type walkResult struct {
+	D   string   `json:"d"` // the document's token, new for each document
 	U   string   `json:"u"`
 	Ti  string   `json:"ti"`
 	C   []*snode `json:"c"`
@@ -137,6 +149,9 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 	if so.Offset < 0 {
 		return nil, fmt.Errorf("driver: snapshot offset must be 0 or more")
 	}
+	if so.Since != 0 && (so.Offset != 0 || strings.TrimSpace(so.Scope) != "") {
+		return nil, fmt.Errorf("driver: since compares whole pages: leave out scope and offset")
+	}
 	var scope *ref
 	if strings.TrimSpace(so.Scope) != "" {
 		id, err := NormalizeID(so.Scope)
@@ -151,50 +166,43 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 	}
 	b.mu.Lock()
 	navSeq := t.navSeq
-	key := b.epoch + 1
 	b.mu.Unlock()
 
 	t0 := time.Now()
-	docs, err := b.collect(ctx, t, key, scope)
+	r, docs, err := b.walkPage(ctx, t, scope, so.Scope)
 	if err != nil {
 		return nil, err
 	}
-	t1 := time.Now()
-	loc, title := docs[0].res.U, docs[0].res.Ti
-
-	r := &renderer{b: b, pageURL: loc, refs: map[int]ref{}, key: key, ctxLine: -1}
-	b.mu.Lock()
-	r.next = b.idSeq
-	b.mu.Unlock()
-	r.link(ctx, docs)
-	if scope != nil {
-		n, d := findScope(docs)
-		if n == nil {
-			return nil, &StaleError{ID: so.Scope, Reason: "is no longer on the page"}
-		}
-		r.walk(n, d, 0, "", false)
-	} else {
-		for _, n := range docs[0].res.C {
-			r.walk(n, docs[0], 0, "", false)
-		}
-	}
-
-	t2 := time.Now()
-	b.log.Debug().Dur("collect", t1.Sub(t0)).Dur("render", t2.Sub(t1)).Int("frames", len(docs)).Msg("driver: snapshot")
-	snap := &Snapshot{URL: loc, Title: title}
-	for _, l := range r.lines {
-		if l.id > 0 {
-			snap.Elements++
-			if l.interactive {
-				snap.Interactive++
-			}
+	loc := docs[0].res.U
+	b.log.Debug().Dur("walk", time.Since(t0)).Int("frames", len(docs)).Msg("driver: snapshot")
+	snap := b.newSnapshot(r, docs)
+	now := &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: loc, lines: r.lines}
+	var pg page
+	if so.Since != 0 {
+		b.mu.Lock()
+		base := b.kept[so.Since]
+		b.mu.Unlock()
+		snap.Changes = &Changes{Since: so.Since, Full: true}
+		switch {
+		case base == nil:
+			snap.Changes.Reason = fmt.Sprintf("snapshot %d is not kept (the last %d snapshots are); here is the whole page", so.Since, keptSnapshots)
+		case sameDocument(base, now) != "":
+			snap.Changes.Reason = sameDocument(base, now) + fmt.Sprintf(" since snapshot %d; here is the whole page", so.Since)
+		default:
+			text, ch := diff(base.lines, r.lines, so.Mode == "interactive")
+			ch.Since = so.Since
+			snap.Changes = &ch
+			pg = changesPage(text, b.o.MaxSnapshotChars)
 		}
 	}
-	if so.Mode == "interactive" {
-		snap.Text, snap.Truncated, snap.Cut = r.interactive(b.o.MaxSnapshotChars, so.Offset)
-	} else {
-		snap.Text, snap.Truncated, snap.Cut = r.full(b.o.MaxSnapshotChars, so.Offset)
+	switch {
+	case snap.Changes != nil && !snap.Changes.Full:
+	case so.Mode == "interactive":
+		pg = r.interactive(b.o.MaxSnapshotChars, so.Offset)
+	default:
+		pg = r.full(b.o.MaxSnapshotChars, so.Offset)
 	}
+	snap.Text, snap.Truncated, snap.Cut, snap.NextOffset = pg.text, pg.truncated, pg.cut, pg.next
 	for _, d := range docs {
 		if d.res.Cut {
 			snap.Truncated = true
@@ -206,13 +214,73 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 		}
 	}
 
-	b.mu.Lock()
-	b.epoch = key
-	b.idSeq = r.next
-	snap.Epoch = b.epoch
-	b.snap = &snapState{epoch: b.epoch, tab: t, navSeq: navSeq, url: loc, refs: r.refs}
-	b.mu.Unlock()
+	if scope != nil {
+		now = nil // a part of the page is nothing to compare a later snapshot with
+	}
+	snap.Epoch = b.record(t, navSeq, loc, r, now)
 	return snap, nil
+}
+
+// newSnapshot starts a snapshot's result from a walk: where, and what it counts.
+func (b *Browser) newSnapshot(r *renderer, docs []*frameDoc) *Snapshot {
+	snap := &Snapshot{URL: docs[0].res.U, Title: docs[0].res.Ti, Viewport: b.Viewport()}
+	for _, l := range r.lines {
+		if l.id > 0 {
+			snap.Elements++
+			if l.interactive {
+				snap.Interactive++
+			}
+		}
+	}
+	return snap
+}
+
+// record makes a walk the latest snapshot, whose ids actions use, and keeps
+// what it saw (k, when set) for a later since; it returns the new epoch.
+func (b *Browser) record(t *tab, navSeq int, loc string, r *renderer, k *kept) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.epoch++
+	b.snap = &snapState{epoch: b.epoch, tab: t, navSeq: navSeq, url: loc, refs: r.refs}
+	if k != nil {
+		b.keep(b.epoch, k)
+	}
+	return b.epoch
+}
+
+// walkPage walks every frame of tab t and renders it (only the scope's
+// subtree when scope is set; scopeArg is how the caller wrote it), giving
+// elements the tab's ids.
+func (b *Browser) walkPage(ctx context.Context, t *tab, scope *ref, scopeArg string) (*renderer, []*frameDoc, error) {
+	docs, err := b.collect(ctx, t, scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Ids stay with their elements while the tab shows one document.
+	b.mu.Lock()
+	ids := t.ids
+	b.mu.Unlock()
+	if ids == nil || ids.doc != docs[0].res.D {
+		ids = newIDTable(docs[0].res.D)
+	}
+	r := &renderer{b: b, pageURL: docs[0].res.U, refs: map[int]ref{}, ids: ids, ctxLine: -1}
+	r.link(ctx, docs)
+	if scope != nil {
+		n, d := findScope(docs)
+		if n == nil {
+			return nil, nil, &StaleError{ID: scopeArg, Reason: "is no longer on the page"}
+		}
+		r.walk(n, d, 0, "", false)
+	} else {
+		for _, n := range docs[0].res.C {
+			r.walk(n, docs[0], 0, "", false)
+		}
+		ids.keep(docs)
+	}
+	b.mu.Lock()
+	t.ids = ids
+	b.mu.Unlock()
+	return r, docs, nil
 }
 
 // docInfo reads location.href and document.title of a session's main frame.
@@ -254,7 +322,7 @@ const maxFrames = 40
 
 // collect walks every frame of the tab, same-process ones through the tab's
 // session, out-of-process ones through their own, all at once.
-func (b *Browser) collect(ctx context.Context, t *tab, key int, scope *ref) ([]*frameDoc, error) {
+func (b *Browser) collect(ctx context.Context, t *tab, scope *ref) ([]*frameDoc, error) {
 	var docs []*frameDoc
 	var walkTree func(sid proto.TargetSessionID, ft *proto.PageFrameTree, parent *frameDoc, oopif bool) *frameDoc
 	walkTree = func(sid proto.TargetSessionID, ft *proto.PageFrameTree, parent *frameDoc, oopif bool) *frameDoc {
@@ -303,11 +371,11 @@ func (b *Browser) collect(ctx context.Context, t *tab, key int, scope *ref) ([]*
 		wg.Add(1)
 		go func(d *frameDoc) {
 			defer wg.Done()
-			sk, si := 0, 0
+			si := 0
 			if scope != nil && scope.frame != nil && scope.sess == d.sess && scope.frame.frameID == d.frameID {
-				sk, si = scope.key, scope.idx
+				si = scope.idx
 			}
-			d.err = b.walkFrame(ctx, d, key, sk, si)
+			d.err = b.walkFrame(ctx, d, si)
 			if d.err != nil {
 				b.log.Debug().Err(d.err).Bool("oopif", d.oopif).Msg("driver: walk frame")
 			}
@@ -321,7 +389,7 @@ func (b *Browser) collect(ctx context.Context, t *tab, key int, scope *ref) ([]*
 }
 
 // walkFrame runs walkJS in the frame's isolated world.
-func (b *Browser) walkFrame(ctx context.Context, d *frameDoc, key, scopeKey, scopeIdx int) error {
+func (b *Browser) walkFrame(ctx context.Context, d *frameDoc, scopeIdx int) error {
 	c := b.client(ctx, d.sess)
 	w, err := proto.PageCreateIsolatedWorld{FrameID: d.frameID, WorldName: worldName}.Call(c)
 	if err != nil {
@@ -329,7 +397,7 @@ func (b *Browser) walkFrame(ctx context.Context, d *frameDoc, key, scopeKey, sco
 	}
 	d.ctxID = w.ExecutionContextID
 	res, err := proto.RuntimeCallFunctionOn{FunctionDeclaration: walkJS, ExecutionContextID: d.ctxID, ReturnByValue: true,
-		Arguments: argsOf([]interface{}{key, scopeKey, scopeIdx, maxWalkNodes})}.Call(c)
+		Arguments: argsOf([]interface{}{scopeIdx, maxWalkNodes})}.Call(c)
 	if err != nil {
 		return err
 	}
@@ -345,13 +413,61 @@ func (b *Browser) walkFrame(ctx context.Context, d *frameDoc, key, scopeKey, sco
 // line is one rendered element or text.
 type line struct {
 	depth       int
-	id          int
-	text        string
+	id          int    // 0 for text and for elements shown without an id
+	elem        bool   // an element (else a run of text, in name)
+	role        string // elements only
+	name        string
+	tail        string // states, value, options, link target
 	interactive bool
 	inMain      bool
 	outline     bool // heading or landmark
+	dup         bool // its name repeats its parent's: left out of the full rendering
 	ctx         int  // index of the nearest heading/landmark line before it, -1 if none
 	end         int  // index of the last line of its subtree
+}
+
+// idKey names one element for the life of its document: the frame it is
+// in, that document's token (walk.js makes one per document) and the
+// number walk.js gave it there.
+type idKey struct {
+	sess  proto.TargetSessionID
+	frame proto.PageFrameID
+	doc   string
+	n     int
+}
+
+// idTable gives a tab's elements short ids that stay with them across
+// snapshots of one document: numbered from 1 in the order they are first
+// seen, and started again when the tab's main document changes.
+type idTable struct {
+	doc  string // the main frame's document token
+	next int
+	ids  map[idKey]int
+}
+
+func newIDTable(doc string) *idTable { return &idTable{doc: doc, ids: map[idKey]int{}} }
+
+func (t *idTable) id(k idKey) int {
+	if id, ok := t.ids[k]; ok {
+		return id
+	}
+	t.next++
+	t.ids[k] = t.next
+	return t.next
+}
+
+// keep forgets the elements of documents no longer in the tab (a frame
+// that navigated), so the table does not grow with a page's life.
+func (t *idTable) keep(docs []*frameDoc) {
+	live := map[[3]string]bool{}
+	for _, d := range docs {
+		live[[3]string{string(d.sess), string(d.frameID), d.res.D}] = true
+	}
+	for k := range t.ids {
+		if !live[[3]string{string(k.sess), string(k.frame), k.doc}] {
+			delete(t.ids, k)
+		}
+	}
 }
 
 type renderer struct {
@@ -359,10 +475,19 @@ type renderer struct {
 	pageURL  string
 	lines    []line
 	refs     map[int]ref
-	next     int
-	key      int
+	ids      *idTable
 	children map[*snode]*frameDoc // iframe node -> child document
 	ctxLine  int
+}
+
+// plainRoles are shown without an id: text containers nobody acts on or
+// scopes into. Every actionable element, heading, landmark, list, table,
+// image and frame keeps one.
+var plainRoles = map[string]bool{
+	"paragraph": true, "listitem": true, "cell": true, "row": true, "rowgroup": true, "strong": true,
+	"emphasis": true, "code": true, "subscript": true, "superscript": true, "deletion": true, "insertion": true,
+	"term": true, "definition": true, "time": true, "separator": true, "caption": true, "legend": true,
+	"generic": true, "blockquote": true, "note": true, "columnheader": true, "rowheader": true, "gridcell": true,
 }
 
 // link hangs each child frame's document under its iframe node: the
@@ -403,7 +528,7 @@ func (r *renderer) link(ctx context.Context, docs []*frameDoc) {
 		wg.Add(1)
 		go func(o owner) {
 			defer wg.Done()
-			fid, backend, err := r.b.describe(ctx, ref{sess: o.d.sess, ctxID: o.d.ctxID, key: r.key, idx: o.n.I})
+			fid, backend, err := r.b.describe(ctx, ref{sess: o.d.sess, ctxID: o.d.ctxID, idx: o.n.I})
 			if err != nil {
 				r.b.log.Debug().Err(err).Msg("driver: frame owner")
 				return
@@ -425,7 +550,7 @@ func (r *renderer) link(ctx context.Context, docs []*frameDoc) {
 func (b *Browser) describe(ctx context.Context, r ref) (proto.PageFrameID, proto.DOMBackendNodeID, error) {
 	c := b.client(ctx, r.sess)
 	res, err := proto.RuntimeCallFunctionOn{FunctionDeclaration: resolveJS, ExecutionContextID: r.ctxID,
-		Arguments: argsOf([]interface{}{r.key, r.idx})}.Call(c)
+		Arguments: argsOf([]interface{}{r.idx})}.Call(c)
 	if err != nil {
 		return "", 0, err
 	}
@@ -461,7 +586,7 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 		if name == "" || (parentName != "" && strings.Contains(parentName, name)) {
 			return
 		}
-		r.lines = append(r.lines, line{depth: depth, text: strconv.Quote(name), inMain: inMain, ctx: r.ctxLine, end: len(r.lines)})
+		r.lines = append(r.lines, line{depth: depth, name: name, inMain: inMain, ctx: r.ctxLine, end: len(r.lines)})
 		return
 	}
 	role := n.R
@@ -469,22 +594,21 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 	interactive := interactiveRoles[role]
 
 	var sb strings.Builder
-	sb.WriteString(role)
-	if name != "" {
-		sb.WriteString(" ")
-		sb.WriteString(strconv.Quote(name))
-	}
 	r.states(&sb, n, role)
 
 	idx := len(r.lines)
-	r.next++
-	id := r.next
-	r.refs[id] = ref{sess: d.sess, frame: d, ctxID: d.ctxID, key: r.key, idx: n.I, role: role, name: name}
+	id := 0
+	if interactive || !plainRoles[role] {
+		id = r.ids.id(idKey{sess: d.sess, frame: d.frameID, doc: d.res.D, n: n.I})
+		r.refs[id] = ref{sess: d.sess, frame: d, ctxID: d.ctxID, idx: n.I, role: role, name: name,
+			ph: r.b.clip(n.Ph, 150), tid: r.b.clip(n.Ti, 150)}
+	}
 	outline := role == "heading" || landmarkRoles[role]
 	if role == "main" {
 		inMain = true
 	}
-	r.lines = append(r.lines, line{depth: depth, id: id, text: sb.String(), interactive: interactive, inMain: inMain, outline: outline, ctx: r.ctxLine})
+	r.lines = append(r.lines, line{depth: depth, id: id, elem: true, role: role, name: name, tail: sb.String(),
+		interactive: interactive, inMain: inMain, outline: outline, ctx: r.ctxLine})
 	savedCtx := r.ctxLine
 	if outline {
 		r.ctxLine = idx
@@ -504,25 +628,108 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 	if landmarkRoles[role] {
 		r.ctxLine = savedCtx
 	}
-	// Fold a container holding only text into its own line.
-	if !interactive && name == "" && len(r.lines) > idx+1 {
-		allText := true
-		var parts []string
-		for _, l := range r.lines[idx+1:] {
-			if l.id != 0 || l.depth != depth+1 {
-				allText = false
-				break
-			}
-			s, _ := strconv.Unquote(l.text)
-			parts = append(parts, s)
-		}
-		if allText {
-			joined := r.b.clip(strings.Join(parts, " "), 300)
-			r.lines = r.lines[:idx+1]
-			r.lines[idx].text += " " + strconv.Quote(joined)
+	r.lines[idx].end = len(r.lines) - 1
+	kids := r.childLines(idx)
+	if name != "" && len(kids) == 1 && r.lines[kids[0]].elem && r.lines[kids[0]].name == name {
+		// The only child repeats the name: say it once.
+		k := kids[0]
+		switch c := r.lines[k]; {
+		case !outline && !interactive:
+			r.lines[idx].name, name = "", "" // the child says it
+		case !c.interactive && !c.outline && c.end == k && c.tail == "":
+			r.drop(k, false)
+			r.lines[idx].end = len(r.lines) - 1
+			kids = nil
+		default:
+			r.lines[k].dup = true // named in interactive mode, where its parent may not show
 		}
 	}
-	r.lines[idx].end = len(r.lines) - 1
+	if role == "row" && len(kids) > 0 {
+		// A row's name is its cells' text, which they show.
+		r.lines[idx].name, name = "", ""
+		if r.plainCells(kids) {
+			parts := make([]string, len(kids))
+			for i, k := range kids {
+				parts[i] = r.lines[k].name
+			}
+			r.lines = r.lines[:idx+1]
+			r.lines[idx].name = r.b.clip(strings.Join(parts, " | "), 300)
+			r.lines[idx].end = idx
+			return
+		}
+	}
+	bare := id == 0 && name == "" && r.lines[idx].tail == ""
+	switch {
+	case bare && len(kids) == 0:
+		// An empty paragraph, a separator: nothing to say.
+		r.lines = r.lines[:idx]
+	case !interactive && name == "" && len(kids) > 0 && r.allText(kids):
+		// A container holding only text: one line.
+		parts := make([]string, len(kids))
+		for i, k := range kids {
+			parts[i] = r.lines[k].name
+		}
+		r.lines = r.lines[:idx+1]
+		r.lines[idx].name = r.b.clip(strings.Join(parts, " "), 300)
+		r.lines[idx].end = idx
+	case bare && len(kids) == 1 && r.lines[kids[0]].elem:
+		// A wrapper (a list item, a cell) of one element: the element
+		// takes its place.
+		r.drop(idx, true)
+	}
+}
+
+// plainCells says whether lines are table cells holding only their text.
+func (r *renderer) plainCells(idx []int) bool {
+	for _, i := range idx {
+		l := r.lines[i]
+		if !l.elem || l.id != 0 || l.tail != "" || l.end != i || (l.role != "cell" && l.role != "columnheader" && l.role != "rowheader" && l.role != "gridcell") {
+			return false
+		}
+	}
+	return true
+}
+
+// childLines lists the lines directly under line idx.
+func (r *renderer) childLines(idx int) []int {
+	var out []int
+	for i := idx + 1; i < len(r.lines); i = r.lines[i].end + 1 {
+		out = append(out, i)
+	}
+	return out
+}
+
+func (r *renderer) allText(idx []int) bool {
+	for _, i := range idx {
+		if r.lines[i].elem {
+			return false
+		}
+	}
+	return true
+}
+
+// drop removes line i, the last subtree walked; with hoist its subtree
+// moves up a level to take its place, else the line must have none. Only
+// lines from i on move: the ones before it are finished subtrees or
+// ancestors whose end is not set yet.
+func (r *renderer) drop(i int, hoist bool) {
+	end := r.lines[i].end
+	r.lines = append(r.lines[:i], r.lines[i+1:]...)
+	for j := i; j < len(r.lines); j++ {
+		l := &r.lines[j]
+		if hoist && j < end {
+			l.depth--
+		}
+		if l.ctx > i { // a dropped line is never a heading or landmark
+			l.ctx--
+		}
+		if l.end >= i {
+			l.end--
+		}
+	}
+	if r.ctxLine > i {
+		r.ctxLine--
+	}
 }
 
 // states appends the states that matter to an element line.
@@ -575,9 +782,23 @@ func (r *renderer) states(sb *strings.Builder, n *snode, role string) {
 		}
 		sb.WriteString(" options=[" + strings.Join(opts, ",") + more + "]")
 	}
-	if n.H != "" && role == "link" {
+	if n.H != "" && role == "link" && !r.samePage(n.H) {
 		sb.WriteString(" -> " + r.linkTarget(n.H))
 	}
+}
+
+// samePage says whether a link leads to the page it is on (itself or a
+// fragment of it): its target then says nothing, since fragments are not shown.
+func (r *renderer) samePage(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	p, err := url.Parse(r.pageURL)
+	if err != nil {
+		return false
+	}
+	return u.Scheme == p.Scheme && u.Host == p.Host && u.EscapedPath() == p.EscapedPath() && u.RawQuery == p.RawQuery
 }
 
 // linkTarget shows a link without query values or fragment, relative to the
@@ -622,62 +843,103 @@ func (l line) render() string {
 		sb.WriteString(strconv.Itoa(l.id))
 		sb.WriteString("] ")
 	}
-	sb.WriteString(l.text)
+	if !l.elem {
+		sb.WriteString(strconv.Quote(l.name))
+		return sb.String()
+	}
+	sb.WriteString(l.role)
+	if l.name != "" && !l.dup {
+		sb.WriteString(" ")
+		sb.WriteString(strconv.Quote(l.name))
+	}
+	sb.WriteString(l.tail)
 	return sb.String()
 }
 
-// full renders every line, or over max chars, interactive lines, the outline
-// and main content first.
-func (r *renderer) full(max, offset int) (string, bool, string) {
+// page is one rendering of a snapshot, bounded.
+type page struct {
+	text      string
+	truncated bool   // lines were left out of this page
+	cut       string // what was left out and how to see it
+	next      int    // the offset that shows the next lines; 0 at the end
+}
+
+// sequence pages through rendered lines from offset (1 is the first line),
+// at most max characters a page, at least one line. head, when set, gives
+// a line to repeat above a page that starts inside its section.
+func sequence(rendered []string, max, offset int, what string, head func(i int) string) page {
+	start := offset - 1
+	if start < 0 {
+		start = 0
+	}
+	if start >= len(rendered) {
+		if start == 0 {
+			return page{}
+		}
+		return page{cut: fmt.Sprintf("offset %d is past the end (%d %s)", offset, len(rendered), what)}
+	}
+	var sb strings.Builder
+	if head != nil && start > 0 {
+		if h := head(start); h != "" {
+			sb.WriteString(h)
+			sb.WriteByte('\n')
+		}
+	}
+	i := start
+	for ; i < len(rendered) && (i == start || sb.Len()+len(rendered[i])+1 <= max); i++ {
+		sb.WriteString(rendered[i])
+		sb.WriteByte('\n')
+	}
+	pg := page{text: sb.String()}
+	switch {
+	case i < len(rendered):
+		pg.truncated, pg.next = true, i+1
+		pg.cut = fmt.Sprintf("%s %d-%d of %d shown, to stay under %d characters; see the next with offset=%d", what, start+1, i, len(rendered), max, i+1)
+	case start > 0:
+		pg.cut = fmt.Sprintf("%s %d-%d of %d shown (the end)", what, start+1, i, len(rendered))
+	}
+	return pg
+}
+
+// full renders every line. Over max characters without an offset it shows
+// headings, landmarks and interactive elements first, then main content,
+// then the rest, as many as fit; an offset pages through every line in order.
+func (r *renderer) full(max, offset int) page {
 	rendered := make([]string, len(r.lines))
 	total := 0
 	for i, l := range r.lines {
 		rendered[i] = l.render()
 		total += len(rendered[i]) + 1
 	}
-	if offset > 0 {
-		if offset >= len(r.lines) {
-			return "", false, fmt.Sprintf("offset %d is past the end (%d lines)", offset, len(r.lines))
-		}
-		var sb strings.Builder
-		i := offset
-		for ; i < len(r.lines) && (sb.Len()+len(rendered[i]) < max || i == offset); i++ {
-			sb.WriteString(rendered[i])
-			sb.WriteByte('\n')
-		}
-		if i < len(r.lines) {
-			return sb.String(), true, fmt.Sprintf("lines %d-%d of %d shown; see more with offset=%d", offset, i-1, len(r.lines), i)
-		}
-		return sb.String(), offset > 0, fmt.Sprintf("lines %d-%d of %d shown (the end)", offset, i-1, len(r.lines))
-	}
-	if total <= max {
-		return strings.Join(rendered, "\n") + "\n", false, ""
+	if offset > 0 || total <= max {
+		return sequence(rendered, max, offset, "lines", nil)
 	}
 	keep := make([]bool, len(r.lines))
 	used := 0
-	take := func(pred func(l line) bool, budget bool) {
+	take := func(pred func(l line) bool) {
 		for i, l := range r.lines {
-			if keep[i] || !pred(l) {
-				continue
-			}
-			if budget && used+len(rendered[i])+1 > max {
+			if keep[i] || !pred(l) || used+len(rendered[i])+1 > max {
 				continue
 			}
 			keep[i] = true
 			used += len(rendered[i]) + 1
 		}
 	}
-	take(func(l line) bool { return l.interactive || l.outline }, false)
-	take(func(l line) bool { return l.inMain }, true)
-	take(func(l line) bool { return true }, true)
+	take(func(l line) bool { return l.outline })
+	take(func(l line) bool { return l.interactive })
+	take(func(l line) bool { return l.inMain })
+	take(func(l line) bool { return true })
 	var sb strings.Builder
-	cut := 0
+	cut, cutActive := 0, 0
 	for i, l := range r.lines {
 		if keep[i] {
 			sb.WriteString(rendered[i])
 			sb.WriteByte('\n')
-		} else if l.id >= 0 {
+		} else {
 			cut++
+			if l.interactive {
+				cutActive++
+			}
 		}
 	}
 	// Name the sections holding the most cut lines, to scope into.
@@ -702,54 +964,48 @@ func (r *renderer) full(max, offset int) (string, bool, string) {
 	for i := 0; i < len(secs) && i < 5; i++ {
 		hints = append(hints, fmt.Sprintf(`scope "[%d]" (%d cut lines)`, secs[i].id, secs[i].n))
 	}
-	msg := fmt.Sprintf("cut %d of %d lines of non-interactive content to stay under %d characters (every interactive element, heading and landmark is kept)", cut, len(r.lines), max)
+	msg := fmt.Sprintf("showing %d of %d lines to stay under %d characters: headings and landmarks first, then interactive elements, then main content", len(r.lines)-cut, len(r.lines), max)
+	if cutActive > 0 {
+		msg += fmt.Sprintf(" (%d interactive elements did not fit; mode interactive lists them)", cutActive)
+	}
 	if len(hints) > 0 {
 		msg += "; see a part with " + strings.Join(hints, ", ")
 	}
-	msg += "; or page through everything with offset=1, then the offset each page names"
-	return sb.String(), true, msg
+	msg += "; or page through every line in order with offset=1"
+	return page{text: sb.String(), truncated: true, cut: msg, next: 1}
 }
 
-// interactive renders actionable elements under their nearest heading or landmark.
-func (r *renderer) interactive(max, offset int) (string, bool, string) {
-	var sb strings.Builder
-	lastCtx := -2
-	count := 0
-	skipped := 0
+// interactive renders actionable elements under their nearest heading or
+// landmark, paged like full's offset pages.
+func (r *renderer) interactive(max, offset int) page {
+	var rendered []string
+	var heads []int // for each rendered line, the index in rendered of its header line, or -1
+	lastCtx, lastHead := -2, -1
 	for _, l := range r.lines {
 		if !l.interactive || l.id == 0 {
 			continue
 		}
-		count++
-		if count <= offset {
-			skipped++
-			continue
-		}
 		if l.ctx != lastCtx {
-			lastCtx = l.ctx
+			lastCtx, lastHead = l.ctx, -1
 			if l.ctx >= 0 {
 				c := r.lines[l.ctx]
 				c.depth = 0
-				sb.WriteString(c.render())
-				sb.WriteByte('\n')
+				lastHead = len(rendered)
+				rendered = append(rendered, c.render())
+				heads = append(heads, -1)
 			}
 		}
-		l.depth = 1
+		l.depth, l.dup = 1, false
 		if l.ctx < 0 {
 			l.depth = 0
 		}
-		sb.WriteString(l.render())
-		sb.WriteByte('\n')
+		rendered = append(rendered, l.render())
+		heads = append(heads, lastHead)
 	}
-	cut := ""
-	if skipped > 0 {
-		cut = fmt.Sprintf("skipped the first %d interactive elements (offset)", skipped)
-	}
-	if sb.Len() > max {
-		if cut != "" {
-			cut += "; "
+	return sequence(rendered, max, offset, "lines", func(i int) string {
+		if h := heads[i]; h >= 0 {
+			return rendered[h]
 		}
-		cut += fmt.Sprintf("over %d characters, but every interactive element is kept", max)
-	}
-	return sb.String(), skipped > 0, cut
+		return ""
+	})
 }

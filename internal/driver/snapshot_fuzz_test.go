@@ -137,8 +137,31 @@ func contains(ss []string, s string) bool {
 }
 
 // shapeWalk holds a decoded walk result to walk.js's shape guarantees:
-// nodes are objects, at most 12 options, each flag once, bounded depth.
+// nodes are objects, at most 12 options, each flag once, bounded depth,
+// each element numbered once.
 func shapeWalk(ns []*snode, depth int) []*snode {
+	seen := map[int]bool{}
+	next := 1 << 20
+	var number func(ns []*snode)
+	number = func(ns []*snode) {
+		for _, n := range ns {
+			if n == nil {
+				continue
+			}
+			if seen[n.I] {
+				next++
+				n.I = next
+			}
+			seen[n.I] = true
+			number(n.C)
+		}
+	}
+	out := shapeNodes(ns, depth)
+	number(out)
+	return out
+}
+
+func shapeNodes(ns []*snode, depth int) []*snode {
 	if depth >= walkDepth {
 		return nil
 	}
@@ -161,7 +184,7 @@ func shapeWalk(ns []*snode, depth int) []*snode {
 			}
 		}
 		n.F = fs
-		n.C = shapeWalk(n.C, depth+1)
+		n.C = shapeNodes(n.C, depth+1)
 	}
 	return kept
 }
@@ -230,7 +253,7 @@ func FuzzSnapshotRender(f *testing.F) {
 		red := redact.New()
 		red.Register(fuzzSecret)
 		b := &Browser{o: Options{Redact: red.String}}
-		r := &renderer{b: b, pageURL: res.U, refs: map[int]ref{}, key: 1, ctxLine: -1, children: map[*snode]*frameDoc{}}
+		r := &renderer{b: b, pageURL: res.U, refs: map[int]ref{}, ids: newIDTable(""), ctxLine: -1, children: map[*snode]*frameDoc{}}
 		d := &frameDoc{res: res}
 		if n, _ := findScope([]*frameDoc{d}); n != nil && offset%2 == 1 {
 			r.walk(n, d, 0, "", false)
@@ -239,12 +262,13 @@ func FuzzSnapshotRender(f *testing.F) {
 				r.walk(n, d, 0, "", false)
 			}
 		}
-		var out, cut string
+		var pg page
 		if interactive {
-			out, _, cut = r.interactive(int(max), int(offset))
+			pg = r.interactive(int(max), int(offset))
 		} else {
-			out, _, cut = r.full(int(max), int(offset))
+			pg = r.full(int(max), int(offset))
 		}
+		out, cut := pg.text, pg.cut
 		if checkSecret {
 			if p := secretPiece(out + cut); p != "" {
 				t.Fatalf("secret piece %q shows in the snapshot:\n%s", p, out)

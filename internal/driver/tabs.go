@@ -30,7 +30,8 @@ type tab struct {
 	navSeq   int
 	loading  bool
 	closed   bool
-	openedAt int // b.ev.openSeq when it appeared
+	openedAt int      // b.ev.openSeq when it appeared
+	ids      *idTable // its elements' ids, for the document it shows
 }
 
 // popupCreated attaches to a page opened by one of this session's tabs

@@ -5,18 +5,29 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/go-rod/rod/lib/proto"
 )
 
-// Upload sets one local file on the file input id of the latest snapshot.
-func (b *Browser) Upload(ctx context.Context, id string, file string) error {
+// Target is one element: an id of the latest snapshot, or a locator
+// resolved on the page as it is.
+type Target struct {
+	ID      string
+	Locator *Locator
+}
+
+// Upload sets one local file on the file input target names.
+func (b *Browser) Upload(ctx context.Context, target Target, file string) error {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
-	nid, err := NormalizeID(id)
-	if err != nil {
-		return err
+	var nid string
+	if target.Locator == nil {
+		var err error
+		if nid, err = NormalizeID(target.ID); err != nil {
+			return err
+		}
 	}
 	st, err := os.Stat(file)
 	if err != nil || !st.Mode().IsRegular() {
@@ -30,8 +41,17 @@ func (b *Browser) Upload(ctx context.Context, id string, file string) error {
 	if err != nil {
 		return err
 	}
-	refs, err := b.lookup(ctx, t, []string{nid}, true)
-	if err != nil {
+	var refs []ref
+	if target.Locator != nil {
+		r, id, err := b.locate(ctx, t, *target.Locator)
+		if err != nil {
+			return &ActionError{Op: "upload", Kind: KindLocator, Reason: b.clip(err.Error(), 1500), Err: err}
+		}
+		if _, r.backend, err = b.describe(ctx, r); err != nil {
+			return &StaleError{ID: strconv.Itoa(id), Reason: "left the page as it was found"}
+		}
+		nid, refs = strconv.Itoa(id), []ref{r}
+	} else if refs, err = b.lookup(ctx, t, []string{nid}, true); err != nil {
 		return err
 	}
 	c := b.client(ctx, refs[0].sess)

@@ -16,17 +16,22 @@ var walkSource string
 // a JSON string: one walk of the DOM and open shadow roots instead of
 // Chrome's full accessibility tree, which costs ~10x more on big pages.
 //
-// Each element it reports is kept in globalThis.__dbSnap.els (in the
-// isolated world, so a hostile page cannot swap them) under its index "i";
-// actions resolve an id to its element through that array lazily. A
-// password field's value never leaves the page: only the "pw" flag does.
+// Each element it reports gets a number that stays with it for the life
+// of the document (a WeakMap in the isolated world, which the page's own
+// scripts cannot reach, so they cannot swap elements under an id); the
+// numbers the latest walk saw are kept in globalThis.__dbSnap.els, and
+// actions resolve an id to its element through it lazily. Each document
+// also gets a random token ("d"), so the driver can tell a frame's new
+// document from the old. A password field's value never leaves the page:
+// only the "pw" flag does.
 //
 // Node fields: r role, n name, i element index, c children, t text,
 // lv heading level, ck checked, pr pressed, ex expanded, f flags, v value,
 // pw password with a value, h link href, fr frame owner, o/no select
-// options (first 12, count), sc the scope element, cl clickable.
+// options (first 12, count), sc the scope element, cl clickable, ph
+// placeholder, tid data-testid.
 var walkJS = strings.TrimSpace(walkSource)
 
-// resolveJS hands back element i of snapshot key, or null when the frame
-// has taken a newer snapshot or the element left the document.
-const resolveJS = `function(key,i){const s=globalThis.__dbSnap;if(!s||s.k!==key)return null;const el=s.els[i];return el&&el.isConnected?el:null;}`
+// resolveJS hands back element number i, or null when the frame's latest
+// walk did not see it or it left the document.
+const resolveJS = `function(i){const s=globalThis.__dbSnap;if(!s)return null;const el=s.els.get(i);return el&&el.isConnected?el:null;}`

@@ -1,7 +1,11 @@
-function walkSnapshot(key, scopeKey, scopeIdx, maxNodes){
+function walkSnapshot(scopeIdx, maxNodes){
 const old=globalThis.__dbSnap;
-const scopeEl=(old&&old.k===scopeKey&&scopeIdx>0)?old.els[scopeIdx]:null;
-const els=[null];
+const scopeEl=(old&&scopeIdx>0)?old.els.get(scopeIdx):null;
+// Numbers stay with elements for the document's life; this world is the document's.
+if(!globalThis.__dbIds){globalThis.__dbIds=new WeakMap();globalThis.__dbN=0;globalThis.__dbDoc=Math.random().toString(36).slice(2)+Date.now().toString(36);}
+const ids=globalThis.__dbIds;
+const els=new Map();
+const num=(el)=>{let n=ids.get(el);if(n===undefined){n=++globalThis.__dbN;ids.set(el,n);}els.set(n,el);return n;};
 let budget=maxNodes, cut=false;
 const doc=document;
 let act=doc.activeElement;
@@ -165,7 +169,7 @@ function visit(n,out,quiet){
  if(n.nodeType!==1) return;
  const el=n, t=el.localName;
  if(SKIP.has(t)){
-  if(t==="svg"&&el.getAttribute("aria-hidden")!=="true"){const nm=clip(el.getAttribute("aria-label")||"",200+SLACK);if(nm){els.push(el);budget--;out.push({r:"image",n:nm,i:els.length-1});}}
+  if(t==="svg"&&el.getAttribute("aria-hidden")!=="true"){const nm=clip(el.getAttribute("aria-label")||"",200+SLACK);if(nm){budget--;out.push({r:"image",n:nm,i:num(el)});}}
   return;
  }
  if(el.getAttribute("aria-hidden")==="true") return;
@@ -190,12 +194,13 @@ function visit(n,out,quiet){
   role="group";generic=false;
  }
  budget--;
- els.push(el);
- const node={r:focusable?"clickable":role,i:els.length-1};
+ const node={r:focusable?"clickable":role,i:num(el)};
  if(name) node.n=name;
  if(focusable) node.cl=1;
  states(el,t,role,node);
  if(el===scopeEl) node.sc=1;
+ const ph=(t==="input"||t==="textarea")?el.getAttribute("placeholder"):null; if(ph) node.ph=clip(ph,200+SLACK);
+ const tid=el.getAttribute("data-testid"); if(tid) node.tid=clip(tid,200+SLACK);
  out.push(node);
  if(t==="iframe"||t==="frame"){node.fr=1;return;}
  if(t==="select"){
@@ -212,6 +217,6 @@ function visit(n,out,quiet){
 const root=[];
 const top=doc.body||doc.documentElement;
 if(top) kids(top,root,false);
-globalThis.__dbSnap={k:key,els};
-return JSON.stringify({u:location.href,ti:doc.title,c:root,cut:cut});
+globalThis.__dbSnap={els};
+return JSON.stringify({d:globalThis.__dbDoc,u:location.href,ti:doc.title,c:root,cut:cut});
 }

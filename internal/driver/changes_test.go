@@ -1,0 +1,106 @@
+package driver
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func runObserve(t *testing.T, b *Browser, js string) *RunResult {
+	t.Helper()
+	acts, err := ParseActions(json.RawMessage(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Run(ctxT(t), acts, RunOptions{Observe: true})
+	if err != nil {
+		t.Fatalf("run %s: %v", js, err)
+	}
+	if res.Observed == nil || res.Observed.Changes == nil {
+		t.Fatalf("run %s observed nothing: %+v", js, res)
+	}
+	return res
+}
+
+func TestSnapshotSinceOnAPageThatUpdatesInPlace(t *testing.T) {
+	b := attach(t, Options{})
+	gotoPage(t, b, siteURL+"/counter.html")
+	s1 := snap(t, b, SnapshotOptions{})
+	check, note := idOf(t, s1.Text, `button "Check"`), idOf(t, s1.Text, `textbox "Note"`)
+
+	// A run that observes carries the change its click made, and nothing else.
+	res := runObserve(t, b, `[{"op":"click","locator":{"role":"button","name":"Check"}}]`)
+	o := res.Observed
+	// (the button took focus, the status changed; nothing else).
+	if o.Changes.Full || o.Changes.Changed != 2 || o.Changes.Added != 0 || o.Changes.Removed != 0 ||
+		!strings.Contains(o.Text, `~ [`+check+`] button "Check" focused`) || !strings.Contains(o.Text, `status "Checked 1:"`) || strings.Contains(o.Text, "heading") {
+		t.Fatalf("observed %+v:\n%s", o.Changes, o.Text)
+	}
+	if o.Epoch <= s1.Epoch {
+		t.Fatalf("observation epoch %d, snapshot's %d", o.Epoch, s1.Epoch)
+	}
+
+	// since an earlier snapshot: only what changed since then, ids unchanged.
+	mustRun(t, b, `[{"op":"fill","id":"`+note+`","value":"hi"},{"op":"click","id":"`+check+`"}]`)
+	s2 := snap(t, b, SnapshotOptions{Since: s1.Epoch})
+	if s2.Changes == nil || s2.Changes.Full || s2.Changes.Changed != 3 || !strings.Contains(s2.Text, "~ ["+note+`] textbox "Note" value="hi"`) ||
+		!strings.Contains(s2.Text, `"Checked 2: hi"`) || strings.Contains(s2.Text, `heading`) {
+		t.Fatalf("since %d: %+v\n%s", s1.Epoch, s2.Changes, s2.Text)
+	}
+	// Added and removed elements.
+	evalIn(t, b, `(()=>{const x=document.createElement("button");x.id="extra";x.textContent="Extra";document.querySelector("main").append(x);return ""})()`)
+	s3 := snap(t, b, SnapshotOptions{Since: s2.Epoch, Mode: "interactive"})
+	if s3.Changes.Added != 1 || !strings.Contains(s3.Text, `+ [`) || !strings.Contains(s3.Text, `button "Extra"`) {
+		t.Fatalf("added: %+v\n%s", s3.Changes, s3.Text)
+	}
+	extra := idOf(t, s3.Text, `button "Extra"`)
+	evalIn(t, b, `document.getElementById("extra").remove(),""`)
+	s4 := snap(t, b, SnapshotOptions{Since: s3.Epoch})
+	if s4.Changes.Removed != 1 || !strings.Contains(s4.Text, "- ["+extra+`] button "Extra"`) {
+		t.Fatalf("removed: %+v\n%s", s4.Changes, s4.Text)
+	}
+	// An epoch no longer kept: the whole page, saying why.
+	s5 := snap(t, b, SnapshotOptions{Since: s1.Epoch})
+	if !s5.Changes.Full || !strings.Contains(s5.Changes.Reason, "not kept") || !strings.Contains(s5.Text, `heading "Counter"`) {
+		t.Fatalf("old epoch: %+v\n%s", s5.Changes, s5.Text)
+	}
+}
+
+func TestSnapshotSinceFallsBackAfterNavigation(t *testing.T) {
+	b := attach(t, Options{})
+	gotoPage(t, b, siteURL+"/counter.html")
+	s1 := snap(t, b, SnapshotOptions{})
+	res := runObserve(t, b, `[{"op":"goto","url":"`+siteURL+`/form.html"},{"op":"wait","load":true}]`)
+	o := res.Observed
+	if !o.Changes.Full || !strings.Contains(o.Changes.Reason, "navigated") || !strings.Contains(o.Text, `textbox "Email"`) {
+		t.Fatalf("observed after navigation: %+v\n%s", o.Changes, o.Text)
+	}
+	// The observation is the latest snapshot: its ids act.
+	mustRun(t, b, `[{"op":"fill","id":"`+idOf(t, o.Text, `textbox "Email"`)+`","value":"x@y.z"}]`)
+	s2 := snap(t, b, SnapshotOptions{Since: s1.Epoch})
+	if !s2.Changes.Full || !strings.Contains(s2.Changes.Reason, "navigated") || !strings.Contains(s2.Text, `button "Create account"`) {
+		t.Fatalf("since across navigation: %+v\n%s", s2.Changes, s2.Text)
+	}
+}
+
+func TestIDsStayWithTheirElementsWhenThePageShifts(t *testing.T) {
+	b := attach(t, Options{})
+	gotoPage(t, b, siteURL+"/counter.html")
+	s1 := snap(t, b, SnapshotOptions{})
+	check := idOf(t, s1.Text, `button "Check"`)
+	// An element inserted above the others: they keep their ids, it gets a new one.
+	evalIn(t, b, `(()=>{const x=document.createElement("button");x.textContent="Top";document.querySelector("main").prepend(x);return ""})()`)
+	s2 := snap(t, b, SnapshotOptions{Since: s1.Epoch})
+	if s2.Changes.Full || s2.Changes.Added != 1 || s2.Changes.Changed != 0 || s2.Changes.Removed != 0 || !strings.Contains(s2.Text, `button "Top"`) {
+		t.Fatalf("after an insert above: %+v\n%s", s2.Changes, s2.Text)
+	}
+	s3 := snap(t, b, SnapshotOptions{})
+	if idOf(t, s3.Text, `button "Check"`) != check || idOf(t, s3.Text, `button "Top"`) == check {
+		t.Fatalf("Check moved from [%s]:\n%s", check, s3.Text)
+	}
+	// A new document numbers from 1 again.
+	gotoPage(t, b, siteURL+"/counter.html")
+	if s4 := snap(t, b, SnapshotOptions{}); !strings.HasPrefix(strings.TrimSpace(s4.Text), "[1] ") {
+		t.Fatalf("ids after reload:\n%s", s4.Text)
+	}
+}

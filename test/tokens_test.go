@@ -1,0 +1,155 @@
+package test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	dbclient "github.com/durable-browser/durable-browser/client"
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+// TestTaskCallsAndTokens does the same tasks on the demo site the way a
+// model did before locators and observe (look, act by id, look again) and
+// with them, and compares the calls and the tokens the session's state
+// query counts. The figures are in docs/benchmarks.md.
+func TestTaskCallsAndTokens(t *testing.T) {
+	env.StartWorker(t, harnessDefaults())
+	usage := func(s *session) contract.ToolUsage {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		st, err := dbclient.State(ctx, env.Client, s.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Total
+	}
+	form := env.Demo.URL() + "/form.html"
+	thanks := func(r contract.RunResult) {
+		t.Helper()
+		if r.Title != "Thanks" {
+			t.Fatalf("not signed up: %+v", r)
+		}
+	}
+
+	// Sign up: with ids, the model looks first and again after.
+	ids := newSession(t, workflows.SessionConfig{})
+	var run contract.RunResult
+	var snap contract.SnapshotResult
+	ids.must("run", actions(map[string]any{"op": "goto", "url": form}), &run)
+	ids.must("snapshot", map[string]any{}, &snap)
+	ids.must("run", actions(
+		map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Email"`), "value": "ada@example.com"},
+		map[string]any{"op": "select", "id": refFor(t, snap.Text, `combobox "Plan"`), "values": []string{"Pro"}},
+		map[string]any{"op": "check", "id": refFor(t, snap.Text, `checkbox "I agree"`)},
+		map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Create account"`)},
+		map[string]any{"op": "wait", "text": "Submission received"},
+	), &run)
+	thanks(run)
+	ids.must("snapshot", map[string]any{}, &snap)
+	withIDs := usage(ids)
+
+	// With locators and observe: look while going there, act and see in one call.
+	loc := newSession(t, workflows.SessionConfig{})
+	loc.must("run", map[string]any{"actions": []map[string]any{{"op": "goto", "url": form}}, "observe": true}, &run)
+	if run.Observed == nil || !strings.Contains(run.Observed.Text, `textbox "Email"`) {
+		t.Fatalf("observed after goto: %+v", run.Observed)
+	}
+	loc.must("run", map[string]any{"observe": true, "actions": []map[string]any{
+		{"op": "fill", "locator": map[string]any{"label": "Email"}, "value": "ada@example.com"},
+		{"op": "select", "locator": map[string]any{"label": "Plan"}, "values": []string{"Pro"}},
+		{"op": "check", "locator": map[string]any{"label": "I agree"}},
+		{"op": "click", "locator": map[string]any{"role": "button", "name": "Create account"}},
+		{"op": "wait", "text": "Submission received"},
+	}}, &run)
+	thanks(run)
+	if run.Observed == nil || !strings.Contains(run.Observed.Text, "Submission received") {
+		t.Fatalf("observed after submit: %+v", run.Observed)
+	}
+	withLocators := usage(loc)
+
+	// Check a note twice on a page that updates in place: look after each
+	// click with full snapshots, or with observe.
+	counter := env.Demo.URL() + "/counter.html"
+	full := newSession(t, workflows.SessionConfig{})
+	full.must("run", actions(map[string]any{"op": "goto", "url": counter}), &run)
+	full.must("snapshot", map[string]any{}, &snap)
+	check := refFor(t, snap.Text, `button "Check"`)
+	for i := 0; i < 2; i++ {
+		full.must("run", actions(map[string]any{"op": "click", "id": check}), &run)
+		full.must("snapshot", map[string]any{}, &snap)
+	}
+	withSnapshots := usage(full)
+	obs := newSession(t, workflows.SessionConfig{})
+	obs.must("run", map[string]any{"actions": []map[string]any{{"op": "goto", "url": counter}}, "observe": true}, &run)
+	for i := 0; i < 2; i++ {
+		run = contract.RunResult{} // decode afresh: an absent field would keep the last answer's
+		obs.must("run", map[string]any{"actions": []map[string]any{{"op": "click", "locator": map[string]any{"role": "button", "name": "Check"}}}, "observe": true}, &run)
+	}
+	if !strings.Contains(run.Observed.Text, "Checked 2") || run.Observed.Changes == nil || run.Observed.Changes.Full {
+		t.Fatalf("observed second click: %+v", run.Observed)
+	}
+	withObserve := usage(obs)
+	// since, after the clicks: only what changed since the first look.
+	var since contract.SnapshotResult
+	full.must("snapshot", map[string]any{"since": snap.Epoch - 2}, &since)
+	if since.Changes == nil || since.Changes.Full || len(since.Text) >= len(snap.Text) {
+		t.Fatalf("since: %+v", since)
+	}
+
+	// A big page (big.html, over the 12,000-character bound): fill one field
+	// and check it took. Before: look, act, look again.
+	big := env.Demo.URL() + "/big.html"
+	look := newSession(t, workflows.SessionConfig{})
+	look.must("run", actions(map[string]any{"op": "goto", "url": big}), &run)
+	look.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
+	look.must("run", actions(map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Field 7"`), "value": "seven"}), &run)
+	look.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
+	lookAgain := usage(look)
+	// With since: the second look is only what changed.
+	sinceS := newSession(t, workflows.SessionConfig{})
+	sinceS.must("run", actions(map[string]any{"op": "goto", "url": big}), &run)
+	sinceS.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
+	sinceS.must("run", actions(map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Field 7"`), "value": "seven"}), &run)
+	var changed contract.SnapshotResult
+	sinceS.must("snapshot", map[string]any{"mode": "interactive", "since": snap.Epoch}, &changed)
+	if changed.Changes == nil || changed.Changes.Full || !strings.Contains(changed.Text, `value="seven"`) {
+		t.Fatalf("since on big.html: %+v", changed)
+	}
+	withSince := usage(sinceS)
+	// With a locator and observe: no look before, the change in the answer.
+	bigObs := newSession(t, workflows.SessionConfig{})
+	bigObs.must("run", actions(map[string]any{"op": "goto", "url": big}), &run)
+	run = contract.RunResult{}
+	bigObs.must("run", map[string]any{"observe": true, "actions": []map[string]any{
+		{"op": "fill", "locator": map[string]any{"label": "Field 7"}, "value": "seven"}}}, &run)
+	if run.Observed == nil || !strings.Contains(run.Observed.Text, `value="seven"`) {
+		t.Fatalf("observed on big.html: %+v", run.Observed)
+	}
+	withBigObserve := usage(bigObs)
+
+	for _, r := range []struct {
+		what  string
+		u     contract.ToolUsage
+		saves *contract.ToolUsage // fewer calls and tokens than this
+	}{
+		{"sign-up, ids and snapshots", withIDs, nil},
+		{"sign-up, locators and observe", withLocators, &withIDs},
+		{"counter, snapshot after each click", withSnapshots, nil},
+		{"counter, observe", withObserve, &withSnapshots},
+		{"big page, interactive snapshot before and after", lookAgain, nil},
+		{"big page, the second snapshot with since", withSince, &lookAgain},
+		{"big page, locator and observe", withBigObserve, &lookAgain},
+	} {
+		t.Logf("%-48s %d calls, %6d characters, ~%5d tokens", r.what, r.u.Calls, r.u.Chars, r.u.Tokens)
+		if r.saves != nil && r.u.Calls > r.saves.Calls {
+			t.Errorf("%s: %d calls, not fewer than %d", r.what, r.u.Calls, r.saves.Calls)
+		}
+	}
+	// On a big page the changes are far smaller than the page.
+	if withSince.Tokens*10 > lookAgain.Tokens*6 || withBigObserve.Tokens*4 > lookAgain.Tokens {
+		t.Errorf("big page: since %d, observe %d tokens against %d", withSince.Tokens, withBigObserve.Tokens, lookAgain.Tokens)
+	}
+}

@@ -1,0 +1,80 @@
+package workflows
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-browser/durable-browser/contract"
+)
+
+// fenceNonce is the session's fence code: made once from the first run's
+// id, which Temporal chose at random and no page sees, and carried across
+// continue-as-new. Deterministic, so a replay fences alike.
+func (b *Browser) fenceNonce(ctx workflow.Context) string {
+	if b.st.Fence == "" {
+		we := workflow.GetInfo(ctx).WorkflowExecution
+		sum := sha256.Sum256([]byte("durable-browser fence\x00" + we.ID + "\x00" + we.RunID))
+		b.st.Fence = hex.EncodeToString(sum[:8])
+	}
+	return b.st.Fence
+}
+
+// fenced returns a copy of a tool's result with every page-derived text
+// (snapshot text, read and fetched content, search titles and snippets,
+// dialog and console messages) in the session's fence. The typed Go
+// results are left as they are; the model's answers are fenced.
+func fenced(nonce string, v any) any {
+	f := func(s string) string { return contract.Fence(nonce, s) }
+	snap := func(s *contract.SnapshotResult) *contract.SnapshotResult {
+		if s == nil {
+			return nil
+		}
+		c := *s
+		c.Text = f(c.Text)
+		return &c
+	}
+	switch r := v.(type) {
+	case *contract.SnapshotResult:
+		return snap(r)
+	case *contract.RunResult:
+		c := *r
+		if r.Observed != nil {
+			o := *r.Observed
+			o.Text = f(o.Text)
+			c.Observed = &o
+		}
+		c.Dialogs = append([]contract.Dialog(nil), r.Dialogs...)
+		for i := range c.Dialogs {
+			c.Dialogs[i].Message = f(c.Dialogs[i].Message)
+		}
+		c.ConsoleErrors = append([]string(nil), r.ConsoleErrors...)
+		for i := range c.ConsoleErrors {
+			c.ConsoleErrors[i] = f(c.ConsoleErrors[i])
+		}
+		return &c
+	case *contract.ReadResult:
+		c := *r
+		if c.What != "url" {
+			c.Content = f(c.Content)
+		}
+		return &c
+	case *contract.WebFetchResult:
+		c := *r
+		c.Content = f(c.Content)
+		return &c
+	case *contract.WebSearchResult:
+		c := *r
+		c.Hits = append([]contract.SearchHit(nil), r.Hits...)
+		for i := range c.Hits {
+			c.Hits[i].Title, c.Hits[i].Snippet = f(c.Hits[i].Title), f(c.Hits[i].Snippet)
+		}
+		return &c
+	case *contract.HandoffResult:
+		c := *r
+		c.Snapshot = snap(r.Snapshot)
+		return &c
+	}
+	return v
+}
