@@ -96,6 +96,7 @@ func TestValidateRefuses(t *testing.T) {
 		{ToolRun, `{"code":"return 1","timeout_s":301}`, []string{"run.timeout_s: must be"}},
 		{ToolRun, `{"code":"` + strings.Repeat("é", MaxCodeBytes/2+1) + `"}`, []string{"run.code: 65538 bytes, over the 65536-byte (64 KiB) source limit"}},
 		{ToolRun, `{"code":""}`, []string{"run.code: must not be empty"}},
+		{ToolRun, `{"code":"return 1","observe":true}`, []string{"run.observe: a code cell observes with page.snapshot()"}},
 		{ToolRun, `{"actions":[]}`, []string{"run.actions: must hold at least 1"}},
 		{ToolRun, actions(MaxActions + 1), []string{"run.actions: must hold at most 50 items (got 51)", "split"}},
 		{ToolRun, `{"actions":[{"op":"type","id":"1","text":""}]}`, []string{"run.actions[0].text: must not be empty"}},
