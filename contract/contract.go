@@ -148,7 +148,8 @@ func actionSchemas() []any {
 // codeDescription tells a model what a code cell has and may do.
 const codeDescription = "JavaScript run as the body of an async function (instead of actions). page has: goto(url), " +
 	"snapshot({mode}) giving {text, url, title} with the same ids as the snapshot tool, click(id), fill(id, value), " +
-	"type(id, text), press(key) or press(id, key), select(id, values), check(id), uncheck(id), scroll(id or {dy}), " +
+	"type(id, text), press(key) or press(id, key), select(id, values), check(id), uncheck(id), scroll(id or {dy}) " +
+	"(click, fill, type, select, check and uncheck also take a locator such as {role, name} in place of id), " +
 	"wait(ms, text or {url|id|load}), text(id), attr(id, name), url(), title(), screenshot() giving an evidence claim " +
 	"check, and eval(fn, ...args), which runs fn in the page with JSON arguments and result. Await page calls; they " +
 	"run one at a time. Ids must be in the latest snapshot: after a click changes the page, call page.snapshot() " +
