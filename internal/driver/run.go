@@ -260,7 +260,12 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 // later, so it is asked until it has left about:blank and finished loading,
 // within a short bound (a tab meant to stay blank answers at the bound).
 func (b *Browser) openedTabInfo(ctx context.Context, tt *tab) (url, title string) {
-	deadline := time.Now().Add(min(b.o.ActionTimeout, 3*time.Second))
+	// Every call is under the bound: a renderer busy with a request that
+	// never answers answers no evaluation either.
+	bound := min(b.o.ActionTimeout, 3*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	deadline := time.Now().Add(bound)
 	for {
 		ti, err := proto.TargetGetTargetInfo{TargetID: tt.id}.Call(b.client(ctx, ""))
 		if err != nil {
