@@ -51,7 +51,7 @@ type bbSession struct {
 // every browser it started.
 func NewBrowserbase(browsers Browsers, key, project string) *Browserbase {
 	f := &Browserbase{Key: key, Project: project, LiveViewSecret: "bb-live-view-secret-7f3a", sessions: map[string]*bbSession{}}
-	f.browsers, f.requests, f.PollsBeforeGone = browsers, map[string]int{}, 2
+	f.source, f.requests, f.PollsBeforeGone = browsers, map[string]int{}, 2
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/sessions", f.create)
 	mux.HandleFunc("GET /v1/sessions", f.list)
@@ -80,7 +80,7 @@ func (f *Browserbase) Close() {
 	ids := slices.Clone(f.order)
 	f.smu.Unlock()
 	for _, id := range ids {
-		_ = f.browsers.Release(context.Background(), id)
+		_ = f.source.Release(context.Background(), id)
 	}
 }
 
@@ -156,7 +156,7 @@ func (f *Browserbase) create(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	id := f.nextID("bb")
-	b, err := f.browsers.Create(r.Context(), providers.CreateOptions{Tag: id})
+	b, err := f.source.Create(r.Context(), providers.CreateOptions{Tag: id})
 	if err != nil {
 		fail(w, http.StatusInternalServerError, "could not start a browser")
 		return
@@ -224,7 +224,7 @@ func (f *Browserbase) poll(s *bbSession) {
 	if s.polls <= f.PollsBeforeGone {
 		return
 	}
-	_ = f.browsers.Release(context.Background(), s.ID)
+	_ = f.source.Release(context.Background(), s.ID)
 	now := time.Now().UTC()
 	s.Status, s.EndedAt, s.UpdatedAt = "COMPLETED", &now, now
 }

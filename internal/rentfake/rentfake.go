@@ -74,10 +74,10 @@ func fail(w http.ResponseWriter, status int, msg string) {
 // server is what both fakes share.
 type server struct {
 	Faults
-	srv      *httptest.Server
-	browsers Browsers
-	mu       sync.Mutex
-	seq      int
+	srv    *httptest.Server
+	source Browsers
+	mu     sync.Mutex
+	seq    int
 	// Requests counts requests by "METHOD /pattern".
 	requests map[string]int
 	// PollsBeforeGone is how many status reads after a release still show
