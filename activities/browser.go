@@ -31,6 +31,7 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 		return nil, a.fail(driverFailure(err))
 	}
 	res := a.snapshotResult(snap)
+	res.SessionS = s.runningS()
 	return res, a.clean(res)
 }
 
@@ -177,6 +178,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		}
 		return nil, a.fail(f)
 	}
+	res.SessionS = s.runningS()
 	return res, a.clean(res)
 }
 
@@ -210,6 +212,7 @@ func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequ
 		Width: shot.Width, Height: shot.Height, DPR: shot.DPR,
 		Region: contract.Rect{X: shot.Region.X, Y: shot.Region.Y, Width: shot.Region.Width, Height: shot.Region.Height},
 	}
+	res.SessionS = s.runningS()
 	return res, a.clean(res)
 }
 
@@ -246,6 +249,7 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 		OK: true, Page: contract.Page{URL: url, Title: r.Title}, What: r.What, Content: r.Content,
 		Extractor: r.Extractor, Truncated: r.Truncated, FullLength: r.FullLength, Evidence: cc,
 	}
+	res.SessionS = s.runningS()
 	return res, a.clean(res)
 }
 
@@ -328,6 +332,7 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 		return nil, a.fail(driverFailure(err))
 	}
 	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Size: file.Size}
+	res.SessionS = s.runningS()
 	return res, a.clean(res)
 }
 

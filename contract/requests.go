@@ -173,6 +173,11 @@ type ReleaseResult struct {
 	OK       bool   `json:"ok"`
 	Tag      string `json:"tag"`
 	Released bool   `json:"released"`
+	// RanS is how long a rented browser ran in all, in seconds, as its
+	// provider metered it; Cost prices it when the worker has a price per
+	// minute for the provider (--price-per-minute).
+	RanS float64 `json:"ran_s,omitempty"`
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // WebFetchRequest is web.fetch's input.

@@ -91,9 +91,10 @@ type Session struct {
 	StartedAt time.Time `json:"started_at,omitempty"`
 }
 
-// Metered is a provider whose browsers cost by the minute: its release
-// answers how long the released browser ran.
-type Metered interface {
+// Rented is a provider whose browsers run at a service, outside every
+// worker: they outlive the worker that drives them (any worker finds one by
+// tag) and cost by the minute, so release answers how long the browser ran.
+type Rented interface {
 	ReleaseMetered(ctx context.Context, tag string) (time.Duration, error)
 }
 

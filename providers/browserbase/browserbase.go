@@ -322,7 +322,7 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 		return nil, err
 	}
 	if s.ID == "" || s.ConnectURL == "" {
-		return nil, &remote.Error{Provider: Name, Op: "create session", Message: "the answer had no id or connect URL"}
+		return nil, remote.StatusError(Name, "create session", 0, 0, "the answer had no id or connect URL")
 	}
 	p.log.Info().Str("session", o.Tag).Str("browserbase_session", s.ID).Msg("created a Browserbase session")
 	out := p.toSession(s, o.Tag)

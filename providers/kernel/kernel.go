@@ -216,7 +216,7 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 		return nil, err
 	}
 	if b.SessionID == "" || b.CDPWSURL == "" {
-		return nil, &remote.Error{Provider: Name, Op: "create browser", Message: "the answer had no session id or CDP URL"}
+		return nil, remote.StatusError(Name, "create browser", 0, 0, "the answer had no session id or CDP URL")
 	}
 	p.log.Info().Str("session", o.Tag).Str("kernel_session", b.SessionID).Msg("created a Kernel browser")
 	s := b.session(o.Tag)

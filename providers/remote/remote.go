@@ -125,17 +125,25 @@ func (c *Client) Do(ctx context.Context, op, method, path string, body, out any)
 		}
 		return res.Header, nil
 	}
-	e := &Error{Provider: c.Provider, Op: op, Status: res.StatusCode, Message: serviceMessage(raw)}
+	e := StatusError(c.Provider, op, res.StatusCode, retryAfter(res.Header.Get("Retry-After"), time.Now()), serviceMessage(raw))
+	return res.Header, e
+}
+
+// StatusError is the error for a service's answer with a failing status:
+// 401 and 403 are ErrAuth, 429 ErrRateLimited (with the wait it asked
+// for), anything else ErrUnavailable.
+func StatusError(provider, op string, status int, after time.Duration, msg string) *Error {
+	e := &Error{Provider: provider, Op: op, Status: status, Message: msg}
 	switch {
-	case res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden:
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.kind = ErrAuth
-	case res.StatusCode == http.StatusTooManyRequests:
+	case status == http.StatusTooManyRequests:
 		e.kind = ErrRateLimited
-		e.RetryAfter = retryAfter(res.Header.Get("Retry-After"), time.Now())
+		e.RetryAfter = after
 	default:
 		e.kind = ErrUnavailable
 	}
-	return res.Header, e
+	return e
 }
 
 // NotFound says err is the service answering 404.
