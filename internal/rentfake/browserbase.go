@@ -279,3 +279,14 @@ func (f *Browserbase) debug(w http.ResponseWriter, r *http.Request) {
 		"pages":                 []any{},
 	})
 }
+
+// ConnectURLs are the connect URLs of every session made (credentials).
+func (f *Browserbase) ConnectURLs() []string {
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	var out []string
+	for _, id := range f.order {
+		out = append(out, f.sessions[id].ConnectURL)
+	}
+	return out
+}

@@ -260,3 +260,14 @@ func (f *Kernel) delete(w http.ResponseWriter, r *http.Request) {
 	b.deleting = true
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// ConnectURLs are the connect URLs of every session made (credentials).
+func (f *Kernel) ConnectURLs() []string {
+	f.kmu.Lock()
+	defer f.kmu.Unlock()
+	var out []string
+	for _, id := range f.order {
+		out = append(out, f.all[id].CDPWSURL)
+	}
+	return out
+}
