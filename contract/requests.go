@@ -18,7 +18,8 @@ type SessionRef struct {
 
 // SessionOptions describes the browser a session wants.
 type SessionOptions struct {
-	// Provider is "local" (default) or "cdp".
+	// Provider is "local" (default), "cdp", "browserbase" or "kernel"
+	// (the last three only on workers configured for them).
 	Provider string `json:"provider,omitempty"`
 	Stealth  bool   `json:"stealth,omitempty"`
 	Headed   bool   `json:"headed,omitempty"`
