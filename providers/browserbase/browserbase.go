@@ -110,11 +110,10 @@ func FromEnv(o Options, getenv func(string) string) (Options, error) {
 // Provider rents Browserbase sessions. It keeps nothing about them: the
 // service's userMetadata is the state.
 type Provider struct {
-	o      Options
-	c      *remote.Client
-	log    zerolog.Logger
-	locks  tags.Locks
-	region string
+	o     Options
+	c     *remote.Client
+	log   zerolog.Logger
+	locks tags.Locks
 }
 
 var _ providers.Provider = (*Provider)(nil)
