@@ -175,7 +175,7 @@ func TestLeakScan(t *testing.T) {
 	// connect URL and live-view address) must leak nowhere either: the
 	// worker process can rent from a loopback Browserbase whose sessions are
 	// real Chromiums.
-	rentedKey, liveView := "bb_" + randomString(40, alnum), "lv" + randomString(38, alnum)
+	rentedKey, liveView := "bb_"+randomString(40, alnum), "lv"+randomString(38, alnum)
 	bbBrowsers, err := rentfake.NewBrowsers(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
