@@ -128,6 +128,19 @@ type RunResult struct {
 	// Observed is the snapshot the batch left, when the call asked to
 	// observe: the changes it made, or the whole page saying why.
 	Observed *Observation `json:"observed,omitempty"`
+	// A code cell's output (its emitted values as an array, or its return
+	// value), page calls and console lines (bounded). Absent for a batch.
+	Output    json.RawMessage `json:"output,omitempty"`
+	PageCalls *PageCalls      `json:"page_calls,omitempty"`
+	Console   []string        `json:"console,omitempty"`
+}
+
+// PageCalls counts a code cell's page calls: made (attempted within the
+// limit), completed and failed.
+type PageCalls struct {
+	Made      int `json:"made"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
 }
 
 // Observation is the snapshot a run left, without what the run result

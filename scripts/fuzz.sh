@@ -45,6 +45,7 @@ extra=(
   "./workflows FuzzConditionMet"
   "./cmd/durable-browser FuzzParseInterleaved"
   "./cmd/durable-browser-worker FuzzParseS3URL"
+  "./internal/cell FuzzCell"
 )
 
 # Every Fuzz function in the module must be listed, so a new one is not forgotten.

@@ -110,7 +110,8 @@ type Browser struct {
 	kept        map[int]*kept // recent snapshots by epoch, for since
 	epoch       int
 	runCtx      context.Context
-	gating      int // gate decisions under way
+	holdCtx     context.Context // a code cell's, between its calls (Hold)
+	gating      int             // gate decisions under way
 	ev          events
 	dl          downloads
 	reach       reachCache
