@@ -42,8 +42,9 @@ const DefaultBaseURL = "https://api.browserbase.com"
 // DefaultConnectURL is Browserbase's CDP gateway.
 const DefaultConnectURL = "wss://connect.browserbase.com"
 
-// MaxTagLen bounds the tag: it travels in userMetadata, which Browserbase
-// caps at 512 characters as JSON, and a query on it must stay short.
+// MaxTagLen bounds the tag (tags.Valid holds every tag to it): it travels in
+// userMetadata, which Browserbase caps at 512 characters as JSON, and a query
+// on it must stay short.
 const MaxTagLen = 60
 
 // metaKey is the userMetadata field holding the tag.
