@@ -37,6 +37,9 @@ type Options struct {
 	// creates under way); a create beyond it answers browser_unavailable,
 	// retryable, at once, so another worker can take it. 0: no bound.
 	MaxBrowsers int
+	// Prices are the price of a session minute per provider name, for the
+	// records of released rented sessions.
+	Prices map[string]float64
 
 	// Evidence files every read; the store applies its own key prefix.
 	Evidence evidence.Store
@@ -127,6 +130,25 @@ type liveSession struct {
 	// egress is the proxy the browser's traffic leaves through (nil when
 	// the provider takes none); closed after the browser is released.
 	egress *egress.Proxy
+	// started is when a rented browser started (its provider's word), for
+	// the session minutes results carry; zero for browsers on the worker.
+	started time.Time
+}
+
+// runningS is how long the session's rented browser has run, in seconds
+// (0 for a browser on the worker).
+func (s *liveSession) runningS() int64 {
+	if s.started.IsZero() {
+		return 0
+	}
+	return int64(time.Since(s.started) / time.Second)
+}
+
+// rented says the provider's browsers run at a service and outlive this
+// worker.
+func rented(p providers.Provider) bool {
+	_, ok := p.(providers.Rented)
+	return ok
 }
 
 func (s *liveSession) closeEgress() {
@@ -309,6 +331,13 @@ func (a *Activities) Close(ctx context.Context) {
 		}
 		cancel()
 		_ = s.browser.Close()
+		if rented(s.provider) {
+			// A rented browser outlives this worker: the session's next
+			// call, on another worker, attaches to it by tag.
+			a.log.Info().Str("session_tag", tag).Msg("left the rented browser running for the session's next call")
+			s.closeEgress()
+			continue
+		}
 		if err := s.provider.Release(ctx, tag); err != nil {
 			a.log.Error().Err(err).Str("session_tag", tag).Msg("releasing session at shutdown")
 		}

@@ -35,6 +35,7 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 		return nil, a.fail(driverFailure(err))
 	}
 	res := a.snapshotResult(snap)
+	res.SessionS = s.runningS()
 	return res, a.clean(res)
 }
 
@@ -180,6 +181,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		}
 		return nil, a.fail(f)
 	}
+	res.SessionS = s.runningS()
 	return res, a.clean(res)
 }
 
@@ -256,6 +258,7 @@ func (a *Activities) screenshot(ctx context.Context, s *liveSession, args contra
 				r.Height, asked.Height, clipJSON(next)),
 		}
 	}
+	res.SessionS = s.runningS()
 	return res, nil
 }
 
@@ -299,6 +302,7 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 		OK: true, Page: contract.Page{URL: url, Title: r.Title}, What: r.What, Content: r.Content,
 		Extractor: r.Extractor, Truncated: r.Truncated, FullLength: r.FullLength, Evidence: cc,
 	}
+	res.SessionS = s.runningS()
 	return res, a.clean(res)
 }
 
@@ -408,6 +412,7 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 		return nil, a.fail(driverFailure(err))
 	}
 	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Size: file.Size}
+	res.SessionS = s.runningS()
 	return res, a.clean(res)
 }
 

@@ -82,7 +82,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	}
 	res := &contract.RunResult{
 		OK:        true,
-		Page:      contract.Page{URL: a.o.Redactor.URL(url), Title: title},
+		Page:      contract.Page{URL: a.o.Redactor.URL(url), Title: title, SessionS: s.runningS()},
 		Completed: calls.Completed,
 		Total:     calls.Made,
 		Sent:      sent,

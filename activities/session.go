@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/netguard"
+	"github.com/durable-browser/durable-browser/internal/tags"
 	"github.com/durable-browser/durable-browser/providers"
+	"github.com/durable-browser/durable-browser/providers/browserbase"
+	"github.com/durable-browser/durable-browser/providers/kernel"
+	"github.com/durable-browser/durable-browser/providers/remote"
 )
 
 // Create finds or starts the browser for a tag on this process and says
@@ -25,6 +30,9 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	}
 	p, ok := a.o.Providers[name]
 	if !ok {
+		if how, known := setup[name]; known {
+			return nil, a.fail(contract.Fail(contract.CodeRefused, "provider %q is not configured on this worker (%s); use one of %v", name, how, a.providerNames()))
+		}
 		return nil, a.fail(contract.Fail(contract.CodeRefused, "provider %q is not configured on this worker; use one of %v", name, a.providerNames()))
 	}
 	if len(req.Options.AllowHosts) > 0 {
@@ -153,6 +161,12 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		calls:    make(chan struct{}, 1),
 		egress:   eg,
 	}
+	if rented(p) {
+		ls.started = sess.StartedAt
+		if ls.started.IsZero() {
+			ls.started = time.Now()
+		}
+	}
 	ls.lastUsed.Store(time.Now().UnixNano())
 	// Found or started, the browser is driven with the same options: the
 	// reach guard, and under "ask" and "deny" the approval gate, are in
@@ -262,12 +276,28 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 	if p == nil {
 		return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
 	}
-	if err := p.Release(ctx, req.Session.Tag); err != nil {
-		log.Error().Err(err).Msg("releasing browser")
-		return nil, a.fail(contract.Fail(contract.CodeBrowserUnavailable, "release did not confirm; it will be retried").WithDetail(err.Error()))
+	res := &contract.ReleaseResult{OK: true, Tag: req.Session.Tag, Released: s != nil}
+	var err error
+	if rp, ok := p.(providers.Rented); ok {
+		var ran time.Duration
+		ran, err = rp.ReleaseMetered(ctx, req.Session.Tag)
+		res.RanS = ran.Round(time.Second).Seconds()
+		if price, ok := a.o.Prices[req.Session.Provider]; ok && ran > 0 {
+			res.Cost = math.Round(ran.Minutes()*price*1e4) / 1e4
+		}
+	} else {
+		err = p.Release(ctx, req.Session.Tag)
 	}
-	log.Info().Bool("held", s != nil).Msg("session released")
-	return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag, Released: s != nil}, nil
+	if err != nil {
+		log.Error().Err(err).Msg("releasing browser")
+		f := providerFailure(err)
+		if f.Code == contract.CodeBrowserUnavailable {
+			f = contract.Fail(contract.CodeBrowserUnavailable, "release did not confirm; it will be retried").WithDetail(err.Error())
+		}
+		return nil, a.fail(f)
+	}
+	log.Info().Bool("held", s != nil).Float64("ran_s", res.RanS).Float64("cost", res.Cost).Msg("session released")
+	return res, nil
 }
 
 // Reconcile answers whether this process still holds the session. It runs on
@@ -305,7 +335,43 @@ func providerFailure(err error) *contract.Failure {
 	if errors.As(err, &refusal) && refusal.Refusal() {
 		return contract.Fail(contract.CodeRefused, "%v", err)
 	}
+	var re *remote.Error
+	switch {
+	case errors.Is(err, remote.ErrAuth):
+		return contract.Fail(contract.CodeAuth, "%v; the worker's API key for the provider was refused: the host must fix it (%s)", err, keyFix(err))
+	case errors.Is(err, remote.ErrRateLimited):
+		f := contract.Fail(contract.CodeRateLimited, "%v; wait, then try again", err)
+		if errors.As(err, &re) && re.RetryAfter > 0 {
+			f.Message = fmt.Sprintf("%v; try again in %d s", err, int(math.Ceil(re.RetryAfter.Seconds())))
+		}
+		return f
+	case errors.Is(err, remote.ErrUnavailable):
+		return contract.Fail(contract.CodeBrowserUnavailable, "%v; try again shortly", err)
+	case errors.Is(err, providers.ErrUnsupported), errors.Is(err, tags.ErrInvalid):
+		return contract.Fail(contract.CodeRefused, "%v", err)
+	}
 	return contract.Fail(contract.CodeBrowserUnavailable, "could not start a browser: %v", err).WithDetail(fmt.Sprint(err))
+}
+
+// setup says how a host turns on each rented provider, for the refusal of
+// a session asking for one this worker does not have.
+var setup = map[string]string{
+	browserbase.Name: "the host sets " + browserbase.EnvAPIKey + " and " + browserbase.EnvProjectID + " and runs the worker with --providers browserbase",
+	kernel.Name:      "the host sets " + kernel.EnvAPIKey + " and runs the worker with --providers kernel",
+}
+
+// keyFix names the variable holding the refused key.
+func keyFix(err error) string {
+	var re *remote.Error
+	if errors.As(err, &re) {
+		switch re.Provider {
+		case browserbase.Name:
+			return browserbase.EnvAPIKey
+		case kernel.Name:
+			return kernel.EnvAPIKey
+		}
+	}
+	return "the provider's API key"
 }
 
 // RelaunchRequest is browser.relaunch's input: the session to end and the

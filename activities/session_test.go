@@ -2,11 +2,15 @@ package activities
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/providers"
+	"github.com/durable-browser/durable-browser/providers/remote"
 )
 
 func TestCreateIsIdempotentPerTag(t *testing.T) {
@@ -102,6 +106,10 @@ func TestCreateFailures(t *testing.T) {
 		{name: "unknown provider", req: contract.CreateRequest{Tag: "t-1", Options: contract.SessionOptions{Provider: "nope"}}, code: contract.CodeRefused},
 		{name: "provider fails", req: contract.CreateRequest{Tag: "t-1"}, createErr: errors.New("chrome exited"), code: contract.CodeBrowserUnavailable, retryable: true},
 		{name: "profile conflict", req: contract.CreateRequest{Tag: "t-1"}, createErr: conflictErr{}, code: contract.CodeRefused},
+		{name: "rented provider not configured", req: contract.CreateRequest{Tag: "t-1", Options: contract.SessionOptions{Provider: "browserbase"}}, code: contract.CodeRefused},
+		{name: "service refuses the key", req: contract.CreateRequest{Tag: "t-1"}, createErr: remote.StatusError("kernel", "create browser", 401, 0, ""), code: contract.CodeAuth},
+		{name: "service rate limits", req: contract.CreateRequest{Tag: "t-1"}, createErr: remote.StatusError("kernel", "create browser", 429, 7*time.Second, ""), code: contract.CodeRateLimited, retryable: true},
+		{name: "service down", req: contract.CreateRequest{Tag: "t-1"}, createErr: remote.StatusError("kernel", "create browser", 502, 0, ""), code: contract.CodeBrowserUnavailable, retryable: true},
 		{name: "attach fails", req: contract.CreateRequest{Tag: "t-1"}, attachErr: errors.New("websocket refused"), code: contract.CodeBrowserUnavailable, retryable: true, released: []string{"t-1"}},
 	}
 	for _, tt := range tests {
@@ -111,6 +119,23 @@ func TestCreateFailures(t *testing.T) {
 			h.attachErr = tt.attachErr
 			_, err := call[contract.CreateResult](h, contract.ActivityCreate, tt.req)
 			wantCode(t, err, tt.code, tt.retryable)
+			{
+				msg := fmt.Sprint(err)
+				switch tt.name {
+				case "rented provider not configured":
+					if !strings.Contains(msg, "BROWSERBASE_API_KEY") {
+						t.Fatalf("the refusal should name the key to set: %s", msg)
+					}
+				case "service rate limits":
+					if !strings.Contains(msg, "try again in 7 s") {
+						t.Fatalf("the failure should carry the retry-after: %s", msg)
+					}
+				case "service refuses the key":
+					if !strings.Contains(msg, "KERNEL_API_KEY") {
+						t.Fatalf("the failure should name the key: %s", msg)
+					}
+				}
+			}
 			if _, rel := h.prov.calls(); !reflect.DeepEqual(rel, tt.released) {
 				t.Fatalf("released %v, want %v", rel, tt.released)
 			}

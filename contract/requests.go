@@ -18,7 +18,8 @@ type SessionRef struct {
 
 // SessionOptions describes the browser a session wants.
 type SessionOptions struct {
-	// Provider is "local" (default) or "cdp".
+	// Provider is "local" (default), "cdp", "browserbase" or "kernel"
+	// (the last three only on workers configured for them).
 	Provider string `json:"provider,omitempty"`
 	Stealth  bool   `json:"stealth,omitempty"`
 	Headed   bool   `json:"headed,omitempty"`
@@ -173,6 +174,11 @@ type ReleaseResult struct {
 	OK       bool   `json:"ok"`
 	Tag      string `json:"tag"`
 	Released bool   `json:"released"`
+	// RanS is how long a rented browser ran in all, in seconds, as its
+	// provider metered it; Cost prices it when the worker has a price per
+	// minute for the provider (--price-per-minute).
+	RanS float64 `json:"ran_s,omitempty"`
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // WebFetchRequest is web.fetch's input.

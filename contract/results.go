@@ -11,6 +11,9 @@ type Page struct {
 	// URL is scrubbed: no query values, fragment or userinfo.
 	URL   string `json:"url"`
 	Title string `json:"title"`
+	// SessionS is how long the session's rented browser has run, in
+	// seconds (its metered time); absent for browsers on the worker.
+	SessionS int64 `json:"session_s,omitempty"`
 }
 
 // SnapshotResult is a snapshot of the active tab.

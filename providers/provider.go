@@ -6,6 +6,7 @@ package providers
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/durable-browser/durable-browser/contract"
 )
@@ -13,6 +14,13 @@ import (
 // ErrNotFound is returned by a provider's Find when no browser carries the
 // tag.
 var ErrNotFound = errors.New("no browser with that tag")
+
+// ErrUnsupported is wrapped for create options a provider cannot honour.
+var ErrUnsupported = errors.New("not supported by this provider")
+
+// ErrNotReleased is wrapped when a release could not confirm the browser
+// ended.
+var ErrNotReleased = errors.New("browser not confirmed released")
 
 // Capabilities says what a provider can do.
 type Capabilities struct {
@@ -76,6 +84,18 @@ type Session struct {
 	// Egress is the egress proxy the browser was started with ("" when
 	// none): a found browser keeps sending its traffic there.
 	Egress string `json:"egress,omitempty"`
+	// RemoteID is the service's own id for a rented browser.
+	RemoteID string `json:"remote_id,omitempty"`
+	// StartedAt is when the browser started, for a rented one as the
+	// service says (its minutes are metered from then); zero when unknown.
+	StartedAt time.Time `json:"started_at,omitempty"`
+}
+
+// Rented is a provider whose browsers run at a service, outside every
+// worker: they outlive the worker that drives them (any worker finds one by
+// tag) and cost by the minute, so release answers how long the browser ran.
+type Rented interface {
+	ReleaseMetered(ctx context.Context, tag string) (time.Duration, error)
 }
 
 // Status is what a provider knows of a session now.

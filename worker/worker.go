@@ -132,6 +132,20 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		}
 		provs[cp.Name()] = cp
 	}
+	rented, apis, err := rentedProviders(cfg, os.Getenv, log)
+	if err != nil {
+		return nil, err
+	}
+	for name, p := range rented {
+		provs[name] = p
+	}
+	// The rented browsers' own services are the worker's: its browsers
+	// never reach them.
+	o.BrowserServices = append(o.BrowserServices, apis...)
+	prices, err := config.ParsePrices(cfg.PricePerMinute)
+	if err != nil {
+		return nil, &config.Error{Flag: "price-per-minute", Problem: err.Error(), Fix: "e.g. browserbase=0.002,kernel=0.0016"}
+	}
 
 	store := o.Evidence
 	if store == nil {
@@ -187,6 +201,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		StopGrace:   stopGrace(cfg),
 		MaxBrowsers: cfg.MaxBrowsers,
 		Heartbeat:   heartbeatEvery,
+		Prices:      prices,
 	})
 
 	// On Stop the SDK stops polling and waits this long for activities in

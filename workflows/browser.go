@@ -82,6 +82,9 @@ type Browser struct {
 	sigHandoff, sigHold, sigApproval workflow.ReceiveChannel
 	// approvers, when set, are the only people whose decisions count.
 	approvers contract.Approvers
+	// reattaching is set while a call runs again after its lost worker's
+	// browser was taken over, so a second loss is not taken over again.
+	reattaching bool
 }
 
 // newBrowser builds a Browser without creating anything.
@@ -384,7 +387,13 @@ func (b *Browser) dispatch(ctx workflow.Context, name string, args any) (any, *c
 		b.settleHolds(ctx)
 	}
 	if neverStarted {
-		// The call did nothing: its worker is gone, and the browser with it.
+		// The call did nothing: its worker is gone. A browser on that
+		// worker went with it; one that runs elsewhere (a rented or an
+		// attached browser) did not, and another worker attaches to it.
+		if remote(b.st.Session) && !b.reattaching &&
+			workflow.GetVersion(ctx, changeRemoteReattach, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+			return b.reattach(ctx, name, args)
+		}
 		b.st.Lost = true
 		return nil, b.replace(ctx), nil
 	}
@@ -465,6 +474,50 @@ func (b *Browser) create(ctx workflow.Context, seq int, opts contract.SessionOpt
 	return nil
 }
 
+// remote says the session's browser runs outside its worker (any provider
+// but local), so it outlives that worker.
+func remote(s contract.SessionRef) bool {
+	return s.Tag != "" && s.Provider != "" && s.Provider != "local"
+}
+
+// reattach serves a call whose worker was lost, on a session whose browser
+// outlives workers: any worker finds the browser by the session's tag and
+// takes it over (browser.create of the same tag), and the call runs there,
+// on the page the last call left. If the browser had ended meanwhile (its
+// provider's timeout), the create opened a new one under the tag, and the
+// call answers session_replaced as for a lost local browser.
+func (b *Browser) reattach(ctx workflow.Context, name string, args any) (any, *contract.Failure, error) {
+	tag := b.st.Session.Tag
+	var res contract.CreateResult
+	actx := workflow.WithActivityOptions(ctx, ActivityOptions(contract.ClassCustody, contract.SharedQueue, false, b.t))
+	req := contract.CreateRequest{Tag: tag, Options: b.st.Options, Grants: b.st.Grants}
+	if err := workflow.ExecuteActivity(actx, contract.ActivityCreate, req).Get(ctx, &res); err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		b.st.Lost = true
+		if f, ok := envelope.From(err); ok {
+			return nil, f, nil
+		}
+		return nil, contract.Fail(contract.CodeBrowserUnavailable,
+			"the worker holding browser %s was lost and no other worker could take the browser over; try again shortly", tag), nil
+	}
+	if res.Session.Tag == "" {
+		res.Session.Tag = tag
+	}
+	b.st.Session, b.st.Lost = res.Session, false
+	b.st.URL, b.st.Title = res.URL, res.Title
+	b.changed(ctx)
+	if !res.Found {
+		return nil, contract.Fail(contract.CodeSessionReplaced,
+			"the browser %s had ended with its worker gone; a new one is open under the same session at about:blank with nothing loaded: navigate again with run, then take a snapshot", tag), nil
+	}
+	// Once: a second lost worker in a row is answered as lost.
+	b.reattaching = true
+	defer func() { b.reattaching = false }()
+	return b.dispatch(ctx, name, args)
+}
+
 // releaseRemote asks any worker to release a remote session whose host was
 // lost: unlike a local Chrome, a remote browser outlives its worker. Best
 // effort; a local session is left to its machine's reaper.
@@ -510,7 +563,12 @@ func (b *Browser) release(ctx workflow.Context) (any, *contract.Failure, error) 
 		return nil, nil, err
 	}
 	if neverStarted || (f != nil && f.Code == contract.CodeSessionEnded) {
-		// The worker that held it is gone, and its browser with it.
+		// The worker that held it is gone, and its browser with it, unless
+		// the browser runs elsewhere: then any worker releases it.
+		if neverStarted && remote(b.st.Session) &&
+			workflow.GetVersion(ctx, changeRemoteReattach, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+			b.releaseRemote(ctx, b.st.Session)
+		}
 		b.markReleased(ctx)
 		return &contract.ReleaseResult{OK: true, Tag: tag}, nil, nil
 	}

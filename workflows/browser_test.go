@@ -151,10 +151,80 @@ func TestNeverStartedCallReplacesSession(t *testing.T) {
 	}
 }
 
-// A remote browser outlives a lost worker, so replacing it also releases it,
-// by tag, through any worker; a local one is left to its machine's reaper.
-func TestLostRemoteSessionIsReleased(t *testing.T) {
-	for _, provider := range []string{"local", "cdp"} {
+// A browser that runs elsewhere (any provider but local) outlives a lost
+// worker: the next call has another worker take it over by the same tag and
+// runs there. A local one is replaced under the next tag (session_replaced)
+// and left to its machine's reaper. A remote browser that had ended (the
+// create finds none) answers session_replaced under the same tag; a second
+// lost worker in the same call falls back to replacing, releasing the lost
+// browser through any worker.
+func TestLostSessionElsewhereIsTakenOver(t *testing.T) {
+	tests := []struct {
+		name     string
+		provider string
+		// found: what the takeover's create answers; lostTwice: the retried
+		// call never starts either.
+		found, lostTwice bool
+		want             string
+		wantTags         []string
+		wantReleases     int
+	}{
+		{name: "local", provider: "local", want: "session_replaced", wantTags: []string{"conv-1-1", "conv-1-2"}},
+		{name: "rented, taken over", provider: "browserbase", found: true, want: "ok", wantTags: []string{"conv-1-1", "conv-1-1"}},
+		{name: "cdp, taken over", provider: "cdp", found: true, want: "ok", wantTags: []string{"conv-1-1", "conv-1-1"}},
+		{name: "rented, had ended", provider: "kernel", want: "session_replaced", wantTags: []string{"conv-1-1", "conv-1-1"}},
+		{name: "rented, lost twice", provider: "browserbase", found: true, lostTwice: true, want: "session_replaced",
+			wantTags: []string{"conv-1-1", "conv-1-1", "conv-1-2"}, wantReleases: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeWorker()
+			create := f.behave[contract.ActivityCreate]
+			f.behave[contract.ActivityCreate] = func(n int, in json.RawMessage) (any, error) {
+				out, err := create(n, in)
+				res := out.(contract.CreateResult)
+				res.Session.Provider = tt.provider
+				res.Found = n > 1 && tt.found
+				return res, err
+			}
+			inner := f.behave[contract.ActivitySnapshot]
+			f.behave[contract.ActivitySnapshot] = func(n int, in json.RawMessage) (any, error) {
+				if n == 1 || (n == 2 && tt.lostTwice) {
+					return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+				}
+				return inner(n, in)
+			}
+			out := runScript(t, f, snap)
+			if code(out[0]) != tt.want {
+				t.Fatalf("got %v, want %s", out[0], tt.want)
+			}
+			var tags []string
+			for i := 0; i < f.calls(contract.ActivityCreate); i++ {
+				var req contract.CreateRequest
+				f.input(t, contract.ActivityCreate, i, &req)
+				tags = append(tags, req.Tag)
+			}
+			if strings.Join(tags, " ") != strings.Join(tt.wantTags, " ") {
+				t.Fatalf("creates %v, want %v", tags, tt.wantTags)
+			}
+			if n := f.calls(contract.ActivityRelease); n != tt.wantReleases {
+				t.Fatalf("%d releases, want %d", n, tt.wantReleases)
+			}
+			if tt.want == "ok" {
+				var req contract.SnapshotRequest
+				f.input(t, contract.ActivitySnapshot, 1, &req)
+				if req.Session.HostQueue != "host-B" || req.Session.Tag != "conv-1-1" {
+					t.Fatalf("the retried snapshot went to %+v, want conv-1-1 on host-B", req.Session)
+				}
+			}
+		})
+	}
+}
+
+// A release whose worker is lost counts as done; a browser that runs
+// elsewhere is released through any worker.
+func TestReleaseOfLostRemoteSession(t *testing.T) {
+	for _, provider := range []string{"local", "kernel"} {
 		t.Run(provider, func(t *testing.T) {
 			f := newFakeWorker()
 			create := f.behave[contract.ActivityCreate]
@@ -164,27 +234,23 @@ func TestLostRemoteSessionIsReleased(t *testing.T) {
 				res.Session.Provider = provider
 				return res, err
 			}
-			inner := f.behave[contract.ActivitySnapshot]
-			f.behave[contract.ActivitySnapshot] = func(n int, in json.RawMessage) (any, error) {
+			inner := f.behave[contract.ActivityRelease]
+			f.behave[contract.ActivityRelease] = func(n int, in json.RawMessage) (any, error) {
 				if n == 1 {
 					return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 				}
 				return inner(n, in)
 			}
-			out := runScript(t, f, snap)
-			if code(out[0]) != "session_replaced" {
-				t.Fatalf("got %v", out[0])
+			out := runScript(t, f, snap, step{Tool: contract.ToolRelease, Args: json.RawMessage(`{}`)})
+			if code(out[1]) != "ok" {
+				t.Fatalf("release: %v", out[1])
 			}
-			releases := f.calls(contract.ActivityRelease)
-			if provider == "local" && releases != 0 {
-				t.Fatalf("a lost local session was released %d times; its reaper does that", releases)
+			want := 1
+			if provider != "local" {
+				want = 2
 			}
-			if provider == "cdp" {
-				var req contract.ReleaseRequest
-				f.input(t, contract.ActivityRelease, 0, &req)
-				if req.Session.Tag != "conv-1-1" {
-					t.Fatalf("released %+v, want the lost conv-1-1", req.Session)
-				}
+			if n := f.calls(contract.ActivityRelease); n != want {
+				t.Fatalf("%d release activities, want %d", n, want)
 			}
 		})
 	}

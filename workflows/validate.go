@@ -27,6 +27,12 @@ const (
 	// only signed approval and handoff decisions are acted on. Histories
 	// from before the change accept unsigned decisions, as they did.
 	changeSignedDecisions = "signed-decisions"
+	// changeRemoteReattach: when the worker holding a session whose browser
+	// runs elsewhere (any provider but local) is lost, the next call has
+	// another worker take the browser over by its tag and runs there,
+	// instead of releasing it and opening a new one (session_replaced); a
+	// release whose worker is lost releases such a browser from any worker.
+	changeRemoteReattach = "remote-reattach"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict

@@ -31,7 +31,7 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 		stealth, headed, saveProfile, sa, newSession          bool
 		idle, life, timeout                                   time.Duration
 	)
-	fs.String(&provider, "provider", "local", "where the browser comes from when the session is created: local or cdp")
+	fs.String(&provider, "provider", "local", "where the browser comes from when the session is created: local, cdp, browserbase or kernel")
 	fs.Bool(&stealth, "stealth", false, "apply stealth to every page of a new session")
 	fs.Bool(&headed, "headed", false, "show the new session's browser window")
 	fs.String(&profile, "profile", "", "saved sign-in profile a new session starts from")

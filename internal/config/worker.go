@@ -43,6 +43,16 @@ type Worker struct {
 	Headed      bool
 	// CDPEndpoint, when set, makes "cdp" sessions attach to that Chrome.
 	CDPEndpoint string
+	// Providers lists the rented-browser providers to enable
+	// (comma-separated: browserbase, kernel); their keys come from the
+	// environment.
+	Providers   string
+	Browserbase Browserbase
+	Kernel      Kernel
+	// PricePerMinute prices session minutes per provider
+	// ("browserbase=0.002,kernel=0.0016"), for the records of released
+	// sessions.
+	PricePerMinute string
 
 	SecretsFile string
 	// UploadDir is the one directory browser_upload may take files from,
@@ -77,6 +87,33 @@ type Worker struct {
 	UnsignedApprovals bool
 
 	LogLevel string
+}
+
+// Browserbase tunes the browserbase provider.
+type Browserbase struct {
+	// Lifetime is every session's maximum life (Browserbase's timeout).
+	Lifetime        time.Duration
+	Region          string
+	Proxies         bool
+	AdvancedStealth bool
+}
+
+// Kernel tunes the kernel provider.
+type Kernel struct {
+	// IdleTimeout is how long Kernel keeps a browser nobody is connected to.
+	IdleTimeout time.Duration
+	Headless    bool
+}
+
+// RentedProviders is --providers as a list.
+func (w *Worker) RentedProviders() []string {
+	var out []string
+	for _, p := range strings.Split(w.Providers, ",") {
+		if p = strings.ToLower(strings.TrimSpace(p)); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // BindTemporal defines the flags for reaching Temporal.
@@ -126,6 +163,14 @@ func BindWorker(s *Set, w *Worker) {
 	s.Bool(&w.NoSandbox, "no-sandbox", false, "start Chrome with --no-sandbox (always on when running as root)")
 	s.Bool(&w.Headed, "headed", false, "show browser windows instead of running headless")
 	s.String(&w.CDPEndpoint, "cdp-endpoint", "", "an existing Chrome's DevTools endpoint (http://host:port or ws://...) for provider \"cdp\"")
+	s.String(&w.Providers, "providers", "", "rented-browser providers to enable: browserbase,kernel (keys from BROWSERBASE_API_KEY and BROWSERBASE_PROJECT_ID, KERNEL_API_KEY)")
+	s.Duration(&w.Browserbase.Lifetime, "browserbase-lifetime", time.Hour, "longest a Browserbase session lives (its timeout; 1m to 6h): Browserbase ends it then even if unreleased")
+	s.String(&w.Browserbase.Region, "browserbase-region", "", "Browserbase region: us-west-2, us-east-1, eu-central-1 or ap-southeast-1 (default: Browserbase's choice)")
+	s.Bool(&w.Browserbase.Proxies, "browserbase-proxies", false, "route Browserbase sessions through Browserbase's proxies")
+	s.Bool(&w.Browserbase.AdvancedStealth, "browserbase-advanced-stealth", false, "give stealth sessions Browserbase's advanced stealth mode (Scale plan)")
+	s.Duration(&w.Kernel.IdleTimeout, "kernel-idle-timeout", 10*time.Minute, "how long Kernel keeps a browser no worker is connected to (10s to 72h); keep it above a session's longest pause")
+	s.Bool(&w.Kernel.Headless, "kernel-headless", false, "use Kernel's headless image (lighter; no live view)")
+	s.String(&w.PricePerMinute, "price-per-minute", "", "price of a session minute per provider, for released sessions' records: browserbase=0.002,kernel=0.0016")
 	s.String(&w.SecretsFile, "secrets-file", "", "file of NAME=value lines for {{secret:NAME}} (also $DURABLE_BROWSER_SECRET_<NAME>)")
 	s.String(&w.UploadDir, "upload-dir", "", "the only directory browser_upload takes files from, named relative to it (default: uploads refused)")
 	s.String(&w.ProfileGrants, "profile-grants", "", "saved profiles every session may use: name1,name2:save (:save lets it save); sessions add their own grants")
@@ -351,4 +396,21 @@ func (w *Worker) Approvers() (contract.Approvers, error) {
 		return nil, &Error{Flag: "approver-keys", Problem: fmt.Sprintf("%s lists no approver", w.ApproverKeys), Fix: "add a line per approver, or leave the flag out to run unsigned"}
 	}
 	return keys, nil
+}
+
+// ParsePrices reads "provider=price,..." (a price per session minute).
+func ParsePrices(s string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(part, "=")
+		var f float64
+		if _, err := fmt.Sscanf(strings.TrimSpace(val), "%g", &f); !ok || err != nil || f < 0 || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("%q is not provider=price", part)
+		}
+		out[strings.ToLower(strings.TrimSpace(name))] = f
+	}
+	return out, nil
 }

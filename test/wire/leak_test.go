@@ -26,6 +26,7 @@ import (
 
 	dbclient "github.com/durable-browser/durable-browser/client"
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/rentfake"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -36,6 +37,8 @@ type recorder struct {
 	t   *testing.T
 	c   *corpus
 	ids map[string]bool
+	// providers names the provider of sessions that do not use the default.
+	providers map[string]string
 }
 
 func (r *recorder) session(id string) { r.ids[id] = true }
@@ -50,7 +53,8 @@ func (r *recorder) call(id, tool string, args any) (json.RawMessage, bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := dbclient.Call(ctx, env.Client, id, contract.ToolCall{Name: tool, Args: raw}, dbclient.CallOptions{Config: workflows.SessionConfig{SearchAttributes: true}})
+	cfg := workflows.SessionConfig{SearchAttributes: true, Session: contract.SessionOptions{Provider: r.providers[id]}}
+	out, err := dbclient.Call(ctx, env.Client, id, contract.ToolCall{Name: tool, Args: raw}, dbclient.CallOptions{Config: cfg})
 	if err != nil {
 		r.t.Fatalf("%s: %v", tool, err)
 	}
@@ -146,7 +150,7 @@ func secretRef(name string) string { return "{{secret:" + name + "}}" }
 // zero hits passes.
 func TestLeakScan(t *testing.T) {
 	start := time.Now()
-	rec := &recorder{t: t, c: newCorpus(), ids: map[string]bool{}}
+	rec := &recorder{t: t, c: newCorpus(), ids: map[string]bool{}, providers: map[string]string{}}
 	stamp := time.Now().Format("150405")
 
 	// web_fetch runs on the worker's network, which refuses loopback
@@ -167,7 +171,23 @@ func TestLeakScan(t *testing.T) {
 	rec.closeSession(fetchID)
 	w.Stop()
 
-	proc := env.StartWorkerProcess(t, harness.ProcessOptions{})
+	// A rented browser's credentials (the service's key, the session's
+	// connect URL and live-view address) must leak nowhere either: the
+	// worker process can rent from a loopback Browserbase whose sessions are
+	// real Chromiums.
+	rentedKey, liveView := "bb_"+randomString(40, alnum), "lv"+randomString(38, alnum)
+	bbBrowsers, err := rentfake.NewBrowsers(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb := rentfake.NewBrowserbase(bbBrowsers, rentedKey, "wire-project")
+	bb.LiveViewSecret = liveView
+	t.Cleanup(bb.Close)
+
+	proc := env.StartWorkerProcess(t, harness.ProcessOptions{Env: []string{
+		"DURABLE_BROWSER_PROVIDERS=browserbase", "BROWSERBASE_API_KEY=" + rentedKey,
+		"BROWSERBASE_PROJECT_ID=wire-project", "BROWSERBASE_BASE_URL=" + bb.URL(),
+	}})
 
 	// Session 1, through the Go client: sign in with the three secrets on
 	// A; the site moves them into the URL and echoes them into title,
@@ -218,6 +238,27 @@ func TestLeakScan(t *testing.T) {
 	rec.cliMust(s2, "screenshot", `{}`)
 	rec.cliMust(s2, "browser_release", `{}`)
 
+	// Session 3, on the rented browser: the same sign-in, read and shot.
+	s3 := "wire-s3-" + stamp
+	rec.providers[s3] = "browserbase"
+	rec.must(s3, "run", actions(map[string]any{"op": "goto", "url": siteA.URL + "/login"}), nil)
+	var snap3 contract.SnapshotResult
+	rec.must(s3, "snapshot", map[string]any{"mode": "interactive"}, &snap3)
+	rec.must(s3, "run", actions(
+		map[string]any{"op": "fill", "id": refFor(t, snap3.Text, `textbox "User"`), "value": "agent"},
+		map[string]any{"op": "fill", "id": refFor(t, snap3.Text, `"Password"`), "value": secretRef("WIRE_PASSWORD")},
+		map[string]any{"op": "fill", "id": refFor(t, snap3.Text, `textbox "API token"`), "value": secretRef("WIRE_API_TOKEN")},
+		map[string]any{"op": "fill", "id": refFor(t, snap3.Text, `textbox "Card number"`), "value": secretRef("WIRE_CARD")},
+		map[string]any{"op": "click", "id": refFor(t, snap3.Text, `button "Sign in"`)},
+		map[string]any{"op": "wait", "text": "Welcome"},
+	), nil)
+	rec.must(s3, "browser_read", map[string]any{"what": "html"}, nil)
+	rec.must(s3, "screenshot", map[string]any{}, nil)
+	rec.must(s3, "browser_release", map[string]any{}, nil)
+	if n := len(bb.ConnectURLs()); n != 1 {
+		t.Fatalf("the rented session made %d Browserbase sessions, want 1", n)
+	}
+
 	for id := range rec.ids {
 		rec.closeSession(id)
 	}
@@ -239,6 +280,38 @@ func TestLeakScan(t *testing.T) {
 	for _, n := range c.names {
 		t.Logf("  source %-60s %9d bytes", n, len(c.data[n]))
 	}
+
+	// The rented browser's credentials: the key, the live-view token and
+	// the browser id of each connect URL (the part no other address shares).
+	rented := []sentinel{{"RENTED_API_KEY", rentedKey}, {"RENTED_LIVE_VIEW", liveView}}
+	for i, u := range bb.ConnectURLs() {
+		rented = append(rented, sentinel{fmt.Sprintf("RENTED_CONNECT_URL_%d", i), u[strings.LastIndex(u, "/")+1:]})
+	}
+	t.Run("rented browser credentials", func(t *testing.T) {
+		for _, s := range rented {
+			if len(s.Value) < 32 {
+				t.Fatalf("%s is too short to scan for (%d characters)", s.Name, len(s.Value))
+			}
+		}
+		if hits := scan(c, allNeedles(rented)); len(hits) > 0 {
+			for _, h := range hits {
+				t.Errorf("leak: %s", h)
+			}
+		}
+		// Control: what the service handed the worker holds each of them
+		// but the key, and the scan finds them there.
+		handed := newCorpus()
+		handed.add("what Browserbase answered", []byte(strings.Join(bb.ConnectURLs(), "\n")+"\nhttps://www.browserbase.com/devtools-fullscreen/inspector.html?token="+liveView))
+		found := map[string]bool{}
+		for _, h := range scan(handed, allNeedles(rented)) {
+			found[strings.SplitN(h.needle, ":", 2)[0]] = true
+		}
+		for _, s := range rented[1:] {
+			if !found[s.Name] {
+				t.Errorf("control: the scan does not find %s where it is", s.Name)
+			}
+		}
+	})
 
 	t.Run("everything the run produced", func(t *testing.T) {
 		if hits := scan(c, needles); len(hits) > 0 {

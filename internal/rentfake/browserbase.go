@@ -1,0 +1,292 @@
+package rentfake
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/durable-browser/durable-browser/providers"
+)
+
+// Browserbase is a loopback Browserbase API (v1 sessions).
+type Browserbase struct {
+	server
+	Key, Project string
+	// LiveViewSecret is put in every debugger URL, so a test can look for
+	// it where it must not be.
+	LiveViewSecret string
+
+	smu      sync.Mutex
+	sessions map[string]*bbSession
+	order    []string
+}
+
+type bbSession struct {
+	ID           string          `json:"id"`
+	CreatedAt    time.Time       `json:"createdAt"`
+	StartedAt    time.Time       `json:"startedAt"`
+	EndedAt      *time.Time      `json:"endedAt,omitempty"`
+	UpdatedAt    time.Time       `json:"updatedAt"`
+	ProjectID    string          `json:"projectId"`
+	Status       string          `json:"status"`
+	KeepAlive    bool            `json:"keepAlive"`
+	Region       string          `json:"region"`
+	ProxyBytes   int             `json:"proxyBytes"`
+	ExpiresAt    time.Time       `json:"expiresAt"`
+	ConnectURL   string          `json:"connectUrl,omitempty"`
+	UserMetadata json.RawMessage `json:"userMetadata,omitempty"`
+
+	// What the create asked for, for tests.
+	Body      map[string]any `json:"-"`
+	polls     int
+	releasing bool
+}
+
+// NewBrowserbase serves a fake Browserbase on loopback; Close ends it and
+// every browser it started.
+func NewBrowserbase(browsers Browsers, key, project string) *Browserbase {
+	f := &Browserbase{Key: key, Project: project, LiveViewSecret: "bb-live-view-secret-7f3a", sessions: map[string]*bbSession{}}
+	f.source, f.requests, f.PollsBeforeGone = browsers, map[string]int{}, 2
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/sessions", f.create)
+	mux.HandleFunc("GET /v1/sessions", f.list)
+	mux.HandleFunc("GET /v1/sessions/{id}", f.get)
+	mux.HandleFunc("POST /v1/sessions/{id}", f.update)
+	mux.HandleFunc("GET /v1/sessions/{id}/debug", f.debug)
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, pattern := mux.Handler(r)
+		f.count(pattern)
+		if r.Header.Get("X-BB-API-Key") != f.Key {
+			fail(w, http.StatusUnauthorized, "Unauthorized")
+			return
+		}
+		if f.take(w) {
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	return f
+}
+
+// Close ends the server and every session's browser.
+func (f *Browserbase) Close() {
+	f.srv.Close()
+	f.smu.Lock()
+	ids := slices.Clone(f.order)
+	f.smu.Unlock()
+	for _, id := range ids {
+		_ = f.source.Release(context.Background(), id)
+	}
+}
+
+// Session is a copy of the session with that id (nil if none).
+func (f *Browserbase) Session(id string) *bbSession {
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	if s, ok := f.sessions[id]; ok {
+		c := *s
+		return &c
+	}
+	return nil
+}
+
+// Running counts the sessions running now.
+func (f *Browserbase) Running() int {
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	n := 0
+	for _, s := range f.sessions {
+		if s.Status == "RUNNING" {
+			n++
+		}
+	}
+	return n
+}
+
+// CreateBodies are the bodies of every create, in order.
+func (f *Browserbase) CreateBodies() []map[string]any {
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	var out []map[string]any
+	for _, id := range f.order {
+		out = append(out, f.sessions[id].Body)
+	}
+	return out
+}
+
+var bbRegions = []string{"us-west-2", "us-east-1", "eu-central-1", "ap-southeast-1"}
+
+func (f *Browserbase) create(w http.ResponseWriter, r *http.Request) {
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		fail(w, http.StatusBadRequest, "invalid JSON body")
+		return
+	}
+	if p, _ := body["projectId"].(string); p != f.Project {
+		fail(w, http.StatusBadRequest, "projectId is required and must be a project of this key")
+		return
+	}
+	timeout := 0
+	if t, ok := body["timeout"].(float64); ok {
+		if t < 60 || t > 21600 {
+			fail(w, http.StatusBadRequest, "timeout must be between 60 and 21600 seconds")
+			return
+		}
+		timeout = int(t)
+	}
+	region := "us-west-2"
+	if rg, ok := body["region"].(string); ok {
+		if !slices.Contains(bbRegions, rg) {
+			fail(w, http.StatusBadRequest, "unknown region")
+			return
+		}
+		region = rg
+	}
+	var meta json.RawMessage
+	if m, ok := body["userMetadata"]; ok {
+		meta, _ = json.Marshal(m)
+		if len(meta) > 512 {
+			fail(w, http.StatusBadRequest, "userMetadata must be under 512 characters")
+			return
+		}
+	}
+	id := f.nextID("bb")
+	b, err := f.source.Create(r.Context(), providers.CreateOptions{Tag: id})
+	if err != nil {
+		fail(w, http.StatusInternalServerError, "could not start a browser")
+		return
+	}
+	now := time.Now().UTC()
+	if timeout == 0 {
+		timeout = 300
+	}
+	keep, _ := body["keepAlive"].(bool)
+	s := &bbSession{ID: id, CreatedAt: now, StartedAt: now, UpdatedAt: now, ProjectID: f.Project, Status: "RUNNING",
+		KeepAlive: keep, Region: region, ExpiresAt: now.Add(time.Duration(timeout) * time.Second), ConnectURL: b.CDPURL,
+		UserMetadata: meta, Body: body}
+	f.smu.Lock()
+	f.sessions[id] = s
+	f.order = append(f.order, id)
+	f.smu.Unlock()
+	writeJSON(w, http.StatusCreated, s)
+}
+
+// q is Browserbase's metadata query, as its docs give it:
+// user_metadata['key']:'value'.
+var bbQuery = regexp.MustCompile(`^user_metadata\['([^']+)'\]:'([^']*)'$`)
+
+func (f *Browserbase) list(w http.ResponseWriter, r *http.Request) {
+	status := r.URL.Query().Get("status")
+	var key, val string
+	if q := r.URL.Query().Get("q"); q != "" {
+		m := bbQuery.FindStringSubmatch(q)
+		if m == nil {
+			fail(w, http.StatusBadRequest, "invalid query")
+			return
+		}
+		key, val = m[1], m[2]
+	}
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	out := []bbSession{}
+	for _, id := range f.order {
+		s := f.sessions[id]
+		if status != "" && s.Status != status {
+			continue
+		}
+		if key != "" {
+			var m map[string]any
+			_ = json.Unmarshal(s.UserMetadata, &m)
+			if v, _ := m[key].(string); v != val {
+				continue
+			}
+		}
+		c := *s
+		// The list's sessions carry no connect URL; a get does.
+		c.ConnectURL = ""
+		out = append(out, c)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// poll advances a released session: it shows RUNNING for PollsBeforeGone
+// reads, then its browser ends and it is COMPLETED.
+func (f *Browserbase) poll(s *bbSession) {
+	if !s.releasing || s.Status != "RUNNING" {
+		return
+	}
+	s.polls++
+	if s.polls <= f.PollsBeforeGone {
+		return
+	}
+	_ = f.source.Release(context.Background(), s.ID)
+	now := time.Now().UTC()
+	s.Status, s.EndedAt, s.UpdatedAt = "COMPLETED", &now, now
+}
+
+func (f *Browserbase) get(w http.ResponseWriter, r *http.Request) {
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	s, ok := f.sessions[r.PathValue("id")]
+	if !ok {
+		fail(w, http.StatusNotFound, "Session not found")
+		return
+	}
+	f.poll(s)
+	writeJSON(w, http.StatusOK, s)
+}
+
+func (f *Browserbase) update(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ProjectID string `json:"projectId"`
+		Status    string `json:"status"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.ProjectID != f.Project || body.Status != "REQUEST_RELEASE" {
+		fail(w, http.StatusBadRequest, "projectId and status REQUEST_RELEASE are required")
+		return
+	}
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	s, ok := f.sessions[r.PathValue("id")]
+	if !ok {
+		fail(w, http.StatusNotFound, "Session not found")
+		return
+	}
+	if s.Status == "RUNNING" {
+		s.releasing = true
+	}
+	writeJSON(w, http.StatusOK, s)
+}
+
+func (f *Browserbase) debug(w http.ResponseWriter, r *http.Request) {
+	f.smu.Lock()
+	s, ok := f.sessions[r.PathValue("id")]
+	f.smu.Unlock()
+	if !ok {
+		fail(w, http.StatusNotFound, "Session not found")
+		return
+	}
+	live := "https://www.browserbase.com/devtools-fullscreen/inspector.html?wss=connect.browserbase.com/debug/" + s.ID + "?token=" + f.LiveViewSecret
+	writeJSON(w, http.StatusOK, map[string]any{
+		"debuggerFullscreenUrl": live,
+		"debuggerUrl":           live + "&navbar=1",
+		"wsUrl":                 "wss://connect.browserbase.com/debug/" + s.ID,
+		"pages":                 []any{},
+	})
+}
+
+// ConnectURLs are the connect URLs of every session made (credentials).
+func (f *Browserbase) ConnectURLs() []string {
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	var out []string
+	for _, id := range f.order {
+		out = append(out, f.sessions[id].ConnectURL)
+	}
+	return out
+}

@@ -1,0 +1,301 @@
+// Package kernel is the provider that rents browsers from Kernel through its
+// REST API (https://api.onkernel.com). A session is one Kernel browser. Kernel
+// keeps no free-form labels on a browser; the one per-browser name it keeps,
+// returns in its list and honours on create is the persistence id, so the
+// tag goes there: creating with a tag whose browser runs returns that
+// browser, and any worker finds it by paging through the list. Release
+// deletes the browser and waits until Kernel no longer has it.
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/durable-browser/durable-browser/internal/tags"
+	"github.com/durable-browser/durable-browser/providers"
+	"github.com/durable-browser/durable-browser/providers/remote"
+)
+
+// Name is the provider's name in sessions and configuration.
+const Name = "kernel"
+
+// Environment variables.
+const (
+	EnvAPIKey  = "KERNEL_API_KEY"
+	EnvBaseURL = "KERNEL_BASE_URL"
+)
+
+// DefaultBaseURL is Kernel's public API.
+const DefaultBaseURL = "https://api.onkernel.com"
+
+// pageSize is how many browsers one list page asks for (Kernel's maximum).
+const pageSize = 100
+
+// Options configures the provider.
+type Options struct {
+	APIKey string
+	// BaseURL defaults to DefaultBaseURL.
+	BaseURL string
+	// IdleTimeout is how long Kernel keeps a browser nobody is connected to
+	// (default 10m; 10s to 72h). It must outlast the longest pause between
+	// two calls of a session, or Kernel ends the session in between.
+	IdleTimeout time.Duration
+	// Headless asks for Kernel's headless image (lighter, no live view).
+	Headless bool
+	// ReleaseTimeout bounds release's wait for the browser to go (default 30s).
+	ReleaseTimeout time.Duration
+	HTTP           *http.Client
+	Logger         zerolog.Logger
+}
+
+// FromEnv fills the key and base URL from the environment; a missing key
+// is an error naming the variable.
+func FromEnv(o Options, getenv func(string) string) (Options, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if o.APIKey == "" {
+		o.APIKey = getenv(EnvAPIKey)
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = getenv(EnvBaseURL)
+	}
+	if o.APIKey == "" {
+		return o, remote.MissingKey(Name, EnvAPIKey)
+	}
+	return o, nil
+}
+
+// Provider rents Kernel browsers; Kernel's persistence ids are its state.
+type Provider struct {
+	o     Options
+	c     *remote.Client
+	log   zerolog.Logger
+	locks tags.Locks
+}
+
+var _ providers.Provider = (*Provider)(nil)
+
+// New checks the options; the service is first contacted on use.
+func New(o Options) (*Provider, error) {
+	if o.APIKey == "" {
+		return nil, remote.MissingKey(Name, EnvAPIKey)
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	if u, err := url.Parse(o.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("kernel: base URL must be http(s)://host")
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = 10 * time.Minute
+	}
+	if o.IdleTimeout < 10*time.Second || o.IdleTimeout > 72*time.Hour {
+		return nil, fmt.Errorf("kernel: idle timeout must be between 10s and 72h, not %s", o.IdleTimeout)
+	}
+	if o.ReleaseTimeout <= 0 {
+		o.ReleaseTimeout = 30 * time.Second
+	}
+	key := o.APIKey
+	return &Provider{
+		o: o,
+		c: &remote.Client{Provider: Name, Base: o.BaseURL, HTTP: o.HTTP,
+			Auth: func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+key) }},
+		log: o.Logger.With().Str("provider", Name).Logger(),
+	}, nil
+}
+
+// Name returns "kernel".
+func (p *Provider) Name() string { return Name }
+
+// Capabilities: named profiles, stealth and a live view (headful browsers)
+// are Kernel's.
+func (p *Provider) Capabilities() providers.Capabilities {
+	return providers.Capabilities{Profiles: true, LiveView: !p.o.Headless, Stealth: true, Headed: !p.o.Headless}
+}
+
+// browser is the part of Kernel's browser object the provider reads.
+type browser struct {
+	SessionID   string     `json:"session_id"`
+	CDPWSURL    string     `json:"cdp_ws_url"`
+	LiveViewURL string     `json:"browser_live_view_url"`
+	CreatedAt   time.Time  `json:"created_at"`
+	DeletedAt   *time.Time `json:"deleted_at"`
+	Stealth     bool       `json:"stealth"`
+	Persistence struct {
+		ID string `json:"id"`
+	} `json:"persistence"`
+	Profile struct {
+		Name string `json:"name"`
+	} `json:"profile"`
+}
+
+func (b browser) session(tag string) *providers.Session {
+	return &providers.Session{Tag: tag, Provider: Name, CDPURL: b.CDPWSURL, LiveViewURL: b.LiveViewURL,
+		Stealth: b.Stealth, RemoteID: b.SessionID, StartedAt: b.CreatedAt}
+}
+
+// find pages through the active browsers for those carrying the tag.
+func (p *Provider) find(ctx context.Context, tag string) ([]browser, error) {
+	var out []browser
+	offset := 0
+	for pages := 0; pages < 1000; pages++ {
+		q := url.Values{"status": {"active"}, "limit": {strconv.Itoa(pageSize)}, "offset": {strconv.Itoa(offset)}}
+		var page []browser
+		h, err := p.c.Do(ctx, "list browsers", http.MethodGet, "/browsers?"+q.Encode(), nil, &page)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range page {
+			if b.Persistence.ID == tag && b.DeletedAt == nil {
+				out = append(out, b)
+			}
+		}
+		// Kernel pages by offset: X-Has-More says whether another page
+		// follows, X-Next-Offset where it starts.
+		if len(page) == 0 || h.Get("X-Has-More") == "false" {
+			return out, nil
+		}
+		next, err := strconv.Atoi(h.Get("X-Next-Offset"))
+		if err != nil || next <= offset {
+			if h.Get("X-Has-More") != "true" && len(page) < pageSize {
+				return out, nil
+			}
+			next = offset + len(page)
+		}
+		offset = next
+	}
+	return out, nil
+}
+
+// Create finds the tag's browser or creates one, stealthy and with the
+// named profile as asked.
+func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*providers.Session, error) {
+	if err := tags.Valid(o.Tag); err != nil {
+		return nil, err
+	}
+	if o.Proxy != "" {
+		return nil, fmt.Errorf("per-session proxy URLs are %w: Kernel proxies are configured in Kernel", providers.ErrUnsupported)
+	}
+	if o.Profile != nil {
+		if err := o.Profile.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	unlock := p.locks.Lock(o.Tag)
+	defer unlock()
+	found, err := p.find(ctx, o.Tag)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) > 0 {
+		s := found[0].session(o.Tag)
+		// Kernel keeps no options with a browser: a found one is taken
+		// as asked (Made nil).
+		s.Found = true
+		return s, nil
+	}
+	body := map[string]any{
+		"persistence":     map[string]string{"id": o.Tag},
+		"timeout_seconds": int(p.o.IdleTimeout / time.Second),
+		"stealth":         o.Stealth,
+		"headless":        p.o.Headless && !o.Headed,
+	}
+	if o.Profile != nil {
+		body["profile"] = map[string]any{"name": o.Profile.Name, "save_changes": o.Profile.Save}
+	}
+	var b browser
+	if _, err := p.c.Do(ctx, "create browser", http.MethodPost, "/browsers", body, &b); err != nil {
+		return nil, err
+	}
+	if b.SessionID == "" || b.CDPWSURL == "" {
+		return nil, remote.StatusError(Name, "create browser", 0, 0, "the answer had no session id or CDP URL")
+	}
+	p.log.Info().Str("session", o.Tag).Str("kernel_session", b.SessionID).Msg("created a Kernel browser")
+	s := b.session(o.Tag)
+	s.Made = o.Session
+	return s, nil
+}
+
+// Find returns the tag's browser; any worker finds it.
+func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, error) {
+	if err := tags.Valid(tag); err != nil {
+		return nil, err
+	}
+	found, err := p.find(ctx, tag)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == 0 {
+		return nil, providers.ErrNotFound
+	}
+	s := found[0].session(tag)
+	s.Found = true
+	return s, nil
+}
+
+// Status is live while Kernel has a browser for the tag.
+func (p *Provider) Status(ctx context.Context, tag string) (providers.Status, error) {
+	_, err := p.Find(ctx, tag)
+	switch {
+	case err == nil:
+		return providers.StatusLive, nil
+	case err == providers.ErrNotFound:
+		return providers.StatusGone, nil
+	}
+	return providers.StatusUnknown, err
+}
+
+// Release deletes the tag's browsers and waits until Kernel no longer has
+// them. An unknown tag is not an error.
+func (p *Provider) Release(ctx context.Context, tag string) error {
+	_, err := p.ReleaseMetered(ctx, tag)
+	return err
+}
+
+// ReleaseMetered is Release, answering how long the browsers ran.
+func (p *Provider) ReleaseMetered(ctx context.Context, tag string) (time.Duration, error) {
+	if err := tags.Valid(tag); err != nil {
+		return 0, err
+	}
+	unlock := p.locks.Lock(tag)
+	defer unlock()
+	ctx, cancel := context.WithTimeout(ctx, p.o.ReleaseTimeout)
+	defer cancel()
+	found, err := p.find(ctx, tag)
+	if err != nil {
+		return 0, err
+	}
+	var total time.Duration
+	for _, b := range found {
+		path := "/browsers/" + url.PathEscape(b.SessionID)
+		if _, err := p.c.Do(ctx, "delete browser", http.MethodDelete, path, nil, nil); err != nil && !remote.NotFound(err) {
+			return 0, err
+		}
+		for n := 0; ; n++ {
+			var got browser
+			_, err := p.c.Do(ctx, "browser status", http.MethodGet, path, nil, &got)
+			if remote.NotFound(err) || (err == nil && got.DeletedAt != nil) {
+				break
+			}
+			if err != nil {
+				return 0, err
+			}
+			if err := remote.Backoff(ctx, n, 2*time.Second); err != nil {
+				return 0, fmt.Errorf("kernel: %w: browser still there after delete", providers.ErrNotReleased)
+			}
+		}
+		if !b.CreatedAt.IsZero() {
+			total += time.Since(b.CreatedAt)
+		}
+		p.log.Info().Str("session", tag).Str("kernel_session", b.SessionID).Msg("deleted the Kernel browser")
+	}
+	return total, nil
+}
