@@ -196,6 +196,16 @@ func (a *Activities) ReleaseOrphans(ctx context.Context, idle time.Duration) []s
 		if s == nil || s.idleSince() > cutoff {
 			continue
 		}
+		if s.owner.HostQueue != "" && s.provider != nil && s.ref.Provider != "local" {
+			// A browser that outlives this worker may have been taken over
+			// by another: then this worker only lets go of it.
+			if v, err := a.ownership(ctx, s); err == nil && v == MovedHost {
+				if a.detachIdle(tag, s) {
+					a.log.Info().Str("session_tag", tag).Msg("let go of a browser another worker took over; the browser runs on")
+				}
+				continue
+			}
+		}
 		ok, err := a.releaseIdle(ctx, tag, s)
 		if err != nil {
 			a.log.Error().Err(err).Str("session_tag", tag).Msg("releasing an orphaned session")

@@ -335,40 +335,49 @@ func TestNewDefaults(t *testing.T) {
 }
 
 // A browser whose workflow let go of it (ended, or moved to another tag after
-// judging this worker lost) is released once idle; one whose workflow still
-// holds it, whose owner cannot be asked, or that a call holds, is kept.
+// judging this worker lost) is released once idle; one another worker took
+// over (same tag, another host) is only let go of, never released; one whose
+// workflow still holds it, whose owner cannot be asked, or that is fresh, is
+// kept.
 func TestReleaseDisowned(t *testing.T) {
 	asked := map[string]Owner{}
 	h := newHarness(t, func(o *Options) {
-		o.Owners = func(_ context.Context, ow Owner) (bool, error) {
+		o.Owners = func(_ context.Context, ow Owner) (Ownership, error) {
 			asked[ow.Tag] = ow
 			switch ow.Tag {
 			case "moved-on":
-				return true, nil
+				return MovedTag, nil
+			case "ended":
+				return Ended, nil
+			case "taken-over":
+				return MovedHost, nil
 			case "unknown":
-				return false, errors.New("the service is unreachable")
+				return Holds, errors.New("the service is unreachable")
 			default:
-				return false, nil
+				return Holds, nil
 			}
 		}
 	})
-	for _, tag := range []string{"moved-on", "held", "unknown", "fresh"} {
+	for _, tag := range []string{"moved-on", "ended", "taken-over", "held", "unknown", "fresh"} {
 		h.create(tag, contract.SessionOptions{})
 	}
-	for _, tag := range []string{"moved-on", "held", "unknown"} {
+	for _, tag := range []string{"moved-on", "ended", "taken-over", "held", "unknown"} {
 		h.age(tag, time.Minute)
 	}
 	got := h.a.ReleaseDisowned(context.Background(), 30*time.Second)
-	if !reflect.DeepEqual(got, []string{"moved-on"}) {
-		t.Fatalf("released %v, want only moved-on", got)
+	sort.Strings(got)
+	if !reflect.DeepEqual(got, []string{"ended", "moved-on", "taken-over"}) {
+		t.Fatalf("let go of %v, want ended, moved-on and taken-over", got)
 	}
-	if _, rel := h.prov.calls(); !reflect.DeepEqual(rel, []string{"moved-on"}) {
-		t.Fatalf("provider released %v", rel)
+	_, rel := h.prov.calls()
+	sort.Strings(rel)
+	if !reflect.DeepEqual(rel, []string{"ended", "moved-on"}) {
+		t.Fatalf("provider released %v; a browser another worker took over must not be released", rel)
 	}
 	if _, ok := asked["fresh"]; ok {
 		t.Fatal("asked about a session used within the idle bound")
 	}
-	if ow := asked["held"]; ow.WorkflowID == "" || ow.WorkflowType == "" {
+	if ow := asked["held"]; ow.WorkflowID == "" || ow.WorkflowType == "" || ow.HostQueue != testHostQueue {
 		t.Fatalf("the owner of a session was not recorded at create: %+v", ow)
 	}
 	if got := h.a.Sessions(); !reflect.DeepEqual(got, []string{"fresh", "held", "unknown"}) {

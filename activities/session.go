@@ -153,7 +153,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	}
 	ls := &liveSession{
 		ref:      contract.SessionRef{Tag: req.Tag, Provider: name, HostQueue: a.o.HostQueue},
-		owner:    ownerOf(ctx, req.Tag),
+		owner:    ownerOf(ctx, req.Tag, a.o.HostQueue),
 		provider: p,
 		sess:     sess,
 		made:     want,
