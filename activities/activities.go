@@ -257,6 +257,7 @@ func (a *Activities) RegisterHost(r Registry) {
 	r.RegisterActivityWithOptions(a.Run, activity.RegisterOptions{Name: contract.ActivityRun})
 	r.RegisterActivityWithOptions(a.Screenshot, activity.RegisterOptions{Name: contract.ActivityScreenshot})
 	r.RegisterActivityWithOptions(a.Read, activity.RegisterOptions{Name: contract.ActivityRead})
+	r.RegisterActivityWithOptions(a.Check, activity.RegisterOptions{Name: contract.ActivityCheck})
 	r.RegisterActivityWithOptions(a.Downloads, activity.RegisterOptions{Name: contract.ActivityDownloads})
 	r.RegisterActivityWithOptions(a.Upload, activity.RegisterOptions{Name: contract.ActivityUpload})
 	r.RegisterActivityWithOptions(a.Release, activity.RegisterOptions{Name: contract.ActivityRelease})

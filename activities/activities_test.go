@@ -308,7 +308,7 @@ func TestRegistrationNames(t *testing.T) {
 	a.RegisterHost(&host)
 	wantShared := []string{contract.ActivityCreate, contract.ActivityRelease, contract.ActivityWebFetch, contract.ActivityWebSearch, contract.ActivityEvidence}
 	wantHost := []string{
-		contract.ActivitySnapshot, contract.ActivityRun, contract.ActivityScreenshot, contract.ActivityRead,
+		contract.ActivitySnapshot, contract.ActivityRun, contract.ActivityScreenshot, contract.ActivityRead, contract.ActivityCheck,
 		contract.ActivityDownloads, contract.ActivityUpload, contract.ActivityRelease, contract.ActivityRelaunch,
 		contract.ActivityReconcile, contract.ActivityNotify,
 	}

@@ -40,8 +40,9 @@ its element while the page shows the same document; after the page navigates, ta
 "interactive" for only the actionable elements, scope to see one part, and next_offset to page through a long page.
 snapshot {"since": <epoch>} returns only the lines added (+), removed (-) and changed (~) since that snapshot, or the
 whole page when it navigated. ` + "`browser_read`" + ` reads the content to quote; ` + "`screenshot`" + ` shows how it
-looks; both are filed as evidence, a snapshot is not. ` + "`web_fetch`" + ` and ` + "`web_search`" + ` read the web
-without the browser. ` + "`browser_downloads`" + ` lists downloaded files; ` + "`browser_upload`" + ` chooses a file.
+looks; both are filed as evidence, a snapshot is not. ` + "`browser_check`" + ` confirms a step worked (the URL, text, an
+element, no console errors or failed requests) with a verdict and its evidence. ` + "`web_fetch`" + ` and ` + "`web_search`" + `
+read the web without the browser. ` + "`browser_downloads`" + ` lists downloaded files; ` + "`browser_upload`" + ` chooses a file.
 
 Acting: ` + "`run`" + ` takes a batch of actions (click, fill, type, press, select, check, uncheck, hover, scroll, goto,
 back, forward, reload, wait, switch_tab, close_tab). Name an element by id, or by a locator found on the page when the

@@ -219,6 +219,37 @@ type ReadResult struct {
 	Evidence   ClaimCheck `json:"evidence"`
 }
 
+// CheckResult is browser_check's verdict and the evidence for it. Passed
+// is true only when every expectation held; a check that expects nothing is
+// refused, never passed.
+type CheckResult struct {
+	OK bool `json:"ok"`
+	Page
+	Passed bool `json:"passed"`
+	// Failed names the checks that did not hold, in the order of Checks.
+	Failed []string `json:"failed,omitempty"`
+	// Checks is every expectation with what was found.
+	Checks []CheckItem `json:"checks"`
+	// Warnings are what the page shows amiss that was not asked about
+	// (console errors, failed requests, a page still loading).
+	Warnings []string `json:"warnings,omitempty"`
+	// Evidence is the verdict as filed (JSON).
+	Evidence ClaimCheck `json:"evidence"`
+}
+
+// CheckItem is one expectation of a check and what was found.
+type CheckItem struct {
+	// Check is url, expect_text, expect_id, expect_locator,
+	// no_console_errors or no_failed_requests.
+	Check    string `json:"check"`
+	Passed   bool   `json:"passed"`
+	Expected string `json:"expected"`
+	// Found is the evidence: the URL, the text around the match, the
+	// element's line, the candidates, or the errors; absent when there was
+	// nothing to show (the text is not on the page, the element is gone).
+	Found string `json:"found,omitempty"`
+}
+
 // Download is one finished download, filed.
 type Download struct {
 	Name     string     `json:"name"`

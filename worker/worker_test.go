@@ -82,7 +82,7 @@ func TestRegister(t *testing.T) {
 	}
 	// Every call that touches a browser goes to the process holding it.
 	for _, name := range []string{
-		contract.ActivitySnapshot, contract.ActivityRun, contract.ActivityScreenshot, contract.ActivityRead,
+		contract.ActivitySnapshot, contract.ActivityRun, contract.ActivityScreenshot, contract.ActivityRead, contract.ActivityCheck,
 		contract.ActivityDownloads, contract.ActivityUpload, contract.ActivityRelease, contract.ActivityRelaunch,
 		contract.ActivityReconcile, contract.ActivityNotify,
 	} {
@@ -93,7 +93,7 @@ func TestRegister(t *testing.T) {
 			t.Errorf("shared queue serves %s, which needs the browser's own process", name)
 		}
 	}
-	if len(host.activities) != 10 {
+	if len(host.activities) != 11 {
 		t.Fatalf("host activities = %v", host.activities)
 	}
 }

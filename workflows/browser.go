@@ -158,6 +158,11 @@ func (b *Browser) Read(ctx workflow.Context, args contract.ReadArgs) (*contract.
 	return typed[contract.ReadResult](ctx, b, contract.ToolRead, args)
 }
 
+// Check tests expectations on the page and files the verdict.
+func (b *Browser) Check(ctx workflow.Context, args contract.CheckArgs) (*contract.CheckResult, error) {
+	return typed[contract.CheckResult](ctx, b, contract.ToolCheck, args)
+}
+
 // Downloads lists and files the session's downloads.
 func (b *Browser) Downloads(ctx workflow.Context, args contract.DownloadsArgs) (*contract.DownloadsResult, error) {
 	return typed[contract.DownloadsResult](ctx, b, contract.ToolDownloads, args)
@@ -368,6 +373,11 @@ func (b *Browser) dispatch(ctx workflow.Context, name string, args any) (any, *c
 	case contract.ToolRead:
 		a, _ := argsAs[contract.ReadArgs](args)
 		activity, input, out = contract.ActivityRead, contract.ReadRequest{Call: call, Args: a}, &contract.ReadResult{}
+	case contract.ToolCheck:
+		// New tool, new branch: only a browser_check call reaches it, so
+		// no history recorded before it replays differently.
+		a, _ := argsAs[contract.CheckArgs](args)
+		activity, input, out = contract.ActivityCheck, contract.CheckRequest{Call: call, Args: a}, &contract.CheckResult{}
 	case contract.ToolDownloads:
 		activity, input, out = contract.ActivityDownloads, contract.DownloadsRequest{Call: call}, &contract.DownloadsResult{}
 	case contract.ToolUpload:
@@ -632,6 +642,8 @@ func pageOf(res any) *contract.Page {
 	case *contract.ReadResult:
 		return &r.Page
 	case *contract.UploadResult:
+		return &r.Page
+	case *contract.CheckResult:
 		return &r.Page
 	case *contract.HandoffResult:
 		if r.Snapshot != nil {
