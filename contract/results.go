@@ -217,6 +217,9 @@ type ReadResult struct {
 	Truncated  bool       `json:"truncated,omitempty"`
 	FullLength int        `json:"full_length"`
 	Evidence   ClaimCheck `json:"evidence"`
+	// Injection is set when the page judge found the page writing
+	// instructions to AI readers.
+	Injection *InjectionFlag `json:"injection,omitempty"`
 }
 
 // CheckResult is browser_check's verdict and the evidence for it. Passed
@@ -284,6 +287,9 @@ type WebFetchResult struct {
 	Truncated   bool       `json:"truncated,omitempty"`
 	IsPDF       bool       `json:"is_pdf,omitempty"`
 	Evidence    ClaimCheck `json:"evidence"`
+	// Injection is set when the page judge found the page writing
+	// instructions to AI readers.
+	Injection *InjectionFlag `json:"injection,omitempty"`
 }
 
 // SearchHit is one web search result.
@@ -291,6 +297,9 @@ type SearchHit struct {
 	Title   string `json:"title"`
 	URL     string `json:"url"`
 	Snippet string `json:"snippet"`
+	// Withheld says why the snippet (and title) were left out: the page
+	// judge found the hit writing instructions to AI readers.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // WebSearchResult is a list of hits and the source that answered.

@@ -322,6 +322,11 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 	if p := pageOf(res); p != nil && p.URL != "" {
 		b.st.URL, b.st.Title = p.URL, p.Title
 	}
+	if f == nil {
+		if jf := b.judgePage(ctx, res); jf != nil {
+			res, f = nil, jf
+		}
+	}
 	return res, f, nil
 }
 

@@ -27,6 +27,10 @@ const (
 	// only signed approval and handoff decisions are acted on. Histories
 	// from before the change accept unsigned decisions, as they did.
 	changeSignedDecisions = "signed-decisions"
+	// changePageJudge: after a browser_read of the content, a web_fetch or
+	// a web_search, the page judge (page.judge) is asked about the page;
+	// histories from before the change schedule no judge.
+	changePageJudge = "page-judge"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict
