@@ -248,6 +248,7 @@ func (a *Activities) RegisterShared(r Registry) {
 	r.RegisterActivityWithOptions(a.WebFetch, activity.RegisterOptions{Name: contract.ActivityWebFetch})
 	r.RegisterActivityWithOptions(a.WebSearch, activity.RegisterOptions{Name: contract.ActivityWebSearch})
 	r.RegisterActivityWithOptions(a.GetEvidence, activity.RegisterOptions{Name: contract.ActivityEvidence})
+	r.RegisterActivityWithOptions(a.AgentResult, activity.RegisterOptions{Name: contract.ActivityAgentResult})
 }
 
 // RegisterHost registers the activities served from this process's host

@@ -76,7 +76,7 @@ func TestRegister(t *testing.T) {
 	if len(host.workflows) != 0 {
 		t.Fatalf("the host queue serves workflows %v; it serves only this process's browsers", host.workflows)
 	}
-	wantShared := []string{contract.ActivityCreate, contract.ActivityRelease, contract.ActivityWebFetch, contract.ActivityWebSearch, contract.ActivityEvidence}
+	wantShared := []string{contract.ActivityCreate, contract.ActivityRelease, contract.ActivityWebFetch, contract.ActivityWebSearch, contract.ActivityEvidence, contract.ActivityAgentResult}
 	if !reflect.DeepEqual(shared.activities, wantShared) {
 		t.Fatalf("shared activities = %v, want %v", shared.activities, wantShared)
 	}

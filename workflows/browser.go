@@ -38,6 +38,9 @@ type Config struct {
 	// input, the worker's configuration). Empty: unsigned decisions are
 	// accepted from anyone who can signal the workflow.
 	Approvers contract.Approvers `json:"approvers,omitempty"`
+	// Sites are the sites the host grants use_website on, each with its
+	// agent workflow; none: the tool is not offered and refused.
+	Sites []contract.SiteGrant `json:"sites,omitempty"`
 }
 
 // BrowserState is everything a Browser remembers. It is plain,
@@ -137,6 +140,24 @@ func (b *Browser) State() BrowserState {
 
 // Session returns the current session's reference (zero before creation).
 func (b *Browser) Session() contract.SessionRef { return b.st.Session }
+
+// validateCall checks a model's call: use_website against the sites
+// granted, every other tool against its schema.
+func (b *Browser) validateCall(ctx workflow.Context, name string, raw json.RawMessage) (any, *contract.Failure) {
+	if name == contract.ToolUseWebsite && len(b.cfg.Sites) > 0 {
+		return b.validateUseWebsite(ctx, raw)
+	}
+	return validateCall(ctx, name, raw)
+}
+
+// Tools lists the tools this Browser serves, for the model: every tool,
+// and use_website when the host granted sites.
+func (b *Browser) Tools() []contract.Tool { return contract.DefinitionsFor(b.cfg.Sites) }
+
+// UseWebsite hands a task on a granted site to the host's agent for it.
+func (b *Browser) UseWebsite(ctx workflow.Context, args contract.UseWebsiteArgs) (*contract.UseWebsiteResult, error) {
+	return typed[contract.UseWebsiteResult](ctx, b, contract.ToolUseWebsite, args)
+}
 
 // Snapshot runs the snapshot tool.
 func (b *Browser) Snapshot(ctx workflow.Context, args contract.SnapshotArgs) (*contract.SnapshotResult, error) {
@@ -238,7 +259,7 @@ func (b *Browser) releaseDisconnected(ctx workflow.Context) *contract.Failure {
 // JSON ({"ok":false,"code":...}). The error is only for what is not the
 // model's to handle, such as the workflow being cancelled.
 func (b *Browser) CallTool(ctx workflow.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	typedArgs, f := validateCall(ctx, name, args)
+	typedArgs, f := b.validateCall(ctx, name, args)
 	if f != nil {
 		return b.answer(ctx, name, f)
 	}
@@ -279,6 +300,14 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 		if raw, err = json.Marshal(args); err != nil {
 			return nil, nil, err
 		}
+	}
+	if name == contract.ToolUseWebsite {
+		// The agent has a browser of its own: this one's lock is not held.
+		a, ok := argsAs[contract.UseWebsiteArgs](args)
+		if !ok {
+			return nil, contract.Fail(contract.CodeRefused, "use_website: arguments have the wrong type"), nil
+		}
+		return b.useWebsite(ctx, a)
 	}
 	if name == contract.ToolRequestHandoff {
 		a, ok := argsAs[contract.HandoffArgs](args)

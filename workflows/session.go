@@ -46,6 +46,8 @@ type SessionConfig struct {
 	// Approvers, when set, replace the worker's approvers (--approver-keys)
 	// for this session; see Config.Approvers.
 	Approvers contract.Approvers `json:"approvers,omitempty"`
+	// Sites are the sites the host grants use_website on; see Config.Sites.
+	Sites []contract.SiteGrant `json:"sites,omitempty"`
 	// workerApprovers are the approvers of the worker running this run
 	// (SessionWorkflow); never serialised, read once per run.
 	workerApprovers contract.Approvers
@@ -90,7 +92,7 @@ func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*contract.SessionR
 	}
 	now := workflow.Now(ctx)
 	s := &session{cfg: cfg, startedAt: now, lastActive: now}
-	bcfg := Config{Session: cfg.Session, Timeouts: cfg.Timeouts, Approvers: cfg.Approvers}
+	bcfg := Config{Session: cfg.Session, Timeouts: cfg.Timeouts, Approvers: cfg.Approvers, Sites: cfg.Sites}
 	if len(bcfg.Approvers) == 0 {
 		bcfg.Approvers = cfg.workerApprovers
 	}
@@ -172,6 +174,12 @@ func (s *session) validate(ctx workflow.Context, call contract.ToolCall) error {
 	if s.ending || s.b.st.Released {
 		return envelope.Error(sessionEnded())
 	}
+	if call.Name == contract.ToolUseWebsite && len(s.cfg.Sites) > 0 {
+		if _, f := contract.ValidateUseWebsite(call.Args, s.cfg.Sites); f != nil {
+			return envelope.Error(f)
+		}
+		return nil
+	}
 	if _, f := contract.Validate(call.Name, call.Args); f != nil {
 		return envelope.Error(f)
 	}
@@ -200,7 +208,7 @@ func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMe
 		return s.b.answer(ctx, call.Name, sessionEnded())
 	}
 	s.runCalls++
-	args, f := validateCall(ctx, call.Name, call.Args)
+	args, f := s.b.validateCall(ctx, call.Name, call.Args)
 	if f != nil {
 		return s.b.answer(ctx, call.Name, f)
 	}

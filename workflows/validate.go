@@ -31,6 +31,10 @@ const (
 	// a web_search, the page judge (page.judge) is asked about the page;
 	// histories from before the change schedule no judge.
 	changePageJudge = "page-judge"
+	// changeUseWebsite: use_website starts the host's agent workflow for a
+	// granted site as a child workflow (and reads a finished one's result
+	// with agent.result).
+	changeUseWebsite = "use-website"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict
