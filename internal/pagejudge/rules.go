@@ -85,7 +85,7 @@ func kind(p contract.JudgePage) string {
 	if p.Status == 403 || p.Status == 429 {
 		return contract.PageCaptcha
 	}
-	if words(p.Text) < 8 {
+	if words(p.Title+" "+p.Text) < 3 {
 		return contract.PageEmpty
 	}
 	return contract.PageNone

@@ -27,6 +27,7 @@ func TestJudgeKinds(t *testing.T) {
 		{"not found wording", contract.JudgePage{Text: "Page not found. The page you are looking for has moved somewhere else."}, contract.PageErrorNotFound},
 		{"js", contract.JudgePage{Text: "You need to enable JavaScript to run this app. It will not work otherwise."}, contract.PageLoading},
 		{"empty", contract.JudgePage{Text: "  Home  "}, contract.PageEmpty},
+		{"short but content", contract.JudgePage{Title: "Order", Text: "Order 1234 confirmed."}, contract.PageNone},
 		{"article", contract.JudgePage{Status: 200, Text: article}, contract.PageNone},
 		// A long article that mentions a CAPTCHA is still an article.
 		{"article about captchas", contract.JudgePage{Text: article + " Sites show a CAPTCHA to verify you are human."}, contract.PageNone},
