@@ -105,7 +105,14 @@ func BuildScript(source string, events []*historypb.HistoryEvent) (*Script, erro
 			}
 			s.Steps = append(s.Steps, ScriptStep{Tool: call.Name, Args: args, Class: class})
 		}
-		// What this answer showed names the ids of the calls after it.
+		// What this answer showed names the ids of the calls after it,
+		// including the candidates a refused locator listed.
+		if !head.OK {
+			var f contract.Failure
+			if json.Unmarshal(answer, &f) == nil && f.Code == contract.CodeRefused {
+				learnCandidates(elems, f.Message)
+			}
+		}
 		if head.OK {
 			switch {
 			case call.Name == contract.ToolSnapshot:
@@ -141,6 +148,22 @@ func learn(elems map[string]contract.Locator, text string) {
 		elems[m[1]] = l
 	}
 }
+
+// candidate is one element a refused locator listed: [12] button "Act 1".
+var candidate = regexp.MustCompile(`\[(\d+)\] ([A-Za-z][\w-]*)(?: ("(?:[^"\\]|\\.)*"))?`)
+
+func learnCandidates(elems map[string]contract.Locator, msg string) {
+	for _, m := range candidate.FindAllStringSubmatch(msg, maxLearned) {
+		l := contract.Locator{Role: m[2]}
+		if name, err := strconv.Unquote(m[3]); err == nil {
+			l.Name = name
+		}
+		elems[m[1]] = l
+	}
+}
+
+// maxLearned bounds the candidates read from one message.
+const maxLearned = 16
 
 // withLocators rewrites a call's ids as locators and drops observe (no
 // model looks at a replay).

@@ -17,6 +17,10 @@ func TestWithLocators(t *testing.T) {
 	if _, ok := elems["4"]; ok {
 		t.Fatal("a removed line names no element")
 	}
+	learnCandidates(elems, `action 1 (click): locator {text="Act"} matches 2 visible elements: [12] button "Act 1", [13] link "Act 2"; act on one by its id`)
+	if elems["12"] != (contract.Locator{Role: "button", Name: "Act 1"}) || elems["13"] != (contract.Locator{Role: "link", Name: "Act 2"}) {
+		t.Fatalf("candidates learned: %+v", elems)
+	}
 	out, err := withLocators(contract.ToolRun, json.RawMessage(`{"observe":true,"actions":[{"op":"click","id":"[3]"},{"op":"goto","url":"http://a.example/"}]}`), elems)
 	if err != nil || string(out) != `{"actions":[{"locator":{"role":"button","name":"Go"},"op":"click"},{"op":"goto","url":"http://a.example/"}]}` {
 		t.Fatalf("%s %v", out, err)
