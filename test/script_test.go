@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -100,6 +102,28 @@ func TestScriptReplay(t *testing.T) {
 	}
 	if n := len(env.Demo.Submissions()); n != before {
 		t.Fatalf("a stopped script submitted %d forms", n-before)
+	}
+
+	// The same through the command: script prints it, replay-script runs it
+	// and exits 1 where it stopped.
+	printed := cli(t, "script", rec.id)
+	var fromCLI dbclient.Script
+	err = json.Unmarshal([]byte(printed.stdout), &fromCLI)
+	again1, _ := json.Marshal(fromCLI)
+	if printed.code != 0 || err != nil || string(again1) != string(raw) {
+		t.Fatalf("durable-browser script: %+v", printed)
+	}
+	file := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(file, []byte(printed.stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cliSession := "e2e-script-cli-" + uuid.NewString()[:8]
+	t.Cleanup(func() { closeSession(cliSession) })
+	replayed := cli(t, "replay-script", "--session", cliSession, file)
+	var cliRun dbclient.ScriptRun
+	if err := json.Unmarshal([]byte(replayed.stdout), &cliRun); replayed.code != 1 || err != nil || cliRun.Stopped == nil ||
+		cliRun.Stopped.Code != contract.CodeStaleSnapshot || cliRun.WorkflowID != cliSession {
+		t.Fatalf("durable-browser replay-script: %+v", replayed)
 	}
 }
 
