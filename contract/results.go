@@ -211,7 +211,10 @@ type Rect struct {
 type ReadResult struct {
 	OK bool `json:"ok"`
 	Page
-	What       string     `json:"what"`
+	What string `json:"what"`
+	// Status is the HTTP status the document was served with; absent when
+	// not known (a page the browser made without a response of its own).
+	Status     int        `json:"status,omitempty"`
 	Content    string     `json:"content"`
 	Extractor  string     `json:"extractor,omitempty"`
 	Truncated  bool       `json:"truncated,omitempty"`

@@ -65,7 +65,7 @@ func TestScriptedPageJudge(t *testing.T) {
 		t.Fatalf("form: %s", out)
 	}
 	mu.Lock()
-	if len(seen) < 4 || !strings.Contains(seen[0].Text, "Sign in to continue") || seen[0].Status != 0 {
+	if len(seen) < 4 || !strings.Contains(seen[0].Text, "Sign in to continue") || seen[0].Status != 200 {
 		t.Errorf("the judge was sent: %+v", seen)
 	}
 	mu.Unlock()

@@ -68,7 +68,7 @@ func judgeInput(res any) []contract.JudgePage {
 		if r.What != "markdown" && r.What != "text" {
 			return nil
 		}
-		return []contract.JudgePage{{URL: r.URL, ContentType: "text/html", Title: r.Title, Text: clip(r.Content)}}
+		return []contract.JudgePage{{URL: r.URL, Status: r.Status, ContentType: "text/html", Title: r.Title, Text: clip(r.Content)}}
 	case *contract.WebFetchResult:
 		if r.IsPDF || r.Content == "" {
 			return nil

@@ -143,7 +143,7 @@ func (b *Browser) handle(msg *rod.Message) {
 			b.ev.requests[e.RequestID] = reqInfo{method: e.Request.Method, url: e.Request.URL}
 			if t := b.sessions[msg.SessionID]; t != nil && t.sess == msg.SessionID && e.Type == proto.NetworkResourceTypeDocument && string(e.FrameID) == string(t.id) {
 				// The tab asks for a new document: what the old one logged is not this one's.
-				t.docConsole, t.docFailed = nil, nil
+				t.docConsole, t.docFailed, t.docStatus = nil, nil, 0
 			}
 			if !b.intercepting() && !safeMethod(e.Request.Method) && b.sessions[msg.SessionID] != nil {
 				o, p := b.originPath(e.Request.URL)
@@ -153,7 +153,17 @@ func (b *Browser) handle(msg *rod.Message) {
 		}
 	case "Network.responseReceived":
 		var e proto.NetworkResponseReceived
-		if msg.Load(&e) && e.Response.Status >= 400 {
+		if !msg.Load(&e) {
+			break
+		}
+		if e.Type == proto.NetworkResourceTypeDocument {
+			b.mu.Lock()
+			if t := b.sessions[msg.SessionID]; t != nil && t.sess == msg.SessionID && string(e.FrameID) == string(t.id) {
+				t.docStatus = e.Response.Status
+			}
+			b.mu.Unlock()
+		}
+		if e.Response.Status >= 400 {
 			b.mu.Lock()
 			ri := b.ev.requests[e.RequestID]
 			if ri.method == "" {

@@ -36,6 +36,8 @@ type tab struct {
 	// of the document the tab shows (since its main frame last asked for a
 	// document), bounded; Check reads them, Run does not drain them.
 	docConsole, docFailed []string
+	// docStatus is the HTTP status of the document the tab shows (0: none seen).
+	docStatus int
 }
 
 // popupCreated attaches to a page opened by one of this session's tabs
