@@ -85,3 +85,27 @@ func decodeFailure(t *testing.T, out []byte, ok bool) contract.Failure {
 	}
 	return f
 }
+
+// TestDefaultPageJudge reads the demo site's bot check and sign-in pages
+// with the worker's own rule-based judge, an ordinary page as content, and
+// a page the server answered 404 as an error.
+func TestDefaultPageJudge(t *testing.T) {
+	env.StartWorker(t, harnessDefaults())
+	s := newSession(t, workflows.SessionConfig{})
+	for page, want := range map[string]contract.Code{"/captcha.html": contract.CodeBlocked, "/login.html": contract.CodeNotContent} {
+		s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + page}), nil)
+		if f := s.failure("browser_read", map[string]any{}); f.Code != want {
+			t.Errorf("%s: %+v, want %s", page, f, want)
+		}
+	}
+	var res contract.WebFetchResult
+	s.must("web_fetch", map[string]any{"url": env.Demo.URL() + "/about.html"}, &res)
+	if res.Injection != nil || !strings.Contains(res.Content, "Browser tools for agents") {
+		t.Fatalf("about: %+v", res)
+	}
+	// The browser shows a missing page: its status names it.
+	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/no-such-page.html"}), nil)
+	if f := s.failure("browser_read", map[string]any{}); f.Code != contract.CodeNotContent || !strings.Contains(f.Message, "error_or_not_found") {
+		t.Fatalf("a missing page: %+v", f)
+	}
+}
