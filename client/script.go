@@ -144,6 +144,8 @@ func learn(elems map[string]contract.Locator, text string) {
 			} else {
 				l.Name = strings.Trim(m[3], `"`)
 			}
+			// A long name the snapshot cut matches as a part.
+			l.Name = strings.TrimSuffix(l.Name, "…")
 		}
 		elems[m[1]] = l
 	}
