@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"encoding/json"
-	"github.com/durable-browser/durable-browser/internal/netguard"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -14,9 +13,11 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/internal/envelope"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
+	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/internal/webfetch"
 	"github.com/durable-browser/durable-browser/internal/websearch"
@@ -75,6 +76,8 @@ type Options struct {
 	// ranges as the worker's flags say. A session's allow_hosts narrows it.
 	// Nil leaves the browser unguarded (tests of other things only).
 	Reach *netguard.Policy
+	// Resolver looks names up for the egress proxy (default the system's).
+	Resolver egress.Resolver
 
 	// Owners says whether a session's workflow has let go of its browser,
 	// for ReleaseDisowned (default: ClientOwners over Client; none without one).
@@ -121,6 +124,15 @@ type liveSession struct {
 	// this browser expires (unix nanoseconds): no call touches the browser
 	// during a handoff, yet it is no orphan. The next call clears it.
 	heldUntil atomic.Int64
+	// egress is the proxy the browser's traffic leaves through (nil when
+	// the provider takes none); closed after the browser is released.
+	egress *egress.Proxy
+}
+
+func (s *liveSession) closeEgress() {
+	if s.egress != nil {
+		_ = s.egress.Close()
+	}
 }
 
 // idleSince is when the session was last wanted: its last call, or the end
@@ -192,7 +204,9 @@ func (a *Activities) releaseIdle(ctx context.Context, tag string, s *liveSession
 	a.mu.Unlock()
 	_ = s.browser.Close()
 	<-s.calls
-	if err := s.provider.Release(ctx, tag); err != nil {
+	err = s.provider.Release(ctx, tag)
+	s.closeEgress()
+	if err != nil {
 		return false, err
 	}
 	return true, nil
@@ -300,6 +314,7 @@ func (a *Activities) Close(ctx context.Context) {
 		if err := s.provider.Release(ctx, tag); err != nil {
 			a.log.Error().Err(err).Str("session_tag", tag).Msg("releasing session at shutdown")
 		}
+		s.closeEgress()
 	}
 }
 

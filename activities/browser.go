@@ -71,26 +71,15 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	if _, f := contract.Validate(contract.ToolRun, rawArgs); f != nil {
 		return nil, a.fail(f)
 	}
+	if req.Args.Code != "" {
+		return a.runCell(ctx, req)
+	}
 	actions, err := driver.ParseActions(req.Args.Actions)
 	if err != nil {
 		return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
 	}
-	// Resolve {{secret:NAME}} on the worker: the value goes to the page and
-	// into the redactor, never into history.
-	for i := range actions {
-		for _, field := range []*string{&actions[i].Value, &actions[i].Text} {
-			if !redact.HasSecrets(*field) {
-				continue
-			}
-			v, used, err := redact.ExpandSecrets(*field, a.o.Secrets, a.o.Redactor)
-			if err != nil {
-				return nil, a.fail(contract.Fail(contract.CodeRefused, "action %d: %v", i+1, err))
-			}
-			*field = v
-			// The driver types them only into frames of their origins
-			// and keeps them from leaving toward any other.
-			actions[i].Secrets = append(actions[i].Secrets, used...)
-		}
+	if f := a.expandSecrets(actions, 0); f != nil {
+		return nil, a.fail(f)
 	}
 	ctx, cancelStop := a.untilStopped(ctx)
 	defer cancelStop()
@@ -180,6 +169,28 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	return res, a.clean(res)
 }
 
+// expandSecrets resolves {{secret:NAME}} on the worker: the value goes to
+// the page and into the redactor, never into history. first numbers the
+// actions in messages.
+func (a *Activities) expandSecrets(actions []driver.Action, first int) *contract.Failure {
+	for i := range actions {
+		for _, field := range []*string{&actions[i].Value, &actions[i].Text} {
+			if !redact.HasSecrets(*field) {
+				continue
+			}
+			v, used, err := redact.ExpandSecrets(*field, a.o.Secrets, a.o.Redactor)
+			if err != nil {
+				return contract.Fail(contract.CodeRefused, "action %d: %v", first+i+1, err)
+			}
+			*field = v
+			// The driver types them only into frames of their origins
+			// and keeps them from leaving toward any other.
+			actions[i].Secrets = append(actions[i].Secrets, used...)
+		}
+	}
+	return nil
+}
+
 // Screenshot captures the page, files it and returns a claim check.
 func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequest) (*contract.ScreenshotResult, error) {
 	s, done, err := a.beginPage(ctx, req.Session)
@@ -187,6 +198,17 @@ func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequ
 		return nil, err
 	}
 	defer done()
+	res, f := a.screenshot(ctx, s, req.Args, "")
+	if f != nil {
+		return nil, a.fail(f)
+	}
+	return res, a.clean(res)
+}
+
+// screenshot captures and files one screenshot; suffix separates several
+// filed by one call (a code cell's).
+func (a *Activities) screenshot(ctx context.Context, s *liveSession, args contract.ScreenshotArgs, suffix string) (*contract.ScreenshotResult, *contract.Failure) {
+	req := struct{ Args contract.ScreenshotArgs }{args}
 	o := driver.ScreenshotOptions{FullPage: req.Args.FullPage, ID: strings.TrimSpace(req.Args.ID), Selector: strings.TrimSpace(req.Args.Selector), Type: req.Args.Type, Quality: req.Args.Quality,
 		Locator: driverLocator(req.Args.Locator)}
 	if c := req.Args.Clip; c != nil && c.Width > 0 && c.Height > 0 {
@@ -194,23 +216,23 @@ func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequ
 	}
 	shot, err := s.browser.Screenshot(ctx, o)
 	if err != nil {
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	url, title := a.o.Redactor.URL(s.browser.URL(ctx)), s.browser.Title(ctx)
 	ct := "image/" + shot.Type
 	cc, err := a.file(ctx, filing{
 		tool: contract.ToolScreenshot, args: req.Args, session: s.ref.Tag, ext: shot.Type, contentType: ct,
-		body: shot.Bytes, finalURL: url, title: title, extractor: "screenshot",
+		body: shot.Bytes, finalURL: url, title: title, extractor: "screenshot", callSuffix: suffix,
 	})
 	if err != nil {
-		return nil, a.fail(evidenceFailure(err))
+		return nil, evidenceFailure(err)
 	}
 	res := &contract.ScreenshotResult{
 		OK: true, Page: contract.Page{URL: url, Title: title}, Evidence: cc, Type: shot.Type,
 		Width: shot.Width, Height: shot.Height, DPR: shot.DPR,
 		Region: contract.Rect{X: shot.Region.X, Y: shot.Region.Y, Width: shot.Region.Width, Height: shot.Region.Height},
 	}
-	return res, a.clean(res)
+	return res, nil
 }
 
 // Read answers browser_read and files what was read.

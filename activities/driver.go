@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/durable-browser/durable-browser/internal/driver"
 )
@@ -21,6 +22,12 @@ type Browser interface {
 	URL(ctx context.Context) string
 	Title(ctx context.Context) string
 	SentSoFar() []driver.SentRequest
+	// For code cells: an element's text or attribute, page-side code, and
+	// holding the request gate's context between a cell's calls.
+	Text(ctx context.Context, id string) (string, error)
+	Attr(ctx context.Context, id, name string) (string, bool, error)
+	Eval(ctx context.Context, source, args string) (json.RawMessage, error)
+	Hold(ctx context.Context) (release func())
 	Close() error
 }
 

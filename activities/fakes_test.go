@@ -210,6 +210,20 @@ func (b *fakeBrowser) SentSoFar() []driver.SentRequest {
 	return append([]driver.SentRequest(nil), b.sent...)
 }
 
+func (b *fakeBrowser) Text(_ context.Context, id string) (string, error) {
+	return "text of " + id, nil
+}
+
+func (b *fakeBrowser) Attr(_ context.Context, id, name string) (string, bool, error) {
+	return name + " of " + id, true, nil
+}
+
+func (b *fakeBrowser) Eval(context.Context, string, string) (json.RawMessage, error) {
+	return json.RawMessage(`{"evaluated":true}`), nil
+}
+
+func (b *fakeBrowser) Hold(context.Context) func() { return func() {} }
+
 func (b *fakeBrowser) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()

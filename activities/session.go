@@ -86,6 +86,26 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
+	// The reach guard of this session: the worker's policy narrowed by
+	// its allow list. A provider that can route the browser through an
+	// egress proxy gets one holding the same policy.
+	var pol *netguard.Policy
+	if a.o.Reach != nil {
+		cp := *a.o.Reach
+		cp.SessionHosts = append([]string(nil), req.Options.AllowHosts...)
+		pol = &cp
+	}
+	eg, err := a.startEgress(p, pol, log)
+	if err != nil {
+		log.Error().Err(err).Msg("starting the egress proxy")
+		return nil, a.fail(contract.Fail(contract.CodeBrowserUnavailable, "could not start the browser's egress proxy; try again").WithDetail(err.Error()))
+	}
+	kept := false
+	defer func() {
+		if !kept && eg != nil {
+			_ = eg.Close()
+		}
+	}()
 	// A browser another worker (or an earlier boot) made for the tag is
 	// checked before Create adopts it.
 	if fp, ok := p.(finder); ok {
@@ -102,6 +122,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		Profile:  req.Options.Profile,
 		Replaces: req.Replaces,
 		Session:  &want,
+		Egress:   eg.Addr(),
 	})
 	if err != nil {
 		log.Error().Err(err).Msg("creating browser")
@@ -114,6 +135,13 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		if sess.Made == nil {
 			log.Warn().Msg("found a browser whose provider kept no options; taking it as asked")
 		}
+		if eg, err = a.foundEgress(eg, sess, pol, log); err != nil {
+			_ = p.Release(context.WithoutCancel(ctx), req.Tag)
+			log.Error().Err(err).Msg("taking over a found browser's egress proxy")
+			f := contract.Fail(contract.CodeBrowserUnavailable, "found the session's browser but could not take over its egress proxy, so it was released; try again")
+			f.Retryable = true
+			return nil, a.fail(f)
+		}
 	}
 	ls := &liveSession{
 		ref:      contract.SessionRef{Tag: req.Tag, Provider: name, HostQueue: a.o.HostQueue},
@@ -123,6 +151,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		made:     want,
 		policy:   req.Options.ActionPolicy,
 		calls:    make(chan struct{}, 1),
+		egress:   eg,
 	}
 	ls.lastUsed.Store(time.Now().UnixNano())
 	// Found or started, the browser is driven with the same options: the
@@ -145,14 +174,17 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	}
 	// Every session's requests are held at the Request stage and judged
 	// by the reach guard; "ask" and "deny" add the approval gate.
-	if a.o.Reach != nil {
-		p := *a.o.Reach
-		p.SessionHosts = append([]string(nil), req.Options.AllowHosts...)
+	if pol != nil {
+		p := *pol
 		// The browser's own DevTools endpoint is a service too.
 		if s, ok := netguard.ServiceFromAddress("browser DevTools endpoint", sess.CDPURL); ok {
 			p.Services = append(append([]netguard.Service(nil), p.Services...), s)
 		}
 		do.Reach = &p
+		if eg != nil {
+			eg.SetPolicy(&p)
+			do.Egress = eg
+		}
 	}
 	if p := req.Options.ActionPolicy; p == contract.PolicyAsk || p == contract.PolicyDeny {
 		do.RequestGate = a.gate(ls)
@@ -176,6 +208,9 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		// Lost a race with a concurrent create of the same tag: keep the first.
 		a.mu.Unlock()
 		_ = b.Close()
+		if ls.egress != nil && ls.egress != prev.egress {
+			_ = ls.egress.Close()
+		}
 		if f := checkFound(req.Tag, want, &prev.made); f != nil {
 			return nil, a.fail(f)
 		}
@@ -183,6 +218,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	}
 	a.sessions[req.Tag] = ls
 	a.mu.Unlock()
+	kept = true
 	log.Info().Str("provider", name).Int("pid", sess.PID).Msg("session created")
 
 	if req.Options.StartURL != "" && !sess.Found {
@@ -219,6 +255,9 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 		_ = s.browser.Close()
 		s.unlock()
 		p = s.provider
+		// The proxy goes once the browser did (or failed to): nothing of
+		// the browser leaves around it meanwhile.
+		defer s.closeEgress()
 	}
 	if p == nil {
 		return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag}, nil

@@ -28,7 +28,7 @@ type SnapshotArgs struct {
 	Since int `json:"since,omitempty"`
 }
 
-// RunArgs are run's arguments.
+// RunArgs are run's arguments: exactly one of Actions or Code.
 type RunArgs struct {
 	// Actions is the batch, a JSON array of action objects. The run
 	// activity checks it with Validate before the driver decodes it: the
@@ -37,6 +37,27 @@ type RunArgs struct {
 	// Observe asks for the changes the batch made to the page, as a
 	// snapshot in the result (and the latest snapshot, whose ids act).
 	Observe bool `json:"observe,omitempty"`
+	// Code is JavaScript for a code cell (see docs/tools.md).
+	Code string `json:"code,omitempty"`
+	// TimeoutS is a code cell's deadline in seconds (default
+	// DefaultCodeTimeoutS, at most MaxCodeTimeoutS).
+	TimeoutS int `json:"timeout_s,omitempty"`
+}
+
+// check says what the schema cannot: one of actions or code, timeout_s
+// only with code and observe only with actions.
+func (a RunArgs) check() *Failure {
+	switch {
+	case len(a.Actions) > 0 && a.Code != "":
+		return Fail(CodeRefused, "run: give either actions (a batch) or code (a code cell), not both")
+	case len(a.Actions) == 0 && a.Code == "":
+		return Fail(CodeRefused, "run: give actions (a batch of actions) or code (JavaScript for a code cell)")
+	case a.TimeoutS != 0 && a.Code == "":
+		return Fail(CodeRefused, "run.timeout_s: only a code cell takes timeout_s; leave it out of a batch")
+	case a.Observe && a.Code != "":
+		return Fail(CodeRefused, "run.observe: a code cell observes with page.snapshot() and returns what it needs; leave observe out")
+	}
+	return nil
 }
 
 // Clip is a region in CSS pixels from the page's top-left corner.
@@ -159,6 +180,10 @@ const (
 	DefaultHandoffExpiryS = 15 * 60
 	MaxHandoffExpiryS     = 24 * 60 * 60
 	MaxActions            = 50
+	// A code cell's source (bytes; the schema bounds characters) and deadline.
+	MaxCodeBytes        = 64 << 10
+	DefaultCodeTimeoutS = 120
+	MaxCodeTimeoutS     = 300
 )
 
 // newArgs returns a pointer to a fresh, typed argument value for a tool.
@@ -254,6 +279,14 @@ func Validate(name string, raw json.RawMessage) (any, *Failure) {
 	if err := d.Decode(ptr); err != nil {
 		// The schema passed, so this is a mismatch between schema and type.
 		return nil, Fail(CodeRefused, "%s: arguments do not fit the tool's type (%s); this is a bug in durable-browser, report it", name, err)
+	}
+	if ra, ok := ptr.(*RunArgs); ok {
+		if f := ra.check(); f != nil {
+			return nil, f
+		}
+		if len(ra.Code) > MaxCodeBytes {
+			return nil, Fail(CodeRefused, "run.code: %d bytes, over the %d-byte (64 KiB) source limit of a code cell; do less in one cell", len(ra.Code), MaxCodeBytes)
+		}
 	}
 	return derefArgs(ptr), nil
 }

@@ -145,6 +145,32 @@ func actionSchemas() []any {
 	}
 }
 
+// codeDescription tells a model what a code cell has and may do.
+const codeDescription = "JavaScript run as the body of an async function (instead of actions). page has: goto(url), " +
+	"snapshot({mode}) giving {text, url, title} with the same ids as the snapshot tool, click(id), fill(id, value), " +
+	"type(id, text), press(key) or press(id, key), select(id, values), check(id), uncheck(id), scroll(id or {dy}) " +
+	"(click, fill, type, select, check and uncheck also take a locator such as {role, name} in place of id), " +
+	"wait(ms, text or {url|id|load}), text(id), attr(id, name), url(), title(), screenshot() giving an evidence claim " +
+	"check, and eval(fn, ...args), which runs fn in the page with JSON arguments and result. Await page calls; they " +
+	"run one at a time. Ids must be in the latest snapshot: after a click changes the page, call page.snapshot() " +
+	"again. A failed call throws an Error whose code (such as stale_snapshot) you can catch. emit(value) adds to the " +
+	"output; without emit the return value is the output; console.log lines come back too. {{secret:NAME}} works in " +
+	"fill and type. Limits: 25 page calls, 64 KiB of code and of output JSON, timeout_s; no require, import, fetch " +
+	"or timers. An uncaught error answers code_error with the stack."
+
+// The code property's examples: paging a table, extracting rows as JSON.
+const (
+	codeExamplePaging = `for (;;) {
+  const s = await page.snapshot();
+  for (const m of s.text.matchAll(/row "([^"]+)"/g)) emit(m[1]);
+  const next = s.text.match(/\[(\d+)\] link "Next"/);
+  if (!next) break;
+  await page.click(next[1]);
+}`
+	codeExampleRows = `return await page.eval(() =>
+  [...document.querySelectorAll("tbody tr")].map(r => [...r.cells].map(c => c.innerText)))`
+)
+
 // definitions is built once; Definitions hands out copies.
 var definitions = sync.OnceValue(func() []Tool {
 	type def struct {
@@ -170,12 +196,13 @@ var definitions = sync.OnceValue(func() []Tool {
 		},
 		{
 			name: ToolRun, activity: ActivityRun, class: ClassEffect,
-			desc: "Act on the page: click, fill, type, press keys, select, check, scroll, navigate, wait, switch or close tabs. Send " +
-				"actions, a batch using ids from the latest snapshot, or locators ({role, name}, {label}, {text}, {placeholder}, " +
-				"{testid}) that find an element on the page as it is when the action runs, with no snapshot needed. " +
-				"If any id is stale the whole batch is refused and nothing happens; otherwise actions run in order and stop " +
-				"at the first failure, saying how many completed. The result gives the URL and title afterwards. " +
-				"A run is never retried: on effect_unknown, look at the page before repeating it.",
+			desc: "Act on the page. Give actions: a batch (click, fill, type, press, select, check, scroll, navigate, wait, switch " +
+				"or close tabs), each naming its element by an id from the latest snapshot or by a locator ({role, name}, {label}, " +
+				"{text}, {placeholder}, {testid}) found on the page as it is when the action runs; a stale id refuses the whole " +
+				"batch and nothing happens, else actions run in order and stop at the first failure, saying how many completed. " +
+				"Or give code: JavaScript with a page object, for loops, branches and extraction in one call instead of many. " +
+				"The result gives the URL and title afterwards. A run is never retried: on effect_unknown, look at the page " +
+				"before repeating it.",
 			schema: schemaObject(schemaMap{
 				"actions": schemaMap{
 					"type": "array", "minItems": 1, "maxItems": MaxActions,
@@ -183,8 +210,10 @@ var definitions = sync.OnceValue(func() []Tool {
 					"items":       schemaMap{"oneOf": actionSchemas()},
 				},
 				"observe": schemaBool("Also return what the actions changed on the page (a snapshot's changes, whose ids act next), " +
-					"so acting and looking is one call."),
-			}, "actions"),
+					"so acting and looking is one call. Not with code."),
+				"code":      schemaWith(schemaString(codeDescription, 1, MaxCodeBytes), "examples", []any{codeExamplePaging, codeExampleRows}),
+				"timeout_s": schemaInteger("A code cell's deadline in seconds; default 120.", 1, MaxCodeTimeoutS),
+			}),
 		},
 		{
 			name: ToolScreenshot, activity: ActivityScreenshot, class: ClassRead,

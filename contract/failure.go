@@ -74,6 +74,8 @@ type Failure struct {
 	Held []HeldRequest `json:"held,omitempty"`
 	// Completed says how many actions of a batch ran before it stopped.
 	Completed *int `json:"completed,omitempty"`
+	// PageCalls counts a code cell's page calls before it stopped.
+	PageCalls *PageCalls `json:"page_calls,omitempty"`
 }
 
 func (f *Failure) Error() string { return fmt.Sprintf("%s: %s", f.Code, f.Message) }

@@ -199,6 +199,8 @@ type RunProgress struct {
 	Completed int           `json:"completed"`
 	URL       string        `json:"url,omitempty"`
 	Sent      []SentRequest `json:"sent,omitempty"`
+	// PageCalls is set by a code cell: its page calls so far.
+	PageCalls *PageCalls `json:"page_calls,omitempty"`
 }
 
 // Profile names a saved sign-in to start from.

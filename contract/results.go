@@ -125,6 +125,19 @@ type RunResult struct {
 	// Observed is the snapshot the batch left, when the call asked to
 	// observe: the changes it made, or the whole page saying why.
 	Observed *Observation `json:"observed,omitempty"`
+	// A code cell's output (its emitted values as an array, or its return
+	// value), page calls and console lines (bounded). Absent for a batch.
+	Output    json.RawMessage `json:"output,omitempty"`
+	PageCalls *PageCalls      `json:"page_calls,omitempty"`
+	Console   []string        `json:"console,omitempty"`
+}
+
+// PageCalls counts a code cell's page calls: made (attempted within the
+// limit), completed and failed.
+type PageCalls struct {
+	Made      int `json:"made"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
 }
 
 // Observation is the snapshot a run left, without what the run result
@@ -148,7 +161,10 @@ type BlockedRequest struct {
 	Method string `json:"method"`
 	Origin string `json:"origin"`
 	Rule   string `json:"rule"`
-	Secret string `json:"secret,omitempty"`
+	// Secret is the secret's name, never its value. Its key is not
+	// "secret": results are redacted as JSON, where a "secret" key's value
+	// is taken for a credential and hidden.
+	Secret string `json:"secret_name,omitempty"`
 }
 
 // ClaimCheck is what a result carries instead of a large body: where it is,

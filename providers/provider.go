@@ -21,6 +21,10 @@ type Capabilities struct {
 	LiveView bool `json:"live_view"`
 	Stealth  bool `json:"stealth"`
 	Headed   bool `json:"headed"`
+	// Egress: the provider sends every connection of the browser through
+	// CreateOptions.Egress and turns off what would go around it (WebRTC
+	// over UDP, the browser's own name lookups).
+	Egress bool `json:"egress"`
 }
 
 // CreateOptions describes the browser a session wants.
@@ -30,6 +34,10 @@ type CreateOptions struct {
 	Stealth bool              `json:"stealth,omitempty"`
 	Profile *contract.Profile `json:"profile,omitempty"`
 	Proxy   string            `json:"proxy,omitempty"`
+	// Egress, when set, is the worker's egress proxy (127.0.0.1:port) for
+	// this browser: a provider with Capabilities.Egress routes all of the
+	// browser's traffic through it, loopback included.
+	Egress string `json:"egress,omitempty"`
 	// Replaces is the tag of a session this one replaces (a relaunch); a
 	// profile that session holds may pass to this one.
 	Replaces string `json:"replaces,omitempty"`
@@ -65,6 +73,9 @@ type Session struct {
 	// provider kept it; nil when it kept none (a browser made before
 	// providers kept them).
 	Made *contract.SessionOptions `json:"made,omitempty"`
+	// Egress is the egress proxy the browser was started with ("" when
+	// none): a found browser keeps sending its traffic there.
+	Egress string `json:"egress,omitempty"`
 }
 
 // Status is what a provider knows of a session now.

@@ -33,6 +33,7 @@ core=(
 # The others: their seeds run in go test; FUZZ_ALL=1 (make fuzz) fuzzes them too.
 extra=(
   "./internal/redact FuzzString"
+  "./internal/egress FuzzFrames"
   "./internal/webfetch FuzzGuard"
   "./internal/webfetch FuzzLegacyIPv4"
   "./internal/handoff FuzzVerify"
@@ -44,6 +45,7 @@ extra=(
   "./workflows FuzzConditionMet"
   "./cmd/durable-browser FuzzParseInterleaved"
   "./cmd/durable-browser-worker FuzzParseS3URL"
+  "./internal/cell FuzzCell"
 )
 
 # Every Fuzz function in the module must be listed, so a new one is not forgotten.

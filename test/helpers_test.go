@@ -17,12 +17,12 @@ import (
 
 // session is a BrowserSession a test drives through Updates, as `call` does.
 type session struct {
-	t   *testing.T
+	t   testing.TB
 	id  string
 	cfg workflows.SessionConfig
 }
 
-func newSession(t *testing.T, cfg workflows.SessionConfig) *session {
+func newSession(t testing.TB, cfg workflows.SessionConfig) *session {
 	t.Helper()
 	cfg.SearchAttributes = true
 	s := &session{t: t, id: "e2e-" + t.Name() + "-" + uuid.NewString()[:8], cfg: cfg}

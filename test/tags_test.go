@@ -12,18 +12,25 @@ import (
 )
 
 // Session ids that differ only in punctuation get different browsers: what
-// one session opens, the other never sees.
+// one session opens, the other never sees. Shown through the built binary's
+// call verb, as a user meets it.
 func TestLookAlikeSessionIDsDoNotShareABrowser(t *testing.T) {
 	env.StartWorker(t, harnessDefaults())
 	base := "e2e-lookalike-" + uuid.NewString()[:8]
 	a := lookAlike(t, base+":x/1")
 	b := lookAlike(t, base+"-x-1")
 
-	a.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
-	var snap contract.SnapshotResult
-	b.must("snapshot", map[string]any{}, &snap)
-	if snap.URL != "about:blank" {
-		t.Fatalf("session %q sees %q, opened by session %q", b.id, snap.URL, a.id)
+	call := func(s *session, tool, args string) map[string]any {
+		t.Helper()
+		out := cliOK(t, "call", s.id, tool, args)
+		var res map[string]any
+		decodeJSON(t, out, &res)
+		return res
+	}
+	call(a, "run", `{"actions":[{"op":"goto","url":"`+env.Demo.URL()+`/about.html"}]}`)
+	snap := call(b, "snapshot", `{}`)
+	if snap["url"] != "about:blank" {
+		t.Fatalf("session %q sees %v, opened by session %q", b.id, snap["url"], a.id)
 	}
 	ta, tb := state(t, a.id).Tag, state(t, b.id).Tag
 	if ta == "" || ta == tb {
@@ -32,7 +39,7 @@ func TestLookAlikeSessionIDsDoNotShareABrowser(t *testing.T) {
 	if ta != workflows.SessionTag(a.id, 1) || tb != workflows.SessionTag(b.id, 1) {
 		t.Fatalf("tags %q and %q, want %q and %q", ta, tb, workflows.SessionTag(a.id, 1), workflows.SessionTag(b.id, 1))
 	}
-	a.must("browser_release", map[string]any{}, nil)
+	call(a, "browser_release", `{}`)
 	recordHistory(t, a.id, "lookalike-ids")
 }
 

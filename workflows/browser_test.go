@@ -350,3 +350,19 @@ func TestTypedMethods(t *testing.T) {
 		t.Fatalf("got %q, releases %d", got, f.calls(contract.ActivityRelease))
 	}
 }
+
+// A code cell's lost worker: effect_unknown says how many page calls it had
+// completed by its last heartbeat; a batch's says nothing of the kind.
+func TestCellHeartbeatTimeoutCountsPageCalls(t *testing.T) {
+	f := newFakeWorker()
+	progress := contract.RunProgress{Completed: 3, URL: "https://shop.example/list", PageCalls: &contract.PageCalls{Made: 4, Completed: 3}}
+	f.behave[contract.ActivityRun] = func(n int, in json.RawMessage) (any, error) {
+		return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil, progress)
+	}
+	out := runScript(t, f, runClick)
+	calls, _ := out[0]["page_calls"].(map[string]any)
+	if code(out[0]) != "effect_unknown" || calls["completed"] != float64(3) || calls["made"] != float64(4) ||
+		!strings.Contains(out[0]["message"].(string), "after 3 completed page call(s)") {
+		t.Fatalf("effect_unknown of a cell: %v", out[0])
+	}
+}

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/envelope"
@@ -69,6 +70,11 @@ func effectUnknown(te *temporal.TimeoutError) *contract.Failure {
 		if te.LastHeartbeatDetails(&p) == nil {
 			f.LastURL = p.URL
 			f.Sent = p.Sent
+			if p.PageCalls != nil {
+				// A code cell: say how far it got.
+				f.PageCalls = p.PageCalls
+				f.Message = fmt.Sprintf("the code cell started and then its worker was lost after %d completed page call(s), so those may already have happened; take a snapshot to see the page before repeating it (the identical call is refused once)", p.PageCalls.Completed)
+			}
 		}
 	}
 	return f

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,7 @@ func New() *Site {
 	s.mux.HandleFunc("POST /submit", s.handleSubmit)
 	s.mux.HandleFunc("POST /slow-submit", s.handleSlowSubmit)
 	s.mux.HandleFunc("GET /submissions", s.handleCount)
+	s.mux.HandleFunc("GET /table", handleTable)
 	s.mux.Handle("/", http.FileServer(http.FS(sub)))
 	return s
 }
@@ -96,6 +98,54 @@ func (s *Site) handleSlowSubmit(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 	case <-time.After(2 * time.Minute):
 	}
+}
+
+// The paginated table: TablePages pages of TableRowsPerPage orders each,
+// with a "Next" link on every page but the last, for code cells that page
+// through it.
+const (
+	TablePages       = 4
+	TableRowsPerPage = 5
+)
+
+// TableRow is one order of the table, as the page shows it.
+type TableRow struct {
+	Order, Customer, City string
+	Total                 int
+}
+
+// TableRows returns every row of the table, in page order.
+func TableRows() []TableRow {
+	names := []string{"Ada", "Brook", "Chen", "Dara", "Eli", "Femi", "Gus", "Hana", "Ivo", "Jun"}
+	cities := []string{"Oslo", "Lima", "Pune", "Kyiv", "Doha", "Bern", "Cork"}
+	out := make([]TableRow, 0, TablePages*TableRowsPerPage)
+	for i := 0; i < TablePages*TableRowsPerPage; i++ {
+		out = append(out, TableRow{Order: fmt.Sprintf("A-%03d", 101+i), Customer: names[i%len(names)] + " " + string(rune('K'+i%13)) + ".",
+			City: cities[(i*3)%len(cities)], Total: 10 + (i*37)%90})
+	}
+	return out
+}
+
+func handleTable(w http.ResponseWriter, r *http.Request) {
+	page := 1
+	if p, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && p >= 1 && p <= TablePages {
+		page = p
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Orders · page %d of %d</title></head><body><main><h1>Orders</h1>`, page, TablePages)
+	fmt.Fprint(w, `<table><thead><tr><th>Order</th><th>Customer</th><th>City</th><th>Total</th></tr></thead><tbody>`)
+	rows := TableRows()[(page-1)*TableRowsPerPage : page*TableRowsPerPage]
+	for _, row := range rows {
+		fmt.Fprintf(w, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>", html.EscapeString(row.Order), html.EscapeString(row.Customer), html.EscapeString(row.City), row.Total)
+	}
+	fmt.Fprintf(w, `</tbody></table><p>Page %d of %d</p><nav>`, page, TablePages)
+	if page > 1 {
+		fmt.Fprintf(w, `<a href="/table?page=%d">Previous</a> `, page-1)
+	}
+	if page < TablePages {
+		fmt.Fprintf(w, `<a href="/table?page=%d">Next</a>`, page+1)
+	}
+	fmt.Fprint(w, `</nav><p><a href="/">Back home</a></p></main></body></html>`)
 }
 
 func (s *Site) handleCount(w http.ResponseWriter, _ *http.Request) {

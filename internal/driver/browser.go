@@ -18,6 +18,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 	"github.com/rs/zerolog"
 
+	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
 )
@@ -65,6 +66,11 @@ type Options struct {
 	// request carrying it toward an origin it is not bound to fails before
 	// it leaves. Requests are searched only after a secret was typed.
 	GuardSecrets bool
+	// Egress, when set, is the proxy this browser's traffic leaves
+	// through (the local provider's): it is told the secrets typed here,
+	// and what it refuses (a WebSocket off the allow list, a frame
+	// carrying a secret) is listed with the run's blocked requests.
+	Egress *egress.Proxy
 }
 
 const (
@@ -104,11 +110,13 @@ type Browser struct {
 	kept        map[int]*kept // recent snapshots by epoch, for since
 	epoch       int
 	runCtx      context.Context
-	gating      int // gate decisions under way
+	holdCtx     context.Context // a code cell's, between its calls (Hold)
+	gating      int             // gate decisions under way
 	ev          events
 	dl          downloads
 	reach       reachCache
-	armed       *redact.Matcher // secrets typed in this session; nil until one is
+	armed       *redact.Matcher     // secrets typed in this session; nil until one is
+	asked       map[string]struct{} // host:port a page of the session asked for (egressBlocked)
 }
 
 // Attach connects to a running Chrome and takes its first tab (opening one if
@@ -153,6 +161,9 @@ func Attach(ctx context.Context, o Options) (*Browser, error) {
 	}
 	events := rb.Event()
 	go b.loop(events)
+	if o.Egress != nil {
+		o.Egress.OnBlock(b.egressBlocked)
+	}
 
 	fail := func(err error) (*Browser, error) {
 		_ = b.Close()
@@ -245,6 +256,9 @@ func (b *Browser) Close() error {
 			ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
 			_ = proto.TargetSetAutoAttach{AutoAttach: false}.Call(b.client(ctx, ""))
 			cancel()
+		}
+		if b.o.Egress != nil {
+			b.o.Egress.OnBlock(nil)
 		}
 		b.cancel()
 		_ = b.ws.Close()

@@ -77,12 +77,13 @@ func chromePath() string {
 
 // startChrome runs headless Chromium in its own process group and returns
 // its debugger URL and a stop function that kills the group and waits.
-func startChrome(profile string) (string, func(), error) {
-	cmd := exec.Command(chromePath(),
-		"--headless=new", "--remote-debugging-port=0", "--user-data-dir="+profile,
+func startChrome(profile string, extra ...string) (string, func(), error) {
+	args := append([]string{
+		"--headless=new", "--remote-debugging-port=0", "--user-data-dir=" + profile,
 		"--no-sandbox", "--disable-background-networking", "--disable-component-update",
 		"--disable-sync", "--no-first-run", "--no-default-browser-check", "--disable-gpu",
-		"--site-per-process", "--window-size=1280,900", "about:blank")
+		"--site-per-process", "--window-size=1280,900"}, extra...)
+	cmd := exec.Command(chromePath(), append(args, "about:blank")...)
 	// Its own group, so cleanup kills every Chrome process; Pdeathsig stops
 	// it too if the test binary is killed before cleanup runs.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -121,6 +122,15 @@ func startChrome(profile string) (string, func(), error) {
 func attach(t testing.TB, o Options) *Browser {
 	t.Helper()
 	o.CDPURL = chromeWS
+	return attachTo(t, o)
+}
+
+// attachTo attaches to o.CDPURL, or to the test binary's Chrome.
+func attachTo(t testing.TB, o Options) *Browser {
+	t.Helper()
+	if o.CDPURL == "" {
+		o.CDPURL = chromeWS
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	b, err := Attach(ctx, o)

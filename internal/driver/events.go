@@ -145,10 +145,20 @@ func (b *Browser) handle(msg *rod.Message) {
 				// The tab asks for a new document: what the old one logged is not this one's.
 				t.docConsole, t.docFailed, t.docStatus = nil, nil, 0
 			}
+			if b.o.Egress != nil {
+				b.addAsked(e.Request.URL)
+			}
 			if !b.intercepting() && !safeMethod(e.Request.Method) && b.sessions[msg.SessionID] != nil {
 				o, p := b.originPath(e.Request.URL)
 				b.ev.sent = appendBounded(b.ev.sent, SentRequest{Method: e.Request.Method, Origin: o, Path: p})
 			}
+			b.mu.Unlock()
+		}
+	case "Network.webSocketCreated":
+		var e proto.NetworkWebSocketCreated
+		if msg.Load(&e) && b.o.Egress != nil {
+			b.mu.Lock()
+			b.addAsked(e.URL)
 			b.mu.Unlock()
 		}
 	case "Network.responseReceived":

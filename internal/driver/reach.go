@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 )
 
@@ -158,6 +161,106 @@ func (b *Browser) block(sid proto.TargetSessionID, e *proto.FetchRequestPaused, 
 		b.log.Debug().Err(err).Msg("driver: fail blocked request")
 	}
 	b.log.Debug().Str("rule", br.Rule).Str("secret", br.Secret).Str("origin", o).Msg("driver: request blocked")
+}
+
+// egressBlocked lists what the egress proxy refused, as the reach guard
+// lists what it blocks: what carried a typed secret at once, a refused
+// connection or request once a page of the session is known to have asked
+// for its host and port (a WebSocket it opened, a request it made). The
+// proxy also refuses connections Chrome makes on its own (update checks,
+// sign-in); no page asked for those, so they are logged, not listed.
+func (b *Browser) egressBlocked(e egress.Blocked) {
+	br := BlockedRequest{Method: e.Method, Origin: e.Origin, Rule: e.Rule, Secret: e.Secret, Message: e.Message}
+	list := func() {
+		b.mu.Lock()
+		b.ev.blocked = appendBounded(b.ev.blocked, br)
+		b.mu.Unlock()
+	}
+	if e.Rule == egress.RuleSecret {
+		list()
+		return
+	}
+	key := hostPort(e.Origin)
+	if b.pageAsked(key) {
+		list()
+		return
+	}
+	// The page's event may still be on its way from the browser.
+	go func() {
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		deadline := time.NewTimer(askedGrace)
+		defer deadline.Stop()
+		for {
+			select {
+			case <-t.C:
+				if b.pageAsked(key) {
+					list()
+					return
+				}
+			case <-deadline.C:
+				b.log.Debug().Str("rule", e.Rule).Str("to", key).Msg("driver: the egress proxy refused a connection no page asked for")
+				return
+			case <-b.ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+// askedGrace is how long a refusal of the egress proxy waits for the
+// event of the page that asked for it.
+const askedGrace = 500 * time.Millisecond
+
+// addAsked remembers that a page asked for rawURL's host and port; b.mu
+// is held.
+func (b *Browser) addAsked(rawURL string) {
+	key := hostPort(rawURL)
+	if key == "" {
+		return
+	}
+	if b.asked == nil || len(b.asked) > 1000 {
+		b.asked = map[string]struct{}{}
+	}
+	b.asked[key] = struct{}{}
+}
+
+func (b *Browser) pageAsked(key string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.asked[key]
+	return key != "" && ok
+}
+
+// hostPort spells a URL's or a CONNECT's destination as host:port, the
+// scheme's default port filled in.
+func hostPort(s string) string {
+	scheme := ""
+	if i := strings.Index(s, "://"); i > 0 {
+		scheme, s = strings.ToLower(s[:i]), s[i+3:]
+		if j := strings.IndexAny(s, "/?#"); j >= 0 {
+			s = s[:j]
+		}
+		if j := strings.LastIndex(s, "@"); j >= 0 {
+			s = s[j+1:]
+		}
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		host = strings.Trim(s, "[]")
+		switch scheme {
+		case "https", "wss":
+			port = "443"
+		case "http", "ws":
+			port = "80"
+		default:
+			return ""
+		}
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil || host == "" {
+		return ""
+	}
+	return net.JoinHostPort(strings.TrimSuffix(strings.ToLower(host), "."), port)
 }
 
 // intercepting reports whether the driver holds requests in the Fetch domain.

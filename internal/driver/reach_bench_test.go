@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 )
 
@@ -39,9 +40,11 @@ func (r fixedResolver) LookupNetIP(context.Context, string, string) ([]netip.Add
 }
 
 // BenchmarkReachPageLoad loads a loopback page with 100 images, with the
-// reach guard off (no interception) and on (every request held and judged
-// at the Request stage). The difference divided by the requests is the
-// guard's cost per request in real Chromium.
+// reach guard off (no interception), on (every request held and judged
+// at the Request stage), and on with the browser behind the egress proxy
+// as the local provider starts it (every request judged again and
+// forwarded by the proxy). The differences divided by the requests are the
+// guards' costs per request in real Chromium.
 func BenchmarkReachPageLoad(b *testing.B) {
 	const images = 100
 	var served atomic.Int64
@@ -61,12 +64,28 @@ func BenchmarkReachPageLoad(b *testing.B) {
 		_, _ = w.Write([]byte(`<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>`))
 	}))
 	b.Cleanup(srv.Close)
+	on := &netguard.Policy{AllowLoopback: true, Services: []netguard.Service{{Name: "Temporal frontend", Host: "127.0.0.1", Port: "7233"}}}
 	for _, mode := range []struct {
-		name  string
-		reach *netguard.Policy
-	}{{"off", nil}, {"on", &netguard.Policy{AllowLoopback: true, Services: []netguard.Service{{Name: "Temporal frontend", Host: "127.0.0.1", Port: "7233"}}}}} {
+		name   string
+		reach  *netguard.Policy
+		egress bool
+	}{{"off", nil, false}, {"on", on, false}, {"egress", on, true}} {
 		b.Run(mode.name, func(b *testing.B) {
-			br := attach(b, Options{Reach: mode.reach})
+			o := Options{Reach: mode.reach}
+			if mode.egress {
+				eg, err := egress.Start(egress.Options{Policy: mode.reach})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = eg.Close() })
+				ws, stop, err := startChrome(b.TempDir(), "--proxy-server=http://"+eg.Addr(), "--proxy-bypass-list=<-loopback>")
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(stop)
+				o.CDPURL, o.Egress = ws, eg
+			}
+			br := attachTo(b, o)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				before := served.Load()

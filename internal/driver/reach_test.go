@@ -153,3 +153,33 @@ func TestReachGuardAllowList(t *testing.T) {
 		}
 	}
 }
+
+func TestHostPort(t *testing.T) {
+	for in, want := range map[string]string{
+		"localhost:8080":                 "localhost:8080",
+		"ws://LocalHost:8080/x?y":        "localhost:8080",
+		"wss://a.example/socket":         "a.example:443",
+		"http://u:p@a.example./x":        "a.example:80",
+		"https://[::1]/":                 "::1:443",
+		"[::1]:9":                        "::1:9",
+		"data:text/plain,x":              "",
+		"http://127.0.0.1:39349/img?p=1": "127.0.0.1:39349",
+	} {
+		got := hostPort(in)
+		if want != "" {
+			want = hostPortWant(want)
+		}
+		if got != want {
+			t.Errorf("hostPort(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// hostPortWant spells an IPv6 expectation in brackets, as JoinHostPort does.
+func hostPortWant(s string) string {
+	if strings.Count(s, ":") > 1 {
+		i := strings.LastIndex(s, ":")
+		return "[" + s[:i] + "]" + s[i:]
+	}
+	return s
+}

@@ -55,6 +55,9 @@ func (b *Browser) gate(sid proto.TargetSessionID, e *proto.FetchRequestPaused) {
 	b.mu.Lock()
 	ctx := b.runCtx
 	if ctx == nil {
+		ctx = b.holdCtx
+	}
+	if ctx == nil {
 		ctx = b.ctx
 	}
 	t := b.sessions[sid]

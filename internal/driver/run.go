@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/go-rod/rod/lib/proto"
 )
@@ -258,8 +259,15 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 
 // followPopup makes a tab opened by t since openedBefore the active one.
 func (b *Browser) followPopup(ctx context.Context, t *tab, openedBefore int) *tab {
+	// Bounded: while a click's form submission waits on a server that does
+	// not answer, the renderer answers no evaluation, and the run would hang
+	// here until its activity's deadline.
+	ctx, cancel := context.WithTimeout(ctx, b.o.ActionTimeout)
+	defer cancel()
 	// Flush the renderer so a window.open from the click has been announced.
-	_, _ = proto.RuntimeEvaluate{Expression: "0"}.Call(b.client(ctx, t.sess))
+	fctx, fcancel := context.WithTimeout(ctx, time.Second)
+	_, _ = proto.RuntimeEvaluate{Expression: "0"}.Call(b.client(fctx, t.sess))
+	fcancel()
 	res, err := proto.TargetGetTargets{}.Call(b.client(ctx, ""))
 	if err != nil {
 		return nil

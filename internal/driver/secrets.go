@@ -76,6 +76,10 @@ func (b *Browser) armSecrets(secrets []redact.Secret) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.armed = b.armed.With(secrets...)
+	if b.o.Egress != nil {
+		// WebSockets and whatever else the Fetch domain does not see.
+		b.o.Egress.Arm(b.armed)
+	}
 }
 
 // TypedSecrets names the secrets typed in this session (never values).

@@ -113,6 +113,8 @@ func (b *Browser) info(ctx context.Context) (string, string) {
 	if err != nil {
 		return "", ""
 	}
+	ctx, cancel := context.WithTimeout(ctx, b.o.ActionTimeout)
+	defer cancel()
 	r, err := proto.TargetGetTargetInfo{TargetID: t.id}.Call(b.client(ctx, ""))
 	if err != nil {
 		return "", ""

@@ -415,6 +415,10 @@ func (r *Redactor) jsonToken(dec *json.Decoder, tok json.Token, out *bytes.Buffe
 }
 
 func writeJSONString(out *bytes.Buffer, s string) {
-	b, _ := json.Marshal(s) // a string always marshals
+	// Redaction can cut a multi-byte character (a value ending in part of
+	// one): Marshal would spell the stray bytes as the escape \ufffd, which
+	// reads back as U+FFFD and is written raw the next time, so a second
+	// pass would change the output. Replaced here, both passes write U+FFFD.
+	b, _ := json.Marshal(strings.ToValidUTF8(s, "\uFFFD")) // a string always marshals
 	out.Write(b)
 }

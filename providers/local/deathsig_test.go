@@ -21,6 +21,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/egress"
+	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/providers"
 )
 
@@ -39,6 +41,27 @@ const heldHelperEnv = "DURABLE_BROWSER_HELD_POST_HELPER"
 // run). The test logs it; closing that window needs the browser dead before
 // its DevTools socket closes (docs/security.md, Action policy).
 func TestHeldPostDiesWithWorker(t *testing.T) {
+	if n := heldPostRun(t, false); n != 0 {
+		t.Logf("the held POST reached the server %d time(s): the browser saw its connection close before its death signal", n)
+	}
+}
+
+// With the worker's egress proxy (as the activities give every local
+// browser under the reach guard), the window above is closed: the held
+// request Chrome passes on when its DevTools connection drops needs the
+// proxy, which died with the worker, so it never reaches the site.
+func TestHeldPostNeverLeavesWithEgress(t *testing.T) {
+	for i := range 8 {
+		if n := heldPostRun(t, true); n != 0 {
+			t.Fatalf("run %d: the held POST reached the server %d time(s) through a dead worker's egress proxy", i, n)
+		}
+	}
+}
+
+// heldPostRun holds a POST in a worker process, kills the worker, and
+// counts the POSTs the site received by the time the browser is gone.
+func heldPostRun(t *testing.T, withEgress bool) int32 {
+	t.Helper()
 	var posts atomic.Int32
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
@@ -53,7 +76,7 @@ func TestHeldPostDiesWithWorker(t *testing.T) {
 	// The worker: this test binary, running only the helper below.
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), heldHelperEnv+"=1", "HELPER_ROOT="+root, "HELPER_URL="+srv.URL+"/",
-		"HELPER_CHROME="+chromePath(t))
+		"HELPER_CHROME="+chromePath(t), fmt.Sprintf("HELPER_EGRESS=%t", withEgress))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -96,9 +119,7 @@ func TestHeldPostDiesWithWorker(t *testing.T) {
 	}
 	// Close waits for requests in flight: any POST that left the browser is counted.
 	srv.Close()
-	if n := posts.Load(); n != 0 {
-		t.Logf("the held POST reached the server %d time(s): the browser saw its connection close before its death signal", n)
-	}
+	return posts.Load()
 }
 
 // TestMain runs this test binary as the worker of TestHeldPostDiesWithWorker
@@ -123,7 +144,15 @@ func heldPostWorker() error {
 	if err != nil {
 		return err
 	}
-	s, err := p.Create(ctx, providers.CreateOptions{Tag: "held"})
+	co := providers.CreateOptions{Tag: "held"}
+	if os.Getenv("HELPER_EGRESS") == "true" {
+		eg, err := egress.Start(egress.Options{Policy: &netguard.Policy{AllowPrivate: true}})
+		if err != nil {
+			return err
+		}
+		co.Egress = eg.Addr()
+	}
+	s, err := p.Create(ctx, co)
 	if err != nil {
 		return err
 	}

@@ -141,9 +141,10 @@ func (p *Provider) Name() string { return Name }
 // ChromePath is the executable this provider runs.
 func (p *Provider) ChromePath() string { return p.chromePath }
 
-// Capabilities: saved profiles, stealth (applied by the driver), headed.
+// Capabilities: saved profiles, stealth (applied by the driver), headed,
+// and an egress proxy for everything the browser sends.
 func (p *Provider) Capabilities() providers.Capabilities {
-	return providers.Capabilities{Profiles: true, Proxies: true, Stealth: true, Headed: true}
+	return providers.Capabilities{Profiles: true, Proxies: true, Stealth: true, Headed: true, Egress: true}
 }
 
 // Create returns the live browser carrying the tag, or starts one. A browser
@@ -159,6 +160,14 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 	}
 	if err := checkProxy(o.Proxy); err != nil {
 		return nil, err
+	}
+	if o.Proxy != "" && o.Egress != "" {
+		return nil, errors.New("proxy: an upstream proxy cannot be combined with the worker's egress proxy (the reach guard); run the worker without the reach guard to use one")
+	}
+	if o.Egress != "" {
+		if err := checkEgressFlags(p.extra); err != nil {
+			return nil, err
+		}
 	}
 	unlock := p.locks.Lock(o.Tag)
 	defer unlock()
@@ -236,6 +245,7 @@ func (p *Provider) session(r *Record) *providers.Session {
 		Stealth:     r.Stealth,
 		DownloadDir: r.DownloadDir,
 		Made:        r.Options,
+		Egress:      r.Egress,
 	}
 }
 
@@ -292,6 +302,7 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 		Stealth:     o.Stealth,
 		Headed:      o.Headed || p.headed,
 		Options:     o.Session,
+		Egress:      o.Egress,
 	}
 	if err := os.MkdirAll(rec.DownloadDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating session directory: %w", err)
@@ -335,6 +346,12 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 	default:
 		if err := os.MkdirAll(rec.ProfileDir, 0o700); err != nil {
 			return nil, fmt.Errorf("creating profile directory: %w", err)
+		}
+	}
+
+	if rec.Egress != "" {
+		if err := writeEgressPrefs(rec.ProfileDir); err != nil {
+			return nil, err
 		}
 	}
 
@@ -410,6 +427,9 @@ func (p *Provider) args(rec *Record, o providers.CreateOptions) []string {
 	}
 	if o.Proxy != "" {
 		a = append(a, "--proxy-server="+o.Proxy)
+	}
+	if rec.Egress != "" {
+		a = append(a, egressFlags(rec.Egress)...)
 	}
 	a = append(a, p.extra...)
 	return append(a, "about:blank")

@@ -43,6 +43,8 @@ type Record struct {
 	// (CreateOptions.Session), handed back as Session.Made when a create
 	// finds it. Absent in records written before they were kept.
 	Options *contract.SessionOptions `json:"options,omitempty"`
+	// Egress is the egress proxy the browser sends everything through.
+	Egress string `json:"egress,omitempty"`
 }
 
 func (p *Provider) recordPath(tag string) string {

@@ -295,6 +295,27 @@ func TestLeakScan(t *testing.T) {
 		if !strings.Contains(exfilRun, `"secret"`) {
 			t.Errorf("the exfiltrating run lists no request blocked by rule secret: %s", exfilRun)
 		}
+		// The WebSocket was open before the secret was typed (B saw its
+		// handshake), so what kept the value from B is the frame being
+		// stopped, listed as such.
+		opened := false
+		for _, r := range reqs {
+			opened = opened || strings.HasPrefix(r, "GET /ws ")
+		}
+		if !opened {
+			t.Errorf("the exfiltrating page's WebSocket never reached site B, so it proves nothing")
+		}
+		var run struct {
+			Blocked []struct{ Method, Rule string }
+		}
+		_ = json.Unmarshal([]byte(exfilRun), &run)
+		frame := false
+		for _, b := range run.Blocked {
+			frame = frame || (b.Method == "WS" && b.Rule == "secret")
+		}
+		if !frame {
+			t.Errorf("the exfiltrating run lists no WebSocket frame blocked by rule secret: %s", exfilRun)
+		}
 	})
 	t.Logf("leak scan took %s", time.Since(start).Round(time.Second))
 }

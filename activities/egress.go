@@ -1,0 +1,53 @@
+package activities
+
+import (
+	"fmt"
+
+	"github.com/rs/zerolog"
+
+	"github.com/durable-browser/durable-browser/internal/egress"
+	"github.com/durable-browser/durable-browser/internal/netguard"
+	"github.com/durable-browser/durable-browser/providers"
+)
+
+// capable is what a provider says it can do (local.Provider, cdp.Provider).
+type capable interface {
+	Capabilities() providers.Capabilities
+}
+
+// startEgress starts the egress proxy for a new session's browser when the
+// worker guards the browser's reach (pol) and the provider can route the
+// browser through it; nil otherwise.
+func (a *Activities) startEgress(p providers.Provider, pol *netguard.Policy, log zerolog.Logger) (*egress.Proxy, error) {
+	c, ok := p.(capable)
+	if pol == nil || !ok || !c.Capabilities().Egress {
+		return nil, nil
+	}
+	return egress.Start(egress.Options{Policy: pol, Resolver: a.o.Resolver, Logger: log})
+}
+
+// foundEgress returns the proxy a found browser's traffic goes through. A
+// browser started by this process already has it (another create of the
+// tag holds it): eg is closed and nil returned, as that create keeps the
+// session. A browser from an earlier worker process sends to an address
+// no proxy serves any more: a proxy is started there, under this
+// session's policy; if the address is taken, the browser cannot be
+// guarded and the error says so.
+func (a *Activities) foundEgress(eg *egress.Proxy, sess *providers.Session, pol *netguard.Policy, log zerolog.Logger) (*egress.Proxy, error) {
+	if eg == nil || sess.Egress == eg.Addr() {
+		return eg, nil
+	}
+	_ = eg.Close()
+	switch {
+	case sess.Egress == "":
+		log.Warn().Msg("found a browser started without an egress proxy: its WebSockets and WebRTC are not guarded")
+		return nil, nil
+	case egress.Live(sess.Egress):
+		return nil, nil
+	}
+	np, err := egress.Listen(sess.Egress, egress.Options{Policy: pol, Resolver: a.o.Resolver, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("the found browser's egress proxy address: %w", err)
+	}
+	return np, nil
+}

@@ -1,0 +1,72 @@
+package activities
+
+import (
+	"net"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/durable-browser/durable-browser/internal/egress"
+	"github.com/durable-browser/durable-browser/internal/netguard"
+	"github.com/durable-browser/durable-browser/providers"
+)
+
+// A found browser keeps sending its traffic to the proxy address it was
+// started with: the session takes that address over, or cannot be guarded.
+func TestFoundEgress(t *testing.T) {
+	a := New(Options{})
+	pol := &netguard.Policy{}
+	log := zerolog.Nop()
+	fresh := func() *egress.Proxy {
+		p, err := egress.Start(egress.Options{Policy: pol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		return p
+	}
+
+	// Started by this create: its own proxy.
+	eg := fresh()
+	if got, err := a.foundEgress(eg, &providers.Session{Egress: eg.Addr()}, pol, log); err != nil || got != eg {
+		t.Fatalf("own proxy: %v, %v", got, err)
+	}
+
+	// Left by an earlier worker process: a proxy on its address again.
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := free.Addr().String()
+	free.Close()
+	eg = fresh()
+	got, err := a.foundEgress(eg, &providers.Session{Egress: addr}, pol, log)
+	if err != nil || got == nil || got.Addr() != addr {
+		t.Fatalf("taking over %s: %v, %v", addr, got, err)
+	}
+	got.Close()
+	if egress.Live(eg.Addr()) {
+		t.Fatal("the unused new proxy was not closed")
+	}
+
+	// Its address taken by something else: no proxy can guard it.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	if got, err := a.foundEgress(fresh(), &providers.Session{Egress: taken.Addr().String()}, pol, log); err == nil {
+		t.Fatalf("an address another program holds was taken over: %v", got)
+	}
+
+	// Started by another create of this process: that create keeps it.
+	other := fresh()
+	if got, err := a.foundEgress(fresh(), &providers.Session{Egress: other.Addr()}, pol, log); err != nil || got != nil {
+		t.Fatalf("another create's proxy: %v, %v", got, err)
+	}
+
+	// Started without one: driven as it is.
+	if got, err := a.foundEgress(fresh(), &providers.Session{}, pol, log); err != nil || got != nil {
+		t.Fatalf("no proxy: %v, %v", got, err)
+	}
+}

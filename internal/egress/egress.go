@@ -1,0 +1,468 @@
+// Package egress is the proxy a local browser's traffic leaves through.
+//
+// Chrome's DevTools Fetch domain, where the driver's reach guard and secret
+// guard hold requests, never sees WebSockets, and Chrome resolves names
+// itself after the guard did (DNS rebinding). So the local provider starts
+// each browser with this worker-owned proxy as its only way out
+// (--proxy-server, loopback included). The proxy resolves every name
+// itself, judges the answers with the same netguard.Policy, connects only
+// to an address it checked, refuses tunnels and requests the policy
+// refuses (a WebSocket to a host off the allow list included), and reads
+// what it can read in the clear: plain-HTTP requests and ws:// handshakes
+// and frames, which it searches for typed secrets bound to other origins.
+// TLS tunnels (https, wss) are judged by host and port only.
+package egress
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/durable-browser/durable-browser/internal/netguard"
+	"github.com/durable-browser/durable-browser/internal/redact"
+)
+
+// RuleSecret is the rule of a request or frame that carried a typed secret
+// toward an origin it is not bound to (the driver's rule of the same name).
+const RuleSecret = "secret"
+
+// Blocked is one request, tunnel or frame the proxy refused. It carries no
+// path, query or payload.
+type Blocked struct {
+	Method  string // GET, POST, CONNECT, or WS for a WebSocket frame
+	Origin  string // scheme://host[:port]; host:port for a CONNECT
+	Rule    string
+	Secret  string // the secret's name, for RuleSecret
+	Message string
+}
+
+// Options configures a Proxy.
+type Options struct {
+	// Policy is where the browser may go; see SetPolicy. Required.
+	Policy *netguard.Policy
+	// Resolver looks names up; default net.DefaultResolver.
+	Resolver Resolver
+	// Dial connects to a checked address; default a net.Dialer. Tests set
+	// it to see where the proxy would connect without connecting.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// MaxScan bounds a request body or a WebSocket frame searched for
+	// secrets; a longer one, while a secret is typed and not bound to its
+	// origin, is refused rather than sent unread (default 4 MiB).
+	MaxScan int
+	Logger  zerolog.Logger
+}
+
+// Proxy is one browser's egress proxy on a loopback port.
+type Proxy struct {
+	o      Options
+	ln     net.Listener
+	addr   netip.AddrPort
+	srv    *http.Server
+	rp     *httputil.ReverseProxy
+	policy atomic.Pointer[netguard.Policy]
+	armed  atomic.Pointer[redact.Matcher]
+	block  atomic.Pointer[func(Blocked)]
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{} // tunnels, closed by Close
+	closed bool
+}
+
+// buffers lends the copy buffers of plain-HTTP responses (the reverse
+// proxy would allocate 32 KiB per request).
+type buffers struct{}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (buffers) Get() []byte  { return *(bufPool.Get().(*[]byte)) }
+func (buffers) Put(b []byte) { bufPool.Put(&b) }
+
+// live holds the address of every Proxy of this process: none is ever a
+// destination of another (isProxy).
+var live sync.Map // netip.AddrPort -> struct{}
+
+// Live reports whether a Proxy of this process serves addr.
+func Live(addr string) bool {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return false
+	}
+	_, ok := live.Load(ap)
+	return ok
+}
+
+func isProxy(a netip.AddrPort) bool {
+	ip := a.Addr().Unmap()
+	if ip.IsLoopback() || ip.IsUnspecified() || (ip.Is4() && ip.As4()[0] == 0) {
+		found := false
+		live.Range(func(k, _ any) bool {
+			found = k.(netip.AddrPort).Port() == a.Port()
+			return !found
+		})
+		return found
+	}
+	_, ok := live.Load(netip.AddrPortFrom(ip, a.Port()))
+	return ok
+}
+
+// Start listens on a free port of 127.0.0.1 and serves.
+func Start(o Options) (*Proxy, error) {
+	return Listen("127.0.0.1:0", o)
+}
+
+// Listen serves on addr, which must be a loopback address: a browser found
+// from an earlier worker process is given back its proxy at the address it
+// was started with.
+func Listen(addr string, o Options) (*Proxy, error) {
+	if o.Policy == nil {
+		return nil, errors.New("egress: Options.Policy is required")
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().IsLoopback() {
+		return nil, fmt.Errorf("egress: %q is not a loopback address and port", addr)
+	}
+	if o.MaxScan <= 0 {
+		o.MaxScan = 4 << 20
+	}
+	if o.Dial == nil {
+		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+		o.Dial = d.DialContext
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("egress: listen: %w", err)
+	}
+	p := &Proxy{o: o, ln: ln, addr: netip.MustParseAddrPort(ln.Addr().String()), conns: map[net.Conn]struct{}{}}
+	p.policy.Store(o.Policy)
+	p.rp = &httputil.ReverseProxy{
+		// The outgoing URL's host is the pinned address (set by serveHTTP);
+		// the Host header keeps the name.
+		Rewrite: func(*httputil.ProxyRequest) {},
+		Transport: &http.Transport{
+			Proxy: nil, // never the environment's proxy
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				return o.Dial(ctx, network, addr)
+			},
+			DisableCompression:  true,
+			MaxIdleConnsPerHost: 6,
+			IdleConnTimeout:     30 * time.Second,
+		},
+		FlushInterval: -1, // streamed as it comes (server-sent events)
+		BufferPool:    buffers{},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			http.Error(w, "durable-browser egress proxy: the site could not be reached", http.StatusBadGateway)
+		},
+	}
+	// A browser's broken connections are no news for the worker's stderr.
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	live.Store(p.addr, struct{}{})
+	go func() { _ = p.srv.Serve(ln) }()
+	return p, nil
+}
+
+// Addr is where the proxy listens: 127.0.0.1:port ("" for a nil Proxy).
+func (p *Proxy) Addr() string {
+	if p == nil {
+		return ""
+	}
+	return p.addr.String()
+}
+
+// SetPolicy replaces the policy for connections made from now on (the
+// browser's DevTools port joins the services once the browser is up).
+func (p *Proxy) SetPolicy(pol *netguard.Policy) { p.policy.Store(pol) }
+
+// Arm sets the typed secrets to keep from other origins, from the next
+// request or frame on (WebSockets already open included).
+func (p *Proxy) Arm(m *redact.Matcher) { p.armed.Store(m) }
+
+// OnBlock sets what is told of each refusal (the driver lists them in the
+// run's result).
+func (p *Proxy) OnBlock(f func(Blocked)) { p.block.Store(&f) }
+
+// Close stops listening and ends every connection through the proxy.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	p.mu.Unlock()
+	live.Delete(p.addr)
+	err := p.srv.Close()
+	p.rp.Transport.(*http.Transport).CloseIdleConnections()
+	return err
+}
+
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) untrack(c net.Conn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+	_ = c.Close()
+}
+
+func (p *Proxy) refused(b Blocked) {
+	// Host and port only: a ws:// address in a log reads like a browser's
+	// DevTools endpoint, which logs never hold.
+	to := b.Origin
+	if i := strings.Index(to, "://"); i >= 0 {
+		to = to[i+3:]
+	}
+	p.o.Logger.Debug().Str("rule", b.Rule).Str("secret", b.Secret).Str("to", to).Str("method", b.Method).Msg("egress: refused")
+	if f := p.block.Load(); f != nil && *f != nil {
+		(*f)(b)
+	}
+}
+
+// ServeHTTP takes CONNECT tunnels and absolute-form plain-HTTP requests,
+// the two things a browser sends its proxy.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodConnect:
+		p.serveConnect(w, r)
+	case r.URL.IsAbs() && strings.EqualFold(r.URL.Scheme, "http"):
+		p.serveHTTP(w, r)
+	default:
+		http.Error(w, "durable-browser egress proxy: send CONNECT or an absolute http:// request", http.StatusBadRequest)
+	}
+}
+
+func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	origin := redact.OriginOf(r.URL.String())
+	if r.Header.Get("Upgrade") != "" {
+		// Browsers tunnel WebSockets with CONNECT, where the frames are
+		// read; an upgrade here would pass unread.
+		p.refused(Blocked{Method: r.Method, Origin: origin, Rule: string(netguard.RuleInvalid), Message: "an upgrade through a plain proxy request is not supported (rule invalid)"})
+		http.Error(w, "durable-browser egress proxy: upgrades go through CONNECT", http.StatusForbidden)
+		return
+	}
+	to, d := Pin(r.Context(), p.policy.Load(), p.o.Resolver, "http", r.URL.Host)
+	if !d.Allowed() {
+		p.refused(Blocked{Method: r.Method, Origin: origin, Rule: string(d.Rule), Message: d.Message})
+		http.Error(w, "durable-browser egress proxy: blocked ("+string(d.Rule)+")", http.StatusForbidden)
+		return
+	}
+	if m := p.armed.Load(); m != nil {
+		if _, ok := m.Unbound(origin); ok {
+			body, unread := p.readBody(r)
+			if name, why, hit := p.findSecret(m, origin, r, body, unread); hit {
+				p.refused(Blocked{Method: r.Method, Origin: origin, Rule: RuleSecret, Secret: name,
+					Message: fmt.Sprintf("%s is not one of the origins secret %s belongs to, and %s", origin, name, why)})
+				http.Error(w, "durable-browser egress proxy: blocked (secret)", http.StatusForbidden)
+				return
+			}
+		}
+	}
+	out := r.Clone(r.Context())
+	out.URL.Host = to.String() // the checked address, not the name again
+	out.Host = r.URL.Host
+	out.RequestURI = ""
+	p.rp.ServeHTTP(w, out)
+}
+
+// readBody reads a request body up to MaxScan and puts it back; unread
+// says it was longer (or failed), so it cannot be searched whole.
+func (p *Proxy) readBody(r *http.Request) (body []byte, unread bool) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, int64(p.o.MaxScan)+1))
+	if err != nil || len(b) > p.o.MaxScan {
+		return nil, true
+	}
+	r.Body = io.NopCloser(strings.NewReader(string(b)))
+	return b, false
+}
+
+func (p *Proxy) findSecret(m *redact.Matcher, origin string, r *http.Request, body []byte, unread bool) (name, why string, hit bool) {
+	if unread {
+		n, _ := m.Unbound(origin)
+		return n, "its body is too long to check for the secret", true
+	}
+	parts := []string{r.URL.String(), r.RequestURI, string(body)}
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			parts = append(parts, k+": "+v)
+		}
+	}
+	if n, ok := m.Find(origin, parts...); ok {
+		return n, "it carries the secret", true
+	}
+	return "", "", false
+}
+
+func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
+	authority := r.RequestURI
+	if authority == "" {
+		authority = r.Host
+	}
+	to, d := Pin(r.Context(), p.policy.Load(), p.o.Resolver, "", authority)
+	if !d.Allowed() {
+		p.refused(Blocked{Method: http.MethodConnect, Origin: clip(authority), Rule: string(d.Rule), Message: d.Message})
+		http.Error(w, "durable-browser egress proxy: blocked ("+string(d.Rule)+")", http.StatusForbidden)
+		return
+	}
+	dctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	up, err := p.o.Dial(dctx, "tcp", to.String())
+	cancel()
+	if err != nil {
+		http.Error(w, "durable-browser egress proxy: the site could not be reached", http.StatusBadGateway)
+		return
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		_ = up.Close()
+		http.Error(w, "durable-browser egress proxy: cannot tunnel", http.StatusInternalServerError)
+		return
+	}
+	c, brw, err := hj.Hijack()
+	if err != nil {
+		_ = up.Close()
+		return
+	}
+	if !p.track(c) {
+		_ = c.Close()
+		_ = up.Close()
+		return
+	}
+	defer p.untrack(c)
+	if !p.track(up) {
+		_ = up.Close()
+		return
+	}
+	defer p.untrack(up)
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n"); err != nil {
+		return
+	}
+	br := brw.Reader
+	first, err := br.Peek(1)
+	if err != nil {
+		return
+	}
+	if first[0] == 0x16 {
+		// TLS (https, wss): judged by host and port above; its content
+		// is not readable here.
+		splice(c, br, up, up)
+		return
+	}
+	host, port, _ := net.SplitHostPort(authority)
+	p.plainTunnel(c, br, up, "http://"+net.JoinHostPort(host, port), authority)
+}
+
+// splice copies both ways until both are done, passing on half-closes.
+func splice(c net.Conn, cr io.Reader, up net.Conn, ur io.Reader) {
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(c, ur)
+		closeWrite(c)
+		close(done)
+	}()
+	_, _ = io.Copy(up, cr)
+	closeWrite(up)
+	<-done
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+		return
+	}
+	_ = c.Close()
+}
+
+// plainTunnel serves a tunnel that carries plain HTTP (a ws:// WebSocket):
+// the request is searched for secrets before it goes, and a WebSocket's
+// frames from the page are searched one by one, with the secrets typed at
+// the time of each frame.
+func (p *Proxy) plainTunnel(c net.Conn, br *bufio.Reader, up net.Conn, httpURL, authority string) {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return
+	}
+	origin := redact.OriginOf(httpURL)
+	ws := strings.EqualFold(req.Header.Get("Upgrade"), "websocket")
+	shown, method := origin, req.Method
+	if ws {
+		shown = "ws" + strings.TrimPrefix(origin, "http")
+	}
+	deny := func(b Blocked) {
+		p.refused(b)
+		_, _ = io.WriteString(c, "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	}
+	req.URL.Scheme, req.URL.Host = "http", authority
+	if m := p.armed.Load(); m != nil {
+		if _, ok := m.Unbound(origin); ok {
+			body, unread := p.readBody(req)
+			if name, why, hit := p.findSecret(m, origin, req, body, unread); hit {
+				deny(Blocked{Method: method, Origin: shown, Rule: RuleSecret, Secret: name,
+					Message: fmt.Sprintf("%s is not one of the origins secret %s belongs to, and %s", shown, name, why)})
+				return
+			}
+		}
+	}
+	if !ws {
+		// One request, then the tunnel ends: a second one would pass unread.
+		req.Close = true
+		if err := req.Write(up); err != nil {
+			return
+		}
+		_, _ = io.Copy(c, up)
+		return
+	}
+	// Compressed frames could not be searched: the page's offer of
+	// permessage-deflate is withdrawn, so a conforming server sends and
+	// expects plain frames.
+	req.Header.Del("Sec-WebSocket-Extensions")
+	if err := req.Write(up); err != nil {
+		return
+	}
+	ubr := bufio.NewReader(up)
+	resp, err := http.ReadResponse(ubr, req)
+	if err != nil {
+		return
+	}
+	if err := resp.Write(c); err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(c, ubr)
+		closeWrite(c)
+		close(done)
+	}()
+	if b, blocked := p.frames(br, up, origin, shown); blocked {
+		p.refused(b)
+		_ = c.Close()
+		_ = up.Close()
+	} else {
+		closeWrite(up)
+	}
+	<-done
+}

@@ -1,0 +1,86 @@
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// egressFlags send every connection of the browser through the worker's
+// egress proxy at addr, loopback included ("<-loopback>" removes Chrome's
+// implicit bypass of localhost), and make Chrome's own resolver answer
+// "not found" for every name, so no name is looked up but by the proxy
+// (no DNS prefetch, no lookups around the guard).
+func egressFlags(addr string) []string {
+	return []string{
+		"--proxy-server=http://" + addr,
+		"--proxy-bypass-list=<-loopback>",
+		"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+	}
+}
+
+// checkEgressFlags refuses extra flags that would route the browser
+// around its egress proxy (Chrome takes the last of a repeated switch).
+func checkEgressFlags(extra []string) error {
+	for _, f := range extra {
+		for _, own := range []string{"--proxy-server", "--proxy-bypass-list", "--proxy-pac-url", "--proxy-auto-detect", "--no-proxy-server", "--host-resolver-rules"} {
+			if f == own || strings.HasPrefix(f, own+"=") {
+				return fmt.Errorf("extra browser flag %s would take the browser around the worker's egress proxy; remove it", own)
+			}
+		}
+	}
+	return nil
+}
+
+// egressPrefs are the profile preferences that keep traffic on the proxy:
+// WebRTC may use no UDP but through a proxy (and the proxy carries none),
+// and network prediction (DNS prefetch, preconnect) is off. Chromium 156
+// has no command-line switch for either.
+var egressPrefs = map[string]map[string]any{
+	"webrtc": {"ip_handling_policy": "disable_non_proxied_udp"},
+	"net":    {"network_prediction_options": 2},
+}
+
+// writeEgressPrefs merges egressPrefs into the profile's Default/Preferences
+// before the browser starts (a saved or copied profile keeps its other
+// preferences).
+func writeEgressPrefs(profileDir string) error {
+	path := filepath.Join(profileDir, "Default", "Preferences")
+	prefs := map[string]any{}
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(b, &prefs); err != nil || prefs == nil {
+			// Chrome would replace a corrupt file with defaults; so do we,
+			// with the egress preferences in.
+			prefs = map[string]any{}
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("reading browser preferences: %w", err)
+	}
+	for section, kv := range egressPrefs {
+		m, _ := prefs[section].(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+		}
+		for k, v := range kv {
+			m[k] = v
+		}
+		prefs[section] = m
+	}
+	out, err := json.Marshal(prefs)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("writing browser preferences: %w", err)
+	}
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		return fmt.Errorf("writing browser preferences: %w", err)
+	}
+	return nil
+}

