@@ -294,6 +294,7 @@ func (a *Activities) RegisterShared(r Registry) {
 	r.RegisterActivityWithOptions(a.WebFetch, activity.RegisterOptions{Name: contract.ActivityWebFetch})
 	r.RegisterActivityWithOptions(a.WebSearch, activity.RegisterOptions{Name: contract.ActivityWebSearch})
 	r.RegisterActivityWithOptions(a.GetEvidence, activity.RegisterOptions{Name: contract.ActivityEvidence})
+	r.RegisterActivityWithOptions(a.AgentResult, activity.RegisterOptions{Name: contract.ActivityAgentResult})
 }
 
 // RegisterHost registers the activities served from this process's host
@@ -303,6 +304,7 @@ func (a *Activities) RegisterHost(r Registry) {
 	r.RegisterActivityWithOptions(a.Run, activity.RegisterOptions{Name: contract.ActivityRun})
 	r.RegisterActivityWithOptions(a.Screenshot, activity.RegisterOptions{Name: contract.ActivityScreenshot})
 	r.RegisterActivityWithOptions(a.Read, activity.RegisterOptions{Name: contract.ActivityRead})
+	r.RegisterActivityWithOptions(a.Check, activity.RegisterOptions{Name: contract.ActivityCheck})
 	r.RegisterActivityWithOptions(a.Downloads, activity.RegisterOptions{Name: contract.ActivityDownloads})
 	r.RegisterActivityWithOptions(a.Upload, activity.RegisterOptions{Name: contract.ActivityUpload})
 	r.RegisterActivityWithOptions(a.Release, activity.RegisterOptions{Name: contract.ActivityRelease})

@@ -306,9 +306,9 @@ func TestRegistrationNames(t *testing.T) {
 	var shared, host nameRegistry
 	a.RegisterShared(&shared)
 	a.RegisterHost(&host)
-	wantShared := []string{contract.ActivityCreate, contract.ActivityRelease, contract.ActivityWebFetch, contract.ActivityWebSearch, contract.ActivityEvidence}
+	wantShared := []string{contract.ActivityCreate, contract.ActivityRelease, contract.ActivityWebFetch, contract.ActivityWebSearch, contract.ActivityEvidence, contract.ActivityAgentResult}
 	wantHost := []string{
-		contract.ActivitySnapshot, contract.ActivityRun, contract.ActivityScreenshot, contract.ActivityRead,
+		contract.ActivitySnapshot, contract.ActivityRun, contract.ActivityScreenshot, contract.ActivityRead, contract.ActivityCheck,
 		contract.ActivityDownloads, contract.ActivityUpload, contract.ActivityRelease, contract.ActivityRelaunch,
 		contract.ActivityReconcile, contract.ActivityNotify,
 	}

@@ -299,7 +299,7 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 		return nil, a.fail(evidenceFailure(err))
 	}
 	res := &contract.ReadResult{
-		OK: true, Page: contract.Page{URL: url, Title: r.Title}, What: r.What, Content: r.Content,
+		OK: true, Page: contract.Page{URL: url, Title: r.Title}, What: r.What, Status: r.Status, Content: r.Content,
 		Extractor: r.Extractor, Truncated: r.Truncated, FullLength: r.FullLength, Evidence: cc,
 	}
 	res.SessionS = s.runningS()

@@ -15,6 +15,7 @@ type Browser interface {
 	Run(ctx context.Context, actions []driver.Action, o driver.RunOptions) (*driver.RunResult, error)
 	Screenshot(ctx context.Context, o driver.ScreenshotOptions) (*driver.Shot, error)
 	Read(ctx context.Context, o driver.ReadOptions) (*driver.ReadResult, error)
+	Check(ctx context.Context, o driver.CheckOptions) (*driver.CheckResult, error)
 	Downloads(ctx context.Context) ([]driver.Download, error)
 	Upload(ctx context.Context, target driver.Target, file string) error
 	Tabs(ctx context.Context) ([]driver.Tab, error)

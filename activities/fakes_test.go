@@ -169,6 +169,10 @@ func (b *fakeBrowser) Read(context.Context, driver.ReadOptions) (*driver.ReadRes
 	return nil, errors.New("not faked")
 }
 
+func (b *fakeBrowser) Check(context.Context, driver.CheckOptions) (*driver.CheckResult, error) {
+	return nil, errors.New("not faked")
+}
+
 func (b *fakeBrowser) Downloads(context.Context) ([]driver.Download, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -52,8 +52,11 @@ type CallOptions struct {
 // starting the session first when it is not running (update-with-start).
 // It returns the tool's JSON answer: a result, or a failure envelope.
 func Call(ctx context.Context, c client.Client, workflowID string, call contract.ToolCall, o CallOptions) (json.RawMessage, error) {
-	if _, f := contract.Validate(call.Name, call.Args); f != nil {
-		return json.Marshal(f)
+	// use_website is checked by the session, against the sites it was granted.
+	if call.Name != contract.ToolUseWebsite {
+		if _, f := contract.Validate(call.Name, call.Args); f != nil {
+			return json.Marshal(f)
+		}
 	}
 	if len(o.Expect) > 0 {
 		call.Expect = &contract.Expected{Options: o.Config.Session, Fields: o.Expect}

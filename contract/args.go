@@ -111,6 +111,28 @@ type UploadArgs struct {
 	Path string `json:"path"`
 }
 
+// CheckArgs are browser_check's arguments: each field set is one
+// expectation, and at least one must be set (Validate refuses a check that
+// expects nothing, since a look alone proves nothing).
+type CheckArgs struct {
+	// URL is a pattern the page's URL must match (* matches anything; without *, a part of the URL).
+	URL string `json:"url,omitempty"`
+	// ExpectText must be in the page's visible text.
+	ExpectText string `json:"expect_text,omitempty"`
+	// ExpectID is an element of the latest snapshot that must be visible; or ExpectLocator.
+	ExpectID      string   `json:"expect_id,omitempty"`
+	ExpectLocator *Locator `json:"expect_locator,omitempty"`
+	// NoConsoleErrors and NoFailedRequests: the document the page shows
+	// logged none since it loaded.
+	NoConsoleErrors  bool `json:"no_console_errors,omitempty"`
+	NoFailedRequests bool `json:"no_failed_requests,omitempty"`
+}
+
+// Expects says whether the check expects anything at all.
+func (a CheckArgs) Expects() bool {
+	return a.URL != "" || a.ExpectText != "" || a.ExpectID != "" || a.ExpectLocator != nil || a.NoConsoleErrors || a.NoFailedRequests
+}
+
 // ReleaseArgs are browser_release's arguments (none).
 type ReleaseArgs struct{}
 
@@ -179,6 +201,8 @@ func newArgs(name string) (any, bool) {
 		return &DownloadsArgs{}, true
 	case ToolUpload:
 		return &UploadArgs{}, true
+	case ToolCheck:
+		return &CheckArgs{}, true
 	case ToolRelease:
 		return &ReleaseArgs{}, true
 	case ToolRelaunch:
@@ -293,6 +317,25 @@ func checkTargets(name string, v any) *Failure {
 		}
 	case ToolUpload:
 		return one(name, top, true)
+	case ToolCheck:
+		_, hasID := top["expect_id"]
+		_, hasLoc := top["expect_locator"]
+		if hasID && hasLoc {
+			return Fail(CodeRefused, "%s: give expect_id or expect_locator, not both. Fix the arguments and call %s again.", name, name)
+		}
+		expects := hasID || hasLoc
+		for _, k := range []string{"url", "expect_text"} {
+			_, has := top[k]
+			expects = expects || has
+		}
+		for _, k := range []string{"no_console_errors", "no_failed_requests"} {
+			v, _ := top[k].(bool)
+			expects = expects || v
+		}
+		if !expects {
+			return Fail(CodeRefused, "%s: nothing to check: a look at the page proves nothing. Give at least one of url, expect_text, "+
+				"expect_id, expect_locator, no_console_errors: true, no_failed_requests: true, and call %s again.", name, name)
+		}
 	case ToolScreenshot:
 		return one(name, top, false)
 	case ToolRun:
@@ -326,6 +369,8 @@ func derefArgs(p any) any {
 	case *DownloadsArgs:
 		return *a
 	case *UploadArgs:
+		return *a
+	case *CheckArgs:
 		return *a
 	case *ReleaseArgs:
 		return *a

@@ -233,6 +233,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		ToolRead:           `{"what":"html"}`,
 		ToolDownloads:      `{}`,
 		ToolUpload:         `{"id":"1","path":"/a"}`,
+		ToolCheck:          `{"url":"*/done","expect_text":"Saved","expect_locator":{"role":"heading","name":"Done"},"no_console_errors":true,"no_failed_requests":true}`,
 		ToolRelease:        `{}`,
 		ToolRelaunch:       `{"stealth":false,"profile":{"name":"p"},"headed":true}`,
 		ToolRequestHandoff: `{"instruction":"do","completion_condition":{"role":"button"},"expires_in_s":60}`,
@@ -404,6 +405,25 @@ func TestValidateIsDeterministic(t *testing.T) {
 			if _, f := Validate(c.tool, json.RawMessage(c.args)); f == nil || f.Message != first.Message {
 				t.Fatalf("%s: message changed between calls:\n%v\n%v", c.tool, first, f)
 			}
+		}
+	}
+}
+
+// A check must expect something: a look alone is never a verdict.
+func TestValidateCheckNeedsAnExpectation(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{}`:                          "nothing to check",
+		`{"no_console_errors":false}`: "nothing to check",
+		`{"expect_id":"1","expect_locator":{"text":"a"}}`: "not both",
+		`{"no_failed_requests":true}`:                     "",
+		`{"expect_locator":{"testid":"x"}}`:               "",
+	} {
+		_, f := Validate(ToolCheck, json.RawMessage(raw))
+		switch {
+		case want == "" && f != nil:
+			t.Errorf("%s refused: %v", raw, f)
+		case want != "" && (f == nil || f.Code != CodeRefused || !strings.Contains(f.Message, want)):
+			t.Errorf("%s: got %v, want refused with %q", raw, f, want)
 		}
 	}
 }

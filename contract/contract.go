@@ -245,6 +245,21 @@ var definitions = sync.OnceValue(func() []Tool {
 			}),
 		},
 		{
+			name: ToolCheck, activity: ActivityCheck, class: ClassRead,
+			desc: "Check that the page is as expected, to confirm a step worked before moving on: the URL matches a pattern, " +
+				"text is visible, an element is visible (by id or locator), no console errors, no failed requests. Give at " +
+				"least one expectation. The verdict says passed only when every expectation holds, lists the failed checks " +
+				"with what was found instead, and warns of errors nobody asked about; it is filed as evidence. Acts on nothing.",
+			schema: schemaObject(schemaMap{
+				"url":                schemaString("The page's URL must match this pattern (* matches anything; without *, a part of the URL).", 1, maxURLChars),
+				"expect_text":        schemaString("This text must be in the page's visible text (exact, case-sensitive).", 1, maxConditionText),
+				"expect_id":          idProp("This element from the latest snapshot must be visible. Give expect_id or expect_locator."),
+				"expect_locator":     schemaWith(locatorSchema(), "description", "Exactly one visible element must match this, e.g. {\"role\":\"heading\",\"name\":\"Order placed\"}."),
+				"no_console_errors":  schemaBool("The page logged no console errors or uncaught exceptions since it loaded."),
+				"no_failed_requests": schemaBool("No request of the page failed or answered 4xx/5xx since it loaded."),
+			}),
+		},
+		{
 			name: ToolDownloads, activity: ActivityDownloads, class: ClassRead,
 			desc: "List the files this browser has downloaded, with name, size and SHA-256, each filed as evidence. " +
 				"Use it after a run that started a download.",

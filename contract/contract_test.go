@@ -17,6 +17,7 @@ var designTable = map[string]struct {
 	ToolRead:           {ActivityRead, ClassRead},
 	ToolDownloads:      {ActivityDownloads, ClassRead},
 	ToolUpload:         {ActivityUpload, ClassEffect},
+	ToolCheck:          {ActivityCheck, ClassRead},
 	ToolRelease:        {ActivityRelease, ClassCustody},
 	ToolRelaunch:       {ActivityRelaunch, ClassCustody},
 	ToolRequestHandoff: {ActivityNotify, ClassHuman},
@@ -26,7 +27,7 @@ var designTable = map[string]struct {
 
 var knownActivities = map[string]bool{
 	ActivitySnapshot: true, ActivityRun: true, ActivityScreenshot: true, ActivityRead: true,
-	ActivityDownloads: true, ActivityUpload: true, ActivityRelease: true, ActivityRelaunch: true,
+	ActivityDownloads: true, ActivityUpload: true, ActivityCheck: true, ActivityRelease: true, ActivityRelaunch: true,
 	ActivityCreate: true, ActivityReconcile: true, ActivityNotify: true, ActivityWebFetch: true,
 	ActivityWebSearch: true, ActivityEvidence: true,
 }

@@ -164,6 +164,12 @@ type UploadRequest struct {
 	Args UploadArgs `json:"args"`
 }
 
+// CheckRequest is browser.check's input.
+type CheckRequest struct {
+	Call
+	Args CheckArgs `json:"args"`
+}
+
 // ReleaseRequest is browser.release's input. It is idempotent.
 type ReleaseRequest struct {
 	Session SessionRef `json:"session"`

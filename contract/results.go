@@ -242,12 +242,49 @@ type Rect struct {
 type ReadResult struct {
 	OK bool `json:"ok"`
 	Page
-	What       string     `json:"what"`
+	What string `json:"what"`
+	// Status is the HTTP status the document was served with; absent when
+	// not known (a page the browser made without a response of its own).
+	Status     int        `json:"status,omitempty"`
 	Content    string     `json:"content"`
 	Extractor  string     `json:"extractor,omitempty"`
 	Truncated  bool       `json:"truncated,omitempty"`
 	FullLength int        `json:"full_length"`
 	Evidence   ClaimCheck `json:"evidence"`
+	// Injection is set when the page judge found the page writing
+	// instructions to AI readers.
+	Injection *InjectionFlag `json:"injection,omitempty"`
+}
+
+// CheckResult is browser_check's verdict and the evidence for it. Passed
+// is true only when every expectation held; a check that expects nothing is
+// refused, never passed.
+type CheckResult struct {
+	OK bool `json:"ok"`
+	Page
+	Passed bool `json:"passed"`
+	// Failed names the checks that did not hold, in the order of Checks.
+	Failed []string `json:"failed,omitempty"`
+	// Checks is every expectation with what was found.
+	Checks []CheckItem `json:"checks"`
+	// Warnings are what the page shows amiss that was not asked about
+	// (console errors, failed requests, a page still loading).
+	Warnings []string `json:"warnings,omitempty"`
+	// Evidence is the verdict as filed (JSON).
+	Evidence ClaimCheck `json:"evidence"`
+}
+
+// CheckItem is one expectation of a check and what was found.
+type CheckItem struct {
+	// Check is url, expect_text, expect_id, expect_locator,
+	// no_console_errors or no_failed_requests.
+	Check    string `json:"check"`
+	Passed   bool   `json:"passed"`
+	Expected string `json:"expected"`
+	// Found is the evidence: the URL, the text around the match, the
+	// element's line, the candidates, or the errors; absent when there was
+	// nothing to show (the text is not on the page, the element is gone).
+	Found string `json:"found,omitempty"`
 }
 
 // Download is one finished download, filed.
@@ -284,6 +321,9 @@ type WebFetchResult struct {
 	Truncated   bool       `json:"truncated,omitempty"`
 	IsPDF       bool       `json:"is_pdf,omitempty"`
 	Evidence    ClaimCheck `json:"evidence"`
+	// Injection is set when the page judge found the page writing
+	// instructions to AI readers.
+	Injection *InjectionFlag `json:"injection,omitempty"`
 }
 
 // SearchHit is one web search result.
@@ -291,6 +331,9 @@ type SearchHit struct {
 	Title   string `json:"title"`
 	URL     string `json:"url"`
 	Snippet string `json:"snippet"`
+	// Withheld says why the snippet (and title) were left out: the page
+	// judge found the hit writing instructions to AI readers.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // WebSearchResult is a list of hits and the source that answered.

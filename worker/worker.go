@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -60,6 +61,11 @@ type Options struct {
 	// BrowserAllowLoopback lets browsers reach loopback (dev's demo site);
 	// the services stay blocked.
 	BrowserAllowLoopback bool
+	// PageJudge, when set, serves page.judge instead of the rule-based
+	// judge: an activity function taking a contract.JudgeRequest and
+	// answering a *contract.JudgeResult (for example asking the host's own
+	// model). An answer out of shape leaves the page unjudged.
+	PageJudge any
 	// Approvers overrides the approvers read from Config.ApproverKeys: the
 	// people whose signed decisions sessions act on (tests).
 	Approvers contract.Approvers
@@ -228,6 +234,12 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		return nil, err
 	}
 	register(shared, host, acts, approvers)
+	// The page judge: the host's own when it brings one, else the rules.
+	judge := o.PageJudge
+	if judge == nil {
+		judge = acts.Judge
+	}
+	shared.RegisterActivityWithOptions(judge, activity.RegisterOptions{Name: contract.ActivityJudge})
 
 	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, host: host, acts: acts, local: lp, log: log,
 		reapEvery: reapInterval(cfg), orphanAfter: cfg.OrphanAfter, stopGrace: stopGrace(cfg)}, nil

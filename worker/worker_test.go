@@ -76,13 +76,13 @@ func TestRegister(t *testing.T) {
 	if len(host.workflows) != 0 {
 		t.Fatalf("the host queue serves workflows %v; it serves only this process's browsers", host.workflows)
 	}
-	wantShared := []string{contract.ActivityCreate, contract.ActivityRelease, contract.ActivityWebFetch, contract.ActivityWebSearch, contract.ActivityEvidence}
+	wantShared := []string{contract.ActivityCreate, contract.ActivityRelease, contract.ActivityWebFetch, contract.ActivityWebSearch, contract.ActivityEvidence, contract.ActivityAgentResult}
 	if !reflect.DeepEqual(shared.activities, wantShared) {
 		t.Fatalf("shared activities = %v, want %v", shared.activities, wantShared)
 	}
 	// Every call that touches a browser goes to the process holding it.
 	for _, name := range []string{
-		contract.ActivitySnapshot, contract.ActivityRun, contract.ActivityScreenshot, contract.ActivityRead,
+		contract.ActivitySnapshot, contract.ActivityRun, contract.ActivityScreenshot, contract.ActivityRead, contract.ActivityCheck,
 		contract.ActivityDownloads, contract.ActivityUpload, contract.ActivityRelease, contract.ActivityRelaunch,
 		contract.ActivityReconcile, contract.ActivityNotify,
 	} {
@@ -93,7 +93,7 @@ func TestRegister(t *testing.T) {
 			t.Errorf("shared queue serves %s, which needs the browser's own process", name)
 		}
 	}
-	if len(host.activities) != 10 {
+	if len(host.activities) != 11 {
 		t.Fatalf("host activities = %v", host.activities)
 	}
 }

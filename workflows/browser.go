@@ -38,6 +38,9 @@ type Config struct {
 	// input, the worker's configuration). Empty: unsigned decisions are
 	// accepted from anyone who can signal the workflow.
 	Approvers contract.Approvers `json:"approvers,omitempty"`
+	// Sites are the sites the host grants use_website on, each with its
+	// agent workflow; none: the tool is not offered and refused.
+	Sites []contract.SiteGrant `json:"sites,omitempty"`
 }
 
 // BrowserState is everything a Browser remembers. It is plain,
@@ -141,6 +144,24 @@ func (b *Browser) State() BrowserState {
 // Session returns the current session's reference (zero before creation).
 func (b *Browser) Session() contract.SessionRef { return b.st.Session }
 
+// validateCall checks a model's call: use_website against the sites
+// granted, every other tool against its schema.
+func (b *Browser) validateCall(ctx workflow.Context, name string, raw json.RawMessage) (any, *contract.Failure) {
+	if name == contract.ToolUseWebsite && len(b.cfg.Sites) > 0 {
+		return b.validateUseWebsite(ctx, raw)
+	}
+	return validateCall(ctx, name, raw)
+}
+
+// Tools lists the tools this Browser serves, for the model: every tool,
+// and use_website when the host granted sites.
+func (b *Browser) Tools() []contract.Tool { return contract.DefinitionsFor(b.cfg.Sites) }
+
+// UseWebsite hands a task on a granted site to the host's agent for it.
+func (b *Browser) UseWebsite(ctx workflow.Context, args contract.UseWebsiteArgs) (*contract.UseWebsiteResult, error) {
+	return typed[contract.UseWebsiteResult](ctx, b, contract.ToolUseWebsite, args)
+}
+
 // Snapshot runs the snapshot tool.
 func (b *Browser) Snapshot(ctx workflow.Context, args contract.SnapshotArgs) (*contract.SnapshotResult, error) {
 	return typed[contract.SnapshotResult](ctx, b, contract.ToolSnapshot, args)
@@ -159,6 +180,11 @@ func (b *Browser) Screenshot(ctx workflow.Context, args contract.ScreenshotArgs)
 // Read reads and files the page's content.
 func (b *Browser) Read(ctx workflow.Context, args contract.ReadArgs) (*contract.ReadResult, error) {
 	return typed[contract.ReadResult](ctx, b, contract.ToolRead, args)
+}
+
+// Check tests expectations on the page and files the verdict.
+func (b *Browser) Check(ctx workflow.Context, args contract.CheckArgs) (*contract.CheckResult, error) {
+	return typed[contract.CheckResult](ctx, b, contract.ToolCheck, args)
 }
 
 // Downloads lists and files the session's downloads.
@@ -236,7 +262,7 @@ func (b *Browser) releaseDisconnected(ctx workflow.Context) *contract.Failure {
 // JSON ({"ok":false,"code":...}). The error is only for what is not the
 // model's to handle, such as the workflow being cancelled.
 func (b *Browser) CallTool(ctx workflow.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	typedArgs, f := validateCall(ctx, name, args)
+	typedArgs, f := b.validateCall(ctx, name, args)
 	if f != nil {
 		return b.answer(ctx, name, f)
 	}
@@ -277,6 +303,14 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 		if raw, err = json.Marshal(args); err != nil {
 			return nil, nil, err
 		}
+	}
+	if name == contract.ToolUseWebsite {
+		// The agent has a browser of its own: this one's lock is not held.
+		a, ok := argsAs[contract.UseWebsiteArgs](args)
+		if !ok {
+			return nil, contract.Fail(contract.CodeRefused, "use_website: arguments have the wrong type"), nil
+		}
+		return b.useWebsite(ctx, a)
 	}
 	if name == contract.ToolRequestHandoff {
 		a, ok := argsAs[contract.HandoffArgs](args)
@@ -319,6 +353,11 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 	}
 	if p := pageOf(res); p != nil && p.URL != "" {
 		b.st.URL, b.st.Title = p.URL, p.Title
+	}
+	if f == nil {
+		if jf := b.judgePage(ctx, res); jf != nil {
+			res, f = nil, jf
+		}
 	}
 	return res, f, nil
 }
@@ -371,6 +410,11 @@ func (b *Browser) dispatch(ctx workflow.Context, name string, args any) (any, *c
 	case contract.ToolRead:
 		a, _ := argsAs[contract.ReadArgs](args)
 		activity, input, out = contract.ActivityRead, contract.ReadRequest{Call: call, Args: a}, &contract.ReadResult{}
+	case contract.ToolCheck:
+		// New tool, new branch: only a browser_check call reaches it, so
+		// no history recorded before it replays differently.
+		a, _ := argsAs[contract.CheckArgs](args)
+		activity, input, out = contract.ActivityCheck, contract.CheckRequest{Call: call, Args: a}, &contract.CheckResult{}
 	case contract.ToolDownloads:
 		activity, input, out = contract.ActivityDownloads, contract.DownloadsRequest{Call: call}, &contract.DownloadsResult{}
 	case contract.ToolUpload:
@@ -690,6 +734,8 @@ func pageOf(res any) *contract.Page {
 	case *contract.ReadResult:
 		return &r.Page
 	case *contract.UploadResult:
+		return &r.Page
+	case *contract.CheckResult:
 		return &r.Page
 	case *contract.HandoffResult:
 		if r.Snapshot != nil {

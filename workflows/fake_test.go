@@ -28,6 +28,7 @@ var fakeActivityNames = []string{
 	contract.ActivityCreate, contract.ActivitySnapshot, contract.ActivityRun, contract.ActivityScreenshot,
 	contract.ActivityRead, contract.ActivityDownloads, contract.ActivityUpload, contract.ActivityRelease,
 	contract.ActivityReconcile, contract.ActivityNotify, contract.ActivityWebFetch, contract.ActivityWebSearch,
+	contract.ActivityCheck, contract.ActivityJudge,
 }
 
 const testURL = "https://shop.example/cart"
@@ -57,6 +58,15 @@ func newFakeWorker() *fakeWorker {
 		var req contract.ReleaseRequest
 		_ = json.Unmarshal(in, &req)
 		return contract.ReleaseResult{OK: true, Tag: req.Session.Tag, Released: true}, nil
+	}
+	f.behave[contract.ActivityJudge] = func(_ int, in json.RawMessage) (any, error) {
+		var req contract.JudgeRequest
+		_ = json.Unmarshal(in, &req)
+		res := contract.JudgeResult{Pages: make([]contract.PageJudgement, len(req.Pages))}
+		for i := range res.Pages {
+			res.Pages[i].Kind = contract.PageNone
+		}
+		return res, nil
 	}
 	ok := func(int, json.RawMessage) (any, error) { return map[string]bool{"ok": true}, nil }
 	for _, n := range fakeActivityNames {

@@ -23,7 +23,7 @@ func (b *Browser) fenceNonce(ctx workflow.Context) string {
 
 // fenced returns a copy of a tool's result with every page-derived text
 // (snapshot text, read and fetched content, search titles and snippets,
-// dialog and console messages) in the session's fence. The typed Go
+// dialog and console messages, what a check found) in the session's fence. The typed Go
 // results are left as they are; the model's answers are fenced.
 func fenced(nonce string, v any) any {
 	f := func(s string) string { return contract.Fence(nonce, s) }
@@ -58,6 +58,21 @@ func fenced(nonce string, v any) any {
 		c := *r
 		if c.What != "url" {
 			c.Content = f(c.Content)
+		}
+		return &c
+	case *contract.CheckResult:
+		// What was found is the page's text (an excerpt, an element's
+		// name, console messages); what was expected is the model's own.
+		c := *r
+		c.Checks = append([]contract.CheckItem(nil), r.Checks...)
+		for i := range c.Checks {
+			if c.Checks[i].Check != "url" { // the URL is scrubbed, as every result's
+				c.Checks[i].Found = f(c.Checks[i].Found)
+			}
+		}
+		c.Warnings = append([]string(nil), r.Warnings...)
+		for i := range c.Warnings {
+			c.Warnings[i] = f(c.Warnings[i])
 		}
 		return &c
 	case *contract.WebFetchResult:

@@ -51,6 +51,8 @@ type SessionConfig struct {
 	// Approvers, when set, replace the worker's approvers (--approver-keys)
 	// for this session; see Config.Approvers.
 	Approvers contract.Approvers `json:"approvers,omitempty"`
+	// Sites are the sites the host grants use_website on; see Config.Sites.
+	Sites []contract.SiteGrant `json:"sites,omitempty"`
 	// workerApprovers are the approvers of the worker running this run
 	// (SessionWorkflow); never serialised, read once per run.
 	workerApprovers contract.Approvers
@@ -108,7 +110,7 @@ func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*contract.SessionR
 	}
 	now := workflow.Now(ctx)
 	s := &session{cfg: cfg, startedAt: now, lastActive: now, seen: map[string]string{}}
-	bcfg := Config{Session: cfg.Session, Timeouts: cfg.Timeouts, Approvers: cfg.Approvers}
+	bcfg := Config{Session: cfg.Session, Timeouts: cfg.Timeouts, Approvers: cfg.Approvers, Sites: cfg.Sites}
 	if len(bcfg.Approvers) == 0 {
 		bcfg.Approvers = cfg.workerApprovers
 	}
@@ -203,6 +205,12 @@ func (s *session) validate(ctx workflow.Context, call contract.ToolCall) error {
 				"update id %q was already used in this session for another call (other tool or arguments); an update id names one call: send this call with a new update id", clip(id, 80)))
 		}
 	}
+	if call.Name == contract.ToolUseWebsite && len(s.cfg.Sites) > 0 {
+		if _, f := contract.ValidateUseWebsite(call.Args, s.cfg.Sites); f != nil {
+			return envelope.Error(f)
+		}
+		return nil
+	}
 	if _, f := contract.Validate(call.Name, call.Args); f != nil {
 		return envelope.Error(f)
 	}
@@ -277,7 +285,7 @@ func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMe
 		return s.b.answer(ctx, call.Name, s.ended())
 	}
 	s.runCalls++
-	args, f := validateCall(ctx, call.Name, call.Args)
+	args, f := s.b.validateCall(ctx, call.Name, call.Args)
 	if f != nil {
 		return s.b.answer(ctx, call.Name, f)
 	}

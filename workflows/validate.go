@@ -33,6 +33,14 @@ const (
 	// instead of releasing it and opening a new one (session_replaced); a
 	// release whose worker is lost releases such a browser from any worker.
 	changeRemoteReattach = "remote-reattach"
+	// changePageJudge: after a browser_read of the content, a web_fetch or
+	// a web_search, the page judge (page.judge) is asked about the page;
+	// histories from before the change schedule no judge.
+	changePageJudge = "page-judge"
+	// changeUseWebsite: use_website starts the host's agent workflow for a
+	// granted site as a child workflow (and reads a finished one's result
+	// with agent.result).
+	changeUseWebsite = "use-website"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict

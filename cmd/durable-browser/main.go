@@ -37,6 +37,8 @@ func verbs() []verb {
 		{"dev", "run everything on this machine: Temporal, its UI, S3, a worker and the demo site", runDev},
 		{"worker", "run a worker against an existing Temporal and S3", runWorker},
 		{"call", "call a tool in a BrowserSession workflow (created when missing)", runCall},
+		{"script", "turn a finished session's history into a script to run again", runScript},
+		{"replay-script", "run a script on a session with no model", runReplayScript},
 		{"sessions", "list BrowserSession workflows", runSessions},
 		{"handoff", "list and answer handoffs waiting for a person", runHandoff},
 		{"approvals", "list, approve and deny held actions", runApprovals},

@@ -67,6 +67,9 @@ type ReadResult struct {
 	Raw []byte
 	// RawType is Raw's media type.
 	RawType string
+	// Status is the HTTP status the document was served with, 0 when not
+	// known (set by the driver, which sees the response).
+	Status int
 }
 
 // Read reads the page as o asks. Unknown What values are *RefusedError.

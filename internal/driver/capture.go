@@ -76,7 +76,15 @@ func (b *Browser) Read(ctx context.Context, o ReadOptions) (*ReadResult, error) 
 	if o.Redact == nil {
 		o.Redact = b.o.Redact
 	}
-	return capture.Read(ctx, page, o)
+	r, err := capture.Read(ctx, page, o)
+	if r != nil {
+		if t, terr := b.activeTab(); terr == nil {
+			b.mu.Lock()
+			r.Status = t.docStatus
+			b.mu.Unlock()
+		}
+	}
+	return r, err
 }
 
 // activePage returns the active tab as a rod page, for capture.

@@ -121,7 +121,7 @@ func (b *Browser) handle(msg *rod.Message) {
 					parts = append(parts, a.Value.Str())
 				}
 			}
-			b.addConsole(strings.Join(parts, " "))
+			b.addConsole(msg.SessionID, strings.Join(parts, " "))
 		}
 	case "Runtime.exceptionThrown":
 		var e proto.RuntimeExceptionThrown
@@ -131,7 +131,7 @@ func (b *Browser) handle(msg *rod.Message) {
 			if d.Exception != nil && d.Exception.Description != "" {
 				text = d.Exception.Description
 			}
-			b.addConsole(text)
+			b.addConsole(msg.SessionID, text)
 		}
 	case "Network.requestWillBeSent":
 		var e proto.NetworkRequestWillBeSent
@@ -141,6 +141,10 @@ func (b *Browser) handle(msg *rod.Message) {
 				b.ev.requests = map[proto.NetworkRequestID]reqInfo{}
 			}
 			b.ev.requests[e.RequestID] = reqInfo{method: e.Request.Method, url: e.Request.URL}
+			if t := b.sessions[msg.SessionID]; t != nil && t.sess == msg.SessionID && e.Type == proto.NetworkResourceTypeDocument && string(e.FrameID) == string(t.id) {
+				// The tab asks for a new document: what the old one logged is not this one's.
+				t.docConsole, t.docFailed, t.docStatus = nil, nil, 0
+			}
 			if b.o.Egress != nil {
 				b.addAsked(e.Request.URL)
 			}
@@ -159,14 +163,28 @@ func (b *Browser) handle(msg *rod.Message) {
 		}
 	case "Network.responseReceived":
 		var e proto.NetworkResponseReceived
-		if msg.Load(&e) && e.Response.Status >= 400 {
+		if !msg.Load(&e) {
+			break
+		}
+		if e.Type == proto.NetworkResourceTypeDocument {
+			b.mu.Lock()
+			if t := b.sessions[msg.SessionID]; t != nil && t.sess == msg.SessionID && string(e.FrameID) == string(t.id) {
+				t.docStatus = e.Response.Status
+			}
+			b.mu.Unlock()
+		}
+		if e.Response.Status >= 400 {
 			b.mu.Lock()
 			ri := b.ev.requests[e.RequestID]
 			if ri.method == "" {
 				ri.method = "GET"
 			}
 			o, p := b.originPath(e.Response.URL)
-			b.ev.failed = appendBounded(b.ev.failed, fmt.Sprintf("%d %s %s%s", e.Response.Status, ri.method, o, p))
+			line := fmt.Sprintf("%d %s %s%s", e.Response.Status, ri.method, o, p)
+			b.ev.failed = appendBounded(b.ev.failed, line)
+			if t := b.sessions[msg.SessionID]; t != nil {
+				t.docFailed = appendBounded(t.docFailed, line)
+			}
 			b.mu.Unlock()
 		}
 	case "Network.loadingFailed":
@@ -177,7 +195,11 @@ func (b *Browser) handle(msg *rod.Message) {
 			b.mu.Lock()
 			ri := b.ev.requests[e.RequestID]
 			o, p := b.originPath(ri.url)
-			b.ev.failed = appendBounded(b.ev.failed, fmt.Sprintf("%s %s %s%s", b.clip(e.ErrorText, 60), ri.method, o, p))
+			line := fmt.Sprintf("%s %s %s%s", b.clip(e.ErrorText, 60), ri.method, o, p)
+			b.ev.failed = appendBounded(b.ev.failed, line)
+			if t := b.sessions[msg.SessionID]; t != nil {
+				t.docFailed = appendBounded(t.docFailed, line)
+			}
 			b.mu.Unlock()
 		}
 	case "Fetch.requestPaused":
@@ -219,9 +241,13 @@ func (b *Browser) bumpNav(sid proto.TargetSessionID, frame proto.PageFrameID) {
 	t.navSeq++
 }
 
-func (b *Browser) addConsole(s string) {
+func (b *Browser) addConsole(sid proto.TargetSessionID, s string) {
+	line := b.clip(strings.TrimSpace(s), 300)
 	b.mu.Lock()
-	b.ev.console = appendBounded(b.ev.console, b.clip(strings.TrimSpace(s), 300))
+	b.ev.console = appendBounded(b.ev.console, line)
+	if t := b.sessions[sid]; t != nil {
+		t.docConsole = appendBounded(t.docConsole, line)
+	}
 	b.mu.Unlock()
 }
 

@@ -32,6 +32,12 @@ type tab struct {
 	closed   bool
 	openedAt int      // b.ev.openSeq when it appeared
 	ids      *idTable // its elements' ids, for the document it shows
+	// docConsole and docFailed are the console errors and failed requests
+	// of the document the tab shows (since its main frame last asked for a
+	// document), bounded; Check reads them, Run does not drain them.
+	docConsole, docFailed []string
+	// docStatus is the HTTP status of the document the tab shows (0: none seen).
+	docStatus int
 }
 
 // popupCreated attaches to a page opened by one of this session's tabs

@@ -165,6 +165,8 @@ type WorkerOptions struct {
 	// Approvers makes sessions act only on decisions they signed (default:
 	// unsigned mode).
 	Approvers contract.Approvers
+	// PageJudge serves page.judge instead of the rule-based judge.
+	PageJudge any
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -214,6 +216,7 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 		// Approval tests shorten the wait for an unanswered hold.
 		HoldTimeout: o.HoldTimeout,
 		Approvers:   o.Approvers,
+		PageJudge:   o.PageJudge,
 		// Tests read their own loopback pages through web_fetch.
 		FetchAllowLoopback: true,
 		Logger:             log,

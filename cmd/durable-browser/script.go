@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	dbclient "github.com/durable-browser/durable-browser/client"
+	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/dial"
+	"github.com/durable-browser/durable-browser/workflows"
+)
+
+// runScript prints a finished session's calls as a script to run again.
+func runScript(ctx context.Context, env *cliEnv, args []string) error {
+	fs := config.NewSet("script", env.getenv)
+	fs.SetOutput(env.stderr)
+	var t config.Temporal
+	config.BindTemporal(fs, &t)
+	var timeout time.Duration
+	fs.Duration(&timeout, "timeout", time.Minute, "give up reading the history after this long")
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, `Usage: durable-browser script [flags] <session-workflow-id> > script.json
+
+Turns a session's history into a script of its calls that answered ok (not
+snapshots, releases, relaunches, handoffs or use_website), with each element id
+replaced by the locator {role, name} of the element the session's snapshots
+showed under it. Run it again with durable-browser replay-script.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fmt.Errorf("want <session-workflow-id>, got %d arguments", fs.NArg())
+	}
+	if err := config.ValidateTemporal(t); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := dial.Temporal(ctx, t, zerolog.New(env.stderr).Level(zerolog.WarnLevel))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	s, err := dbclient.ScriptFromHistory(ctx, c, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(env.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(s)
+}
+
+// runReplayScript runs a script on a session with no model.
+func runReplayScript(ctx context.Context, env *cliEnv, args []string) error {
+	fs := config.NewSet("replay-script", env.getenv)
+	fs.SetOutput(env.stderr)
+	var t config.Temporal
+	config.BindTemporal(fs, &t)
+	var (
+		session string
+		timeout time.Duration
+	)
+	fs.String(&session, "session", "", "the session workflow id to run in (default: script-<time>)")
+	fs.Duration(&timeout, "timeout", 30*time.Minute, "give up after this long")
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, `Usage: durable-browser replay-script [flags] FILE
+
+Runs a script made by durable-browser script, step by step, in a BrowserSession
+(created when missing), with no model: each locator is resolved on the page as
+it is then. Prints what happened; exits 1 when a step stopped the script (a
+locator matching nothing or several stops it with stale_snapshot). The session
+is left open, so an agent can take over where the script stopped.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fmt.Errorf("want FILE, got %d arguments", fs.NArg())
+	}
+	if err := config.ValidateTemporal(t); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	var s dbclient.Script
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("%s is not a script: %w", fs.Arg(0), err)
+	}
+	if session == "" {
+		session = "script-" + time.Now().UTC().Format("20060102-150405")
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := dial.Temporal(ctx, t, zerolog.New(env.stderr).Level(zerolog.WarnLevel))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	run, err := dbclient.RunScript(ctx, c, session, &s, dbclient.CallOptions{Config: workflows.SessionConfig{SearchAttributes: true}})
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(env.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(run); err != nil {
+		return err
+	}
+	if run.Stopped != nil {
+		return exitError{code: 1}
+	}
+	return nil
+}

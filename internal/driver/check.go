@@ -1,0 +1,161 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-rod/rod/lib/proto"
+)
+
+// CheckOptions are the expectations a Check tests; each set field is one check.
+type CheckOptions struct {
+	// URL is a pattern the active tab's URL must match (as wait's url: a
+	// glob with *, else a substring).
+	URL string
+	// Text must be in the page's visible text.
+	Text string
+	// ID is an element of the latest snapshot that must still be visible.
+	ID string
+	// Locator must match exactly one visible element.
+	Locator *Locator
+	// NoConsoleErrors and NoFailedRequests: the document the tab shows
+	// logged none.
+	NoConsoleErrors, NoFailedRequests bool
+}
+
+// CheckItem is one expectation and what was found.
+type CheckItem struct {
+	// Name is url, expect_text, expect_id, expect_locator,
+	// no_console_errors or no_failed_requests.
+	Name     string
+	Passed   bool
+	Expected string
+	// Found is the evidence: the URL, an excerpt around the text, the
+	// element's line, the candidates, the errors; page-derived. Empty when
+	// there was nothing to show (text not found, an element gone).
+	Found string
+}
+
+// CheckResult is what a Check found. ConsoleErrors and FailedRequests are
+// the document's, whether or not they were checked.
+type CheckResult struct {
+	URL, Title     string
+	Checks         []CheckItem
+	ConsoleErrors  []string
+	FailedRequests []string
+	// Loading is true when the document had not finished loading.
+	Loading bool
+}
+
+// excerptJS finds text in the body's visible text and returns a bounded
+// excerpt around its first occurrence, or null.
+const excerptJS = `(function(want){
+  const t = document.body ? document.body.innerText : "";
+  const i = t.indexOf(want);
+  if (i < 0) return null;
+  const from = Math.max(0, i - 80), to = Math.min(t.length, i + want.length + 80);
+  return (from > 0 ? "..." : "") + t.slice(from, to).replace(/\s+/g, " ").trim() + (to < t.length ? "..." : "");
+})`
+
+// Check tests expectations on the active tab without acting on it. An id
+// that is stale answers *StaleError (it cannot be judged); every other
+// outcome is a CheckItem.
+func (b *Browser) Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
+	b.opMu.Lock()
+	defer b.opMu.Unlock()
+	t, err := b.activeTab()
+	if err != nil {
+		return nil, err
+	}
+	page := b.client(ctx, t.sess)
+	res := &CheckResult{}
+	res.URL, res.Title = b.info(ctx)
+	if o.URL != "" {
+		loc, _ := b.docInfo(ctx, t.sess)
+		if loc == "" {
+			loc = res.URL
+		}
+		res.Checks = append(res.Checks, CheckItem{Name: "url", Expected: o.URL, Passed: urlMatches(o.URL, loc), Found: loc})
+	}
+	if o.Text != "" {
+		r, err := proto.RuntimeEvaluate{Expression: excerptJS + "(" + strconv.Quote(o.Text) + ")", ReturnByValue: true}.Call(page)
+		if err != nil {
+			return nil, fmt.Errorf("driver: reading the page's text: %w", err)
+		}
+		it := CheckItem{Name: "expect_text", Expected: o.Text}
+		if r.ExceptionDetails == nil && !r.Result.Value.Nil() {
+			it.Passed, it.Found = true, b.clip(r.Result.Value.Str(), 400)
+		}
+		res.Checks = append(res.Checks, it)
+	}
+	if o.ID != "" {
+		id := strings.Trim(strings.TrimSpace(o.ID), "[]")
+		refs, err := b.lookup(ctx, t, []string{id}, true)
+		var se *StaleError
+		if errors.As(err, &se) && se.Reason == "is no longer on the page" {
+			// It was in the latest snapshot and left since: that is a finding.
+			err, refs = nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		it := CheckItem{Name: "expect_id", Expected: "[" + id + "] visible"}
+		if len(refs) == 1 {
+			it.Found = refLine(id, refs[0]) + " (not visible)"
+			if v, err := b.callOn(ctx, refs[0], visibleJS); err == nil && v.Value.Bool() {
+				it.Passed, it.Found = true, refLine(id, refs[0])
+			}
+		}
+		res.Checks = append(res.Checks, it)
+	}
+	if o.Locator != nil {
+		it := CheckItem{Name: "expect_locator", Expected: "one visible element matching " + o.Locator.String()}
+		r, id, err := b.locate(ctx, t, *o.Locator)
+		var le *LocatorError
+		switch {
+		case err == nil:
+			it.Passed, it.Found = true, refLine(strconv.Itoa(id), r)
+		case errors.As(err, &le) && le.Reason == "":
+			it.Found = fmt.Sprintf("%d visible elements match", le.Found)
+			if len(le.Candidates) > 0 {
+				it.Found += ": " + strings.Join(le.Candidates, ", ")
+			}
+		default:
+			return nil, err
+		}
+		res.Checks = append(res.Checks, it)
+	}
+	b.mu.Lock()
+	res.ConsoleErrors = append([]string(nil), t.docConsole...)
+	res.FailedRequests = append([]string(nil), t.docFailed...)
+	b.mu.Unlock()
+	list := func(name string, got []string) CheckItem {
+		it := CheckItem{Name: name, Expected: "none", Passed: len(got) == 0, Found: "none"}
+		if len(got) > 0 {
+			it.Found = fmt.Sprintf("%d: %s", len(got), b.clip(strings.Join(got, "; "), 600))
+		}
+		return it
+	}
+	if o.NoConsoleErrors {
+		res.Checks = append(res.Checks, list("no_console_errors", res.ConsoleErrors))
+	}
+	if o.NoFailedRequests {
+		res.Checks = append(res.Checks, list("no_failed_requests", res.FailedRequests))
+	}
+	if r, err := (proto.RuntimeEvaluate{Expression: `document.readyState`, ReturnByValue: true}).Call(page); err == nil && r.ExceptionDetails == nil {
+		res.Loading = r.Result.Value.Str() != "complete"
+	}
+	return res, nil
+}
+
+// refLine writes an element as a snapshot line's head: [5] button "Save".
+func refLine(id string, r ref) string {
+	s := "[" + id + "] " + r.role
+	if r.name != "" {
+		s += " " + strconv.Quote(truncate(r.name, 100))
+	}
+	return s
+}
