@@ -51,3 +51,14 @@ func (a *Activities) foundEgress(eg *egress.Proxy, sess *providers.Session, pol 
 	}
 	return np, nil
 }
+
+// holdsSafely says whether a request held for approval (action policy ask)
+// dies with this worker. Chrome sends a request paused by the DevTools
+// connection that paused it once that connection drops. A browser routed
+// through this worker's egress proxy cannot reach anything once the worker
+// is gone; a browser that outlives the worker and reaches the network by
+// itself (cdp, rented) would send the held request unapproved on a crash.
+func holdsSafely(p providers.Provider) bool {
+	c, ok := p.(capable)
+	return !ok || c.Capabilities().Egress
+}

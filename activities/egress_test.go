@@ -2,10 +2,12 @@ package activities
 
 import (
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/providers"
@@ -68,5 +70,30 @@ func TestFoundEgress(t *testing.T) {
 	// Started without one: driven as it is.
 	if got, err := a.foundEgress(fresh(), &providers.Session{}, pol, log); err != nil || got != nil {
 		t.Fatalf("no proxy: %v, %v", got, err)
+	}
+}
+
+// remoteFake is a provider whose browsers reach the network by themselves
+// (as cdp and the rented providers do).
+type remoteFake struct{ *fakeProvider }
+
+func (remoteFake) Capabilities() providers.Capabilities { return providers.Capabilities{Stealth: true} }
+
+// A request held for approval in a browser that outlives its worker would
+// be sent unapproved when the worker dies: ask is refused there, naming the
+// way out; deny and allow, which hold nothing, are not.
+func TestAskRefusedWhereAHeldRequestOutlivesTheWorker(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.o.Providers["remote"] = remoteFake{h.prov}
+	_, err := call[contract.CreateResult](h, contract.ActivityCreate, contract.CreateRequest{Tag: "r-1", Options: contract.SessionOptions{Provider: "remote", ActionPolicy: contract.PolicyAsk}})
+	f := wantCode(t, err, contract.CodeRefused, false)
+	if !strings.Contains(f.Message, "provider local") || !strings.Contains(f.Message, "deny") {
+		t.Fatalf("the refusal should name the way out: %s", f.Message)
+	}
+	if created, _ := h.prov.calls(); len(created) != 0 {
+		t.Fatalf("a browser was created before the refusal: %v", created)
+	}
+	for _, policy := range []string{contract.PolicyDeny, contract.PolicyAllow} {
+		h.create("ok-"+policy, contract.SessionOptions{Provider: "remote", ActionPolicy: policy})
 	}
 }

@@ -65,6 +65,10 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 				"profile %q is not granted to this session (to %s it); continue without it, or ask the host to grant it: the session's profile_grants (durable-browser call --grant-profile) or the worker's --profile-grants", pr.Name, what))
 		}
 	}
+	if req.Options.ActionPolicy == contract.PolicyAsk && !holdsSafely(p) {
+		return nil, a.fail(contract.Fail(contract.CodeRefused,
+			"action_policy ask holds a request in the browser until a person decides, and a %s browser would send it unapproved if this worker died meanwhile (it outlives the worker and reaches the network by itself); use provider local for ask, or action_policy deny", name))
+	}
 	// What the browser is made with, kept with it: a later create of the
 	// tag that finds it must ask for the same, or is refused.
 	want := req.Options.MadeWith(name)
