@@ -270,6 +270,7 @@ type registry interface {
 func register(shared, host registry, acts *activities.Activities, approvers contract.Approvers) {
 	shared.RegisterWorkflowWithOptions(workflows.SessionWorkflow(approvers), workflow.RegisterOptions{Name: contract.WorkflowBrowserSession})
 	shared.RegisterWorkflowWithOptions(Smoke, workflow.RegisterOptions{Name: SmokeWorkflow})
+	shared.RegisterWorkflowWithOptions(workflows.EvidenceWorkflow, workflow.RegisterOptions{Name: contract.WorkflowEvidence})
 	acts.RegisterShared(shared)
 	acts.RegisterHost(host)
 }

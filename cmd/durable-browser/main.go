@@ -37,6 +37,7 @@ func verbs() []verb {
 		{"dev", "run everything on this machine: Temporal, its UI, S3, a worker and the demo site", runDev},
 		{"worker", "run a worker against an existing Temporal and S3", runWorker},
 		{"call", "call a tool in a BrowserSession workflow (created when missing)", runCall},
+		{"mcp", "serve the tools to MCP clients (Claude, Cursor, VS Code) on stdio or streamable HTTP", runMCP},
 		{"sessions", "list BrowserSession workflows", runSessions},
 		{"handoff", "list and answer handoffs waiting for a person", runHandoff},
 		{"approvals", "list, approve and deny held actions", runApprovals},
