@@ -26,6 +26,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
+	"github.com/durable-browser/durable-browser/internal/metrics"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/internal/webfetch"
@@ -62,7 +63,11 @@ type Options struct {
 	// Approvers overrides the approvers read from Config.ApproverKeys: the
 	// people whose signed decisions sessions act on (tests).
 	Approvers contract.Approvers
-	Logger    zerolog.Logger
+	// Metrics, when set, records this worker's activity executions and
+	// reads what it holds at each scrape (the Temporal SDK's metrics come
+	// through the client, dialled with Metrics.TemporalHandler).
+	Metrics *metrics.Metrics
+	Logger  zerolog.Logger
 }
 
 // Worker polls the shared queue and its own host queue.
@@ -191,6 +196,14 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	// flight; the activities cut runs short at the grace and answer, so the
 	// margin leaves time to report that answer before the SDK cancels.
 	wo := sdkworker.Options{WorkerStopTimeout: stopGrace(cfg) + stopMargin}
+	if m := o.Metrics; m != nil {
+		wo.Interceptors = append(wo.Interceptors, m.Interceptor())
+		m.Watch(func() metrics.Snapshot {
+			st := acts.Stats()
+			return metrics.Snapshot{Browsers: st.Browsers, MaxBrowsers: cfg.MaxBrowsers, PendingHandoffs: st.PendingHandoffs,
+				HeldRequests: st.HeldRequests, ChromePIDs: st.ChromePIDs}
+		})
+	}
 	// The shared queue takes creates, fetches and searches: a few per browser
 	// this worker may hold, not the SDK's default of 1000 at once.
 	sharedOpts := wo

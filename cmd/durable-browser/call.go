@@ -80,7 +80,7 @@ Flags:
 	log := zerolog.New(env.stderr).Level(lvl)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := dial.Temporal(ctx, t, log)
+	c, err := dial.Temporal(ctx, t, log, nil)
 	if err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ Flags:
 		Dial: func(ctx context.Context) (client.Client, error) {
 			ctx, cancel := context.WithTimeout(ctx, connect)
 			defer cancel()
-			return dial.Temporal(ctx, t, log)
+			return dial.Temporal(ctx, t, log, nil)
 		},
 		Address:       t.Address,
 		WorkflowID:    session,
