@@ -313,6 +313,9 @@ func TestMCPElicitation(t *testing.T) {
 			mu.Lock()
 			asked = append(asked, req.Params.Message)
 			mu.Unlock()
+			if strings.Contains(req.Params.Message, "asks a person") {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"outcome": contract.OutcomeCancelled, "note": "not today"}}, nil
+			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": contract.DecisionApprove}}, nil
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -353,7 +356,6 @@ func TestMCPElicitation(t *testing.T) {
 		t.Fatalf("%d posts arrived, want the approved one", n)
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	if len(asked) != 1 || !strings.Contains(asked[0], "POST") || !strings.Contains(asked[0], "/submit") {
 		t.Fatalf("elicitations: %q", asked)
 	}
@@ -363,6 +365,21 @@ func TestMCPElicitation(t *testing.T) {
 	if st := state(t, id); len(st.Holds) != 1 || st.Holds[0].Decision != contract.DecisionApprove || st.Holds[0].By != "mcp:e2e-approver" {
 		t.Fatalf("holds: %+v", st.Holds)
 	}
+	mu.Unlock()
+
+	// A handoff is offered the same way; the person's answer and note reach the agent.
+	var h contract.HandoffResult
+	mustMCP(t, s.cs, "browser_request_handoff", map[string]any{
+		"instruction": "Press and hold the button until it says verified", "completion_condition": humanCondition,
+	}, &h)
+	if h.Outcome != contract.OutcomeCancelled || h.Note != "not today" || h.By != "mcp:e2e-approver" {
+		t.Fatalf("handoff answered %+v", h)
+	}
+	mu.Lock()
+	if len(asked) != 2 || !strings.Contains(asked[1], "Press and hold the button") {
+		t.Fatalf("elicitations: %q", asked)
+	}
+	mu.Unlock()
 }
 
 // With Temporal down, a call answers a tool error naming the fix within

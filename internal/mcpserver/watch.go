@@ -121,7 +121,7 @@ func (w *watch) canElicit(st *contract.SessionState) bool {
 // tell sends a log notification to the client (shown to the user by most
 // hosts) and logs it here.
 func (w *watch) tell(ctx context.Context, msg string) {
-	w.log.Info().Msg(msg)
+	w.log.Warn().Msg(msg)
 	// Deprecated only from revision 2026-07-28, which this server does not
 	// negotiate; it is how a client without elicitation hears of a person's step.
 	//lint:ignore SA1019 served revisions (up to 2025-11-25) have logging
