@@ -17,7 +17,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
-	"github.com/durable-browser/durable-browser/internal/mcpserver"
+	"github.com/durable-browser/durable-browser/mcpserver"
 )
 
 func runMCP(ctx context.Context, env *cliEnv, args []string) error {
