@@ -30,6 +30,7 @@ type Site struct {
 	mu          sync.Mutex
 	submissions []Submission
 	mux         *http.ServeMux
+	shop        *shop
 }
 
 // New returns a site ready to serve.
@@ -39,6 +40,7 @@ func New() *Site {
 	s.mux.HandleFunc("POST /submit", s.handleSubmit)
 	s.mux.HandleFunc("POST /slow-submit", s.handleSlowSubmit)
 	s.mux.HandleFunc("GET /submissions", s.handleCount)
+	s.registerShop()
 	s.mux.Handle("/", http.FileServer(http.FS(sub)))
 	return s
 }

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	dbclient "github.com/durable-browser/durable-browser/client"
+	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/demo"
+	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/dial"
+	"github.com/durable-browser/durable-browser/internal/logging"
+)
+
+const demoUsage = `Usage: durable-browser demo agent [flags]
+
+Runs an agent on the demo site's shop, against a running stack (after
+` + "`make run`" + ` it needs no flags): an orchestrator workflow (DemoAgent) runs the
+agent loop over the tool definitions and the Go API, with the model as an
+activity. The model is a scripted stand-in that reads each page and picks
+the next tool call, so it runs offline.
+
+The task: sign in with the test account, search, add a desk lamp to the cart,
+check out, read the confirmation and cite it with its evidence. The browser
+runs under the ask policy: every request with side effects waits for a
+person. The demo approves the sign-in and the cart for you and prints them;
+the order waits for you, and the demo prints the command that approves it
+(--approve approves it too).
+
+This process runs the demo's own worker (task queue durable-browser-demo);
+the browser tools run on the stack's workers.
+
+Flags:
+`
+
+func runDemo(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) == 0 || args[0] != "agent" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+			fmt.Fprint(env.stderr, demoUsage)
+			return flag.ErrHelp
+		}
+		fmt.Fprint(env.stderr, demoUsage)
+		return fmt.Errorf("want `demo agent`")
+	}
+	fs := config.NewSet("demo agent", env.getenv)
+	fs.SetOutput(env.stderr)
+	var (
+		t              config.Temporal
+		site, logLevel string
+		approve        bool
+		timeout        time.Duration
+	)
+	config.BindTemporal(fs, &t)
+	fs.String(&site, "site", "http://127.0.0.1:8380", "the demo site's address (durable-browser dev serves it there)")
+	fs.Bool(&approve, "approve", false, "approve the order too, without waiting for you")
+	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up after this long")
+	fs.String(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, demoUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return fmt.Errorf("demo agent takes no arguments, got %q", fs.Args())
+	}
+	if err := config.ValidateTemporal(t); err != nil {
+		return err
+	}
+	if timeout <= 0 {
+		return &config.Error{Flag: "timeout", Problem: "must be positive", Fix: "e.g. 10m"}
+	}
+	site = strings.TrimRight(site, "/")
+	lvl, err := logging.ParseLevel(logLevel)
+	if err != nil {
+		return &config.Error{Flag: "log-level", Problem: err.Error()}
+	}
+	log := zerolog.New(env.stderr).Level(lvl).With().Timestamp().Logger()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := dial.Temporal(ctx, t, log, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	w := sdkworker.New(c, demo.TaskQueue, sdkworker.Options{})
+	w.RegisterWorkflowWithOptions(demo.Agent, workflow.RegisterOptions{Name: demo.WorkflowName})
+	w.RegisterActivityWithOptions(demo.Model, activity.RegisterOptions{Name: demo.ActivityModel})
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("starting the demo's worker: %w", err)
+	}
+	defer w.Stop()
+
+	id := fmt.Sprintf("demo-agent-%d", time.Now().UnixMilli())
+	in := demo.Input{Site: site, Policy: contract.PolicyAsk,
+		Task: "Sign in to the demo shop with the test account, buy a desk lamp, and tell me the order number with evidence."}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: demo.TaskQueue, WorkflowExecutionTimeout: timeout},
+		demo.WorkflowName, in)
+	if err != nil {
+		return fmt.Errorf("starting the agent: %w", err)
+	}
+	out := env.stdout
+	fmt.Fprintf(out, "agent %s started on %s/shop/ (scripted model; browser under the ask policy)\n", id, site)
+	fmt.Fprintf(out, "task: %s\n", in.Task)
+
+	done := make(chan error, 1)
+	var res demo.Result
+	go func() { done <- run.Get(ctx, &res) }()
+	decided := map[string]bool{}
+	tick := time.NewTicker(300 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				var f *contract.Failure
+				if errors.As(err, &f) {
+					return fmt.Errorf("the agent could not open a browser: %s: %s", f.Code, f.Message)
+				}
+				return fmt.Errorf("the agent failed: %w", err)
+			}
+			return report(env, res)
+		case <-tick.C:
+		}
+		qctx, qcancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := dbclient.State(qctx, c, id)
+		qcancel()
+		if err != nil {
+			continue
+		}
+		for _, h := range st.Holds {
+			if h.Decision != "" || decided[h.HoldID] {
+				continue
+			}
+			decided[h.HoldID] = true
+			what := h.Method + " " + h.Origin + h.Path
+			if h.Path == "/shop/order" && !approve {
+				fmt.Fprintf(out, "\nthe agent wants to place the order: %s is held for you.\n  approve: durable-browser approvals approve %s %s\n  deny:    durable-browser approvals deny %s %s\n\n", what, id, h.HoldID, id, h.HoldID)
+				continue
+			}
+			sig := contract.ApprovalSignal{HoldID: h.HoldID, Decision: contract.DecisionApprove, By: "demo", Note: "approved by the demo"}
+			if err := c.SignalWorkflow(ctx, id, "", contract.SignalApproval, sig); err != nil {
+				return fmt.Errorf("approving %s: %w", what, err)
+			}
+			fmt.Fprintf(out, "approved for you (demo): %s\n", what)
+		}
+	}
+}
+
+// report prints what the agent did and its answer.
+func report(env *cliEnv, res demo.Result) error {
+	out := env.stdout
+	fmt.Fprintf(out, "\nthe agent made %d tool calls:\n", res.Calls)
+	for i, s := range res.Steps {
+		status := "ok"
+		var head struct {
+			OK   bool   `json:"ok"`
+			Code string `json:"code"`
+		}
+		if err := json.Unmarshal(s.Output, &head); err == nil && !head.OK {
+			status = head.Code
+		}
+		fmt.Fprintf(out, "  %2d. %-14s %-14s %s\n", i+1, s.Call.Name, status, clip(summary(s.Call), 100))
+	}
+	fmt.Fprintf(out, "\nagent: %s\n", res.Text)
+	if !strings.Contains(res.Text, "confirmed") {
+		return exitError{code: 1}
+	}
+	return nil
+}
+
+// clip keeps a line short.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// summary shows a call without the values it types.
+func summary(c demo.Call) string {
+	if c.Name != contract.ToolRun {
+		return string(c.Args)
+	}
+	var a struct {
+		Actions []map[string]any `json:"actions"`
+	}
+	if json.Unmarshal(c.Args, &a) != nil {
+		return ""
+	}
+	var parts []string
+	for _, x := range a.Actions {
+		p := fmt.Sprint(x["op"])
+		for _, k := range []string{"id", "url", "text"} {
+			if v, ok := x[k]; ok {
+				p += fmt.Sprintf(" %s=%v", k, v)
+			}
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
+}
