@@ -32,11 +32,22 @@ type Input struct {
 	Site string `json:"site"`
 	// Task is what the user asked, in words.
 	Task string `json:"task"`
+	// Kind picks the scripted stand-in's task: KindShop (default) or
+	// KindHandoff.
+	Kind string `json:"kind,omitempty"`
 	// Policy is the browser's action policy (the demo uses ask).
 	Policy string `json:"policy"`
 	// MaxTurns bounds the loop (default 40).
 	MaxTurns int `json:"max_turns,omitempty"`
 }
+
+// The scripted stand-in's tasks.
+const (
+	// KindShop buys a lamp in the demo shop.
+	KindShop = "shop"
+	// KindHandoff meets a page only a person can pass and asks for one.
+	KindHandoff = "handoff"
+)
 
 // Call is one tool call the model asked for.
 type Call struct {
@@ -62,6 +73,7 @@ type Step struct {
 type ModelInput struct {
 	Task  string          `json:"task"`
 	Site  string          `json:"site"`
+	Kind  string          `json:"kind,omitempty"`
 	Tools []contract.Tool `json:"tools"`
 	Steps []Step          `json:"steps"`
 	// Turn counts the model's turns so far.
@@ -123,7 +135,7 @@ func Agent(ctx workflow.Context, in Input) (*Result, error) {
 	for turn := 0; turn < in.MaxTurns; turn++ {
 		var t Turn
 		if err := workflow.ExecuteActivity(mctx, ActivityModel, ModelInput{
-			Task: in.Task, Site: in.Site, Tools: tools, Steps: recent(res.Steps), Turn: turn,
+			Task: in.Task, Site: in.Site, Kind: in.Kind, Tools: tools, Steps: recent(res.Steps), Turn: turn,
 		}).Get(ctx, &t); err != nil {
 			return nil, err
 		}

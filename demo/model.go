@@ -35,6 +35,9 @@ func scripted(in ModelInput) *Turn {
 		return call(contract.ToolRun, map[string]any{"actions": actions})
 	}
 
+	if in.Kind == KindHandoff {
+		return handoffScript(in, call, look, run)
+	}
 	if len(in.Steps) == 0 {
 		return run(map[string]any{"op": "goto", "url": in.Site + "/shop/"})
 	}
@@ -115,4 +118,46 @@ func refOf(text, role, name string) string {
 		}
 	}
 	return ""
+}
+
+// The person-only step of the demo site.
+const humanDone = "Verified by a person"
+
+// handoffScript: open the person-only page, try it, and when it does not
+// pass, ask a person and wait; then say how it went.
+func handoffScript(in ModelInput, call func(string, any) *Turn, look func() *Turn, run func(...map[string]any) *Turn) *Turn {
+	if len(in.Steps) == 0 {
+		return run(map[string]any{"op": "goto", "url": in.Site + "/human.html"})
+	}
+	last := in.Steps[len(in.Steps)-1]
+	switch {
+	case last.Call.Name == contract.ToolRequestHandoff:
+		var h contract.HandoffResult
+		if err := json.Unmarshal(last.Output, &h); err != nil || !h.OK {
+			return &Turn{Text: "The handoff did not happen: " + string(last.Output)}
+		}
+		note := ""
+		if h.Note != "" {
+			note = fmt.Sprintf(" (note: %q)", h.Note)
+		}
+		return &Turn{Text: fmt.Sprintf("The person answered %s after %.0fs%s; the check is passed: %v.", h.Outcome, h.WaitedS, note, h.ConditionMet)}
+	case !ok(last.Output) || last.Call.Name == contract.ToolRun:
+		return look()
+	}
+	var snap contract.SnapshotResult
+	_ = json.Unmarshal(last.Output, &snap)
+	if strings.Contains(snap.Text, humanDone) {
+		return &Turn{Text: "The check is passed."}
+	}
+	tried := false
+	for _, s := range in.Steps {
+		tried = tried || s.Call.Name == contract.ToolRun && strings.Contains(string(s.Call.Args), `"click"`)
+	}
+	if id := refOf(snap.Text, "button", "Press and hold"); id != "" && !tried {
+		return run(map[string]any{"op": "click", "id": id})
+	}
+	return call(contract.ToolRequestHandoff, map[string]any{
+		"instruction":          "This page needs a person: press and hold the button until it says verified.",
+		"completion_condition": map[string]any{"text": humanDone},
+	})
 }

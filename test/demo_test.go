@@ -20,20 +20,7 @@ import (
 func TestDemoAgent(t *testing.T) {
 	env.StartWorker(t, harnessDefaults())
 	before := len(env.Demo.Orders())
-	cmd := exec.Command(env.Bin, "demo", "agent", "--address", env.Temporal.Address(), "--site", env.Demo.URL(), "--timeout", "4m")
-	out := &harness.SyncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var waitErr error
-	exited := make(chan struct{})
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-	})
+	out, exited, waitErr := startDemo(t, "agent")
 
 	approveLine := regexp.MustCompile(`approve: durable-browser approvals approve (\S+) (\S+)`)
 	harness.Eventually(t, 3*time.Minute, func() bool { return approveLine.MatchString(out.String()) },
@@ -47,8 +34,8 @@ func TestDemoAgent(t *testing.T) {
 	}
 	select {
 	case <-exited:
-		if waitErr != nil {
-			t.Fatalf("demo agent: %v\n%s", waitErr, out)
+		if err := waitErr(); err != nil {
+			t.Fatalf("demo agent: %v\n%s", err, out)
 		}
 	case <-time.After(3 * time.Minute):
 		t.Fatalf("the demo did not finish:\n%s", out)
@@ -77,5 +64,61 @@ func TestDemoAgent(t *testing.T) {
 	t.Logf("demo output:\n%s", text)
 	if strings.Contains(text, "demo-shop-pass") {
 		t.Fatal("the test account's password reached the output")
+	}
+}
+
+// startDemo runs `durable-browser demo <verb>` against the test stack until
+// the test ends; exited closes when it has, and waitErr is then its exit.
+func startDemo(t *testing.T, verb string) (*harness.SyncBuffer, <-chan struct{}, func() error) {
+	t.Helper()
+	cmd := exec.Command(env.Bin, "demo", verb, "--address", env.Temporal.Address(), "--site", env.Demo.URL(), "--timeout", "4m")
+	out := &harness.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	exited := make(chan struct{})
+	go func() { err = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	})
+	return out, exited, func() error { <-exited; return err }
+}
+
+// `durable-browser demo handoff`: the agent cannot pass the person-only
+// check, asks for a person and waits; the demo prints the command that
+// answers; the answer (here: cancelled, with a note) reaches the agent.
+func TestDemoHandoff(t *testing.T) {
+	env.StartWorker(t, harnessDefaults())
+	out, exited, waitErr := startDemo(t, "handoff")
+	answer := regexp.MustCompile(`cancel: durable-browser handoff cancel (\S+) (\S+)`)
+	harness.Eventually(t, 3*time.Minute, func() bool { return answer.MatchString(out.String()) },
+		"the demo never printed how to answer the handoff:\n%s", out)
+	select {
+	case <-exited:
+		t.Fatalf("the demo ended while the agent waited for a person:\n%s", out)
+	default:
+	}
+	m := answer.FindStringSubmatch(out.String())
+	if r := cli(t, "handoff", "cancel", m[1], m[2], "--note", "not now"); r.code != 0 {
+		t.Fatalf("handoff cancel: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	select {
+	case <-exited:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("the demo did not finish:\n%s", out)
+	}
+	if err := waitErr(); err != nil {
+		t.Fatalf("demo handoff: %v\n%s", err, out)
+	}
+	text := out.String()
+	t.Logf("demo output:\n%s", text)
+	for _, want := range []string{"press and hold", "browser_request_handoff", `The person answered cancelled`, `(note: "not now")`, "the check is passed: false"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("output lacks %q:\n%s", want, text)
+		}
 	}
 }

@@ -23,13 +23,15 @@ import (
 	"github.com/durable-browser/durable-browser/internal/logging"
 )
 
-const demoUsage = `Usage: durable-browser demo agent [flags]
+const demoUsage = `Usage: durable-browser demo agent|handoff [flags]
 
 Runs an agent on the demo site's shop, against a running stack (after
 ` + "`make run`" + ` it needs no flags): an orchestrator workflow (DemoAgent) runs the
 agent loop over the tool definitions and the Go API, with the model as an
-activity. The model is a scripted stand-in that reads each page and picks
-the next tool call, so it runs offline.
+activity. With OPENAI_API_KEY set it asks that model (OPENAI_BASE_URL for any
+compatible server, OPENAI_MODEL or --openai-model to pick one); otherwise, or
+with --scripted, a scripted stand-in that reads each page and picks the next
+tool call, so it runs offline.
 
 The task: sign in with the test account, search, add a desk lamp to the cart,
 check out, read the confirmation and cite it with its evidence. The browser
@@ -38,6 +40,12 @@ person. The demo approves the sign-in and the cart for you and prints them;
 the order waits for you, and the demo prints the command that approves it
 (--approve approves it too).
 
+demo handoff: the agent opens a page only a person can pass (the demo site's
+"press and hold" check), tries, then asks for a person with
+browser_request_handoff and waits; the demo prints the command that answers
+it (the way to reach the browser goes to the worker's handoff notice: dev
+prints it). The agent then says how it went.
+
 This process runs the demo's own worker (task queue durable-browser-demo);
 the browser tools run on the stack's workers.
 
@@ -45,25 +53,31 @@ Flags:
 `
 
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 || args[0] != "agent" {
+	if len(args) == 0 || args[0] != "agent" && args[0] != "handoff" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 			fmt.Fprint(env.stderr, demoUsage)
 			return flag.ErrHelp
 		}
 		fmt.Fprint(env.stderr, demoUsage)
-		return fmt.Errorf("want `demo agent`")
+		return fmt.Errorf("want `demo agent` or `demo handoff`")
 	}
-	fs := config.NewSet("demo agent", env.getenv)
+	kind := demo.KindShop
+	if args[0] == "handoff" {
+		kind = demo.KindHandoff
+	}
+	fs := config.NewSet("demo "+args[0], env.getenv)
 	fs.SetOutput(env.stderr)
 	var (
-		t              config.Temporal
-		site, logLevel string
-		approve        bool
-		timeout        time.Duration
+		t                           config.Temporal
+		site, logLevel, openaiModel string
+		approve, scriptedOnly       bool
+		timeout                     time.Duration
 	)
 	config.BindTemporal(fs, &t)
 	fs.String(&site, "site", "http://127.0.0.1:8380", "the demo site's address (durable-browser dev serves it there)")
 	fs.Bool(&approve, "approve", false, "approve the order too, without waiting for you")
+	fs.Bool(&scriptedOnly, "scripted", false, "use the scripted stand-in even when OPENAI_API_KEY is set")
+	fs.String(&openaiModel, "openai-model", env.getenv("OPENAI_MODEL"), "the OpenAI-compatible model to ask (default "+demo.DefaultOpenAIModel+"; also $OPENAI_MODEL)")
 	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.String(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
 	fs.Usage = func() {
@@ -75,7 +89,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if fs.NArg() != 0 {
 		fs.Usage()
-		return fmt.Errorf("demo agent takes no arguments, got %q", fs.Args())
+		return fmt.Errorf("demo %s takes no arguments, got %q", args[0], fs.Args())
 	}
 	if err := config.ValidateTemporal(t); err != nil {
 		return err
@@ -99,22 +113,38 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 
 	w := sdkworker.New(c, demo.TaskQueue, sdkworker.Options{})
 	w.RegisterWorkflowWithOptions(demo.Agent, workflow.RegisterOptions{Name: demo.WorkflowName})
-	w.RegisterActivityWithOptions(demo.Model, activity.RegisterOptions{Name: demo.ActivityModel})
+	mo := demo.ModelOptions{OpenAIKey: env.getenv("OPENAI_API_KEY"), OpenAIBaseURL: env.getenv("OPENAI_BASE_URL"), OpenAIModel: openaiModel}
+	model := "scripted model"
+	if scriptedOnly {
+		mo.OpenAIKey = ""
+	}
+	if mo.OpenAIKey != "" {
+		model = "model " + mo.OpenAIModel
+		if mo.OpenAIModel == "" {
+			model = "model " + demo.DefaultOpenAIModel
+		}
+	}
+	w.RegisterActivityWithOptions(demo.NewModel(mo), activity.RegisterOptions{Name: demo.ActivityModel})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("starting the demo's worker: %w", err)
 	}
 	defer w.Stop()
 
-	id := fmt.Sprintf("demo-agent-%d", time.Now().UnixMilli())
-	in := demo.Input{Site: site, Policy: contract.PolicyAsk,
+	id := fmt.Sprintf("demo-%s-%d", args[0], time.Now().UnixMilli())
+	in := demo.Input{Site: site, Policy: contract.PolicyAsk, Kind: kind,
 		Task: "Sign in to the demo shop with the test account, buy a desk lamp, and tell me the order number with evidence."}
+	where := site + "/shop/"
+	if kind == demo.KindHandoff {
+		in.Task = "Pass the check on the demo site's person-only page."
+		where = site + "/human.html"
+	}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: demo.TaskQueue, WorkflowExecutionTimeout: timeout},
 		demo.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("starting the agent: %w", err)
 	}
 	out := env.stdout
-	fmt.Fprintf(out, "agent %s started on %s/shop/ (scripted model; browser under the ask policy)\n", id, site)
+	fmt.Fprintf(out, "agent %s started on %s (%s; browser under the ask policy)\n", id, where, model)
 	fmt.Fprintf(out, "task: %s\n", in.Task)
 
 	done := make(chan error, 1)
@@ -133,7 +163,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 				}
 				return fmt.Errorf("the agent failed: %w", err)
 			}
-			return report(env, res)
+			return report(env, res, kind)
 		case <-tick.C:
 		}
 		qctx, qcancel := context.WithTimeout(ctx, 5*time.Second)
@@ -141,6 +171,11 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 		qcancel()
 		if err != nil {
 			continue
+		}
+		if p := st.PendingHandoff; p != nil && p.Answer == nil && !decided["handoff/"+p.RequestID] {
+			decided["handoff/"+p.RequestID] = true
+			fmt.Fprintf(out, "\nthe agent waits for a person: %s\n  done:   durable-browser handoff done %s %s\n  cancel: durable-browser handoff cancel %s %s\n(the way to reach the browser is in the worker's handoff notice: dev prints it)\n\n",
+				clip(p.Instruction, 200), id, p.RequestID, id, p.RequestID)
 		}
 		for _, h := range st.Holds {
 			if h.Decision != "" || decided[h.HoldID] {
@@ -162,7 +197,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 // report prints what the agent did and its answer.
-func report(env *cliEnv, res demo.Result) error {
+func report(env *cliEnv, res demo.Result, kind string) error {
 	out := env.stdout
 	fmt.Fprintf(out, "\nthe agent made %d tool calls:\n", res.Calls)
 	for i, s := range res.Steps {
@@ -177,7 +212,11 @@ func report(env *cliEnv, res demo.Result) error {
 		fmt.Fprintf(out, "  %2d. %-14s %-14s %s\n", i+1, s.Call.Name, status, clip(summary(s.Call), 100))
 	}
 	fmt.Fprintf(out, "\nagent: %s\n", res.Text)
-	if !strings.Contains(res.Text, "confirmed") {
+	finished := strings.Contains(res.Text, "confirmed")
+	if kind == demo.KindHandoff {
+		finished = strings.HasPrefix(res.Text, "The person answered") || strings.HasPrefix(res.Text, "The check is passed")
+	}
+	if !finished {
 		return exitError{code: 1}
 	}
 	return nil
