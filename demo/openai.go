@@ -23,6 +23,9 @@ type ModelOptions struct {
 	OpenAIBaseURL string
 	// OpenAIModel names the model (default DefaultOpenAIModel).
 	OpenAIModel string
+	// AnthropicKey, when set (and no OpenAIKey), makes the activity call
+	// Anthropic's messages API; AnthropicBaseURL and AnthropicModel as above.
+	AnthropicKey, AnthropicBaseURL, AnthropicModel string
 }
 
 // DefaultOpenAIModel is asked when no model is named.
@@ -30,6 +33,9 @@ const DefaultOpenAIModel = "gpt-4.1-mini"
 
 // NewModel returns the model activity for these options.
 func NewModel(o ModelOptions) func(context.Context, ModelInput) (*Turn, error) {
+	if o.OpenAIKey == "" && o.AnthropicKey != "" {
+		return newAnthropic(o)
+	}
 	if o.OpenAIKey == "" {
 		return Model
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,9 +30,10 @@ Runs an agent on the demo site's shop, against a running stack (after
 ` + "`make run`" + ` it needs no flags): an orchestrator workflow (DemoAgent) runs the
 agent loop over the tool definitions and the Go API, with the model as an
 activity. With OPENAI_API_KEY set it asks that model (OPENAI_BASE_URL for any
-compatible server, OPENAI_MODEL or --openai-model to pick one); otherwise, or
-with --scripted, a scripted stand-in that reads each page and picks the next
-tool call, so it runs offline.
+compatible server, OPENAI_MODEL or --openai-model to pick one); else with
+ANTHROPIC_API_KEY, Anthropic's (ANTHROPIC_BASE_URL, ANTHROPIC_MODEL); with
+neither, or with --scripted, a scripted stand-in that reads each page and
+picks the next tool call, so it runs offline.
 
 The task: sign in with the test account, search, add a desk lamp to the cart,
 check out, read the confirmation and cite it with its evidence. The browser
@@ -76,7 +78,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	config.BindTemporal(fs, &t)
 	fs.String(&site, "site", "http://127.0.0.1:8380", "the demo site's address (durable-browser dev serves it there)")
 	fs.Bool(&approve, "approve", false, "approve the order too, without waiting for you")
-	fs.Bool(&scriptedOnly, "scripted", false, "use the scripted stand-in even when OPENAI_API_KEY is set")
+	fs.Bool(&scriptedOnly, "scripted", false, "use the scripted stand-in even when OPENAI_API_KEY or ANTHROPIC_API_KEY is set")
 	fs.String(&openaiModel, "openai-model", env.getenv("OPENAI_MODEL"), "the OpenAI-compatible model to ask (default "+demo.DefaultOpenAIModel+"; also $OPENAI_MODEL)")
 	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.String(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
@@ -113,16 +115,17 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 
 	w := sdkworker.New(c, demo.TaskQueue, sdkworker.Options{})
 	w.RegisterWorkflowWithOptions(demo.Agent, workflow.RegisterOptions{Name: demo.WorkflowName})
-	mo := demo.ModelOptions{OpenAIKey: env.getenv("OPENAI_API_KEY"), OpenAIBaseURL: env.getenv("OPENAI_BASE_URL"), OpenAIModel: openaiModel}
-	model := "scripted model"
+	mo := demo.ModelOptions{OpenAIKey: env.getenv("OPENAI_API_KEY"), OpenAIBaseURL: env.getenv("OPENAI_BASE_URL"), OpenAIModel: openaiModel,
+		AnthropicKey: env.getenv("ANTHROPIC_API_KEY"), AnthropicBaseURL: env.getenv("ANTHROPIC_BASE_URL"), AnthropicModel: env.getenv("ANTHROPIC_MODEL")}
 	if scriptedOnly {
-		mo.OpenAIKey = ""
+		mo.OpenAIKey, mo.AnthropicKey = "", ""
 	}
-	if mo.OpenAIKey != "" {
-		model = "model " + mo.OpenAIModel
-		if mo.OpenAIModel == "" {
-			model = "model " + demo.DefaultOpenAIModel
-		}
+	model := "scripted model"
+	switch {
+	case mo.OpenAIKey != "":
+		model = "OpenAI-compatible model " + cmp.Or(mo.OpenAIModel, demo.DefaultOpenAIModel)
+	case mo.AnthropicKey != "":
+		model = "Anthropic model " + cmp.Or(mo.AnthropicModel, demo.DefaultAnthropicModel)
 	}
 	w.RegisterActivityWithOptions(demo.NewModel(mo), activity.RegisterOptions{Name: demo.ActivityModel})
 	if err := w.Start(); err != nil {
