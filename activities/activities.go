@@ -104,6 +104,8 @@ type Activities struct {
 	mu       sync.Mutex
 	sessions map[string]*liveSession
 	creating int // creates past the MaxBrowsers check, not yet in sessions
+	// holding counts requests waiting for a person's decision (metrics).
+	holding atomic.Int64
 }
 
 // liveSession is a browser this process holds.
@@ -323,6 +325,36 @@ func (a *Activities) Sessions() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Stats is what this process holds now, for its metrics.
+type Stats struct {
+	// Browsers counts browsers by provider.
+	Browsers map[string]int
+	// PendingHandoffs counts browsers handed to a person, handoff unexpired.
+	PendingHandoffs int
+	// HeldRequests counts requests waiting for a person's decision.
+	HeldRequests int
+	// ChromePIDs are the local browsers' main processes.
+	ChromePIDs []int
+}
+
+// Stats reads what this process holds now.
+func (a *Activities) Stats() Stats {
+	now := a.o.Now().UnixNano()
+	st := Stats{Browsers: map[string]int{}, HeldRequests: int(a.holding.Load())}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range a.sessions {
+		st.Browsers[s.ref.Provider]++
+		if s.heldUntil.Load() > now {
+			st.PendingHandoffs++
+		}
+		if s.sess != nil && s.sess.PID > 0 {
+			st.ChromePIDs = append(st.ChromePIDs, s.sess.PID)
+		}
+	}
+	return st
 }
 
 // Close releases every session this process holds; the worker calls it on

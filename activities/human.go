@@ -149,6 +149,8 @@ func (a *Activities) ask(ctx context.Context, rs *runState, req contract.SentReq
 		return out, ""
 	}
 	log.Info().Str("hold_id", holdID).Str("method", req.Method).Str("origin", req.Origin).Msg("request held for approval")
+	a.holding.Add(1)
+	defer a.holding.Add(-1)
 	// Never wait past the run's own deadline: a hold nobody answers must end
 	// as a refusal, not as the run timing out (which reads as effect_unknown).
 	wait := a.o.HoldTimeout

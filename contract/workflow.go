@@ -11,6 +11,11 @@ import (
 const (
 	// WorkflowBrowserSession is the session custody workflow's type name.
 	WorkflowBrowserSession = "BrowserSession"
+	// WorkflowEvidence fetches one filed body through the workers, for
+	// clients outside workflow code that have no S3 access of their own
+	// (the MCP server showing a screenshot): input GetEvidenceRequest,
+	// result GetEvidenceResult, a failure as the envelope.
+	WorkflowEvidence = "EvidenceGet"
 	// UpdateTool serves one tool call: input ToolCall, result json.RawMessage.
 	UpdateTool = "tool"
 	// QueryState returns SessionState.

@@ -188,7 +188,7 @@ func TestDevSmokeStopAndRestart(t *testing.T) {
 		t.Fatalf("call: %v\n%s", err, o)
 	}
 
-	// dev files evidence into its own bucket; `evidence get --dev` reads it
+	// dev files evidence into its own bucket; `evidence get` with no bucket named reads it
 	// back with dev's credentials.
 	shot := exec.CommandContext(ctx, env.Bin, "call", "--address", addrs.temporal, "dev-e2e", "screenshot")
 	shot.Env = cleanEnv()
@@ -198,13 +198,13 @@ func TestDevSmokeStopAndRestart(t *testing.T) {
 		t.Fatalf("screenshot: %v\n%s", err, o)
 	}
 	file := filepath.Join(t.TempDir(), "shot.png")
-	get := exec.CommandContext(ctx, env.Bin, "evidence", "get", "--dev", "--s3-endpoint", "http://"+addrs.s3, "-o", file, res.Evidence.Key)
+	get := exec.CommandContext(ctx, env.Bin, "evidence", "get", "--s3-endpoint", "http://"+addrs.s3, "-o", file, res.Evidence.Key)
 	get.Env = cleanEnv("AWS_ACCESS_KEY_ID=", "AWS_EC2_METADATA_DISABLED=true")
 	if o, err := get.CombinedOutput(); err != nil {
-		t.Fatalf("evidence get --dev: %v\n%s", err, o)
+		t.Fatalf("evidence get: %v\n%s", err, o)
 	}
 	if b, err := os.ReadFile(file); err != nil || evidence.SHA256Hex(b) != res.Evidence.SHA256 {
-		t.Fatalf("evidence get --dev wrote %d bytes (%v), want sha256 %s", len(b), err, res.Evidence.SHA256)
+		t.Fatalf("evidence get wrote %d bytes (%v), want sha256 %s", len(b), err, res.Evidence.SHA256)
 	}
 
 	var s3pid, chromePIDs []int

@@ -215,7 +215,8 @@ func TestDocsCommands(t *testing.T) {
 				at = 2
 			}
 			args = slices.Insert(args, min(at, len(args)), "--address", addrs.temporal)
-		case args[0] == "evidence" && slices.Contains(args, "--dev"):
+		case args[0] == "evidence" && !slices.Contains(args, "--s3-bucket") && args[len(args)-1] != "--help":
+			// With no bucket named, evidence reads the dev stack's S3.
 			args = slices.Insert(args, 2, "--s3-endpoint", "http://"+addrs.s3)
 		}
 		dir := t.TempDir() // -o files land here

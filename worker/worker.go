@@ -28,6 +28,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
+	"github.com/durable-browser/durable-browser/internal/metrics"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/internal/webfetch"
@@ -69,7 +70,11 @@ type Options struct {
 	// Approvers overrides the approvers read from Config.ApproverKeys: the
 	// people whose signed decisions sessions act on (tests).
 	Approvers contract.Approvers
-	Logger    zerolog.Logger
+	// Metrics, when set, records this worker's activity executions and
+	// reads what it holds at each scrape (the Temporal SDK's metrics come
+	// through the client, dialled with Metrics.TemporalHandler).
+	Metrics *metrics.Metrics
+	Logger  zerolog.Logger
 }
 
 // Worker polls the shared queue and its own host queue.
@@ -220,6 +225,14 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	// every beat the activities record leaves 8 s of slack instead.
 	wo := sdkworker.Options{WorkerStopTimeout: stopGrace(cfg) + stopMargin, MaxHeartbeatThrottleInterval: heartbeatEvery,
 		Interceptors: []interceptor.WorkerInterceptor{&failureLog{log: log}}}
+	if m := o.Metrics; m != nil {
+		wo.Interceptors = append(wo.Interceptors, m.Interceptor())
+		m.Watch(func() metrics.Snapshot {
+			st := acts.Stats()
+			return metrics.Snapshot{Browsers: st.Browsers, MaxBrowsers: cfg.MaxBrowsers, PendingHandoffs: st.PendingHandoffs,
+				HeldRequests: st.HeldRequests, ChromePIDs: st.ChromePIDs}
+		})
+	}
 	// The shared queue takes creates, fetches and searches: a few per browser
 	// this worker may hold, not the SDK's default of 1000 at once.
 	sharedOpts := wo
@@ -309,6 +322,7 @@ type registry interface {
 func register(shared, host registry, acts *activities.Activities, approvers contract.Approvers) {
 	shared.RegisterWorkflowWithOptions(workflows.SessionWorkflow(approvers), workflow.RegisterOptions{Name: contract.WorkflowBrowserSession})
 	shared.RegisterWorkflowWithOptions(Smoke, workflow.RegisterOptions{Name: SmokeWorkflow})
+	shared.RegisterWorkflowWithOptions(workflows.EvidenceWorkflow, workflow.RegisterOptions{Name: contract.WorkflowEvidence})
 	acts.RegisterShared(shared)
 	acts.RegisterHost(host)
 }

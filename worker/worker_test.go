@@ -70,7 +70,7 @@ func TestRegister(t *testing.T) {
 	var shared, host names
 	register(&shared, &host, activities.New(activities.Options{}), nil)
 
-	if want := []string{contract.WorkflowBrowserSession, SmokeWorkflow}; !reflect.DeepEqual(shared.workflows, want) {
+	if want := []string{contract.WorkflowBrowserSession, SmokeWorkflow, contract.WorkflowEvidence}; !reflect.DeepEqual(shared.workflows, want) {
 		t.Fatalf("shared workflows = %v, want %v", shared.workflows, want)
 	}
 	if len(host.workflows) != 0 {

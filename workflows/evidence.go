@@ -1,7 +1,10 @@
 package workflows
 
 import (
+	"errors"
+
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/envelope"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -24,4 +27,20 @@ func GetEvidence(ctx workflow.Context, key string) ([]byte, error) {
 		return nil, failureFor(contract.ClassRead, classify(err))
 	}
 	return res.Body, nil
+}
+
+// EvidenceWorkflow is GetEvidence as a workflow of its own
+// (contract.WorkflowEvidence), for a client outside workflow code that has no
+// S3 access: the MCP server fetches a screenshot too large to ride inline.
+// A failure is the envelope as an application error.
+func EvidenceWorkflow(ctx workflow.Context, req contract.GetEvidenceRequest) (*contract.GetEvidenceResult, error) {
+	body, err := GetEvidence(ctx, req.Key)
+	if err != nil {
+		var f *contract.Failure
+		if errors.As(err, &f) {
+			return nil, envelope.Error(f)
+		}
+		return nil, err
+	}
+	return &contract.GetEvidenceResult{OK: true, Body: body}, nil
 }

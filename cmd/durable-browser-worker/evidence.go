@@ -60,7 +60,6 @@ func runEvidenceGet(ctx context.Context, env *cliEnv, args []string) error {
 	config.BindS3(fs, &g.s3)
 	fs.StringVar(&g.out, "o", "", "write to this file instead of stdout (written only once verified); - is stdout, even a terminal")
 	fs.BoolVar(&g.receipt, "receipt", false, "print the receipt JSON instead of the body (a receipt key prints it anyway)")
-	fs.Bool(&g.dev, "dev", false, "read from the loopback S3 of durable-browser dev (its endpoint 127.0.0.1:7070, bucket and credentials, unless given)")
 	fs.Duration(&g.timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.Usage = func() {
 		fmt.Fprintf(env.stderr, `Usage: durable-browser evidence get [flags] KEY
@@ -79,9 +78,14 @@ KEY is a result's evidence.key or evidence.receipt_key (relative to
 Credentials come from the standard AWS environment (AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...).
 
+With no bucket named (--s3-bucket, DURABLE_BROWSER_S3_BUCKET or an s3://
+KEY) it reads the local `+"`durable-browser dev`"+` stack's S3 (http://127.0.0.1:7070,
+bucket evidence, its credentials), as `+"`call`"+` finds its Temporal; the S3 flags
+given still apply (--s3-endpoint for dev on another port).
+
 Examples:
-  durable-browser evidence get --dev -o shot.png demo/demo-1/3-screenshot-0a1b2c3d4e5f.png
-  durable-browser evidence get --dev --receipt demo/demo-1/3-screenshot-0a1b2c3d4e5f.png
+  durable-browser evidence get -o shot.png demo/demo-1/3-screenshot-0a1b2c3d4e5f.png   # after make run
+  durable-browser evidence get --receipt demo/demo-1/3-screenshot-0a1b2c3d4e5f.png
   durable-browser evidence get --s3-bucket my-evidence s3://my-evidence/evidence/wf/tag/4-browser_read-0a1b2c3d4e5f.md
 
 Flags:
@@ -92,7 +96,10 @@ Flags:
 	if err != nil {
 		return err
 	}
-	if g.dev {
+	// Like `call` finding Temporal at 127.0.0.1:7233: with no bucket named,
+	// the evidence is the local dev stack's.
+	if g.s3.Bucket == "" && !strings.HasPrefix(key, "s3://") {
+		g.dev = true
 		devDefaults(&g.s3, fs)
 	}
 	var objectKey bool
@@ -166,7 +173,7 @@ func getEvidence(ctx context.Context, env *cliEnv, g evidenceGet, key string, ob
 		return nil, nil, err
 	}
 	if err := store.CheckCredentials(ctx); err != nil {
-		return nil, nil, fmt.Errorf("%w: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) to credentials that can read s3://%s, or give --dev to read from durable-browser dev", evidence.ErrNoCredentials, g.s3.Bucket)
+		return nil, nil, fmt.Errorf("%w: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) to credentials that can read s3://%s, or name no bucket to read from `durable-browser dev` on this machine", evidence.ErrNoCredentials, g.s3.Bucket)
 	}
 	body, rec, err := evidence.GetVerified(ctx, store, key)
 	switch {
@@ -174,6 +181,8 @@ func getEvidence(ctx context.Context, env *cliEnv, g evidenceGet, key string, ob
 		return nil, nil, fmt.Errorf("no evidence at s3://%s/%s: use a result's evidence.key, and check --s3-bucket and --s3-prefix", g.s3.Bucket, store.ObjectKey(key))
 	case errors.Is(err, evidence.ErrHashMismatch):
 		return nil, nil, fmt.Errorf("refusing %s: %w", key, err)
+	case err != nil && g.dev:
+		return nil, nil, fmt.Errorf("reading %s from the dev stack's S3 at %s (no --s3-bucket was named, so `durable-browser dev` on this machine is assumed): %w; start it (`make run`), or name the bucket with --s3-bucket and its store with --s3-endpoint", key, g.s3.Endpoint, err)
 	case err != nil:
 		return nil, nil, err
 	}

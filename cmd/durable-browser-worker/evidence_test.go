@@ -41,7 +41,7 @@ func TestEvidenceGetRefusals(t *testing.T) {
 		{"help", []string{"evidence", "get", "--help"}, 0, "--receipt"},
 		{"no key", []string{"evidence", "get", "--s3-bucket", "b"}, 1, "want exactly one KEY"},
 		{"two keys", []string{"evidence", "get", "--s3-bucket", "b", "k1", "k2"}, 1, "want exactly one KEY"},
-		{"no bucket", []string{"evidence", "get", "k"}, 1, "--s3-bucket (DURABLE_BROWSER_S3_BUCKET): no evidence bucket"},
+		{"no bucket and no dev stack", []string{"evidence", "get", "--s3-endpoint", "http://127.0.0.1:1", "--timeout", "5s", "k/a/b"}, 1, "dev stack's S3 at http://127.0.0.1:1 (no --s3-bucket was named"},
 		{"bad endpoint", []string{"evidence", "get", "--s3-bucket", "b", "--s3-endpoint", "127.0.0.1:1", "k"}, 1, "--s3-endpoint"},
 		{"bucket disagrees", []string{"evidence", "get", "--s3-bucket", "b", "s3://other/k"}, 1, "differs from the bucket"},
 		{"bad s3 url", []string{"evidence", "get", "s3://only-bucket"}, 1, "is not s3://bucket/key"},
@@ -241,7 +241,7 @@ func TestEvidenceGetWithoutCredentials(t *testing.T) {
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	code, _, stderr := runCLI(t, nil, "evidence", "get", "--s3-bucket", "b", "--s3-endpoint", "http://127.0.0.1:1", "--s3-region", "us-east-1", "wf/wf-1/1-screenshot-0123456789ab.png")
-	if code != 1 || !strings.Contains(stderr, "no S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") || !strings.Contains(stderr, "--dev") {
+	if code != 1 || !strings.Contains(stderr, "no S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") || !strings.Contains(stderr, "name no bucket") {
 		t.Fatalf("no credentials: exit %d, stderr %s", code, stderr)
 	}
 }

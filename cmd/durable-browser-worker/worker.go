@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/internal/metrics"
 	"github.com/durable-browser/durable-browser/worker"
 )
 
@@ -40,12 +43,26 @@ Flags:
 	if err != nil {
 		return &config.Error{Flag: "log-level", Problem: err.Error()}
 	}
-	c, err := dial.Temporal(ctx, cfg.Temporal, log)
+	var m *metrics.Metrics
+	var sdkMetrics client.MetricsHandler
+	if cfg.Metrics != "" {
+		if m, err = metrics.New(metrics.Options{Logger: log}); err != nil {
+			return err
+		}
+		defer m.Close()
+		addr, err := m.Serve(cfg.Metrics)
+		if err != nil {
+			return &config.Error{Flag: "metrics", Problem: err.Error(), Fix: "give a free host:port, e.g. 127.0.0.1:9464"}
+		}
+		log.Info().Str("address", "http://"+addr+"/metrics").Msg("serving Prometheus metrics")
+		sdkMetrics = m.TemporalHandler()
+	}
+	c, err := dial.Temporal(ctx, cfg.Temporal, log, sdkMetrics)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	w, err := worker.New(ctx, worker.Options{Client: c, Config: cfg, Logger: log})
+	w, err := worker.New(ctx, worker.Options{Client: c, Config: cfg, Logger: log, Metrics: m})
 	if err != nil {
 		return err
 	}

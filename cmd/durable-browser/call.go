@@ -17,8 +17,6 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
-	"github.com/durable-browser/durable-browser/internal/netguard"
-	"github.com/durable-browser/durable-browser/workflows"
 )
 
 func runCall(ctx context.Context, env *cliEnv, args []string) error {
@@ -26,24 +24,13 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	fs.SetOutput(env.stderr)
 	var t config.Temporal
 	config.BindTemporal(fs, &t)
+	var sf sessionFlags
+	bindSessionFlags(fs, &sf)
 	var (
-		provider, profile, grants, policy, updateID, logLevel string
-		stealth, headed, saveProfile, sa, newSession          bool
-		idle, life, timeout                                   time.Duration
+		updateID, logLevel string
+		newSession         bool
+		timeout            time.Duration
 	)
-	fs.String(&provider, "provider", "local", "where the browser comes from when the session is created: local, cdp, browserbase or kernel")
-	fs.Bool(&stealth, "stealth", false, "apply stealth to every page of a new session")
-	fs.Bool(&headed, "headed", false, "show the new session's browser window")
-	fs.String(&profile, "profile", "", "saved sign-in profile a new session starts from")
-	fs.Bool(&saveProfile, "save-profile", false, "run on the profile itself so sign-ins persist")
-	fs.String(&grants, "grant-profile", "", "further saved profiles a new session may relaunch into: name1,name2:save (:save lets it save)")
-	fs.String(&policy, "policy", "allow", "action policy for requests with side effects: allow, ask or deny")
-	var allowHosts, viewport string
-	fs.String(&viewport, "viewport", "", "a new session's page size in CSS pixels, WIDTHxHEIGHT (default 1280x720)")
-	fs.String(&allowHosts, "allow-hosts", "", "comma-separated hosts a new session's browser may reach (names, *.domain, addresses); every other host is blocked")
-	fs.Duration(&idle, "idle-timeout", 3*time.Minute, "a new session's idle window")
-	fs.Duration(&life, "max-lifetime", 30*time.Minute, "a new session's maximum lifetime")
-	fs.Bool(&sa, "search-attributes", true, "a new session upserts BrowserSessionTag, BrowserProvider and BrowserState (see docs/operations.md)")
 	fs.String(&updateID, "update-id", "", "deduplicate: the same call repeated with the same id returns the first result; another call under a used id is refused")
 	fs.Bool(&newSession, "new", false, "start a new session (the next tag, at about:blank) when the last one under this id has ended; without it such a call answers session_ended")
 	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up waiting after this long")
@@ -88,38 +75,10 @@ Flags:
 	if err := config.ValidateTemporal(t); err != nil {
 		return err
 	}
-	switch policy {
-	case contract.PolicyAllow, contract.PolicyAsk, contract.PolicyDeny:
-	default:
-		return &config.Error{Flag: "policy", Problem: fmt.Sprintf("%q is not a policy", policy), Fix: "use allow, ask or deny"}
+	cfg, err := sf.config()
+	if err != nil {
+		return err
 	}
-	opts := contract.SessionOptions{Provider: provider, Stealth: stealth, Headed: headed, ActionPolicy: policy}
-	for _, h := range strings.Split(allowHosts, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			opts.AllowHosts = append(opts.AllowHosts, h)
-		}
-	}
-	if err := netguard.ValidateHostList(opts.AllowHosts); err != nil {
-		return &config.Error{Flag: "allow-hosts", Problem: err.Error(), Fix: "e.g. shop.example,*.shop.example"}
-	}
-	if viewport != "" {
-		v, err := contract.ParseViewport(viewport)
-		if err != nil {
-			return &config.Error{Flag: "viewport", Problem: err.Error(), Fix: "e.g. --viewport 1280x720"}
-		}
-		opts.Viewport = &v
-	}
-	if profile != "" {
-		opts.Profile = &contract.Profile{Name: profile, Save: saveProfile}
-		if err := opts.Profile.Validate(); err != nil {
-			return &config.Error{Flag: "profile", Problem: err.Error()}
-		}
-	}
-	granted, gerr := config.ParseProfileGrants(grants)
-	if gerr != nil {
-		return &config.Error{Flag: "grant-profile", Problem: gerr.Error(), Fix: "e.g. shop,mail:save"}
-	}
-	opts.ProfileGrants = granted
 	raw := json.RawMessage("{}")
 	if fs.NArg() == 3 {
 		raw = json.RawMessage(fs.Arg(2))
@@ -131,13 +90,13 @@ Flags:
 	log := zerolog.New(env.stderr).Level(lvl)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := dial.Temporal(ctx, t, log)
+	c, err := dial.Temporal(ctx, t, log, nil)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	out, err := dbclient.Call(ctx, c, fs.Arg(0), contract.ToolCall{Name: fs.Arg(1), Args: raw}, dbclient.CallOptions{
-		Config:   workflows.SessionConfig{Session: opts, IdleTimeout: idle, MaxLifetime: life, SearchAttributes: sa},
+		Config:   cfg,
 		UpdateID: updateID,
 		New:      newSession,
 		Expect:   givenOptions(fs),

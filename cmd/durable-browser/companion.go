@@ -29,6 +29,10 @@ func runEvidence(ctx context.Context, env *cliEnv, args []string) error {
 	return runCompanion(ctx, env, workerBinary, append([]string{"evidence"}, args...))
 }
 
+func runDemo(ctx context.Context, env *cliEnv, args []string) error {
+	return runCompanion(ctx, env, workerBinary, append([]string{"demo"}, args...))
+}
+
 func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	return runCompanion(ctx, env, devBinary, args)
 }

@@ -39,10 +39,12 @@ func verbs() []verb {
 		{"call", "call a tool in a BrowserSession workflow (created when missing)", runCall},
 		{"script", "turn a finished session's history into a script to run again", runScript},
 		{"replay-script", "run a script on a session with no model", runReplayScript},
+		{"mcp", "serve the tools to MCP clients (Claude, Cursor, VS Code) on stdio or streamable HTTP", runMCP},
 		{"sessions", "list BrowserSession workflows", runSessions},
 		{"handoff", "list and answer handoffs waiting for a person", runHandoff},
 		{"approvals", "list, approve and deny held actions", runApprovals},
 		{"evidence", "fetch filed evidence by key, verified against its hash", runEvidence},
+		{"demo", "run an agent on the demo site (demo agent, demo handoff)", runDemo},
 		{"tools", "print the tool definitions (neutral, openai or anthropic)", runTools},
 		{"version", "print the version", runVersion},
 	}

@@ -47,7 +47,7 @@ Flags:
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := dial.Temporal(ctx, t, zerolog.New(env.stderr).Level(zerolog.WarnLevel))
+	c, err := dial.Temporal(ctx, t, zerolog.New(env.stderr).Level(zerolog.WarnLevel), nil)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ Flags:
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := dial.Temporal(ctx, t, zerolog.New(env.stderr).Level(zerolog.WarnLevel))
+	c, err := dial.Temporal(ctx, t, zerolog.New(env.stderr).Level(zerolog.WarnLevel), nil)
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func (o *opsFlags) dial(ctx context.Context, env *cliEnv) (context.Context, cont
 		return nil, nil, nil, &config.Error{Flag: "query-timeout", Problem: "must be positive", Fix: "e.g. 5s"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	c, err := dial.Temporal(ctx, o.t, zerolog.New(env.stderr).Level(lvl))
+	c, err := dial.Temporal(ctx, o.t, zerolog.New(env.stderr).Level(lvl), nil)
 	if err != nil {
 		cancel()
 		return nil, nil, nil, err

@@ -87,6 +87,8 @@ type Worker struct {
 	UnsignedApprovals bool
 
 	LogLevel string
+	// Metrics is where Prometheus metrics are served (host:port), if set.
+	Metrics string
 }
 
 // Browserbase tunes the browserbase provider.
@@ -185,6 +187,7 @@ func BindWorker(s *Set, w *Worker) {
 	s.String(&w.ApproverKeys, "approver-keys", "", "file of \"name base64-ed25519-public-key\" lines: only these people's signed decisions approve holds and answer handoffs")
 	s.Bool(&w.UnsignedApprovals, "unsigned-approvals", false, "run without --approver-keys on purpose: anyone who can signal the namespace can approve and answer handoffs (silences the warning)")
 	s.String(&w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
+	s.String(&w.Metrics, "metrics", "", "serve Prometheus metrics on this host:port at /metrics (the Temporal SDK's and durable-browser's; see docs/operations.md)")
 }
 
 // BrowserAllowHostList is --browser-allow-hosts as a list.

@@ -31,6 +31,7 @@ type Site struct {
 	mu          sync.Mutex
 	submissions []Submission
 	mux         *http.ServeMux
+	shop        *shop
 }
 
 // New returns a site ready to serve.
@@ -41,6 +42,7 @@ func New() *Site {
 	s.mux.HandleFunc("POST /slow-submit", s.handleSlowSubmit)
 	s.mux.HandleFunc("GET /submissions", s.handleCount)
 	s.mux.HandleFunc("GET /table", handleTable)
+	s.registerShop()
 	s.mux.Handle("/", http.FileServer(http.FS(sub)))
 	return s
 }

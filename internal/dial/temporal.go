@@ -18,12 +18,14 @@ import (
 	"github.com/durable-browser/durable-browser/internal/logging"
 )
 
-// Temporal connects to Temporal as the flags say.
-func Temporal(ctx context.Context, t config.Temporal, log zerolog.Logger) (client.Client, error) {
+// Temporal connects to Temporal as the flags say. metrics, when not nil,
+// receives the SDK's metrics (the worker's --metrics).
+func Temporal(ctx context.Context, t config.Temporal, log zerolog.Logger, metrics client.MetricsHandler) (client.Client, error) {
 	opts := client.Options{
-		HostPort:  t.Address,
-		Namespace: t.Namespace,
-		Logger:    logging.NewSDKLogger(log.With().Str("component", "temporal-sdk").Logger()),
+		HostPort:       t.Address,
+		Namespace:      t.Namespace,
+		Logger:         logging.NewSDKLogger(log.With().Str("component", "temporal-sdk").Logger()),
+		MetricsHandler: metrics,
 	}
 	if t.TLSCert != "" || t.TLSCA != "" || t.APIKey != "" || t.TLSServerName != "" {
 		tc := &tls.Config{ServerName: t.TLSServerName, MinVersion: tls.VersionTLS12}

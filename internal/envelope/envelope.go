@@ -35,12 +35,26 @@ func From(err error) (*contract.Failure, bool) {
 	}
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.HasDetails() {
-		// A pointer reads both spellings of the details: the *Failure an
-		// error made in this process holds, and a decoded payload.
-		var out *contract.Failure
-		if appErr.Details(&out) == nil && out != nil && out.Code != "" {
+		if out := details(appErr); out != nil && out.Code != "" {
 			return out, true
 		}
 	}
 	return nil, false
+}
+
+// details reads a *Failure from the error's details. An error received over
+// the wire decodes them; one not yet sent (as an activity returns it, seen by
+// the worker's interceptors) holds the values it was made with, which the
+// SDK assigns by reflection and panics on when their type differs: such an
+// error carries no envelope.
+func details(appErr *temporal.ApplicationError) (out *contract.Failure) {
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	if appErr.Details(&out) != nil {
+		return nil
+	}
+	return out
 }

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/dial"
+	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/mcpserver"
+)
+
+func runMCP(ctx context.Context, env *cliEnv, args []string) error {
+	fs := config.NewSet("mcp", env.getenv)
+	fs.SetOutput(env.stderr)
+	var t config.Temporal
+	config.BindTemporal(fs, &t)
+	var sf sessionFlags
+	bindSessionFlags(fs, &sf)
+	var (
+		session, httpAddr, logLevel string
+		timeout, connect            time.Duration
+		maxImage                    int
+	)
+	fs.String(&session, "session", "", "stdio: the session (BrowserSession workflow id) every call goes to; default a new one, printed on stderr. Give the same id after a restart to return to the same browser and page")
+	fs.String(&httpAddr, "http", "", "serve streamable HTTP on this host:port (at /mcp) instead of stdio")
+	fs.Duration(&timeout, "timeout", 10*time.Minute, "bound on each tool call, waiting for approvals and handoffs included")
+	fs.Duration(&connect, "connect-timeout", 10*time.Second, "bound on connecting to Temporal (within --timeout)")
+	fs.Int(&maxImage, "max-image-bytes", 384<<10, "largest screenshot attached as image content (at most 384 KiB)")
+	fs.String(&logLevel, "log-level", "warn", "trace, debug, info, warn or error (logs go to stderr)")
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, `Usage: durable-browser mcp [flags]
+
+An MCP server over the durable-browser tools, on stdio (the default) or
+streamable HTTP (--http 127.0.0.1:8931, served at /mcp). It is a Temporal
+client: every tool call is an Update to a BrowserSession workflow, so the
+browser lives on the workers and survives this process, the client and the
+worker restarting. An effect re-sent with the same MCP request id is
+answered from the session's record, never made twice.
+
+Sessions: on stdio every call goes to --session (default: a new id, printed
+on stderr). Over HTTP each MCP session gets a workflow of its own, unless the
+client names one with the Durable-Browser-Session header.
+
+A held request (--policy ask) or a handoff is offered to the user through MCP
+elicitation when the client supports it; otherwise answer it with
+`+"`durable-browser approvals`"+` or `+"`durable-browser handoff`"+`. See docs/mcp.md.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return fmt.Errorf("mcp takes no arguments, got %q", fs.Args())
+	}
+	if err := config.ValidateTemporal(t); err != nil {
+		return err
+	}
+	cfg, err := sf.config()
+	if err != nil {
+		return err
+	}
+	if timeout <= 0 {
+		return &config.Error{Flag: "timeout", Problem: "must be positive", Fix: "e.g. 10m"}
+	}
+	if connect <= 0 {
+		return &config.Error{Flag: "connect-timeout", Problem: "must be positive", Fix: "e.g. 10s"}
+	}
+	if maxImage <= 0 {
+		return &config.Error{Flag: "max-image-bytes", Problem: "must be positive", Fix: "e.g. 393216"}
+	}
+	lvl, err := logging.ParseLevel(logLevel)
+	if err != nil {
+		return &config.Error{Flag: "log-level", Problem: err.Error()}
+	}
+	log := zerolog.New(env.stderr).Level(lvl).With().Timestamp().Str("component", "mcp").Logger()
+	if httpAddr != "" && session != "" {
+		return &config.Error{Flag: "session", Problem: "is for stdio", Fix: "over HTTP a client names its session with the " + mcpserver.HeaderSession + " header"}
+	}
+	if httpAddr == "" && session == "" {
+		session = newSessionID()
+		fmt.Fprintf(env.stderr, "durable-browser mcp: session %s (start with --session %s to come back to this browser)\n", session, session)
+	}
+	srv := mcpserver.New(mcpserver.Options{
+		Dial: func(ctx context.Context) (client.Client, error) {
+			ctx, cancel := context.WithTimeout(ctx, connect)
+			defer cancel()
+			return dial.Temporal(ctx, t, log, nil)
+		},
+		Address:       t.Address,
+		WorkflowID:    session,
+		Session:       cfg,
+		Timeout:       timeout,
+		MaxImageBytes: int64(maxImage),
+		Version:       version,
+		Log:           log,
+	})
+	defer srv.Close()
+	if httpAddr == "" {
+		return srv.Run(ctx, &mcp.StdioTransport{})
+	}
+	ln, err := net.Listen("tcp", httpAddr)
+	if err != nil {
+		return &config.Error{Flag: "http", Problem: err.Error(), Fix: "give a free host:port, e.g. 127.0.0.1:8931"}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.HTTPHandler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(env.stderr, "durable-browser mcp: serving MCP at http://%s/mcp (Temporal %s)\n", ln.Addr(), t.Address)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// newSessionID names a new stdio session.
+func newSessionID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "mcp-" + hex.EncodeToString(b)
+}
