@@ -15,8 +15,8 @@ import (
 // its workflow id (`call` and `mcp`).
 type sessionFlags struct {
 	provider, profile, grants, policy, allowHosts, viewport string
-	stealth, headed, saveProfile, sa              bool
-	idle, life                                    time.Duration
+	stealth, headed, saveProfile, sa                        bool
+	idle, life                                              time.Duration
 }
 
 func bindSessionFlags(fs *config.Set, f *sessionFlags) {
