@@ -52,8 +52,9 @@ func (a *Activities) foundEgress(eg *egress.Proxy, sess *providers.Session, pol 
 	return np, nil
 }
 
-// holdsSafely says whether a request held for approval (action policy ask)
-// dies with this worker. Chrome sends a request paused by the DevTools
+// holdsSafely says whether the browser's traffic is in this worker's hands:
+// whether a request held for approval (action policy ask) dies with this
+// worker, and whether an allow list holds for every connection. Chrome sends a request paused by the DevTools
 // connection that paused it once that connection drops. A browser routed
 // through this worker's egress proxy cannot reach anything once the worker
 // is gone; a browser that outlives the worker and reaches the network by

@@ -97,3 +97,19 @@ func TestAskRefusedWhereAHeldRequestOutlivesTheWorker(t *testing.T) {
 		h.create("ok-"+policy, contract.SessionOptions{Provider: "remote", ActionPolicy: policy})
 	}
 }
+
+// An allow list must hold for every connection, WebSockets and WebRTC
+// included; a browser that reaches the network by itself cannot be held to
+// it, so the session is refused, naming the policy and the way out.
+func TestAllowHostsRefusedWhereTheBrowserReachesTheNetworkItself(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.Reach = &netguard.Policy{} })
+	h.a.o.Providers["remote"] = remoteFake{h.prov}
+	_, err := call[contract.CreateResult](h, contract.ActivityCreate, contract.CreateRequest{Tag: "r-1", Options: contract.SessionOptions{Provider: "remote", AllowHosts: []string{"shop.example"}}})
+	f := wantCode(t, err, contract.CodeRefused, false)
+	if !strings.Contains(f.Message, "allow_hosts") || !strings.Contains(f.Message, "provider local") {
+		t.Fatalf("the refusal should name the policy and the way out: %s", f.Message)
+	}
+	if created, _ := h.prov.calls(); len(created) != 0 {
+		t.Fatalf("a browser was created before the refusal: %v", created)
+	}
+}

@@ -44,6 +44,13 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 			// rather than open a session that ignores it.
 			return nil, a.fail(contract.Fail(contract.CodeRefused, "this worker cannot enforce the allow_hosts policy (it runs without the reach guard); open the session without allow_hosts or on another worker"))
 		}
+		if !holdsSafely(p) {
+			// Request interception holds pages' HTTP to the list, but a
+			// WebSocket or WebRTC leaves such a browser unseen: only a
+			// browser routed through this worker's egress proxy is held.
+			return nil, a.fail(contract.Fail(contract.CodeRefused,
+				"a %s browser reaches the network by itself, so its WebSockets and WebRTC would escape the allow_hosts policy; use provider local for a session with allow_hosts, or open it without the list", name))
+		}
 	}
 	if v := req.Options.Viewport; v != nil {
 		if err := v.Validate(); err != nil {
