@@ -248,6 +248,13 @@ func ParseHost(h string) Host {
 		}
 		return Host{Name: a.String(), Addr: a}
 	}
+	// A code point no host may hold (WHATWG URL's forbidden host code
+	// points): a browser refuses such a URL, and a name with one must not
+	// pass as a name; "169.254.0.0]" would otherwise be judged by its DNS
+	// answer, not as the address it spells.
+	if h == "" || strings.ContainsAny(h, " \t\n\r#/<>?@[\\]^|") {
+		return Host{Name: h, Invalid: true}
+	}
 	return Host{Name: h}
 }
 
