@@ -3,8 +3,11 @@ package driver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -47,4 +50,97 @@ func TestRunBoundedWhenSubmitNeverAnswers(t *testing.T) {
 	if res.URL == "" || len(res.Sent) != 1 {
 		t.Fatalf("the result should carry the page and the POST sent: %+v", res)
 	}
+}
+
+// slowForm serves a form whose POST is answered only when answer is called.
+func slowForm(t *testing.T) (srv *httptest.Server, answer func()) {
+	t.Helper()
+	release := make(chan struct{})
+	var once sync.Once
+	answer = func() { once.Do(func() { close(release) }) }
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<!doctype html><title>slow</title><form method=post action=/slow><input name=item aria-label=Item><button>Place order</button></form>`))
+	})
+	mux.HandleFunc("POST /slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte(`<!doctype html><title>done</title><h1>Order placed</h1>`))
+		case <-r.Context().Done():
+		}
+	})
+	srv = httptest.NewServer(mux)
+	t.Cleanup(func() { answer(); srv.Close() })
+	return srv, answer
+}
+
+// submitSlow opens the slow form in b and clicks its button.
+func submitSlow(t *testing.T, b *Browser, srv *httptest.Server) {
+	t.Helper()
+	gotoPage(t, b, srv.URL+"/")
+	s := snap(t, b, SnapshotOptions{})
+	acts, err := ParseActions(json.RawMessage(`[{"op":"click","id":"` + idOf(t, s.Text, "Place order") + `"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Run(ctxT(t), acts, RunOptions{}); err != nil {
+		t.Logf("run: %v", err)
+	}
+}
+
+// While a submission waits on its server, every call that needs the
+// page's renderer ends on its own with the typed failure naming the
+// server, instead of hanging until its context's deadline.
+func TestPageCallsWhileSubmitPending(t *testing.T) {
+	srv, _ := slowForm(t)
+	b := attach(t, Options{ActionTimeout: 2 * time.Second})
+	submitSlow(t, b, srv)
+	// The bound only detects a hang; the failure is asserted by its type.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	check := func(name string, err error) {
+		t.Helper()
+		if ctx.Err() != nil {
+			t.Fatalf("%s hung until the test's bound: %v", name, err)
+		}
+		var pe *PendingError
+		if !errors.As(err, &pe) || !errors.Is(err, ErrPending) {
+			t.Fatalf("%s: want *PendingError, got %v", name, err)
+		}
+		if pe.Origin != srv.URL || pe.Method != "POST" || pe.Path != "/slow" ||
+			!strings.Contains(err.Error(), "waiting for "+srv.URL+" to answer a form submission") {
+			t.Fatalf("%s: the failure should name the server and the submission: %v", name, err)
+		}
+	}
+	_, err := b.Snapshot(ctx, SnapshotOptions{})
+	check("snapshot", err)
+	_, err = b.Screenshot(ctx, ScreenshotOptions{})
+	check("screenshot", err)
+	_, err = b.Read(ctx, ReadOptions{What: "text"})
+	check("read", err)
+	_, err = b.Eval(ctx, "() => 1", "")
+	check("eval", err)
+	if _, err := b.Tabs(ctx); err != nil {
+		t.Fatalf("tabs are the browser's to list: %v", err)
+	}
+}
+
+// The failure is about the wait, not the page: once the server answers,
+// the same session snapshots the page it answered with.
+func TestSnapshotAfterPendingSubmitAnswers(t *testing.T) {
+	srv, answer := slowForm(t)
+	b := attach(t, Options{ActionTimeout: 2 * time.Second})
+	submitSlow(t, b, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := b.Snapshot(ctx, SnapshotOptions{}); !errors.Is(err, ErrPending) {
+		t.Fatalf("want the pending failure while the server is quiet, got %v", err)
+	}
+	answer()
+	eventually(t, "the answered page to be snapshotted", func() bool {
+		s, err := b.Snapshot(ctx, SnapshotOptions{})
+		return err == nil && strings.Contains(s.Text, "Order placed")
+	})
 }

@@ -30,8 +30,10 @@ type tab struct {
 	navSeq   int
 	loading  bool
 	closed   bool
-	openedAt int      // b.ev.openSeq when it appeared
-	ids      *idTable // its elements' ids, for the document it shows
+	openedAt int           // b.ev.openSeq when it appeared
+	ids      *idTable      // its elements' ids, for the document it shows
+	pend     *navPending   // its main frame's unanswered navigation, if any
+	navCh    chan struct{} // closed when pend changes
 }
 
 // popupCreated attaches to a page opened by one of this session's tabs
