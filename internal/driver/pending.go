@@ -122,6 +122,21 @@ func (b *Browser) pageCtx(ctx context.Context, t *tab) (context.Context, context
 			case <-ch:
 				timer.Stop()
 			case <-fire:
+				// The events that end a navigation are many (an answer,
+				// a failure, a commit, a 204, a download); if one was
+				// missed the renderer answers, and the wait is forgotten.
+				if b.rendererAnswers(pctx, t) {
+					b.mu.Lock()
+					if t.pend == p {
+						t.pend = nil
+						t.navChanged()
+					}
+					b.mu.Unlock()
+					continue
+				}
+				if pctx.Err() != nil {
+					return
+				}
 				o, path := b.originPath(p.url)
 				cancel(&PendingError{Method: p.method, Origin: o, Path: path, For: time.Since(p.since)})
 				return
@@ -138,4 +153,16 @@ func pendingErr(ctx context.Context, err error) error {
 		return pe
 	}
 	return err
+}
+
+// rendererProbe bounds the check that t's renderer takes commands.
+const rendererProbe = 500 * time.Millisecond
+
+// rendererAnswers reports whether t's renderer answers a trivial command
+// within rendererProbe (Chrome holds it while a navigation is pending).
+func (b *Browser) rendererAnswers(ctx context.Context, t *tab) bool {
+	ctx, cancel := context.WithTimeout(ctx, rendererProbe)
+	defer cancel()
+	_, err := proto.RuntimeEvaluate{Expression: "0"}.Call(b.client(ctx, t.sess))
+	return err == nil
 }

@@ -144,3 +144,47 @@ func TestSnapshotAfterPendingSubmitAnswers(t *testing.T) {
 		return err == nil && strings.Contains(s.Text, "Order placed")
 	})
 }
+
+// A navigation that ends without a page (204 No Content) leaves no wait
+// behind, and a wait the driver wrongly thinks is under way is forgotten
+// once the renderer answers: neither makes a snapshot fail.
+func TestNoPendingFailureWithoutAWait(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<!doctype html><title>quiet</title><form method=post action=/none><button>Send</button></form>`))
+	})
+	mux.HandleFunc("POST /none", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	b := attach(t, Options{ActionTimeout: 2 * time.Second})
+	gotoPage(t, b, srv.URL+"/")
+	s := snap(t, b, SnapshotOptions{})
+	acts, err := ParseActions(json.RawMessage(`[{"op":"click","id":"` + idOf(t, s.Text, "Send") + `"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Run(ctxT(t), acts, RunOptions{}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if s := snap(t, b, SnapshotOptions{}); !strings.Contains(s.Text, "Send") {
+		t.Fatalf("the page should still show the form: %s", s.Text)
+	}
+
+	tb, err := b.activeTab()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	tb.pend = &navPending{id: "stale", method: "POST", url: srv.URL + "/none", since: time.Now().Add(-time.Minute)}
+	b.mu.Unlock()
+	if s := snap(t, b, SnapshotOptions{}); !strings.Contains(s.Text, "Send") {
+		t.Fatalf("a wait that is not under way should not stop a snapshot: %s", s.Text)
+	}
+	b.mu.Lock()
+	left := tb.pend
+	b.mu.Unlock()
+	if left != nil {
+		t.Fatalf("the wait the renderer disproved is still recorded: %+v", left)
+	}
+}
