@@ -137,9 +137,10 @@ func (b *Browser) pageCtx(ctx context.Context, t *tab) (context.Context, context
 				if pctx.Err() != nil {
 					return
 				}
-				o, path := b.originPath(p.url)
-				cancel(&PendingError{Method: p.method, Origin: o, Path: path, For: time.Since(p.since)})
-				return
+				if pe := b.pendingNow(t); pe != nil {
+					cancel(pe)
+					return
+				}
 			}
 		}
 	}()
@@ -165,4 +166,17 @@ func (b *Browser) rendererAnswers(ctx context.Context, t *tab) bool {
 	defer cancel()
 	_, err := proto.RuntimeEvaluate{Expression: "0"}.Call(b.client(ctx, t.sess))
 	return err == nil
+}
+
+// pendingNow is tab t's unanswered navigation as a *PendingError, nil if
+// there is none.
+func (b *Browser) pendingNow(t *tab) *PendingError {
+	b.mu.Lock()
+	p := t.pend
+	b.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	o, path := b.originPath(p.url)
+	return &PendingError{Method: p.method, Origin: o, Path: path, For: time.Since(p.since)}
 }

@@ -76,8 +76,9 @@ func slowForm(t *testing.T) (srv *httptest.Server, answer func()) {
 	return srv, answer
 }
 
-// submitSlow opens the slow form in b and clicks its button.
-func submitSlow(t *testing.T, b *Browser, srv *httptest.Server) {
+// submitSlow opens the slow form in b and clicks its button; it returns
+// the form's snapshot.
+func submitSlow(t *testing.T, b *Browser, srv *httptest.Server) *Snapshot {
 	t.Helper()
 	gotoPage(t, b, srv.URL+"/")
 	s := snap(t, b, SnapshotOptions{})
@@ -88,6 +89,7 @@ func submitSlow(t *testing.T, b *Browser, srv *httptest.Server) {
 	if _, err := b.Run(ctxT(t), acts, RunOptions{}); err != nil {
 		t.Logf("run: %v", err)
 	}
+	return s
 }
 
 // While a submission waits on its server, every call that needs the
@@ -96,7 +98,7 @@ func submitSlow(t *testing.T, b *Browser, srv *httptest.Server) {
 func TestPageCallsWhileSubmitPending(t *testing.T) {
 	srv, _ := slowForm(t)
 	b := attach(t, Options{ActionTimeout: 2 * time.Second})
-	submitSlow(t, b, srv)
+	form := submitSlow(t, b, srv)
 	// The bound only detects a hang; the failure is asserted by its type.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -122,6 +124,17 @@ func TestPageCallsWhileSubmitPending(t *testing.T) {
 	check("read", err)
 	_, err = b.Eval(ctx, "() => 1", "")
 	check("eval", err)
+	_, err = b.Text(ctx, idOf(t, form.Text, "Item"))
+	check("text", err)
+	acts, err := ParseActions(json.RawMessage(`[{"op":"fill","id":"` + idOf(t, form.Text, "Item") + `","value":"x"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Run(ctx, acts, RunOptions{Observe: true})
+	check("run", err)
+	if res != nil {
+		t.Fatalf("a run refused before anything was sent has no result: %+v", res)
+	}
 	if _, err := b.Tabs(ctx); err != nil {
 		t.Fatalf("tabs are the browser's to list: %v", err)
 	}
