@@ -31,12 +31,19 @@ type PendingError struct {
 	Origin string
 	Path   string
 	For    time.Duration // how long the page had waited when the call gave up
+	// Held: the request gate is deciding a request (this one, most
+	// likely), so the request may not have left the browser yet.
+	Held bool
 }
 
 func (e *PendingError) Error() string {
 	what := "a form submission (" + e.Method + " " + e.Path + ")"
 	if safeMethod(e.Method) {
 		what = "a page load (" + e.Method + " " + e.Path + ")"
+	}
+	if e.Held {
+		return fmt.Sprintf("the page is waiting on %s to %s, held by the approval policy until it is decided (for %s so far); until then the browser cannot read or act on the page: wait for the decision, then snapshot again",
+			what, e.Origin, e.For.Round(100*time.Millisecond))
 	}
 	return fmt.Sprintf("the page is waiting for %s to answer %s (for %s so far); until it answers the browser cannot read or act on the page: wait, or snapshot again",
 		e.Origin, what, e.For.Round(100*time.Millisecond))
@@ -172,11 +179,11 @@ func (b *Browser) rendererAnswers(ctx context.Context, t *tab) bool {
 // there is none.
 func (b *Browser) pendingNow(t *tab) *PendingError {
 	b.mu.Lock()
-	p := t.pend
+	p, held := t.pend, b.gating > 0
 	b.mu.Unlock()
 	if p == nil {
 		return nil
 	}
 	o, path := b.originPath(p.url)
-	return &PendingError{Method: p.method, Origin: o, Path: path, For: time.Since(p.since)}
+	return &PendingError{Method: p.method, Origin: o, Path: path, For: time.Since(p.since), Held: held}
 }

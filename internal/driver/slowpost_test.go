@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -135,6 +137,11 @@ func TestPageCallsWhileSubmitPending(t *testing.T) {
 	if res != nil {
 		t.Fatalf("a run refused before anything was sent has no result: %+v", res)
 	}
+	f := filepath.Join(t.TempDir(), "a.txt")
+	if err := os.WriteFile(f, []byte("a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check("upload", b.Upload(ctx, Target{ID: idOf(t, form.Text, "Item")}, f))
 	if _, err := b.Tabs(ctx); err != nil {
 		t.Fatalf("tabs are the browser's to list: %v", err)
 	}
