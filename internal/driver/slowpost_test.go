@@ -208,3 +208,31 @@ func TestNoPendingFailureWithoutAWait(t *testing.T) {
 		t.Fatalf("the wait the renderer disproved is still recorded: %+v", left)
 	}
 }
+
+// A submission the request gate is still deciding holds the page too: the
+// failure says it is held, not that the server is slow.
+func TestPendingSubmitHeldByTheGate(t *testing.T) {
+	srv, _ := slowForm(t)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	b := attach(t, Options{ActionTimeout: 2 * time.Second, RequestGate: func(ctx context.Context, r GatedRequest) GateDecision {
+		<-release // a decision that outlives the run that asked for it
+		return GateDeny
+	}})
+	gotoPage(t, b, srv.URL+"/")
+	s := snap(t, b, SnapshotOptions{})
+	acts, err := ParseActions(json.RawMessage(`[{"op":"click","id":"` + idOf(t, s.Text, "Place order") + `"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, rcancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer rcancel()
+	_, _ = b.Run(rctx, acts, RunOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = b.Snapshot(ctx, SnapshotOptions{})
+	var pe *PendingError
+	if ctx.Err() != nil || !errors.As(err, &pe) || !pe.Held || !strings.Contains(err.Error(), "held by the approval policy") {
+		t.Fatalf("want the held submission named, got %v", err)
+	}
+}
