@@ -43,6 +43,7 @@ func TestSnapshotWhileSubmitPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	if head.OK {
+		t.Log("the snapshot answered with the page")
 		return
 	}
 	var f contract.Failure
@@ -52,4 +53,5 @@ func TestSnapshotWhileSubmitPending(t *testing.T) {
 	if f.Code != contract.CodeTimeout || !strings.Contains(f.Message, "to answer a form submission (POST /slow-submit)") {
 		t.Fatalf("want ok or timeout naming the pending submission, got %s", out)
 	}
+	t.Logf("the snapshot answered: %s", f.Message)
 }
