@@ -54,9 +54,11 @@ func TestRunBoundedWhenSubmitNeverAnswers(t *testing.T) {
 	}
 }
 
-// slowForm serves a form whose POST is answered only when answer is called.
-func slowForm(t *testing.T) (srv *httptest.Server, answer func()) {
+// slowForm serves a form whose POST is answered only when answer is
+// called; posted receives each POST as it arrives.
+func slowForm(t *testing.T) (srv *httptest.Server, answer func(), posted <-chan struct{}) {
 	t.Helper()
+	got := make(chan struct{}, 8)
 	release := make(chan struct{})
 	var once sync.Once
 	answer = func() { once.Do(func() { close(release) }) }
@@ -67,6 +69,10 @@ func slowForm(t *testing.T) (srv *httptest.Server, answer func()) {
 	})
 	mux.HandleFunc("POST /slow", func(w http.ResponseWriter, r *http.Request) {
 		select {
+		case got <- struct{}{}:
+		default:
+		}
+		select {
 		case <-release:
 			w.Header().Set("Content-Type", "text/html")
 			_, _ = w.Write([]byte(`<!doctype html><title>done</title><h1>Order placed</h1>`))
@@ -75,12 +81,12 @@ func slowForm(t *testing.T) (srv *httptest.Server, answer func()) {
 	})
 	srv = httptest.NewServer(mux)
 	t.Cleanup(func() { answer(); srv.Close() })
-	return srv, answer
+	return srv, answer, got
 }
 
-// submitSlow opens the slow form in b and clicks its button; it returns
-// the form's snapshot.
-func submitSlow(t *testing.T, b *Browser, srv *httptest.Server) *Snapshot {
+// submitSlow opens the slow form in b, clicks its button and waits for
+// the POST to reach the server; it returns the form's snapshot.
+func submitSlow(t *testing.T, b *Browser, srv *httptest.Server, posted <-chan struct{}) *Snapshot {
 	t.Helper()
 	gotoPage(t, b, srv.URL+"/")
 	s := snap(t, b, SnapshotOptions{})
@@ -91,6 +97,11 @@ func submitSlow(t *testing.T, b *Browser, srv *httptest.Server) *Snapshot {
 	if _, err := b.Run(ctxT(t), acts, RunOptions{}); err != nil {
 		t.Logf("run: %v", err)
 	}
+	select {
+	case <-posted:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the click did not submit the form")
+	}
 	return s
 }
 
@@ -98,9 +109,9 @@ func submitSlow(t *testing.T, b *Browser, srv *httptest.Server) *Snapshot {
 // page's renderer ends on its own with the typed failure naming the
 // server, instead of hanging until its context's deadline.
 func TestPageCallsWhileSubmitPending(t *testing.T) {
-	srv, _ := slowForm(t)
+	srv, _, posted := slowForm(t)
 	b := attach(t, Options{ActionTimeout: 2 * time.Second})
-	form := submitSlow(t, b, srv)
+	form := submitSlow(t, b, srv, posted)
 	// The bound only detects a hang; the failure is asserted by its type.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -150,9 +161,9 @@ func TestPageCallsWhileSubmitPending(t *testing.T) {
 // The failure is about the wait, not the page: once the server answers,
 // the same session snapshots the page it answered with.
 func TestSnapshotAfterPendingSubmitAnswers(t *testing.T) {
-	srv, answer := slowForm(t)
+	srv, answer, posted := slowForm(t)
 	b := attach(t, Options{ActionTimeout: 2 * time.Second})
-	submitSlow(t, b, srv)
+	submitSlow(t, b, srv, posted)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := b.Snapshot(ctx, SnapshotOptions{}); !errors.Is(err, ErrPending) {
@@ -212,7 +223,7 @@ func TestNoPendingFailureWithoutAWait(t *testing.T) {
 // A submission the request gate is still deciding holds the page too: the
 // failure says it is held, not that the server is slow.
 func TestPendingSubmitHeldByTheGate(t *testing.T) {
-	srv, _ := slowForm(t)
+	srv, _, _ := slowForm(t)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	b := attach(t, Options{ActionTimeout: 2 * time.Second, RequestGate: func(ctx context.Context, r GatedRequest) GateDecision {
