@@ -503,6 +503,10 @@ func driverFailure(err error) *contract.Failure {
 		return contract.Fail(contract.CodeTimeout, "the call ran out of time; take a snapshot to see where the page is")
 	case errors.As(err, &stale), errors.Is(err, driver.ErrNoSnapshot):
 		return contract.Fail(contract.CodeStaleSnapshot, "%v", err)
+	case errors.Is(err, driver.ErrPending):
+		// The page waits on a server; nothing was done, and a later call
+		// may succeed.
+		return contract.Fail(contract.CodeTimeout, "%v", err)
 	case errors.As(err, &blocked):
 		return contract.Fail(contract.CodeBlocked, "%v", err)
 	case errors.As(err, &refused):

@@ -241,6 +241,10 @@ func TestDriverFailureIsTyped(t *testing.T) {
 	if f := driverFailure(wrapped); f.Code != contract.CodeStaleSnapshot {
 		t.Fatalf("a wrapped action error mapped to %s", f.Code)
 	}
+	pending := fmt.Errorf("snapshot: %w", &driver.PendingError{Method: "POST", Origin: "http://127.0.0.1:1", Path: "/slow"})
+	if f := driverFailure(pending); f.Code != contract.CodeTimeout || !strings.Contains(f.Message, "waiting for http://127.0.0.1:1 to answer a form submission") {
+		t.Fatalf("a page waiting on a server mapped to %+v", f)
+	}
 }
 
 // An action that ran out of time answers with the action and what it waited

@@ -49,7 +49,18 @@ type ScreenshotOptions struct {
 func (b *Browser) Screenshot(ctx context.Context, o ScreenshotOptions) (*Shot, error) {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
-	page, err := b.activePage()
+	t, err := b.activeTab()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := b.pageCtx(ctx, t)
+	defer cancel()
+	shot, err := b.screenshot(ctx, t, o)
+	return shot, pendingErr(ctx, err)
+}
+
+func (b *Browser) screenshot(ctx context.Context, t *tab, o ScreenshotOptions) (*Shot, error) {
+	page, err := b.page(ctx, t.id)
 	if err != nil {
 		return nil, err
 	}
@@ -69,31 +80,49 @@ func (b *Browser) Screenshot(ctx context.Context, o ScreenshotOptions) (*Shot, e
 func (b *Browser) Read(ctx context.Context, o ReadOptions) (*ReadResult, error) {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
-	page, err := b.activePage()
-	if err != nil {
-		return nil, err
-	}
-	if o.Redact == nil {
-		o.Redact = b.o.Redact
-	}
-	r, err := capture.Read(ctx, page, o)
-	if r != nil {
-		if t, terr := b.activeTab(); terr == nil {
-			b.mu.Lock()
-			r.Status = t.docStatus
-			b.mu.Unlock()
-		}
-	}
-	return r, err
-}
-
-// activePage returns the active tab as a rod page, for capture.
-func (b *Browser) activePage() (*rod.Page, error) {
 	t, err := b.activeTab()
 	if err != nil {
 		return nil, err
 	}
-	return b.rb.PageFromTarget(t.id)
+	ctx, cancel := b.pageCtx(ctx, t)
+	defer cancel()
+	page, err := b.page(ctx, t.id)
+	if err != nil {
+		return nil, pendingErr(ctx, err)
+	}
+	if o.Redact == nil {
+		o.Redact = b.o.Redact
+	}
+	res, err := capture.Read(ctx, page, o)
+	if res != nil {
+		b.mu.Lock()
+		res.Status = t.docStatus
+		b.mu.Unlock()
+	}
+	return res, pendingErr(ctx, err)
+}
+
+// page returns target id (a tab or an out-of-process frame) as a rod page,
+// for capture. rod makes the page once, then keeps it; making it waits for
+// the renderer (Page.enable) under the browser's own context, so the wait is
+// left behind when ctx ends: it ends when the page answers or the
+// connection closes.
+func (b *Browser) page(ctx context.Context, id proto.TargetTargetID) (*rod.Page, error) {
+	type made struct {
+		p   *rod.Page
+		err error
+	}
+	done := make(chan made, 1)
+	go func() {
+		p, err := b.rb.PageFromTarget(id)
+		done <- made{p, err}
+	}()
+	select {
+	case m := <-done:
+		return m.p, m.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("driver: attach to the page: %w", ctx.Err())
+	}
 }
 
 // element resolves an id of the latest snapshot, or a locator, to a rod
@@ -134,7 +163,7 @@ func (b *Browser) element(ctx context.Context, target Target) (*rod.Element, err
 		}
 		b.mu.Unlock()
 	}
-	p, err := b.rb.PageFromTarget(tid)
+	p, err := b.page(ctx, tid)
 	if err != nil {
 		return nil, fmt.Errorf("driver: attach to the element's frame: %w", err)
 	}

@@ -64,13 +64,15 @@ func (b *Browser) onElement(ctx context.Context, id, fn string, args ...any) (st
 	if err != nil {
 		return "", false, err
 	}
+	ctx, cancel := b.pageCtx(ctx, t)
+	defer cancel()
 	refs, err := b.lookup(ctx, t, []string{nid}, true)
 	if err != nil {
-		return "", false, err
+		return "", false, pendingErr(ctx, err)
 	}
 	res, err := b.callOn(ctx, refs[0], fn, args...)
 	if err != nil {
-		return "", false, err
+		return "", false, pendingErr(ctx, err)
 	}
 	m := res.Value.Map()
 	if _, gone := m["gone"]; gone {
@@ -118,10 +120,15 @@ func (b *Browser) Eval(ctx context.Context, source, args string) (json.RawMessag
 		b.runCtx = nil
 		b.mu.Unlock()
 	}()
-	actx, cancel := context.WithTimeout(ctx, b.o.ActionTimeout)
+	pctx, pcancel := b.pageCtx(ctx, t)
+	defer pcancel()
+	actx, cancel := context.WithTimeout(pctx, b.o.ActionTimeout)
 	defer cancel()
 	res, err := proto.RuntimeEvaluate{Expression: fmt.Sprintf(evalJS, args, source), ReturnByValue: true, AwaitPromise: true, UserGesture: true}.Call(b.client(actx, t.sess))
 	if err != nil {
+		if pe := pendingErr(pctx, err); pe != err {
+			return nil, pe
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, &ActionError{Op: "eval", Kind: KindTimeout, Reason: fmt.Sprintf("the page function did not finish within %s", b.o.ActionTimeout)}
 		}

@@ -83,6 +83,7 @@ func (b *Browser) handle(msg *rod.Message) {
 		var e proto.PageFrameNavigated
 		if msg.Load(&e) && e.Frame.ParentID == "" {
 			b.bumpNav(msg.SessionID, proto.PageFrameID(""))
+			b.navEnded(msg.SessionID, "")
 		}
 	case "Page.navigatedWithinDocument":
 		var e proto.PageNavigatedWithinDocument
@@ -153,6 +154,7 @@ func (b *Browser) handle(msg *rod.Message) {
 				b.ev.sent = appendBounded(b.ev.sent, SentRequest{Method: e.Request.Method, Origin: o, Path: p})
 			}
 			b.mu.Unlock()
+			b.navStarted(msg.SessionID, &e)
 		}
 	case "Network.webSocketCreated":
 		var e proto.NetworkWebSocketCreated
@@ -173,6 +175,7 @@ func (b *Browser) handle(msg *rod.Message) {
 			}
 			b.mu.Unlock()
 		}
+		b.navEnded(msg.SessionID, e.RequestID)
 		if e.Response.Status >= 400 {
 			b.mu.Lock()
 			ri := b.ev.requests[e.RequestID]
@@ -189,9 +192,13 @@ func (b *Browser) handle(msg *rod.Message) {
 		}
 	case "Network.loadingFailed":
 		var e proto.NetworkLoadingFailed
+		if !msg.Load(&e) {
+			break
+		}
+		b.navEnded(msg.SessionID, e.RequestID)
 		// A request the guard or the gate stopped is listed as blocked or
 		// denied, not again as failed.
-		if msg.Load(&e) && !e.Canceled && !(b.intercepting() && strings.Contains(e.ErrorText, "ERR_BLOCKED_BY_CLIENT")) {
+		if !e.Canceled && !(b.intercepting() && strings.Contains(e.ErrorText, "ERR_BLOCKED_BY_CLIENT")) {
 			b.mu.Lock()
 			ri := b.ev.requests[e.RequestID]
 			o, p := b.originPath(ri.url)

@@ -119,10 +119,13 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 	b.mu.Lock()
 	startNav := t.navSeq
 	b.mu.Unlock()
+	// Before anything is sent: a page waiting on a server answers nothing.
+	pctx, pcancel := b.pageCtx(ctx, t)
+	defer pcancel()
 	if len(ids) > 0 {
-		rs, err := b.lookup(ctx, t, ids, true)
+		rs, err := b.lookup(pctx, t, ids, true)
 		if err != nil {
-			return nil, err
+			return nil, pendingErr(pctx, err)
 		}
 		refs = map[string]ref{}
 		for i, id := range ids {
@@ -131,8 +134,13 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 	}
 	var before *kept
 	if opts.Observe {
-		before = b.walkKept(ctx, t)
+		before = b.walkKept(pctx, t)
+		var pe *PendingError
+		if errors.As(context.Cause(pctx), &pe) {
+			return nil, pe
+		}
 	}
+	pcancel()
 	b.mu.Lock()
 	b.runCtx = ctx
 	openedBefore := b.ev.openSeq
@@ -215,6 +223,9 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 				ae = &ActionError{Kind: KindBrowser, Reason: b.clip(err.Error(), 200), Err: err}
 				if errors.Is(err, context.DeadlineExceeded) {
 					ae.Kind, ae.Reason = KindTimeout, fmt.Sprintf("did not finish within %s; the page may be busy; wait, snapshot and retry", b.o.ActionTimeout)
+					if pe := b.pendingNow(t); pe != nil {
+						ae.Reason, ae.Err = fmt.Sprintf("did not finish within %s: %s", b.o.ActionTimeout, pe.Error()), pe
+					}
 				}
 			}
 			ae.Index, ae.Op = i, a.Op
@@ -234,7 +245,11 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		res.Failed = &ActionFailure{Index: ae.Index, Op: ae.Op, Kind: ae.Kind, Reason: ae.Reason}
 	}
 	if opts.Observe && runErr == nil {
-		res.Observed = b.observe(ctx, before)
+		// Nil while the page waits on a server, as for any page that
+		// cannot be read.
+		octx, ocancel := b.pageCtx(ctx, t)
+		res.Observed = b.observe(octx, before)
+		ocancel()
 	}
 	res.URL, res.Title = b.info(ctx)
 	b.mu.Lock()

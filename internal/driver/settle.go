@@ -25,7 +25,11 @@ func (b *Browser) settle(ctx context.Context, t *tab, a Action) error {
 		return nil
 	}
 	// A round trip to the page lets events the action caused arrive first.
-	_, _ = proto.RuntimeEvaluate{Expression: "0"}.Call(b.client(ctx, t.sess))
+	// Bounded: Chrome holds it if the action started a navigation whose
+	// server does not answer.
+	rctx, rcancel := b.pageCtx(ctx, t)
+	_, _ = proto.RuntimeEvaluate{Expression: "0"}.Call(b.client(rctx, t.sess))
+	rcancel()
 	if b.o.RequestGate != nil {
 		// A request the action caused (a form's POST) can reach the gate a
 		// little after the action: give it a moment, so the request is

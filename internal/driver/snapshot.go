@@ -141,6 +141,8 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := b.pageCtx(ctx, t)
+	defer cancel()
 	switch so.Mode {
 	case "", "full", "interactive":
 	default:
@@ -160,7 +162,7 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 		}
 		r, err := b.lookup(ctx, t, []string{id}, false)
 		if err != nil {
-			return nil, err
+			return nil, pendingErr(ctx, err)
 		}
 		scope = &r[0]
 	}
@@ -171,7 +173,7 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 	t0 := time.Now()
 	r, docs, err := b.walkPage(ctx, t, scope, so.Scope)
 	if err != nil {
-		return nil, err
+		return nil, pendingErr(ctx, err)
 	}
 	loc := docs[0].res.U
 	b.log.Debug().Dur("walk", time.Since(t0)).Int("frames", len(docs)).Msg("driver: snapshot")

@@ -30,8 +30,10 @@ type tab struct {
 	navSeq   int
 	loading  bool
 	closed   bool
-	openedAt int      // b.ev.openSeq when it appeared
-	ids      *idTable // its elements' ids, for the document it shows
+	openedAt int           // b.ev.openSeq when it appeared
+	ids      *idTable      // its elements' ids, for the document it shows
+	pend     *navPending   // its main frame's unanswered navigation, if any
+	navCh    chan struct{} // closed when pend changes
 	// docConsole and docFailed are the console errors and failed requests
 	// of the document the tab shows (since its main frame last asked for a
 	// document), bounded; Check reads them, Run does not drain them.

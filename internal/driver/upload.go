@@ -41,7 +41,14 @@ func (b *Browser) Upload(ctx context.Context, target Target, file string) error 
 	if err != nil {
 		return err
 	}
+	ctx, cancel := b.pageCtx(ctx, t)
+	defer cancel()
+	return pendingErr(ctx, b.upload(ctx, t, target, nid, abs))
+}
+
+func (b *Browser) upload(ctx context.Context, t *tab, target Target, nid, abs string) error {
 	var refs []ref
+	var err error
 	if target.Locator != nil {
 		r, id, err := b.locate(ctx, t, *target.Locator)
 		if err != nil {
