@@ -31,7 +31,7 @@ func TestRunBoundedWhenSubmitNeverAnswers(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() { close(stop); srv.Close() })
-	b := attach(t, Options{ActionTimeout: 5 * time.Second})
+	b := attachOwnChrome(t, Options{ActionTimeout: 5 * time.Second})
 	gotoPage(t, b, srv.URL+"/")
 	s := snap(t, b, SnapshotOptions{})
 	item, button := idOf(t, s.Text, "Item"), idOf(t, s.Text, "Place order")
@@ -110,7 +110,7 @@ func submitSlow(t *testing.T, b *Browser, srv *httptest.Server, posted <-chan st
 // server, instead of hanging until its context's deadline.
 func TestPageCallsWhileSubmitPending(t *testing.T) {
 	srv, _, posted := slowForm(t)
-	b := attach(t, Options{ActionTimeout: 2 * time.Second})
+	b := attachOwnChrome(t, Options{ActionTimeout: 5 * time.Second})
 	form := submitSlow(t, b, srv, posted)
 	// The bound only detects a hang; the failure is asserted by its type.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -162,7 +162,7 @@ func TestPageCallsWhileSubmitPending(t *testing.T) {
 // the same session snapshots the page it answered with.
 func TestSnapshotAfterPendingSubmitAnswers(t *testing.T) {
 	srv, answer, posted := slowForm(t)
-	b := attach(t, Options{ActionTimeout: 2 * time.Second})
+	b := attachOwnChrome(t, Options{ActionTimeout: 5 * time.Second})
 	submitSlow(t, b, srv, posted)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -188,7 +188,7 @@ func TestNoPendingFailureWithoutAWait(t *testing.T) {
 	mux.HandleFunc("POST /none", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	b := attach(t, Options{ActionTimeout: 2 * time.Second})
+	b := attachOwnChrome(t, Options{ActionTimeout: 5 * time.Second})
 	gotoPage(t, b, srv.URL+"/")
 	s := snap(t, b, SnapshotOptions{})
 	acts, err := ParseActions(json.RawMessage(`[{"op":"click","id":"` + idOf(t, s.Text, "Send") + `"}]`))
@@ -226,7 +226,7 @@ func TestPendingSubmitHeldByTheGate(t *testing.T) {
 	srv, _, _ := slowForm(t)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	b := attach(t, Options{ActionTimeout: 2 * time.Second, RequestGate: func(ctx context.Context, r GatedRequest) GateDecision {
+	b := attachOwnChrome(t, Options{ActionTimeout: 5 * time.Second, RequestGate: func(ctx context.Context, r GatedRequest) GateDecision {
 		<-release // a decision that outlives the run that asked for it
 		return GateDeny
 	}})
@@ -246,4 +246,19 @@ func TestPendingSubmitHeldByTheGate(t *testing.T) {
 	if ctx.Err() != nil || !errors.As(err, &pe) || !pe.Held || !strings.Contains(err.Error(), "held by the approval policy") {
 		t.Fatalf("want the held submission named, got %v", err)
 	}
+}
+
+// attachOwnChrome attaches to a Chrome of the test's own. A submission that
+// never answers leaves its connection open in the browser until the test's
+// server closes; the tests here keep several open at once, so they do not
+// share the package's Chrome with the rest (nor it with them).
+func attachOwnChrome(t *testing.T, o Options) *Browser {
+	t.Helper()
+	ws, stop, err := startChrome(t.TempDir())
+	if err != nil {
+		t.Fatalf("start chrome: %v", err)
+	}
+	t.Cleanup(stop)
+	o.CDPURL = ws
+	return attachTo(t, o)
 }
