@@ -22,8 +22,10 @@ import (
 
 // Recorded histories live under testdata/histories/<release>/, one folder per
 // release that recorded them, and are never rewritten or moved: a running
-// session must replay on every later build. The first release's stay where
-// they were recorded, in ../test/testdata. MANIFEST lists each file's SHA-256.
+// session must replay on every later build. The first release's were
+// recorded in ../test/testdata and kept, byte for byte, in
+// 01-before-versioning by a later release too: both copies stay, neither
+// place loses a history it ever held. MANIFEST lists each file's SHA-256.
 const (
 	historiesDir       = "testdata/histories"
 	firstHistoriesGlob = "../test/testdata/history-*"

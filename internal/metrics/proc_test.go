@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"os"
 	"testing"
 )
 
@@ -23,24 +22,5 @@ func TestParseStat(t *testing.T) {
 				t.Fatalf("parseStat = %d %d %v, want %d %d %v", g, r, ok, tc.pgrp, tc.rss, tc.ok)
 			}
 		})
-	}
-}
-
-// This test process leads no group of its own, but its group's leader runs:
-// the group's memory is at least this process's.
-func TestGroupsRSS(t *testing.T) {
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc here")
-	}
-	g, _, ok := readStat("/proc/self/stat")
-	if !ok {
-		t.Fatal("cannot read /proc/self/stat")
-	}
-	bytes, procs := groupsRSS([]int{g})
-	if bytes <= 0 || procs < 1 {
-		t.Fatalf("group %d: %d bytes in %d processes", g, bytes, procs)
-	}
-	if b, n := groupsRSS(nil); b != 0 || n != 0 {
-		t.Fatalf("no groups: %d bytes in %d processes", b, n)
 	}
 }

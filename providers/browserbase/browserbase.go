@@ -127,12 +127,11 @@ func New(o Options) (*Provider, error) {
 	if o.ProjectID == "" {
 		return nil, remote.MissingKey(Name, EnvProjectID)
 	}
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
+	base, err := remote.BaseURL(Name, o.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, err
 	}
-	if u, err := url.Parse(o.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("browserbase: base URL must be http(s)://host")
-	}
+	o.BaseURL = base
 	if o.ConnectURL == "" {
 		o.ConnectURL = DefaultConnectURL
 	}

@@ -88,12 +88,11 @@ func New(o Options) (*Provider, error) {
 	if o.APIKey == "" {
 		return nil, remote.MissingKey(Name, EnvAPIKey)
 	}
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
+	base, err := remote.BaseURL(Name, o.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, err
 	}
-	if u, err := url.Parse(o.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("kernel: base URL must be http(s)://host")
-	}
+	o.BaseURL = base
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = 10 * time.Minute
 	}

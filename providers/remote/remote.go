@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,18 @@ func (e *Error) Is(target error) bool { return target == e.kind }
 
 // Unwrap is the network error, when there was one.
 func (e *Error) Unwrap() error { return e.cause }
+
+// BaseURL returns raw, or def when raw is empty, once it is an http(s) URL
+// with a host.
+func BaseURL(provider, raw, def string) (string, error) {
+	if raw == "" {
+		raw = def
+	}
+	if u, err := url.Parse(raw); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", fmt.Errorf("%s: base URL must be http(s)://host", provider)
+	}
+	return raw, nil
+}
 
 // MissingKey is the error for a provider chosen without its key: it names
 // the variable to set.
