@@ -18,6 +18,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
 	"github.com/durable-browser/durable-browser/internal/netguard"
+	"github.com/durable-browser/durable-browser/internal/recorder"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/internal/webfetch"
 	"github.com/durable-browser/durable-browser/internal/websearch"
@@ -135,6 +136,8 @@ type liveSession struct {
 	// started is when a rented browser started (its provider's word), for
 	// the session minutes results carry; zero for browsers on the worker.
 	started time.Time
+	// rec records the page when the session asked (SessionOptions.Record).
+	rec atomic.Pointer[recorder.Recorder]
 }
 
 // runningS is how long the session's rented browser has run, in seconds
@@ -236,6 +239,7 @@ func (a *Activities) releaseIdle(ctx context.Context, tag string, s *liveSession
 		delete(a.sessions, tag)
 	}
 	a.mu.Unlock()
+	s.stopRecording(recorder.GapReleased)
 	_ = s.browser.Close()
 	<-s.calls
 	err = s.provider.Release(ctx, tag)
@@ -374,6 +378,7 @@ func (a *Activities) Close(ctx context.Context) {
 			defer s.unlock()
 		}
 		cancel()
+		s.stopRecording(recorder.GapWorkerStopped)
 		_ = s.browser.Close()
 		if rented(s.provider) {
 			// A rented browser outlives this worker: the session's next

@@ -101,6 +101,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		return nil, err
 	}
 	defer done()
+	defer s.holdSecretFrames(actions)()
 
 	out, err := s.browser.Run(ctx, actions, driver.RunOptions{Observe: req.Args.Observe})
 	if err != nil && cutByStop(ctx) {
@@ -433,7 +434,7 @@ func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details
 		stop()
 		return nil, nil, a.fail(f)
 	}
-	return s, func() { s.unlock(); stop() }, nil
+	return s, func() { s.followActiveTab(ctx); s.unlock(); stop() }, nil
 }
 
 // refusalMessage says why the request gate refused a request: the

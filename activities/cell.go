@@ -337,7 +337,9 @@ func (p *cellPage) act(ctx context.Context, method string, args map[string]any) 
 		f.Message = strings.Replace(f.Message, "action 1", "page."+method, 1)
 		return nil, f
 	}
+	release := p.s.holdSecretFrames(actions)
 	out, err := p.s.browser.Run(ctx, actions, driver.RunOptions{})
+	release()
 	if out != nil {
 		p.mu.Lock()
 		p.sent = bounded(p.sent, a.sentFrom(out.Sent)...)

@@ -55,6 +55,12 @@ func (a *Activities) file(ctx context.Context, f filing) (contract.ClaimCheck, e
 		callID += "-" + f.callSuffix
 	}
 	args, _ := json.Marshal(f.args)
+	var mark *contract.RecordingMark
+	a.mu.Lock()
+	if s := a.sessions[f.session]; s != nil {
+		mark = s.recordingMark()
+	}
+	a.mu.Unlock()
 	cc, err := evidence.File(ctx, a.o.Evidence, evidence.Filing{
 		WorkflowID:  wfID,
 		SessionTag:  f.session,
@@ -77,6 +83,7 @@ func (a *Activities) file(ctx context.Context, f filing) (contract.ClaimCheck, e
 			RunID:        runID,
 			ActivityID:   callID,
 			Time:         receiptTime,
+			Recording:    mark,
 		},
 	})
 	return cc, err

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/recorder"
 )
 
 // Owner is the workflow that opened a session, as its create call saw it,
@@ -169,6 +170,7 @@ func (a *Activities) detachIdle(tag string, s *liveSession) bool {
 		delete(a.sessions, tag)
 	}
 	a.mu.Unlock()
+	s.stopRecording(recorder.GapReleased)
 	_ = s.browser.Close()
 	<-s.calls
 	s.closeEgress()

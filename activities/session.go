@@ -10,6 +10,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/netguard"
+	"github.com/durable-browser/durable-browser/internal/recorder"
 	"github.com/durable-browser/durable-browser/internal/tags"
 	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/providers/browserbase"
@@ -246,6 +247,9 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	kept = true
 	log.Info().Str("provider", name).Int("pid", sess.PID).Msg("session created")
 
+	if req.Options.Record {
+		a.startRecording(ctx, ls, workflowIDOf(ctx))
+	}
 	if req.Options.StartURL != "" && !sess.Found {
 		if _, err := b.Run(ctx, []driver.Action{{Op: "goto", URL: req.Options.StartURL}}, driver.RunOptions{}); err != nil {
 			log.Warn().Err(err).Msg("opening start url")
@@ -277,6 +281,7 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 			delete(a.sessions, req.Session.Tag)
 		}
 		a.mu.Unlock()
+		s.stopRecording(recorder.GapReleased)
 		_ = s.browser.Close()
 		s.unlock()
 		p = s.provider

@@ -44,6 +44,11 @@ type SessionOptions struct {
 	// DefaultViewport. Responsive pages hide navigation at small sizes, so
 	// what a snapshot lists depends on it.
 	Viewport *Viewport `json:"viewport,omitempty"`
+	// Record records the session's page (docs/recording.md): screencast
+	// frames filed in chunks beside its evidence, with a gap wherever a
+	// credential was on the page. It makes nothing and is not compared
+	// when a create finds the session.
+	Record bool `json:"record,omitempty"`
 }
 
 // Viewport is a page's layout size in CSS pixels.

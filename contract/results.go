@@ -204,6 +204,17 @@ type Receipt struct {
 	ActivityID   string          `json:"activity_id,omitempty"`
 	Time         time.Time       `json:"time"`
 	BodyKey      string          `json:"body_key"`
+	// Recording, for a session being recorded, is where the moment the
+	// read was taken falls in its recording, so the receipt links to its
+	// second of video (docs/recording.md).
+	Recording *RecordingMark `json:"recording,omitempty"`
+}
+
+// RecordingMark is a moment of a session's recording: the recording's id
+// and the milliseconds since it started.
+type RecordingMark struct {
+	Recording string `json:"recording"`
+	OffsetMS  int64  `json:"offset_ms"`
 }
 
 // ScreenshotResult is a filed screenshot; the image rides inline only when small.
