@@ -29,6 +29,10 @@ func runEvidence(ctx context.Context, env *cliEnv, args []string) error {
 	return runCompanion(ctx, env, workerBinary, append([]string{"evidence"}, args...))
 }
 
+func runRecording(ctx context.Context, env *cliEnv, args []string) error {
+	return runCompanion(ctx, env, workerBinary, append([]string{"recording"}, args...))
+}
+
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	return runCompanion(ctx, env, workerBinary, append([]string{"demo"}, args...))
 }

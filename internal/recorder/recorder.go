@@ -93,8 +93,8 @@ type (
 		w, h int
 		jpeg []byte
 	}
-	markItem    struct{ t int64 }
-	checkItem   struct {
+	markItem  struct{ t int64 }
+	checkItem struct {
 		id     int64
 		now    int64
 		reason string
@@ -307,7 +307,9 @@ func (l *loop) attach(target string) error {
 				l.r.send(contextItem{id: d.ID})
 			}
 		},
-		func(e *proto.RuntimeExecutionContextDestroyed) { l.r.send(contextItem{id: e.ExecutionContextID, gone: true}) },
+		func(e *proto.RuntimeExecutionContextDestroyed) {
+			l.r.send(contextItem{id: e.ExecutionContextID, gone: true})
+		},
 		func(e *proto.RuntimeExecutionContextsCleared) { l.r.send(contextItem{cleared: true}) },
 	)
 	go wait()

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/evidence"
+	"github.com/durable-browser/durable-browser/internal/recorder"
+)
+
+func runRecording(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) == 0 || args[0] != "get" {
+		fmt.Fprint(env.stderr, "Usage: durable-browser recording get [flags] WORKFLOW_ID -o run.webm\n\nSee docs/recording.md.\n")
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+			return flag.ErrHelp
+		}
+		return exitError{code: 2}
+	}
+	fs := config.NewSet("recording get", env.getenv)
+	fs.SetOutput(env.stderr)
+	var s3 config.S3
+	var out, index, ffmpeg string
+	var timeout time.Duration
+	config.BindS3(fs, &s3)
+	fs.StringVar(&out, "o", "", "the WebM to write (required)")
+	fs.StringVar(&index, "index", "", "the index JSON to write (default: -o's name with .index.json)")
+	fs.StringVar(&ffmpeg, "ffmpeg", "ffmpeg", "the ffmpeg executable (scripts/install-ffmpeg.sh installs Debian's)")
+	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up after this long (ffmpeg included)")
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, `Usage: durable-browser recording get [flags] WORKFLOW_ID -o run.webm
+
+Reads every recording chunk of the workflow's sessions (SessionOptions.record)
+from the evidence store, verified against their hashes, and writes a WebM made
+by ffmpeg, with an index (JSON) mapping recording time to video time. Gaps
+(credentials on the page, releases, lost workers) show as a striped slate.
+The S3 flags and the dev-stack default are those of evidence get.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	wf, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		return &config.Error{Flag: "o", Problem: "no output file given", Fix: "e.g. -o run.webm"}
+	}
+	if index == "" {
+		index = strings.TrimSuffix(out, filepath.Ext(out)) + ".index.json"
+	}
+	dev := false
+	if s3.Bucket == "" {
+		dev = true
+		devDefaults(&s3, fs)
+	}
+	if err := config.ValidateS3(s3); err != nil {
+		return err
+	}
+	if timeout <= 0 {
+		return &config.Error{Flag: "timeout", Problem: "must be positive", Fix: "e.g. 10m"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	o := evidence.S3Options{Bucket: s3.Bucket, Prefix: strings.Trim(s3.Prefix, "/"), Endpoint: s3.Endpoint, PathStyle: s3.PathStyle, Region: s3.Region}
+	if dev && env.getenv("AWS_ACCESS_KEY_ID") == "" {
+		o.AccessKey, o.SecretKey = config.DevS3AccessKey, config.DevS3SecretKey
+	}
+	store, err := evidence.NewS3(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := store.CheckCredentials(ctx); err != nil {
+		return fmt.Errorf("%w: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), or name no bucket to read from `durable-browser dev`", evidence.ErrNoCredentials)
+	}
+	chunks, err := recorder.Load(ctx, store, wf)
+	if err != nil {
+		if dev && !errors.Is(err, recorder.ErrNoRecording) {
+			return fmt.Errorf("reading the dev stack's S3 at %s (no --s3-bucket was named): %w", s3.Endpoint, err)
+		}
+		return err
+	}
+	x := recorder.Build(wf, chunks)
+	// ffmpeg writes beside the target; the WebM appears only once whole.
+	tmp := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tmp.webm")
+	defer os.Remove(tmp)
+	if err := recorder.Export(ctx, x, tmp, recorder.ExportOptions{FFmpeg: ffmpeg, Timeout: timeout}); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(x, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(index, append(b, '\n')); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	fmt.Fprintf(env.stderr, "wrote %s (%.1f s, %d recordings, %d segments) and %s\n", out, float64(x.VideoMS)/1000, len(x.Recordings), len(x.Segments), index)
+	return nil
+}
