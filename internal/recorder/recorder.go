@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/go-rod/rod"
+	rodcdp "github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/proto"
+	"github.com/go-rod/rod/lib/utils"
 	"github.com/rs/zerolog"
 
 	"github.com/durable-browser/durable-browser/internal/evidence"
@@ -121,10 +123,18 @@ func Start(ctx context.Context, o Options) (*Recorder, error) {
 	if o.FlushEvery <= 0 {
 		o.FlushEvery = 10 * time.Second
 	}
+	// A connection of its own: closing it ends the recorder's session and
+	// nothing else.
+	ws := &rodcdp.WebSocket{}
+	if err := ws.Connect(ctx, o.CDPURL, nil); err != nil {
+		return nil, fmt.Errorf("recorder: connecting to the browser: %w", err)
+	}
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	b := rod.New().ControlURL(o.CDPURL).Context(lctx)
+	b := rod.New().ControlURL("").SlowMotion(0).Trace(false).Monitor("").Logger(utils.LoggerQuiet).
+		Client(rodcdp.New().Logger(utils.LoggerQuiet).Start(ws)).NoDefaultDevice().Context(lctx)
 	if err := b.Connect(); err != nil {
 		cancel()
+		_ = ws.Close()
 		return nil, fmt.Errorf("recorder: connecting to the browser: %w", err)
 	}
 	now := time.Now().UnixMilli()
@@ -264,64 +274,31 @@ func (l *loop) attach(target string) error {
 	}
 	p := r.browser.PageFromSession(res.SessionID)
 	l.page, l.target, l.context = p, target, 0
-	wait := p.Context(l.ctx).EachEvent(
-		func(e *proto.PageScreencastFrame) {
-			go func() { _ = proto.PageScreencastFrameAck{SessionID: e.SessionID}.Call(p) }()
-			t := int64(float64(e.Metadata.Timestamp) * 1000)
-			if t == 0 {
-				t = time.Now().UnixMilli() + r.skewMS()
+	ectx, stop := context.WithCancel(l.ctx)
+	if l.stopEv != nil {
+		l.stopEv()
+	}
+	l.stopEv = stop
+	events := r.browser.Context(ectx).Event()
+	sid := res.SessionID
+	go func() {
+		for msg := range events {
+			if msg.SessionID != sid {
+				continue
 			}
-			l.r.send(frameItem{t: t, w: int(e.Metadata.DeviceWidth), h: int(e.Metadata.DeviceHeight), jpeg: e.Data})
-		},
-		func(e *proto.RuntimeBindingCalled) {
-			if e.Name != bindingName {
-				return
-			}
-			var m struct {
-				K      string  `json:"k"`
-				T      int64   `json:"t"`
-				ID     int64   `json:"id"`
-				Now    int64   `json:"now"`
-				Reason *string `json:"reason"`
-			}
-			if json.Unmarshal([]byte(e.Payload), &m) != nil {
-				return
-			}
-			switch m.K {
-			case "mark":
-				l.r.send(markItem{t: m.T})
-			case "check":
-				reason := ""
-				if m.Reason != nil {
-					reason = *m.Reason
-				}
-				l.r.send(checkItem{id: m.ID, now: m.Now, reason: reason})
-			}
-		},
-		func(e *proto.RuntimeExecutionContextCreated) {
-			d := e.Context
-			if d.Name != worldName {
-				return
-			}
-			if f, ok := d.AuxData["frameId"]; ok && f.Str() == target {
-				l.r.send(contextItem{id: d.ID})
-			}
-		},
-		func(e *proto.RuntimeExecutionContextDestroyed) {
-			l.r.send(contextItem{id: e.ExecutionContextID, gone: true})
-		},
-		func(e *proto.RuntimeExecutionContextsCleared) { l.r.send(contextItem{cleared: true}) },
-	)
-	go wait()
+			l.event(p, target, msg)
+		}
+	}()
 	steps := []func() error{
 		func() error {
 			return proto.RuntimeAddBinding{Name: bindingName, ExecutionContextName: worldName}.Call(p)
 		},
 		func() error {
-			_, err := proto.PageAddScriptToEvaluateOnNewDocument{Source: strings.Replace(guardJS, "BINDING", "'"+bindingName+"'", 1),
+			_, err := proto.PageAddScriptToEvaluateOnNewDocument{Source: strings.ReplaceAll(guardJS, "BINDING", "'"+bindingName+"'"),
 				WorldName: worldName, RunImmediately: true}.Call(p)
 			return err
 		},
+		func() error { return proto.PageEnable{}.Call(p) },
 		func() error { return proto.RuntimeEnable{}.Call(p) },
 		func() error {
 			// The browser's clock, as pages and frame timestamps read it.
@@ -348,6 +325,64 @@ func (l *loop) attach(target string) error {
 		}
 	}
 	return nil
+}
+
+// event hands one CDP event of the recorder's session to the loop.
+func (l *loop) event(p *rod.Page, target string, msg *rod.Message) {
+	r := l.r
+	switch msg.Method {
+	case (&proto.PageScreencastFrame{}).ProtoEvent():
+		var e proto.PageScreencastFrame
+		if !msg.Load(&e) {
+			return
+		}
+		go func() { _ = proto.PageScreencastFrameAck{SessionID: e.SessionID}.Call(p) }()
+		t := int64(float64(e.Metadata.Timestamp) * 1000)
+		if t == 0 {
+			t = time.Now().UnixMilli() + r.skewMS()
+		}
+		r.send(frameItem{t: t, w: int(e.Metadata.DeviceWidth), h: int(e.Metadata.DeviceHeight), jpeg: e.Data})
+	case (&proto.RuntimeBindingCalled{}).ProtoEvent():
+		var e proto.RuntimeBindingCalled
+		if !msg.Load(&e) || e.Name != bindingName {
+			return
+		}
+		var m struct {
+			K      string  `json:"k"`
+			T      int64   `json:"t"`
+			ID     int64   `json:"id"`
+			Now    int64   `json:"now"`
+			Reason *string `json:"reason"`
+		}
+		if json.Unmarshal([]byte(e.Payload), &m) != nil {
+			return
+		}
+		switch m.K {
+		case "mark":
+			r.send(markItem{t: m.T})
+		case "check":
+			reason := ""
+			if m.Reason != nil {
+				reason = *m.Reason
+			}
+			r.send(checkItem{id: m.ID, now: m.Now, reason: reason})
+		}
+	case (&proto.RuntimeExecutionContextCreated{}).ProtoEvent():
+		var e proto.RuntimeExecutionContextCreated
+		if !msg.Load(&e) || e.Context.Name != worldName {
+			return
+		}
+		if f, ok := e.Context.AuxData["frameId"]; ok && f.Str() == target {
+			r.send(contextItem{id: e.Context.ID})
+		}
+	case (&proto.RuntimeExecutionContextDestroyed{}).ProtoEvent():
+		var e proto.RuntimeExecutionContextDestroyed
+		if msg.Load(&e) {
+			r.send(contextItem{id: e.ExecutionContextID, gone: true})
+		}
+	case (&proto.RuntimeExecutionContextsCleared{}).ProtoEvent():
+		r.send(contextItem{cleared: true})
+	}
 }
 
 func (l *loop) run() {
