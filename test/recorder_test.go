@@ -191,7 +191,15 @@ func TestRecorderPasswordGapAndExport(t *testing.T) {
 		}
 	}
 	if kept != frames {
-		t.Errorf("the index shows %d frames, the chunks hold %d", kept, frames)
+		t.Errorf("the index shows %d frames, the chunks hold %d; gaps %+v", kept, frames, gapsOf(chunks))
+		for _, c := range chunks {
+			for _, f := range c.Frames {
+				t.Logf("frame %d", f.T)
+			}
+		}
+		for _, sg := range x.Segments {
+			t.Logf("segment %+v", sg)
+		}
 	}
 	probe, err := exec.CommandContext(ctx, "ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0",
 		"-show_entries", "stream=nb_read_frames:format=duration", "-of", "json", out).Output()

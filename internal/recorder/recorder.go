@@ -1,11 +1,13 @@
 package recorder
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/jpeg"
 	"strings"
 	"sync"
 	"time"
@@ -341,7 +343,11 @@ func (l *loop) event(p *rod.Page, target string, msg *rod.Message) {
 		if t == 0 {
 			t = time.Now().UnixMilli() + r.skewMS()
 		}
-		r.send(frameItem{t: t, w: int(e.Metadata.DeviceWidth), h: int(e.Metadata.DeviceHeight), jpeg: e.Data})
+		c, err := jpeg.DecodeConfig(bytes.NewReader(e.Data))
+		if err != nil {
+			return
+		}
+		r.send(frameItem{t: t, w: c.Width, h: c.Height, jpeg: e.Data})
 	case (&proto.RuntimeBindingCalled{}).ProtoEvent():
 		var e proto.RuntimeBindingCalled
 		if !msg.Load(&e) || e.Name != bindingName {
