@@ -19,6 +19,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/recorder"
+	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )
 
@@ -86,8 +87,19 @@ func TestRecorderPasswordGapAndExport(t *testing.T) {
 			t.Fatalf("the page never cleared its password field: %q", read.Content)
 		}
 	}
-	// Frames after the gap: wait until the recorder has kept one, read
-	// back from what it filed once the session is released.
+	// Capture resumes once the field is clean: the first frame kept after
+	// a gap is filed at once.
+	harness.Eventually(t, time.Minute, func() bool {
+		chunks, _ := recorder.Load(ctx, env.Store, s.id)
+		for _, c := range chunks {
+			for _, f := range c.Frames {
+				if f.T > to {
+					return true
+				}
+			}
+		}
+		return false
+	}, "no frame was kept after the password field was cleared")
 	var after contract.ScreenshotResult
 	s.must("screenshot", map[string]any{}, &after)
 	var rel contract.ReleaseResult
@@ -237,5 +249,3 @@ func gapsOf(chunks []*recorder.Chunk) []recorder.Gap {
 	}
 	return out
 }
-
-

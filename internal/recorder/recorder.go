@@ -256,6 +256,8 @@ type loop struct {
 	lastClean  int64 // browser ms of the last clean check
 	dirtyUntil int64 // no frame at or before dirtyUntil+margin is kept
 	gap        *Gap  // open gap
+	lastKept   int64 // the last kept frame's time
+	resumed    bool  // a gap closed: file the next kept frame at once
 	holds      int
 	secrets    []string
 
@@ -488,9 +490,9 @@ func (l *loop) check() {
 // least until: no frame of that stretch is kept, and a gap opens.
 func (l *loop) dirty(from, until int64, reason string) {
 	if l.gap == nil {
-		if from < l.chunkFrom {
-			from = l.chunkFrom
-		}
+		// Frames already kept were confirmed by a clean check after them:
+		// the gap starts after the last.
+		from = max(from, l.chunkFrom, l.lastKept+1)
 		l.gap = &Gap{From: from, To: from, Reason: reason}
 	} else if from < l.gap.From {
 		from = l.gap.From
@@ -522,6 +524,7 @@ func (l *loop) checked(now int64, reason string) {
 		l.dirtyUntil = l.gap.To
 		l.gaps = append(l.gaps, *l.gap)
 		l.gap = nil
+		l.resumed = true
 	}
 	var wait []Frame
 	for _, f := range l.pending {
@@ -545,8 +548,12 @@ func (l *loop) keep(f Frame) {
 		return
 	}
 	l.frames = append(l.frames, f)
+	l.lastKept = f.T
 	l.bytes += len(f.JPEG)
-	if l.bytes > 8<<20 || len(l.frames) >= MaxChunkFrames/2 {
+	// The first frame after a gap is filed at once: the chunk says capture
+	// resumed, and a gap's record never waits for the next flush.
+	if l.bytes > 8<<20 || len(l.frames) >= MaxChunkFrames/2 || l.resumed {
+		l.resumed = false
 		if err := l.flush(f.T, ""); err != nil {
 			l.r.log.Warn().Err(err).Msg("filing a recording chunk")
 		}
@@ -599,9 +606,31 @@ func (l *loop) flush(to int64, end string) error {
 	return PutChunk(l.ctx, l.r.o.Store, l.r.o.WorkflowID, c)
 }
 
-// finish files the last chunk: frames still awaiting a check are dropped.
+// finish checks the page once more for the frames awaiting a check, then
+// files the last chunk; frames a check did not confirm are dropped.
 func (l *loop) finish(reason string) error {
-	_ = proto.PageStopScreencast{}.Call(l.page)
+	sctx, cancel := context.WithTimeout(l.ctx, checkTimeout)
+	defer cancel()
+	_ = proto.PageStopScreencast{}.Call(l.r.browser.Context(sctx).PageFromSession(l.page.SessionID))
+	if len(l.pending) > 0 && !l.checking {
+		l.check()
+	}
+	for l.checking {
+		select {
+		case v := <-l.r.in:
+			switch it := v.(type) {
+			case markItem:
+				l.dirty(it.t-margin, it.t, GapCredential)
+			case checkItem:
+				if it.id == l.checkID {
+					l.checking = false
+					l.checked(it.now, it.reason)
+				}
+			}
+		case <-sctx.Done():
+			l.checking = false
+		}
+	}
 	now := time.Now().UnixMilli() + l.r.skewMS()
 	return l.flush(now, reason)
 }
