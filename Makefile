@@ -20,7 +20,7 @@ UNIT_HEAVY_TESTS := ^(TestS3Store|TestS3SSE|TestEvidenceGet)$$
 MODULE   := $(shell $(GO) list -m)
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all build run test test-unit fuzz lint lint-tools bench bench-cli tools chromium versitygw clean reliability
+.PHONY: all build run test test-unit fuzz lint lint-tools bench bench-cli tools chromium versitygw ffmpeg clean reliability
 
 all: build
 
@@ -31,13 +31,17 @@ build:
 	CGO_ENABLED=0 $(GO) build -o $(WORKERBIN) ./cmd/durable-browser-worker
 	$(GO) build -o $(DEVBIN) ./cmd/durable-browser-dev
 
-tools: chromium versitygw
+tools: chromium versitygw ffmpeg
 
 chromium:
 	@scripts/install-chromium.sh
 
 versitygw:
 	@scripts/install-versitygw.sh
+
+# ffmpeg makes the WebM of `durable-browser recording get` (docs/recording.md).
+ffmpeg:
+	@scripts/install-ffmpeg.sh
 
 # Starts the whole stack on loopback, runs the smoke workflow, keeps serving until Ctrl-C.
 run: build tools

@@ -46,6 +46,7 @@ extra=(
   "./cmd/durable-browser FuzzParseInterleaved"
   "./cmd/durable-browser-worker FuzzParseS3URL"
   "./internal/cell FuzzCell"
+  "./internal/recorder FuzzParseChunk"
 )
 
 # Every Fuzz function in the module must be listed, so a new one is not forgotten.
