@@ -15,7 +15,7 @@ import (
 // its workflow id (`call` and `mcp`).
 type sessionFlags struct {
 	provider, profile, grants, policy, allowHosts, viewport string
-	stealth, headed, saveProfile, sa                        bool
+	stealth, headed, saveProfile, sa, record                bool
 	idle, life                                              time.Duration
 }
 
@@ -29,6 +29,7 @@ func bindSessionFlags(fs *config.Set, f *sessionFlags) {
 	fs.String(&f.policy, "policy", "allow", "action policy for requests with side effects: allow, ask or deny")
 	fs.String(&f.allowHosts, "allow-hosts", "", "comma-separated hosts a new session's browser may reach (names, *.domain, addresses); every other host is blocked")
 	fs.String(&f.viewport, "viewport", "", "a new session's page size in CSS pixels, WIDTHxHEIGHT (default 1280x720)")
+	fs.Bool(&f.record, "record", false, "record a new session's page (frames filed beside its evidence, credentials left out; see docs/recording.md)")
 	fs.Duration(&f.idle, "idle-timeout", 3*time.Minute, "a new session's idle window")
 	fs.Duration(&f.life, "max-lifetime", 30*time.Minute, "a new session's maximum lifetime")
 	fs.Bool(&f.sa, "search-attributes", true, "a new session upserts BrowserSessionTag, BrowserProvider and BrowserState (see docs/operations.md)")
@@ -41,7 +42,7 @@ func (f *sessionFlags) config() (workflows.SessionConfig, error) {
 	default:
 		return workflows.SessionConfig{}, &config.Error{Flag: "policy", Problem: fmt.Sprintf("%q is not a policy", f.policy), Fix: "use allow, ask or deny"}
 	}
-	opts := contract.SessionOptions{Provider: f.provider, Stealth: f.stealth, Headed: f.headed, ActionPolicy: f.policy}
+	opts := contract.SessionOptions{Provider: f.provider, Stealth: f.stealth, Headed: f.headed, ActionPolicy: f.policy, Record: f.record}
 	for _, h := range strings.Split(f.allowHosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
 			opts.AllowHosts = append(opts.AllowHosts, h)
