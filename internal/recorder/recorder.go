@@ -489,13 +489,13 @@ func (l *loop) check() {
 // dirty says a credential may have been on the page from from until at
 // least until: no frame of that stretch is kept, and a gap opens.
 func (l *loop) dirty(from, until int64, reason string) {
+	// Frames already kept were confirmed by a clean check after them: the
+	// gap starts after the last.
+	from = max(from, l.chunkFrom, l.lastKept+1)
 	if l.gap == nil {
-		// Frames already kept were confirmed by a clean check after them:
-		// the gap starts after the last.
-		from = max(from, l.chunkFrom, l.lastKept+1)
 		l.gap = &Gap{From: from, To: from, Reason: reason}
 	} else if from < l.gap.From {
-		from = l.gap.From
+		l.gap.From = from
 	}
 	l.dirtyUntil = max(l.dirtyUntil, until)
 	kept := l.pending[:0]
