@@ -19,6 +19,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/recorder"
+	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -248,4 +249,92 @@ func gapsOf(chunks []*recorder.Chunk) []recorder.Gap {
 		out = append(out, c.Gaps...)
 	}
 	return out
+}
+
+// secretPage animates like recorderPage; its Name field is no credential
+// field, so only the recorder's knowledge that a secret is being typed keeps
+// it out. The page notes the first keystroke and when Clear emptied it.
+const secretPage = `<!doctype html><html><head><title>Recorder secret test</title></head><body>
+<h1 id="n">0</h1>
+<label>Name <input id="name" name="fullname" type="text"></label>
+<button id="clear" type="button">Clear</button>
+<p id="log">waiting</p>
+<script>
+let n = 0, start = 0;
+(function tick() { n++; document.getElementById('n').textContent = String(n); requestAnimationFrame(tick); })();
+const f = document.getElementById('name');
+f.addEventListener('keydown', () => { if (!start) start = Date.now(); }, true);
+document.getElementById('clear').addEventListener('click', () => {
+  f.value = ''; document.getElementById('log').textContent = 'held ' + start + ' ' + Date.now();
+});
+</script></body></html>`
+
+// A {{secret:NAME}} typed into a plain text field leaves a secret_typed gap
+// from before the first keystroke until the field no longer shows it; no
+// kept frame falls inside, and capture resumes after.
+func TestRecorderSecretTypedGap(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, secretPage)
+	}))
+	t.Cleanup(site.Close)
+	t.Setenv("DURABLE_BROWSER_SECRET_REC_NAME", "rec-secret-Value-9876")
+	t.Setenv("DURABLE_BROWSER_SECRET_REC_NAME_ORIGINS", redact.OriginOf(site.URL))
+	env.StartWorker(t, harnessDefaults())
+	s := newSession(t, workflows.SessionConfig{Session: contract.SessionOptions{Record: true}})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	s.must("run", actions(map[string]any{"op": "goto", "url": site.URL + "/"}), nil)
+	var snap contract.SnapshotResult
+	s.must("snapshot", map[string]any{}, &snap)
+	s.must("run", actions(map[string]any{"op": "type", "id": refFor(t, snap.Text, `textbox "Name"`), "text": "{{secret:REC_NAME}}"}), nil)
+	s.must("run", actions(map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Clear"`)}), nil)
+	var read contract.ReadResult
+	s.must("browser_read", map[string]any{"what": "text"}, &read)
+	m := regexp.MustCompile(`held (\d+) (\d+)`).FindStringSubmatch(read.Content)
+	if m == nil {
+		t.Fatalf("the page did not note the interval: %q", read.Content)
+	}
+	from, _ := strconv.ParseInt(m[1], 10, 64)
+	to, _ := strconv.ParseInt(m[2], 10, 64)
+	harness.Eventually(t, time.Minute, func() bool {
+		chunks, _ := recorder.Load(ctx, env.Store, s.id)
+		for _, c := range chunks {
+			for _, f := range c.Frames {
+				if f.T > to {
+					return true
+				}
+			}
+		}
+		return false
+	}, "no frame was kept after the secret was cleared")
+	s.must("browser_release", map[string]any{}, nil)
+
+	chunks, err := recorder.Load(ctx, env.Store, s.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered, before := false, 0
+	for _, c := range chunks {
+		for _, f := range c.Frames {
+			if f.T >= from && f.T <= to {
+				t.Errorf("frame at %d is inside %d..%d, while the secret was typed or shown", f.T, from, to)
+			}
+			if f.T < from {
+				before++
+			}
+		}
+		for _, g := range c.Gaps {
+			if g.Reason == recorder.GapSecretTyped && g.From <= from && g.To >= to {
+				covered = true
+			}
+		}
+	}
+	if !covered {
+		t.Errorf("no secret_typed gap covers %d..%d: %+v", from, to, gapsOf(chunks))
+	}
+	if before == 0 {
+		t.Error("no frame was kept before the secret was typed")
+	}
 }
