@@ -70,6 +70,7 @@ func TestRecorderPasswordGapAndExport(t *testing.T) {
 	var snap contract.SnapshotResult
 	s.must("snapshot", map[string]any{}, &snap)
 	pw := refFor(t, snap.Text, "Password")
+	waitForFrame(t, ctx, s.id, 0, "the recording kept no frame of the page")
 	s.must("run", actions(map[string]any{"op": "type", "id": pw, "text": "hunter2-correct-horse"}), nil)
 
 	// The page clears the field itself and writes down when it held a value.
@@ -90,17 +91,7 @@ func TestRecorderPasswordGapAndExport(t *testing.T) {
 	}
 	// Capture resumes once the field is clean: the first frame kept after
 	// a gap is filed at once.
-	harness.Eventually(t, time.Minute, func() bool {
-		chunks, _ := recorder.Load(ctx, env.Store, s.id)
-		for _, c := range chunks {
-			for _, f := range c.Frames {
-				if f.T > to {
-					return true
-				}
-			}
-		}
-		return false
-	}, "no frame was kept after the password field was cleared")
+	waitForFrame(t, ctx, s.id, to, "no frame was kept after the password field was cleared")
 	var after contract.ScreenshotResult
 	s.must("screenshot", map[string]any{}, &after)
 	var rel contract.ReleaseResult
@@ -288,6 +279,7 @@ func TestRecorderSecretTypedGap(t *testing.T) {
 	s.must("run", actions(map[string]any{"op": "goto", "url": site.URL + "/"}), nil)
 	var snap contract.SnapshotResult
 	s.must("snapshot", map[string]any{}, &snap)
+	waitForFrame(t, ctx, s.id, 0, "the recording kept no frame of the page")
 	s.must("run", actions(map[string]any{"op": "type", "id": refFor(t, snap.Text, `textbox "Name"`), "text": "{{secret:REC_NAME}}"}), nil)
 	s.must("run", actions(map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Clear"`)}), nil)
 	var read contract.ReadResult
@@ -298,17 +290,7 @@ func TestRecorderSecretTypedGap(t *testing.T) {
 	}
 	from, _ := strconv.ParseInt(m[1], 10, 64)
 	to, _ := strconv.ParseInt(m[2], 10, 64)
-	harness.Eventually(t, time.Minute, func() bool {
-		chunks, _ := recorder.Load(ctx, env.Store, s.id)
-		for _, c := range chunks {
-			for _, f := range c.Frames {
-				if f.T > to {
-					return true
-				}
-			}
-		}
-		return false
-	}, "no frame was kept after the secret was cleared")
+	waitForFrame(t, ctx, s.id, to, "no frame was kept after the secret was cleared")
 	s.must("browser_release", map[string]any{}, nil)
 
 	chunks, err := recorder.Load(ctx, env.Store, s.id)
@@ -337,4 +319,22 @@ func TestRecorderSecretTypedGap(t *testing.T) {
 	if before == 0 {
 		t.Error("no frame was kept before the secret was typed")
 	}
+}
+
+// waitForFrame waits until the session's recording has filed a frame
+// after t (unix ms): the first frame kept, and the first after a gap, are
+// filed at once.
+func waitForFrame(t *testing.T, ctx context.Context, workflowID string, after int64, what string) {
+	t.Helper()
+	harness.Eventually(t, time.Minute, func() bool {
+		chunks, _ := recorder.Load(ctx, env.Store, workflowID)
+		for _, c := range chunks {
+			for _, f := range c.Frames {
+				if f.T > after {
+					return true
+				}
+			}
+		}
+		return false
+	}, "%s", what)
 }

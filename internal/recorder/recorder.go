@@ -144,7 +144,8 @@ func Start(ctx context.Context, o Options) (*Recorder, error) {
 		in: make(chan any, 256), done: make(chan struct{}), cancel: cancel,
 		id: fmt.Sprintf("r%013d-%s", now, evidence.SHA256Hex([]byte(fmt.Sprint(o.SessionTag, now, time.Now().UnixNano())))[:6]),
 	}
-	l := &loop{r: r, ctx: lctx}
+	// The first frame kept is filed at once, as after a gap.
+	l := &loop{r: r, ctx: lctx, resumed: true}
 	if err := l.attach(o.TargetID); err != nil {
 		_ = b.Close()
 		cancel()
