@@ -51,12 +51,40 @@ pw.addEventListener('input', () => {
 // whose duration and frame count match its index, and the screenshots'
 // receipts carry offsets that fall before and after the gap.
 func TestRecorderPasswordGapAndExport(t *testing.T) {
+	recorderPasswordGap(t, recorderPage)
+}
+
+// The same with the password field inside an open shadow root inside a
+// same-origin frame: the guard looks into both.
+func TestRecorderPasswordInShadowFrame(t *testing.T) {
+	recorderPasswordGap(t, shadowFramePage)
+}
+
+// shadowFramePage holds recorderPage's field in an open shadow root of a
+// same-origin (srcdoc) frame; the frame writes the interval into the page.
+const shadowFramePage = `<!doctype html><html><head><title>Recorder shadow test</title></head><body>
+<h1 id="n">0</h1>
+<iframe id="f" style="width:600px;height:120px" srcdoc="<!doctype html><body><div id=host></div><script>
+const root = document.getElementById('host').attachShadow({mode: 'open'});
+root.innerHTML = '<label>Password <input id=pw name=password type=password></label>';
+const pw = root.getElementById('pw'); let start = 0, armed = false;
+pw.addEventListener('keydown', () => { if (!start) start = Date.now(); }, true);
+pw.addEventListener('input', () => { if (armed) return; armed = true;
+  setTimeout(() => { pw.value = ''; parent.document.getElementById('log').textContent = 'held ' + start + ' ' + Date.now(); }, 1500); });
+</script></body>"></iframe>
+<p id="log">waiting</p>
+<script>
+let n = 0;
+(function tick() { n++; document.getElementById('n').textContent = String(n); requestAnimationFrame(tick); })();
+</script></body></html>`
+
+func recorderPasswordGap(t *testing.T, page string) {
 	if _, err := exec.LookPath("ffprobe"); err != nil {
 		t.Fatalf("ffprobe not found: run scripts/install-ffmpeg.sh (%v)", err)
 	}
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, recorderPage)
+		fmt.Fprint(w, page)
 	}))
 	t.Cleanup(site.Close)
 	env.StartWorker(t, harnessDefaults())
