@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -365,4 +366,82 @@ func waitForFrame(t *testing.T, ctx context.Context, workflowID string, after in
 		}
 		return false
 	}, "%s", what)
+}
+
+// A visible cross-origin frame cannot be checked: no frame is kept while it
+// shows, and capture resumes once it is gone.
+func TestRecorderCrossOriginFrameGap(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><body>another origin</body>`)
+	}))
+	t.Cleanup(other.Close)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><head><title>Recorder frame test</title></head><body>
+<h1 id="n">0</h1><button id="show" type="button">Show</button><button id="hide" type="button">Hide</button><p id="log">none</p>
+<script>
+let n = 0, loaded = 0;
+(function tick() { n++; document.getElementById('n').textContent = String(n); requestAnimationFrame(tick); })();
+document.getElementById('show').onclick = () => { const f = document.createElement('iframe'); f.id = 'x';
+  f.src = %q; f.onload = () => { loaded = Date.now(); document.getElementById('log').textContent = 'loaded'; };
+  document.body.appendChild(f); };
+document.getElementById('hide').onclick = () => { document.getElementById('x').remove();
+  document.getElementById('log').textContent = 'shown ' + loaded + ' ' + Date.now(); };
+</script></body></html>`, other.URL+"/")
+	}))
+	t.Cleanup(site.Close)
+	env.StartWorker(t, harnessDefaults())
+	s := newSession(t, workflows.SessionConfig{Session: contract.SessionOptions{Record: true}})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	s.must("run", actions(map[string]any{"op": "goto", "url": site.URL + "/"}), nil)
+	var snap contract.SnapshotResult
+	s.must("snapshot", map[string]any{}, &snap)
+	waitForFrame(t, ctx, s.id, 0, "the recording kept no frame of the page")
+	s.must("run", actions(map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Show"`)}), nil)
+	// Once the other origin's document has loaded in it, the frame cannot
+	// be checked.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var r contract.ReadResult
+		s.must("browser_read", map[string]any{"what": "text"}, &r)
+		if strings.Contains(r.Content, "loaded") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cross-origin frame never loaded: %q", r.Content)
+		}
+	}
+	s.must("run", actions(map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Hide"`)}), nil)
+	var read contract.ReadResult
+	s.must("browser_read", map[string]any{"what": "text"}, &read)
+	m := regexp.MustCompile(`shown (\d+) (\d+)`).FindStringSubmatch(read.Content)
+	if m == nil {
+		t.Fatalf("the page did not note when the frame showed: %q", read.Content)
+	}
+	from, _ := strconv.ParseInt(m[1], 10, 64)
+	to, _ := strconv.ParseInt(m[2], 10, 64)
+	waitForFrame(t, ctx, s.id, to, "no frame was kept after the cross-origin frame was removed")
+	s.must("browser_release", map[string]any{}, nil)
+	chunks, err := recorder.Load(ctx, env.Store, s.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, c := range chunks {
+		for _, f := range c.Frames {
+			if f.T >= from && f.T <= to {
+				t.Errorf("frame at %d kept while the cross-origin frame showed (%d..%d)", f.T, from, to)
+			}
+		}
+		for _, g := range c.Gaps {
+			reasons = append(reasons, g.Reason)
+		}
+	}
+	t.Logf("cross-origin frame shown %d..%d; gaps %+v", from, to, gapsOf(chunks))
+	if !slices.Contains(reasons, recorder.GapCrossOriginFrame) {
+		t.Errorf("no cross_origin_frame gap: %+v", gapsOf(chunks))
+	}
 }
