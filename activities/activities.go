@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"sort"
 	"sync"
@@ -81,6 +82,10 @@ type Options struct {
 	Reach *netguard.Policy
 	// Resolver looks names up for the egress proxy (default the system's).
 	Resolver egress.Resolver
+	// SiteRoots verifies the sites' certificates where the egress proxy
+	// decrypts a browser's TLS (default the system's roots). Tests give
+	// their loopback servers' pool.
+	SiteRoots *x509.CertPool
 
 	// Owners says whether a session's workflow has let go of its browser,
 	// for ReleaseDisowned (default: ClientOwners over Client; none without one).

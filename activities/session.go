@@ -142,6 +142,9 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		Replaces: req.Replaces,
 		Session:  &want,
 		Egress:   eg.Addr(),
+		// The pin of the proxy's CA, so the browser accepts what the
+		// proxy shows it for https and wss.
+		EgressSPKI: eg.SPKI(),
 	})
 	if err != nil {
 		log.Error().Err(err).Msg("creating browser")

@@ -6,6 +6,7 @@ package worker
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -62,6 +63,10 @@ type Options struct {
 	// BrowserAllowLoopback lets browsers reach loopback (dev's demo site);
 	// the services stay blocked.
 	BrowserAllowLoopback bool
+	// SiteRoots verifies the sites' certificates where a browser's egress
+	// proxy decrypts its TLS (default the system's roots; tests give their
+	// loopback servers' pool).
+	SiteRoots *x509.CertPool
 	// PageJudge, when set, serves page.judge instead of the rule-based
 	// judge: an activity function taking a contract.JudgeRequest and
 	// answering a *contract.JudgeResult (for example asking the host's own
@@ -206,6 +211,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		UploadDir:     cfg.UploadDir,
 		ProfileGrants: grants,
 		Reach:         reachPolicy(ctx, cfg, o),
+		SiteRoots:     o.SiteRoots,
 		Logger:        log,
 		// Tests shorten it; production keeps the activities' default.
 		HoldTimeout: o.HoldTimeout,

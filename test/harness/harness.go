@@ -5,6 +5,7 @@ package harness
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"os"
 	"os/exec"
@@ -167,6 +168,9 @@ type WorkerOptions struct {
 	Approvers contract.Approvers
 	// PageJudge serves page.judge instead of the rule-based judge.
 	PageJudge any
+	// SiteRoots verifies loopback TLS sites where the egress proxy
+	// decrypts a browser's TLS (httptest.NewTLSServer's certificate).
+	SiteRoots *x509.CertPool
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -217,6 +221,7 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 		HoldTimeout: o.HoldTimeout,
 		Approvers:   o.Approvers,
 		PageJudge:   o.PageJudge,
+		SiteRoots:   o.SiteRoots,
 		// Tests read their own loopback pages through web_fetch.
 		FetchAllowLoopback: true,
 		Logger:             log,
