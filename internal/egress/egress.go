@@ -475,7 +475,7 @@ func (p *Proxy) exchanges(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.
 		}
 		// Any other protocol switch would carry on unread: it is not asked for.
 		req.Header.Del("Upgrade")
-		if err := req.Write(up); err != nil {
+		if err := buffered(up, &req.Body, req.Write); err != nil {
 			return
 		}
 		for {
@@ -483,7 +483,7 @@ func (p *Proxy) exchanges(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.
 			if err != nil || resp.StatusCode == http.StatusSwitchingProtocols {
 				return
 			}
-			werr := resp.Write(c)
+			werr := buffered(c, &resp.Body, resp.Write)
 			_ = resp.Body.Close()
 			if werr != nil {
 				return
@@ -530,4 +530,33 @@ func (p *Proxy) webSocket(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.
 		closeWrite(up)
 	}
 	<-done
+}
+
+// buffered writes an HTTP message (write is its Request.Write or
+// Response.Write) through a buffer that is sent before each read of its
+// body: the header goes in one write (one TLS record, not one per line)
+// and a streamed body (server-sent events) is not held back.
+func buffered(w io.Writer, body *io.ReadCloser, write func(io.Writer) error) error {
+	bw := bufio.NewWriterSize(w, 8<<10)
+	if *body != nil && *body != http.NoBody {
+		*body = flushFirst{ReadCloser: *body, w: bw}
+	}
+	// Only Write: bufio's ReadFrom would read the body into the buffer
+	// that flushFirst flushes under it.
+	if err := write(struct{ io.Writer }{bw}); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+type flushFirst struct {
+	io.ReadCloser
+	w *bufio.Writer
+}
+
+func (f flushFirst) Read(p []byte) (int, error) {
+	if err := f.w.Flush(); err != nil {
+		return 0, err
+	}
+	return f.ReadCloser.Read(p)
 }

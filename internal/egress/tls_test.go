@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -16,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
@@ -300,5 +302,42 @@ func TestInterceptRefusesBadUpstreamCert(t *testing.T) {
 	blocked, _ := r.seen()
 	if r.hits.Load() != 0 || len(blocked) != 1 || blocked[0].Rule != RuleCertificate || blocked[0].Method != "CONNECT" {
 		t.Fatalf("site hits %d, blocked %+v", r.hits.Load(), blocked)
+	}
+}
+
+// A streamed answer (server-sent events) comes through an intercepting
+// proxy as it is sent: the first event arrives while the site still holds
+// the second back until the client has read the first.
+func TestInterceptStreams(t *testing.T) {
+	r := newInterceptRig(t, true)
+	read := make(chan struct{})
+	r.site.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: one\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-read:
+		case <-req.Context().Done():
+			return
+		}
+		fmt.Fprint(w, "data: two\n\n")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.site.URL+"/events", nil)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	line, err := br.ReadString('\n')
+	if err != nil || line != "data: one\n" {
+		t.Fatalf("first event: %q %v (held back by the proxy?)", line, err)
+	}
+	close(read)
+	rest, _ := io.ReadAll(br)
+	if string(rest) != "\ndata: two\n\n" {
+		t.Fatalf("the rest: %q", rest)
 	}
 }
