@@ -187,6 +187,9 @@ func TestLeakScan(t *testing.T) {
 	proc := env.StartWorkerProcess(t, harness.ProcessOptions{Env: []string{
 		"DURABLE_BROWSER_PROVIDERS=browserbase", "BROWSERBASE_API_KEY=" + rentedKey,
 		"BROWSERBASE_PROJECT_ID=wire-project", "BROWSERBASE_BASE_URL=" + bb.URL(),
+		// The https twin of site B is verified by the egress proxies
+		// that decrypt the browsers' TLS.
+		"SSL_CERT_FILE=" + siteRoots,
 	}})
 
 	// Session 1, through the Go client: sign in with the three secrets on
@@ -348,7 +351,7 @@ func TestLeakScan(t *testing.T) {
 
 	t.Run("requests site B received (exfiltration)", func(t *testing.T) {
 		b := newCorpus()
-		reqs := siteB.Requests()
+		reqs := append(siteB.Requests(), siteBS.Requests()...)
 		for i, r := range reqs {
 			b.add(fmt.Sprintf("site B request %d", i), []byte(r))
 		}
@@ -371,23 +374,27 @@ func TestLeakScan(t *testing.T) {
 		// The WebSocket was open before the secret was typed (B saw its
 		// handshake), so what kept the value from B is the frame being
 		// stopped, listed as such.
-		opened := false
-		for _, r := range reqs {
-			opened = opened || strings.HasPrefix(r, "GET /ws ")
-		}
-		if !opened {
-			t.Errorf("the exfiltrating page's WebSocket never reached site B, so it proves nothing")
+		for _, s := range []*site{siteB, siteBS} {
+			opened := false
+			for _, r := range s.Requests() {
+				opened = opened || strings.HasPrefix(r, "GET /ws ")
+			}
+			if !opened {
+				t.Errorf("the exfiltrating page's WebSocket never reached site %s, so it proves nothing", s.name)
+			}
 		}
 		var run struct {
-			Blocked []struct{ Method, Rule string }
+			Blocked []struct{ Method, Rule, Origin string }
 		}
 		_ = json.Unmarshal([]byte(exfilRun), &run)
-		frame := false
-		for _, b := range run.Blocked {
-			frame = frame || (b.Method == "WS" && b.Rule == "secret")
-		}
-		if !frame {
-			t.Errorf("the exfiltrating run lists no WebSocket frame blocked by rule secret: %s", exfilRun)
+		for _, scheme := range []string{"ws://", "wss://"} {
+			frame := false
+			for _, b := range run.Blocked {
+				frame = frame || (b.Method == "WS" && b.Rule == "secret" && strings.HasPrefix(b.Origin, scheme))
+			}
+			if !frame {
+				t.Errorf("the exfiltrating run lists no %s WebSocket frame blocked by rule secret: %s", scheme, exfilRun)
+			}
 		}
 	})
 	t.Logf("leak scan took %s", time.Since(start).Round(time.Second))
