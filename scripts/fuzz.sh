@@ -34,6 +34,7 @@ core=(
 extra=(
   "./internal/redact FuzzString"
   "./internal/egress FuzzFrames"
+  "./internal/egress FuzzExchanges"
   "./internal/webfetch FuzzGuard"
   "./internal/webfetch FuzzLegacyIPv4"
   "./internal/handoff FuzzVerify"

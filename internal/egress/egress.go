@@ -343,10 +343,14 @@ func (p *Proxy) findSecret(m *redact.Matcher, origin string, r *http.Request, bo
 		n, _ := m.Unbound(origin)
 		return n, "its body is too long to check for the secret", true
 	}
-	parts := []string{r.URL.String(), r.RequestURI, string(body)}
-	for k, vs := range r.Header {
-		for _, v := range vs {
-			parts = append(parts, k+": "+v)
+	// Go keeps Host out of Header and trailers (read with the body) in
+	// Trailer; both are sent on.
+	parts := []string{r.URL.String(), r.RequestURI, "Host: " + r.Host, string(body)}
+	for _, h := range []http.Header{r.Header, r.Trailer} {
+		for k, vs := range h {
+			for _, v := range vs {
+				parts = append(parts, k+": "+v)
+			}
 		}
 	}
 	if n, ok := m.Find(origin, parts...); ok {
@@ -459,6 +463,12 @@ func (p *Proxy) exchanges(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.
 			shown = "ws" + strings.TrimPrefix(origin, "http")
 		}
 		req.URL.Scheme, req.URL.Host = scheme, authority
+		if !printable(req.Host) {
+			// Go would send such a Host in punycode: a spelling
+			// made here, after the search (browsers send ASCII).
+			deny(Blocked{Method: req.Method, Origin: shown, Rule: string(netguard.RuleInvalid), Message: "a request whose Host header is not printable ASCII is refused (rule invalid)"})
+			return
+		}
 		if m := p.armed.Load(); m != nil {
 			if _, ok := m.Unbound(origin); ok {
 				body, unread := p.readBody(req)
@@ -468,6 +478,10 @@ func (p *Proxy) exchanges(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.
 					return
 				}
 			}
+		}
+		if _, ok := req.Header["User-Agent"]; !ok {
+			// Sent on as it came: Go would add its own.
+			req.Header["User-Agent"] = []string{""}
 		}
 		if ws {
 			p.webSocket(c, br, up, ubr, req, origin, shown)
@@ -559,4 +573,14 @@ func (f flushFirst) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return f.ReadCloser.Read(p)
+}
+
+// printable says whether s is printable ASCII throughout.
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }
