@@ -197,3 +197,41 @@ if (location.search === '?go') {
 		t.Fatalf("blocked %+v: want a WS frame and a POST by rule secret and the bad site by rule certificate", blocked)
 	}
 }
+
+// The pin admits the proxy's CA and nothing else: a browser pinned to
+// another CA's key refuses the certificates its proxy shows it, so a page
+// over https fails to load (Chrome does not ignore certificate errors in
+// general).
+func TestEgressPinAdmitsOnlyItsCA(t *testing.T) {
+	ctx := testCtx(t)
+	site := newTLSSite(t)
+	roots := x509.NewCertPool()
+	roots.AddCert(site.srv.Certificate())
+	eg, err := egress.Start(egress.Options{Policy: &netguard.Policy{AllowPrivate: true}, Intercept: true, RootCAs: roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eg.Close() })
+	other, err := egress.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProvider(t, t.TempDir(), "boot-pin")
+	s, err := p.Create(ctx, providers.CreateOptions{Tag: "pin-1", Egress: eg.Addr(), EgressSPKI: other.SPKI()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := driver.Attach(ctx, driver.Options{CDPURL: s.CDPURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	a, err := driver.ParseActions(json.RawMessage(fmt.Sprintf(`[{"op":"goto","url":%q},{"op":"wait","text":"an ordinary https page"}]`, site.srv.URL+"/")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Run(ctx, a, driver.RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), "ERR_CERT_AUTHORITY_INVALID") {
+		t.Fatalf("a browser pinned to another key went to the page its proxy signed: %v", err)
+	}
+}
