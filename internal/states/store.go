@@ -30,7 +30,9 @@ type Options struct {
 	// ("aws:kms" with a key id, or "AES256"); the payload is sealed anyway.
 	SSE      types.ServerSideEncryption
 	KMSKeyID string
-	Sealer   *Sealer
+	// Sealer seals and opens versions; without one (an operator listing
+	// or deleting with no key) no state is read or written.
+	Sealer *Sealer
 	// Keep is how many versions of a name are kept (default 5).
 	Keep int
 	// LeaseTTL is how long a lease lasts unless renewed (default 2m).
@@ -46,8 +48,8 @@ type Store struct{ o Options }
 
 // New makes a store; it does not contact S3.
 func New(o Options) (*Store, error) {
-	if o.Client == nil || o.Bucket == "" || o.Sealer == nil {
-		return nil, errors.New("states: a store needs an S3 client, a bucket and a sealer")
+	if o.Client == nil || o.Bucket == "" {
+		return nil, errors.New("states: a store needs an S3 client and a bucket")
 	}
 	if o.Prefix == "" {
 		o.Prefix = "states"
@@ -125,7 +127,14 @@ func (s *Store) Newest(ctx context.Context, name string) (*State, int64, error) 
 	return st, v, err
 }
 
+// ErrNoKey is returned when a store without a sealer is asked to read or
+// write a state.
+var ErrNoKey = errors.New("no state key (" + EnvKey + ") to open or seal states with")
+
 func (s *Store) read(ctx context.Context, name, hash string, v int64) (*State, error) {
+	if s.o.Sealer == nil {
+		return nil, ErrNoKey
+	}
 	out, err := s.o.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.dir(hash) + VersionKey(v))})
 	if err != nil {
 		return nil, fmt.Errorf("reading state version %d: %w", v, err)
@@ -150,6 +159,9 @@ func (s *Store) read(ctx context.Context, name, hash string, v int64) (*State, e
 // already holds the same state (a retried save writes nothing). It returns
 // the newest version after the save and whether it wrote one.
 func (s *Store) Save(ctx context.Context, st State) (int64, bool, error) {
+	if s.o.Sealer == nil {
+		return 0, false, ErrNoKey
+	}
 	st.Normalize()
 	pt, err := json.Marshal(st)
 	if err != nil {
@@ -266,7 +278,7 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 		if in.Newest > 0 {
 			if st, err := s.read(ctx, "", hash, in.Newest); err == nil {
 				in.Name = st.Name
-			} else {
+			} else if !errors.Is(err, ErrNoKey) {
 				in.Unreadable = true
 			}
 		}
