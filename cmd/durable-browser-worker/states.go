@@ -63,9 +63,17 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	arg, err := parseInterspersed(fs, args)
-	if err != nil {
+	var arg string
+	if verb == "delete" {
+		a, err := parseInterspersed(fs, args)
+		if err != nil {
+			return err
+		}
+		arg = a
+	} else if err := fs.Parse(args); err != nil {
 		return err
+	} else if fs.NArg() > 0 {
+		return fmt.Errorf("states list takes no argument (got %q)", fs.Arg(0))
 	}
 	dev := c.Bucket == ""
 	if dev {
@@ -73,12 +81,6 @@ Flags:
 	}
 	if err := config.ValidateS3(c); err != nil {
 		return err
-	}
-	switch {
-	case verb == "delete" && arg == "":
-		return fmt.Errorf("states delete needs the state's NAME (or its hash from `durable-browser states list`)")
-	case verb == "list" && arg != "":
-		return fmt.Errorf("states list takes no argument (got %q)", arg)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
