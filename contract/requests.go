@@ -249,6 +249,20 @@ func (o SessionOptions) HostGrants() []Profile {
 
 var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
+// ValidStateName checks a named state's name (SessionOptions.State): 1-64
+// letters, digits, '.', '-' or '_', starting with a letter or digit, with
+// no "..". The name shows in logs and messages; only its hash names
+// objects.
+func ValidStateName(name string) error {
+	if !profileName.MatchString(name) || strings.Contains(name, "..") {
+		if len(name) > 72 {
+			name = name[:64] + "..."
+		}
+		return fmt.Errorf("state name %q: use 1-64 letters, digits, '.', '-' or '_', starting with a letter or digit (e.g. shop-alice)", name)
+	}
+	return nil
+}
+
 // Validate checks the profile name.
 func (p Profile) Validate() error {
 	if !profileName.MatchString(p.Name) {

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
-	"strings"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // ErrInvalidName is wrapped by ValidName's errors.
@@ -16,15 +16,11 @@ var ErrInvalidName = errors.New("invalid state name")
 // MaxNameLen bounds a state's name.
 const MaxNameLen = 64
 
-// NamePattern is what a state's name may be: a letter or digit, then
-// letters, digits, '.', '-' and '_'. No '/', no spaces, no "..": a name
-// becomes part of nothing but a hash, yet it shows in logs and messages.
-var NamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
-// ValidName checks a state's name.
+// ValidName checks a state's name (contract.ValidStateName); its errors
+// wrap ErrInvalidName.
 func ValidName(name string) error {
-	if !NamePattern.MatchString(name) || strings.Contains(name, "..") {
-		return fmt.Errorf("%w %q: use 1 to %d letters, digits, '.', '-' or '_', starting with a letter or digit (e.g. shop-alice)", ErrInvalidName, clip(name), MaxNameLen)
+	if err := contract.ValidStateName(name); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidName, err)
 	}
 	return nil
 }
@@ -58,12 +54,4 @@ func ValidPatterns(patterns []string) error {
 func NameHash(name string) string {
 	h := sha256.Sum256([]byte("durable-browser state\x00" + name))
 	return hex.EncodeToString(h[:])
-}
-
-// clip keeps an untrusted name short in messages.
-func clip(s string) string {
-	if len(s) > MaxNameLen+8 {
-		return s[:MaxNameLen] + "..."
-	}
-	return s
 }

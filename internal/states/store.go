@@ -90,7 +90,9 @@ func ParseVersion(suffix string) (int64, bool) {
 }
 
 // aad binds a sealed version to its name's hash and its version number.
-func aad(hash string, v int64) string { return "durable-browser state " + hash + " " + strconv.FormatInt(v, 10) }
+func aad(hash string, v int64) string {
+	return "durable-browser state " + hash + " " + strconv.FormatInt(v, 10)
+}
 
 const metaDigest = "digest"
 

@@ -3,6 +3,8 @@ package wire
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +41,8 @@ type recorder struct {
 	ids map[string]bool
 	// providers names the provider of sessions that do not use the default.
 	providers map[string]string
+	// states names the named state of sessions that keep one.
+	states map[string]string
 }
 
 func (r *recorder) session(id string) { r.ids[id] = true }
@@ -53,7 +57,7 @@ func (r *recorder) call(id, tool string, args any) (json.RawMessage, bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := workflows.SessionConfig{SearchAttributes: true, Session: contract.SessionOptions{Provider: r.providers[id]}}
+	cfg := workflows.SessionConfig{SearchAttributes: true, Session: contract.SessionOptions{Provider: r.providers[id], State: r.states[id]}}
 	out, err := dbclient.Call(ctx, env.Client, id, contract.ToolCall{Name: tool, Args: raw}, dbclient.CallOptions{Config: cfg})
 	if err != nil {
 		r.t.Fatalf("%s: %v", tool, err)
@@ -150,7 +154,7 @@ func secretRef(name string) string { return "{{secret:" + name + "}}" }
 // zero hits passes.
 func TestLeakScan(t *testing.T) {
 	start := time.Now()
-	rec := &recorder{t: t, c: newCorpus(), ids: map[string]bool{}, providers: map[string]string{}}
+	rec := &recorder{t: t, c: newCorpus(), ids: map[string]bool{}, providers: map[string]string{}, states: map[string]string{}}
 	stamp := time.Now().Format("150405")
 
 	// web_fetch runs on the worker's network, which refuses loopback
@@ -184,15 +188,23 @@ func TestLeakScan(t *testing.T) {
 	bb.LiveViewSecret = liveView
 	t.Cleanup(bb.Close)
 
+	stateKeyBytes := make([]byte, 32)
+	_, _ = rand.Read(stateKeyBytes)
+	stateKey := base64.StdEncoding.EncodeToString(stateKeyBytes)
+
 	proc := env.StartWorkerProcess(t, harness.ProcessOptions{Env: []string{
 		"DURABLE_BROWSER_PROVIDERS=browserbase", "BROWSERBASE_API_KEY=" + rentedKey,
 		"BROWSERBASE_PROJECT_ID=wire-project", "BROWSERBASE_BASE_URL=" + bb.URL(),
+		// Sessions 1 and 3 keep named states: the cookie, local and
+		// session storage A sets hold the secrets, sealed with this key.
+		"DURABLE_BROWSER_STATE_KEY=" + stateKey,
 	}})
 
 	// Session 1, through the Go client: sign in with the three secrets on
 	// A; the site moves them into the URL and echoes them into title,
 	// text, a field, a link, the console and thrown errors.
 	s1 := "wire-s1-" + stamp
+	rec.states[s1] = "wire-state-1-" + stamp
 	rec.must(s1, "run", actions(map[string]any{"op": "goto", "url": siteA.URL + "/login"}), nil)
 	var snap contract.SnapshotResult
 	rec.must(s1, "snapshot", map[string]any{"mode": "interactive"}, &snap)
@@ -241,6 +253,7 @@ func TestLeakScan(t *testing.T) {
 	// Session 3, on the rented browser: the same sign-in, read and shot.
 	s3 := "wire-s3-" + stamp
 	rec.providers[s3] = "browserbase"
+	rec.states[s3] = "wire-state-3-" + stamp
 	rec.must(s3, "run", actions(map[string]any{"op": "goto", "url": siteA.URL + "/login"}), nil)
 	var snap3 contract.SnapshotResult
 	rec.must(s3, "snapshot", map[string]any{"mode": "interactive"}, &snap3)
@@ -309,6 +322,19 @@ func TestLeakScan(t *testing.T) {
 		for _, s := range rented[1:] {
 			if !found[s.Name] {
 				t.Errorf("control: the scan does not find %s where it is", s.Name)
+			}
+		}
+	})
+
+	// The named states' key, and the states themselves: sealed in the
+	// bucket (scanned above with everything else), the key nowhere.
+	t.Run("named states", func(t *testing.T) {
+		if n := strings.Count(strings.Join(c.names, "\n"), "S3 object states/"); n < 2 {
+			t.Errorf("the bucket holds %d named-state objects; sessions 1 and 3 should have saved theirs", n)
+		}
+		if hits := scan(c, allNeedles([]sentinel{{"STATE_KEY", stateKey}})); len(hits) > 0 {
+			for _, h := range hits {
+				t.Errorf("leak: %s", h)
 			}
 		}
 	})
