@@ -29,6 +29,7 @@ import (
 	dbclient "github.com/durable-browser/durable-browser/client"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/rentfake"
+	"github.com/durable-browser/durable-browser/internal/states"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -335,6 +336,35 @@ func TestLeakScan(t *testing.T) {
 		if hits := scan(c, allNeedles([]sentinel{{"STATE_KEY", stateKey}})); len(hits) > 0 {
 			for _, h := range hits {
 				t.Errorf("leak: %s", h)
+			}
+		}
+		// Control: opened with the key, each state holds the secrets (the
+		// cookie, local and session storage A set), so the scan of the
+		// sealed objects above had them to find.
+		sealer, err := states.NewSealer(stateKeyBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store, err := states.New(states.Options{Client: env.S3.Client(), Bucket: env.S3.Bucket(), Sealer: sealer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{s1, s3} {
+			st, _, err := store.Newest(context.Background(), rec.states[id])
+			if err != nil || st == nil {
+				t.Fatalf("state of %s: %v", id, err)
+			}
+			plain, _ := json.Marshal(st)
+			opened := newCorpus()
+			opened.add("state of "+id+" opened", plain)
+			found := map[string]bool{}
+			for _, h := range scan(opened, allNeedles(secrets)) {
+				found[strings.SplitN(h.needle, ":", 2)[0]] = true
+			}
+			for _, want := range []string{"WIRE_API_TOKEN", "WIRE_CARD", "WIRE_PASSWORD"} {
+				if !found[want] {
+					t.Errorf("control: the opened state of %s does not hold %s (cookie, local and session storage)", id, want)
+				}
 			}
 		}
 	})
