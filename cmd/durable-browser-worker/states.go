@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -96,7 +99,15 @@ Flags:
 		return fmt.Errorf("%w: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) to credentials for s3://%s, or name no bucket to use `durable-browser dev` on this machine", evidence.ErrNoCredentials, c.Bucket)
 	}
 	so := states.Options{Client: ev.Client(), Bucket: c.Bucket, Prefix: prefix}
-	if k := env.getenv(states.EnvKey); k != "" {
+	k := env.getenv(states.EnvKey)
+	if k == "" && dev {
+		// dev keeps the key it made in its state directory (default
+		// .durable-browser, beside where it was started).
+		if b, err := os.ReadFile(filepath.Join(".durable-browser", "state.key")); err == nil {
+			k = strings.TrimSpace(string(b))
+		}
+	}
+	if k != "" {
 		raw, err := states.ParseKey(k)
 		if err != nil {
 			return err
