@@ -7,8 +7,8 @@
 #
 #   scripts/peer-snapshot-sizes.sh            # OUT defaults to a temporary folder
 #
-# agent-browser comes from npm into PEER_DIR (default /tmp/durable-browser-peers,
-# installed there when missing; nothing is installed globally). Characters are
+# agent-browser comes from npm into PEER_DIR (scripts/install-peers.sh, default
+# /tmp/durable-browser-peers; nothing is installed globally). Characters are
 # counted as wc -m counts them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,12 +18,8 @@ out=${OUT:-$(mktemp -d -t peer-sizes.XXXXXX)}
 chrome=${CHROME_PATH:-/usr/bin/chromium}
 mkdir -p "$out/ours" "$out/agent-browser"
 
+PEER_DIR=$peer scripts/install-peers.sh >/dev/null
 ab="$peer/node_modules/agent-browser/bin/agent-browser-linux-x64"
-if [ ! -x "$ab" ]; then
-  mkdir -p "$peer"
-  (cd "$peer" && npm i --no-audit --no-fund --silent agent-browser@0.41.2 >/dev/null)
-  chmod +x "$ab"
-fi
 
 work=$(mktemp -d -t peer-sizes-run.XXXXXX)
 pids=()
