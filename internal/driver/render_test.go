@@ -54,7 +54,7 @@ func TestRenderModes(t *testing.T) {
 			walk: `{"u":"http://h.test/f","c":[{"r":"form","n":"Sign up","i":1,"c":[
 				{"r":"textbox","n":"Email","i":2,"f":["required"]},
 				{"r":"checkbox","n":"I agree","i":3,"ck":"false"},
-				{"r":"button","n":"Go","i":4}]},
+				{"r":"button","n":"Go","i":4,"v":"Go"}]},
 				{"r":"link","n":"Terms","i":5,"h":"http://h.test/terms?x=1"}]}`,
 			full: "[1] form \"Sign up\"\n" +
 				"  [2] textbox \"Email\" required\n" +

@@ -776,7 +776,8 @@ func (r *renderer) states(sb *strings.Builder, n *snode, role string) {
 	}
 	if n.Pw == 1 {
 		sb.WriteString(` value=[hidden]`)
-	} else if n.V != nil && *n.V != "" {
+	} else if n.V != nil && *n.V != "" && !(role == "button" && strings.Join(strings.Fields(*n.V), " ") == strings.Join(strings.Fields(n.N), " ")) {
+		// A button's value that is its name (<input type=submit value=Go>) says nothing more.
 		sb.WriteString(" value=" + strconv.Quote(r.b.clip(strings.TrimSpace(*n.V), 100)))
 	}
 	if len(n.O) > 0 {
