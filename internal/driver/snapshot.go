@@ -18,7 +18,7 @@ import (
 // SnapshotOptions choose what a snapshot shows.
 type SnapshotOptions struct {
 	// Mode is "full" (default) or "interactive" (actionable elements only,
-	// one flat line each, after the nearest heading or landmark; no link targets).
+	// one flat line each after the nearest heading or landmark; link targets only for links without a name).
 	Mode string
 	// Scope, an id like "[12]" from the latest snapshot, limits the snapshot to that subtree.
 	Scope string
