@@ -48,8 +48,8 @@ func (a *Activities) openState(ctx context.Context, name, tag, replaces string) 
 	if a.o.States == nil {
 		return nil, stateOff(name)
 	}
-	if err := states.ValidName(name); err != nil {
-		return nil, contract.Fail(contract.CodeRefused, "state: %v", err)
+	if err := contract.ValidStateName(name); err != nil {
+		return nil, contract.Fail(contract.CodeRefused, "%v; open the session with a valid state name", err)
 	}
 	if !states.Allowed(a.o.StateNames, name) {
 		return nil, contract.Fail(contract.CodeRefused,

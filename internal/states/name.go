@@ -39,16 +39,6 @@ func Allowed(patterns []string, name string) bool {
 	return false
 }
 
-// ValidPatterns checks the host's patterns.
-func ValidPatterns(patterns []string) error {
-	for _, p := range patterns {
-		if _, err := path.Match(p, ""); err != nil || p == "" {
-			return fmt.Errorf("state name pattern %q is not a glob (e.g. shop-* or team.?)", p)
-		}
-	}
-	return nil
-}
-
 // NameHash is the object-key segment of a name: the hex SHA-256 of
 // "durable-browser state\x00" + name. The bucket's listing shows no names.
 func NameHash(name string) string {
