@@ -80,9 +80,12 @@ func (b *Browser) ExportState(ctx context.Context) (states.State, error) {
 	return st, nil
 }
 
+// readStorageJS reads a page's origin's storage, at most 2,000 items and
+// 256 KiB a storage area: a page cannot grow its session's state (and
+// every later session's start) beyond that.
 const readStorageJS = `(() => {
   const r = {o: location.origin, l: {}, s: {}};
-  const read = (st, into) => { try { for (let i = 0; i < st.length && i < 2000; i++) { const k = st.key(i); into[k] = st.getItem(k); } } catch (e) {} };
+  const read = (st, into) => { try { let n = 0; for (let i = 0; i < st.length && i < 2000; i++) { const k = st.key(i); const v = st.getItem(k); n += k.length + v.length; if (n > 262144) break; into[k] = v; } } catch (e) {} };
   read(localStorage, r.l); read(sessionStorage, r.s);
   return r;
 })()`

@@ -169,6 +169,13 @@ func (s *Store) Save(ctx context.Context, st State) (int64, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
+	if len(pt) > MaxBytes && len(st.Origins) > 0 {
+		// The sign-in is in the cookies: keep them, drop the storage.
+		st.Origins = nil
+		if pt, err = json.Marshal(st); err != nil {
+			return 0, false, err
+		}
+	}
 	if len(pt) > MaxBytes {
 		return 0, false, fmt.Errorf("state %q is %d bytes, over the %d a state may hold", st.Name, len(pt), MaxBytes)
 	}
