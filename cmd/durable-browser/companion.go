@@ -29,6 +29,10 @@ func runEvidence(ctx context.Context, env *cliEnv, args []string) error {
 	return runCompanion(ctx, env, workerBinary, append([]string{"evidence"}, args...))
 }
 
+func runStates(ctx context.Context, env *cliEnv, args []string) error {
+	return runCompanion(ctx, env, workerBinary, append([]string{"states"}, args...))
+}
+
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	return runCompanion(ctx, env, workerBinary, append([]string{"demo"}, args...))
 }

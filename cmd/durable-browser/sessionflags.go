@@ -14,9 +14,9 @@ import (
 // sessionFlags describe the session a verb creates when none runs under
 // its workflow id (`call` and `mcp`).
 type sessionFlags struct {
-	provider, profile, grants, policy, allowHosts, viewport string
-	stealth, headed, saveProfile, sa                        bool
-	idle, life                                              time.Duration
+	provider, profile, grants, policy, allowHosts, viewport, state string
+	stealth, headed, saveProfile, sa                               bool
+	idle, life                                                     time.Duration
 }
 
 func bindSessionFlags(fs *config.Set, f *sessionFlags) {
@@ -26,6 +26,7 @@ func bindSessionFlags(fs *config.Set, f *sessionFlags) {
 	fs.String(&f.profile, "profile", "", "saved sign-in profile a new session starts from")
 	fs.Bool(&f.saveProfile, "save-profile", false, "run on the profile itself so sign-ins persist")
 	fs.String(&f.grants, "grant-profile", "", "further saved profiles a new session may relaunch into: name1,name2:save (:save lets it save)")
+	fs.String(&f.state, "state", "", "named state (sign-ins: cookies, local and session storage) a new session starts from and keeps, on workers with DURABLE_BROWSER_STATE_KEY (docs/states.md)")
 	fs.String(&f.policy, "policy", "allow", "action policy for requests with side effects: allow, ask or deny")
 	fs.String(&f.allowHosts, "allow-hosts", "", "comma-separated hosts a new session's browser may reach (names, *.domain, addresses); every other host is blocked")
 	fs.String(&f.viewport, "viewport", "", "a new session's page size in CSS pixels, WIDTHxHEIGHT (default 1280x720)")
@@ -62,6 +63,12 @@ func (f *sessionFlags) config() (workflows.SessionConfig, error) {
 		if err := opts.Profile.Validate(); err != nil {
 			return workflows.SessionConfig{}, &config.Error{Flag: "profile", Problem: err.Error()}
 		}
+	}
+	if f.state != "" {
+		if err := contract.ValidStateName(f.state); err != nil {
+			return workflows.SessionConfig{}, &config.Error{Flag: "state", Problem: err.Error()}
+		}
+		opts.State = f.state
 	}
 	granted, err := config.ParseProfileGrants(f.grants)
 	if err != nil {

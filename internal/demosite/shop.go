@@ -68,6 +68,18 @@ func (s *Site) registerShop() {
 	s.mux.HandleFunc("GET /shop/order/{n}", s.shopConfirmation)
 }
 
+// ShopSessions returns the value of every sign-in cookie the shop handed
+// out (tests look for them where they must not be).
+func (s *Site) ShopSessions() []string {
+	s.shop.mu.Lock()
+	defer s.shop.mu.Unlock()
+	out := make([]string, 0, len(s.shop.sessions))
+	for id := range s.shop.sessions {
+		out = append(out, id)
+	}
+	return out
+}
+
 // Orders returns a copy of every order placed so far.
 func (s *Site) Orders() []Order {
 	s.shop.mu.Lock()

@@ -109,6 +109,9 @@ func handlerA(s *site, w http.ResponseWriter, r *http.Request) {
 		// The site answers a sign-in by moving the credentials into the
 		// URL, as careless sites do.
 		_ = r.ParseForm()
+		// And keeps the token as its sign-in cookie, which a session's
+		// named state then holds (sealed).
+		http.SetCookie(w, &http.Cookie{Name: "wire_session", Value: r.PostForm.Get("token"), Path: "/", HttpOnly: true})
 		http.Redirect(w, r, accountURL(r.PostForm.Get("token"), r.PostForm.Get("password"), r.PostForm.Get("card")), http.StatusSeeOther)
 	case "/redirect":
 		// A (magic-link style) redirect carrying the registered values.
@@ -130,6 +133,7 @@ func handlerA(s *site, w http.ResponseWriter, r *http.Request) {
 <pre>%s</pre>
 <script>
 const v = {tok: %q, pw: %q, card: %q};
+try { localStorage.setItem("wire_card", v.card); sessionStorage.setItem("wire_pw", v.pw); } catch (e) {}
 console.log("signed in", v.tok, v.pw, v.card);
 console.error("card declined: " + v.card + " for " + v.pw);
 setTimeout(() => { throw new Error("token rejected: " + v.tok); }, 0);
