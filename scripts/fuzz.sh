@@ -47,6 +47,7 @@ extra=(
   "./cmd/durable-browser FuzzParseInterleaved"
   "./cmd/durable-browser-worker FuzzParseS3URL"
   "./internal/cell FuzzCell"
+  "./internal/states FuzzValidName"
 )
 
 # Every Fuzz function in the module must be listed, so a new one is not forgotten.
