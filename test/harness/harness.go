@@ -120,10 +120,10 @@ func Start(o Options) (_ *Env, err error) {
 		return nil, err
 	}
 	if o.Binary {
-		// durable-browser's worker and dev verbs exec these companions
-		// from beside it.
+		// durable-browser's worker, mcp and dev verbs exec these
+		// companions from beside it.
 		e.Bin = filepath.Join(dir, "durable-browser")
-		for _, name := range []string{"durable-browser", "durable-browser-worker", "durable-browser-dev"} {
+		for _, name := range []string{"durable-browser", "durable-browser-worker", "durable-browser-mcp", "durable-browser-dev"} {
 			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "github.com/durable-browser/durable-browser/cmd/"+name)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				return nil, fmt.Errorf("building %s: %v\n%s", name, err, out)
