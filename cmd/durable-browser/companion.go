@@ -33,7 +33,12 @@ func runEvidence(ctx context.Context, env *cliEnv, args []string) error {
 	return runCompanion(ctx, env, workerBinary, append([]string{"evidence"}, args...))
 }
 
+// runDemo: `demo crash` starts a stack of its own (the embedded Temporal),
+// so it runs from the dev binary; the other demos from the worker binary.
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) > 0 && args[0] == "crash" {
+		return runCompanion(ctx, env, devBinary, append([]string{"demo"}, args...))
+	}
 	return runCompanion(ctx, env, workerBinary, append([]string{"demo"}, args...))
 }
 
