@@ -23,7 +23,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-browser/durable-browser/contract"
-	"github.com/durable-browser/durable-browser/demo"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/demosite"
 	"github.com/durable-browser/durable-browser/internal/devstack"
@@ -38,9 +37,9 @@ the cart, check out under the ask policy, read the confirmation and cite it
 with evidence), with the browser worker killed in the middle of it.
 
 It needs no running stack: it starts one of its own on loopback (an
-in-memory Temporal, an S3 server, the demo site) and runs the browser
-worker as a child process, durable-browser-worker (found beside this
-binary). The demo approves every held request for you. When the order has
+in-memory Temporal, an S3 server, the demo site), runs the browser worker
+as a child process (durable-browser-worker, found beside this binary) and
+demo agent --approve against it: every held request is approved for you. When the order has
 reached the shop and its answer has not yet come back, it kills that worker
 with SIGKILL, in the middle of the agent's run, and starts another. The
 agent's run answers effect_unknown (the order may or may not have been
@@ -74,7 +73,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	)
 	fs.String(&chrome, "chrome", env.getenv("CHROME_PATH"), "Chrome or Chromium executable for the workers (also $CHROME_PATH; default: discovered)")
 	fs.Bool(&scriptedOnly, "scripted", false, "use the scripted stand-in even when OPENAI_API_KEY or ANTHROPIC_API_KEY is set")
-	fs.String(&openaiModel, "openai-model", env.getenv("OPENAI_MODEL"), "the OpenAI-compatible model to ask (default "+demo.DefaultOpenAIModel+"; also $OPENAI_MODEL)")
+	fs.String(&openaiModel, "openai-model", "", "the OpenAI-compatible model to ask (passed on to demo agent; default its default, or $OPENAI_MODEL)")
 	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.String(&logLevel, "log-level", "warn", "this process's logs: trace, debug, info, warn or error (the workers' logs are printed only if the demo fails)")
 	fs.Usage = func() {
@@ -99,10 +98,14 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	mo := demo.ModelOptions{OpenAIKey: env.getenv("OPENAI_API_KEY"), OpenAIBaseURL: env.getenv("OPENAI_BASE_URL"), OpenAIModel: openaiModel,
-		AnthropicKey: env.getenv("ANTHROPIC_API_KEY"), AnthropicBaseURL: env.getenv("ANTHROPIC_BASE_URL"), AnthropicModel: env.getenv("ANTHROPIC_MODEL")}
+	// The agent runs as `demo agent` does, with these flags passed on (the
+	// model's keys come from the environment it inherits).
+	agentArgs := []string{"--timeout", timeout.String(), "--log-level", logLevel}
 	if scriptedOnly {
-		mo.OpenAIKey, mo.AnthropicKey = "", ""
+		agentArgs = append(agentArgs, "--scripted")
+	}
+	if openaiModel != "" {
+		agentArgs = append(agentArgs, "--openai-model", openaiModel)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -111,7 +114,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if err := c.start(ctx); err != nil {
 		return err
 	}
-	return c.run(ctx, mo, timeout)
+	return c.run(ctx, agentArgs)
 }
 
 // crashDemo is the demo's own stack and its worker processes.
@@ -186,13 +189,22 @@ func (c *crashDemo) start(ctx context.Context) error {
 	return err
 }
 
-// run runs the agent, kills the first worker when the order has reached the
-// shop, starts another, and checks the shop counted one order.
-func (c *crashDemo) run(ctx context.Context, mo demo.ModelOptions, timeout time.Duration) error {
+// run runs `demo agent --approve` against the demo's stack (a child
+// process of the worker binary, as `durable-browser demo agent` is), kills
+// the first browser worker when the order has reached the shop, starts
+// another, and checks the shop counted one order.
+func (c *crashDemo) run(ctx context.Context, agentArgs []string) error {
 	crashed := make(chan error, 1)
 	go func() { crashed <- c.crash(ctx) }()
-	res, runErr := demo.Run(ctx, demo.RunOptions{Client: c.client, Kind: demo.KindShop, Site: c.siteURL, Model: mo,
-		ApproveOrder: true, Name: "crash", Timeout: timeout, Out: c.out})
+	args := append([]string{"demo", "agent", "--address", c.temporal.Address(), "--namespace", "default",
+		"--site", c.siteURL, "--approve"}, agentArgs...)
+	agent := exec.CommandContext(ctx, c.workerBin, args...)
+	agentOut := &syncBuffer{}
+	agent.Stdout, agent.Stderr = io.MultiWriter(c.out, agentOut), c.errOut
+	if err := agent.Start(); err != nil {
+		return fmt.Errorf("starting demo agent (%s): %w", c.workerBin, err)
+	}
+	agentErr := agent.Wait()
 	close(c.hold.release)
 	var crashErr error
 	select {
@@ -211,22 +223,27 @@ func (c *crashDemo) run(ctx context.Context, mo demo.ModelOptions, timeout time.
 	if crashErr != nil {
 		problems = append(problems, crashErr.Error())
 	}
-	if runErr != nil && !errors.Is(runErr, demo.ErrNotFinished) {
-		problems = append(problems, runErr.Error())
-	}
-	if res != nil {
-		if !sawEffectUnknown(res.Steps) {
-			problems = append(problems, "the agent never saw effect_unknown")
-		}
-		if len(orders) == 1 && !strings.Contains(res.Text, fmt.Sprintf("Order #%d confirmed", orders[0].N)) {
-			problems = append(problems, fmt.Sprintf("the agent does not cite order #%d", orders[0].N))
-		}
-		if errors.Is(runErr, demo.ErrNotFinished) {
-			problems = append(problems, "the agent did not finish")
-		}
+	if agentErr != nil {
+		problems = append(problems, "demo agent: "+agentErr.Error())
 	}
 	if len(orders) != 1 {
 		problems = append(problems, fmt.Sprintf("the shop counted %d orders, want exactly 1", len(orders)))
+	}
+	// What the agent saw and said, from its workflow's result.
+	if m := agentID.FindStringSubmatch(agentOut.String()); m == nil {
+		problems = append(problems, "demo agent named no workflow")
+	} else {
+		var res agentResult
+		if err := c.client.GetWorkflow(ctx, m[1], "").Get(ctx, &res); err != nil {
+			problems = append(problems, fmt.Sprintf("the agent's result: %v", err))
+		} else {
+			if !res.sawEffectUnknown() {
+				problems = append(problems, "the agent never saw effect_unknown")
+			}
+			if len(orders) == 1 && !strings.Contains(res.Text, fmt.Sprintf("Order #%d confirmed", orders[0].N)) {
+				problems = append(problems, fmt.Sprintf("the agent does not cite order #%d", orders[0].N))
+			}
+		}
 	}
 	if len(problems) > 0 {
 		for i, w := range c.workers {
@@ -236,6 +253,28 @@ func (c *crashDemo) run(ctx context.Context, mo demo.ModelOptions, timeout time.
 	}
 	fmt.Fprintf(c.out, "exactly one order: the worker was killed after the order reached the shop, and the agent, told effect_unknown, looked instead of buying again.\n")
 	return nil
+}
+
+var agentID = regexp.MustCompile(`(?m)^agent (\S+) started`)
+
+// agentResult is what this demo reads of the DemoAgent workflow's result.
+type agentResult struct {
+	Text  string `json:"text"`
+	Steps []struct {
+		Output json.RawMessage `json:"output"`
+	} `json:"steps"`
+}
+
+func (r agentResult) sawEffectUnknown() bool {
+	for _, s := range r.Steps {
+		var head struct {
+			Code contract.Code `json:"code"`
+		}
+		if json.Unmarshal(s.Output, &head) == nil && head.Code == contract.CodeEffectUnknown {
+			return true
+		}
+	}
+	return false
 }
 
 // crash waits for the order to reach the shop, kills the worker serving the
@@ -413,18 +452,6 @@ func findWorkerBinary() (string, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("%s is not installed beside this binary nor on PATH, and demo crash runs its workers from it: run `make build`", name)
-}
-
-func sawEffectUnknown(steps []demo.Step) bool {
-	for _, s := range steps {
-		var head struct {
-			Code contract.Code `json:"code"`
-		}
-		if json.Unmarshal(s.Output, &head) == nil && head.Code == contract.CodeEffectUnknown {
-			return true
-		}
-	}
-	return false
 }
 
 // lastLines is the end of a log.

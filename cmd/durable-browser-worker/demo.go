@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,7 +11,13 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
+	dbclient "github.com/durable-browser/durable-browser/client"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/demo"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
@@ -44,8 +52,8 @@ This process runs the demo's own worker (task queue durable-browser-demo);
 the browser tools run on the stack's workers.
 
 demo crash (run by durable-browser-dev: see durable-browser demo crash
---help) is the same task on a stack of its own, with the browser worker
-killed mid-run; the agent must end with one order, not two.
+--help) runs demo agent on a stack of its own and kills the browser worker
+mid-run; the agent must end with one order, not two.
 
 Flags:
 `
@@ -108,15 +116,147 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer c.Close()
+
+	w := sdkworker.New(c, demo.TaskQueue, sdkworker.Options{})
+	w.RegisterWorkflowWithOptions(demo.Agent, workflow.RegisterOptions{Name: demo.WorkflowName})
 	mo := demo.ModelOptions{OpenAIKey: env.getenv("OPENAI_API_KEY"), OpenAIBaseURL: env.getenv("OPENAI_BASE_URL"), OpenAIModel: openaiModel,
 		AnthropicKey: env.getenv("ANTHROPIC_API_KEY"), AnthropicBaseURL: env.getenv("ANTHROPIC_BASE_URL"), AnthropicModel: env.getenv("ANTHROPIC_MODEL")}
 	if scriptedOnly {
 		mo.OpenAIKey, mo.AnthropicKey = "", ""
 	}
-	_, err = demo.Run(ctx, demo.RunOptions{Client: c, Kind: kind, Site: site, Model: mo, ApproveOrder: approve,
-		Name: args[0], Timeout: timeout, Out: env.stdout})
-	if errors.Is(err, demo.ErrNotFinished) {
+	model := "scripted model"
+	switch {
+	case mo.OpenAIKey != "":
+		model = "OpenAI-compatible model " + cmp.Or(mo.OpenAIModel, demo.DefaultOpenAIModel)
+	case mo.AnthropicKey != "":
+		model = "Anthropic model " + cmp.Or(mo.AnthropicModel, demo.DefaultAnthropicModel)
+	}
+	w.RegisterActivityWithOptions(demo.NewModel(mo), activity.RegisterOptions{Name: demo.ActivityModel})
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("starting the demo's worker: %w", err)
+	}
+	defer w.Stop()
+
+	id := fmt.Sprintf("demo-%s-%d", args[0], time.Now().UnixMilli())
+	in := demo.Input{Site: site, Policy: contract.PolicyAsk, Kind: kind,
+		Task: "Sign in to the demo shop with the test account, buy a desk lamp, and tell me the order number with evidence."}
+	where := site + "/shop/"
+	if kind == demo.KindHandoff {
+		in.Task = "Pass the check on the demo site's person-only page."
+		where = site + "/human.html"
+	}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: demo.TaskQueue, WorkflowExecutionTimeout: timeout},
+		demo.WorkflowName, in)
+	if err != nil {
+		return fmt.Errorf("starting the agent: %w", err)
+	}
+	out := env.stdout
+	fmt.Fprintf(out, "agent %s started on %s (%s; browser under the ask policy)\n", id, where, model)
+	fmt.Fprintf(out, "task: %s\n", in.Task)
+
+	done := make(chan error, 1)
+	var res demo.Result
+	go func() { done <- run.Get(ctx, &res) }()
+	decided := map[string]bool{}
+	tick := time.NewTicker(300 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				var f *contract.Failure
+				if errors.As(err, &f) {
+					return fmt.Errorf("the agent could not open a browser: %s: %s", f.Code, f.Message)
+				}
+				return fmt.Errorf("the agent failed: %w", err)
+			}
+			return report(env, res, kind)
+		case <-tick.C:
+		}
+		qctx, qcancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := dbclient.State(qctx, c, id)
+		qcancel()
+		if err != nil {
+			continue
+		}
+		if p := st.PendingHandoff; p != nil && p.Answer == nil && !decided["handoff/"+p.RequestID] {
+			decided["handoff/"+p.RequestID] = true
+			fmt.Fprintf(out, "\nthe agent waits for a person: %s\n  done:   durable-browser handoff done %s %s\n  cancel: durable-browser handoff cancel %s %s\n(the way to reach the browser is in the worker's handoff notice: dev prints it)\n\n",
+				clip(p.Instruction, 200), id, p.RequestID, id, p.RequestID)
+		}
+		for _, h := range st.Holds {
+			if h.Decision != "" || decided[h.HoldID] {
+				continue
+			}
+			decided[h.HoldID] = true
+			what := h.Method + " " + h.Origin + h.Path
+			if h.Path == "/shop/order" && !approve {
+				fmt.Fprintf(out, "\nthe agent wants to place the order: %s is held for you.\n  approve: durable-browser approvals approve %s %s\n  deny:    durable-browser approvals deny %s %s\n\n", what, id, h.HoldID, id, h.HoldID)
+				continue
+			}
+			sig := contract.ApprovalSignal{HoldID: h.HoldID, Decision: contract.DecisionApprove, By: "demo", Note: "approved by the demo"}
+			if err := c.SignalWorkflow(ctx, id, "", contract.SignalApproval, sig); err != nil {
+				return fmt.Errorf("approving %s: %w", what, err)
+			}
+			fmt.Fprintf(out, "approved for you (demo): %s\n", what)
+		}
+	}
+}
+
+// report prints what the agent did and its answer.
+func report(env *cliEnv, res demo.Result, kind string) error {
+	out := env.stdout
+	fmt.Fprintf(out, "\nthe agent made %d tool calls:\n", res.Calls)
+	for i, s := range res.Steps {
+		status := "ok"
+		var head struct {
+			OK   bool   `json:"ok"`
+			Code string `json:"code"`
+		}
+		if err := json.Unmarshal(s.Output, &head); err == nil && !head.OK {
+			status = head.Code
+		}
+		fmt.Fprintf(out, "  %2d. %-14s %-14s %s\n", i+1, s.Call.Name, status, clip(summary(s.Call), 100))
+	}
+	fmt.Fprintf(out, "\nagent: %s\n", res.Text)
+	finished := strings.Contains(res.Text, "confirmed")
+	if kind == demo.KindHandoff {
+		finished = strings.HasPrefix(res.Text, "The person answered") || strings.HasPrefix(res.Text, "The check is passed")
+	}
+	if !finished {
 		return exitError{code: 1}
 	}
-	return err
+	return nil
+}
+
+// clip keeps a line short.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// summary shows a call without the values it types.
+func summary(c demo.Call) string {
+	if c.Name != contract.ToolRun {
+		return string(c.Args)
+	}
+	var a struct {
+		Actions []map[string]any `json:"actions"`
+	}
+	if json.Unmarshal(c.Args, &a) != nil {
+		return ""
+	}
+	var parts []string
+	for _, x := range a.Actions {
+		p := fmt.Sprint(x["op"])
+		for _, k := range []string{"id", "url", "text"} {
+			if v, ok := x[k]; ok {
+				p += fmt.Sprintf(" %s=%v", k, v)
+			}
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
 }
