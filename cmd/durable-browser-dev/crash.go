@@ -194,11 +194,21 @@ func (c *crashDemo) start(ctx context.Context) error {
 // the first browser worker when the order has reached the shop, starts
 // another, and checks the shop counted one order.
 func (c *crashDemo) run(ctx context.Context, agentArgs []string) error {
+	// A crash that went wrong (no second worker) ends the agent too, rather
+	// than leaving it to wait out its timeout.
+	agentCtx, stopAgent := context.WithCancel(ctx)
+	defer stopAgent()
 	crashed := make(chan error, 1)
-	go func() { crashed <- c.crash(ctx) }()
+	go func() {
+		err := c.crash(ctx)
+		if err != nil {
+			stopAgent()
+		}
+		crashed <- err
+	}()
 	args := append([]string{"demo", "agent", "--address", c.temporal.Address(), "--namespace", "default",
 		"--site", c.siteURL, "--approve"}, agentArgs...)
-	agent := exec.CommandContext(ctx, c.workerBin, args...)
+	agent := exec.CommandContext(agentCtx, c.workerBin, args...)
 	agentOut := &syncBuffer{}
 	agent.Stdout, agent.Stderr = io.MultiWriter(c.out, agentOut), c.errOut
 	if err := agent.Start(); err != nil {
