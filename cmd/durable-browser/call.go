@@ -17,6 +17,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/internal/sessionflags"
 )
 
 func runCall(ctx context.Context, env *cliEnv, args []string) error {
@@ -24,8 +25,8 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	fs.SetOutput(env.stderr)
 	var t config.Temporal
 	config.BindTemporal(fs, &t)
-	var sf sessionFlags
-	bindSessionFlags(fs, &sf)
+	var sf sessionflags.Flags
+	sessionflags.Bind(fs, &sf)
 	var (
 		updateID, logLevel string
 		newSession         bool
@@ -75,7 +76,7 @@ Flags:
 	if err := config.ValidateTemporal(t); err != nil {
 		return err
 	}
-	cfg, err := sf.config()
+	cfg, err := sf.Config()
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,6 @@
-package main
+// Package sessionflags holds the flags that describe the session a client
+// verb creates when none runs under its workflow id (`call`, `mcp`).
+package sessionflags
 
 import (
 	"fmt"
@@ -11,15 +13,16 @@ import (
 	"github.com/durable-browser/durable-browser/workflows"
 )
 
-// sessionFlags describe the session a verb creates when none runs under
-// its workflow id (`call` and `mcp`).
-type sessionFlags struct {
+// Flags describe the session a verb creates when none runs under its
+// workflow id.
+type Flags struct {
 	provider, profile, grants, policy, allowHosts, viewport, state string
 	stealth, headed, saveProfile, sa                               bool
 	idle, life                                                     time.Duration
 }
 
-func bindSessionFlags(fs *config.Set, f *sessionFlags) {
+// Bind adds the flags to fs.
+func Bind(fs *config.Set, f *Flags) {
 	fs.String(&f.provider, "provider", "local", "where the browser comes from when the session is created: local, cdp, browserbase or kernel")
 	fs.Bool(&f.stealth, "stealth", false, "apply stealth to every page of a new session")
 	fs.Bool(&f.headed, "headed", false, "show the new session's browser window")
@@ -35,8 +38,8 @@ func bindSessionFlags(fs *config.Set, f *sessionFlags) {
 	fs.Bool(&f.sa, "search-attributes", true, "a new session upserts BrowserSessionTag, BrowserProvider and BrowserState (see docs/operations.md)")
 }
 
-// config checks the flags and returns the new session's configuration.
-func (f *sessionFlags) config() (workflows.SessionConfig, error) {
+// Config checks the flags and returns the new session's configuration.
+func (f *Flags) Config() (workflows.SessionConfig, error) {
 	switch f.policy {
 	case contract.PolicyAllow, contract.PolicyAsk, contract.PolicyDeny:
 	default:
