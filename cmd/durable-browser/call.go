@@ -116,6 +116,7 @@ func givenOptions(fs *config.Set) []string {
 		{contract.OptionProvider, "provider"}, {contract.OptionStealth, "stealth"}, {contract.OptionHeaded, "headed"},
 		{contract.OptionProfile, "profile"}, {contract.OptionProfile, "save-profile"},
 		{contract.OptionActionPolicy, "policy"}, {contract.OptionAllowHosts, "allow-hosts"}, {contract.OptionViewport, "viewport"},
+		{contract.OptionState, "state"},
 	} {
 		if fs.Given(o.flag) && !slices.Contains(out, o.option) {
 			out = append(out, o.option)
