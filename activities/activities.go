@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"sort"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/recorder"
 	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/internal/states"
 	"github.com/durable-browser/durable-browser/internal/webfetch"
 	"github.com/durable-browser/durable-browser/internal/websearch"
 	"github.com/durable-browser/durable-browser/providers"
@@ -56,6 +58,17 @@ type Options struct {
 	// (Save: may also save), besides those its own options grant.
 	ProfileGrants []contract.Profile
 
+	// States keeps sessions' named states (nil: a session asking for one
+	// is refused). StateNames, when set, are the globs of the names this
+	// worker keeps. StateSaveWait bounds how long a run's or upload's answer
+	// waits for its save (default 2s; the save goes on after it);
+	// StateLeaseWait how long a create waits for another session to give a
+	// state up (default 10s).
+	States         *states.Store
+	StateNames     []string
+	StateSaveWait  time.Duration
+	StateLeaseWait time.Duration
+
 	Fetcher  *webfetch.Fetcher
 	Searcher *websearch.Searcher
 	Notifier handoff.Notifier
@@ -82,6 +95,10 @@ type Options struct {
 	Reach *netguard.Policy
 	// Resolver looks names up for the egress proxy (default the system's).
 	Resolver egress.Resolver
+	// SiteRoots verifies the sites' certificates where the egress proxy
+	// decrypts a browser's TLS (default the system's roots). Tests give
+	// their loopback servers' pool.
+	SiteRoots *x509.CertPool
 
 	// Owners says whether a session's workflow has let go of its browser,
 	// for ReleaseDisowned (default: ClientOwners over Client; none without one).
@@ -138,6 +155,8 @@ type liveSession struct {
 	started time.Time
 	// rec records the page when the session asked (SessionOptions.Record).
 	rec atomic.Pointer[recorder.Recorder]
+	// saver keeps the session's named state (nil when it keeps none).
+	saver *stateSaver
 }
 
 // runningS is how long the session's rented browser has run, in seconds
@@ -240,6 +259,7 @@ func (a *Activities) releaseIdle(ctx context.Context, tag string, s *liveSession
 	}
 	a.mu.Unlock()
 	s.stopRecording(recorder.GapReleased)
+	a.endState(ctx, s)
 	_ = s.browser.Close()
 	<-s.calls
 	err = s.provider.Release(ctx, tag)
@@ -379,6 +399,16 @@ func (a *Activities) Close(ctx context.Context) {
 		}
 		cancel()
 		s.stopRecording(recorder.GapWorkerStopped)
+		if rented(s.provider) {
+			// Its lease lapses unless the session's next call, on another
+			// worker, takes it on.
+			if s.saver != nil {
+				a.saveState(ctx, s, 5*time.Second)
+				s.saver.halt()
+			}
+		} else {
+			a.endState(ctx, s)
+		}
 		_ = s.browser.Close()
 		if rented(s.provider) {
 			// A rented browser outlives this worker: the session's next

@@ -171,6 +171,10 @@ func (a *Activities) detachIdle(tag string, s *liveSession) bool {
 	}
 	a.mu.Unlock()
 	s.stopRecording(recorder.GapReleased)
+	if s.saver != nil {
+		// The worker that took the browser over keeps its state and lease.
+		s.saver.halt()
+	}
 	_ = s.browser.Close()
 	<-s.calls
 	s.closeEgress()

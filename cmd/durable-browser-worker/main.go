@@ -4,6 +4,7 @@
 //	durable-browser-worker [flags]              the worker (`durable-browser worker`)
 //	durable-browser-worker evidence get ...     `durable-browser evidence`
 //	durable-browser-worker recording get ...    `durable-browser recording`
+//	durable-browser-worker states list ...      `durable-browser states`
 //	durable-browser-worker demo agent ...       `durable-browser demo`
 //
 // They live in a binary of their own so that the durable-browser binary's
@@ -58,6 +59,9 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	if len(args) > 0 && args[0] == "recording" {
 		name, verb, args = "recording", runRecording, args[1:]
+	}
+	if len(args) > 0 && args[0] == "states" {
+		name, verb, args = "states", runStates, args[1:]
 	}
 	if len(args) > 0 && args[0] == "demo" {
 		name, verb, args = "demo", runDemo, args[1:]
