@@ -17,6 +17,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/envelope"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
+	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/internal/webfetch"
@@ -54,6 +55,10 @@ type Options struct {
 	// ProfileGrants are saved profiles every session on this worker may use
 	// (Save: may also save), besides those its own options grant.
 	ProfileGrants []contract.Profile
+
+	// LiveView, when set, serves a live view of every local and cdp
+	// session; a person driving there keeps the agent out.
+	LiveView *liveview.Server
 
 	Fetcher  *webfetch.Fetcher
 	Searcher *websearch.Searcher
@@ -132,6 +137,13 @@ type liveSession struct {
 	// egress is the proxy the browser's traffic leaves through (nil when
 	// the provider takes none); closed after the browser is released.
 	egress *egress.Proxy
+	// hands say whether the agent or a person in the live view drives
+	// (nil: no live view). epoch is the hands' epoch the call in flight
+	// began in; drove says a person had the browser and the agent has not
+	// been told yet.
+	hands *liveview.Hands
+	epoch atomic.Int64
+	drove atomic.Bool
 	// started is when a rented browser started (its provider's word), for
 	// the session minutes results carry; zero for browsers on the worker.
 	started time.Time

@@ -82,7 +82,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	}
 	res := &contract.RunResult{
 		OK:        true,
-		Page:      contract.Page{URL: a.o.Redactor.URL(url), Title: title, SessionS: s.runningS()},
+		Page:      contract.Page{URL: a.o.Redactor.URL(url), Title: title},
 		Completed: calls.Completed,
 		Total:     calls.Made,
 		Sent:      sent,
@@ -91,6 +91,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 		PageCalls: &calls,
 		Console:   out.Console,
 	}
+	s.stamp(&res.Page)
 	cp.fill(res)
 	if err := a.clean(res); err != nil {
 		return nil, a.fail(contract.Fail(contract.CodeCommandFailed, "the cell's result could not be cleaned of secrets, so it is not returned: %v", err))
