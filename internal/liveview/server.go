@@ -19,6 +19,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/rs/zerolog"
+
+	"github.com/durable-browser/durable-browser/internal/liveview/book"
 )
 
 //go:embed static
@@ -37,6 +39,8 @@ type Options struct {
 	FrameAncestors string
 	// WatchOnly drops every input of every viewer on the server.
 	WatchOnly bool
+	// Book keeps the addresses handed out for handoffs (Dir "": none kept).
+	Book book.Book
 	// FrameQuality is the screencast's JPEG quality (default 70).
 	FrameQuality int
 	Logger       zerolog.Logger
@@ -169,7 +173,27 @@ func (s *Server) End(tag string) {
 	s.mu.Unlock()
 	if ok {
 		se.end()
+		if s.o.Book.Dir != "" {
+			s.o.Book.Drop(tag)
+		}
 	}
+}
+
+// Handoff hands a session's browser to a person: Take over is granted, the
+// address is kept in the book for `handoff list --show-url`, and returned
+// for the handoff port. ok is false when the session has no view.
+func (s *Server) Handoff(tag, workflowID, requestID string) (addr string, ok bool, err error) {
+	addr, ok = s.URL(tag)
+	if !ok {
+		return "", false, nil
+	}
+	if h := s.Hands(tag); h != nil {
+		h.Grant()
+	}
+	if s.o.Book.Dir != "" {
+		err = s.o.Book.Put(book.Entry{WorkflowID: workflowID, RequestID: requestID, SessionTag: tag, URL: addr})
+	}
+	return addr, true, err
 }
 
 // URL is a session's viewer address, with its token in the fragment. It is
