@@ -34,6 +34,7 @@ type viewer struct {
 
 	frames chan frame  // newest wins
 	texts  chan []byte // state and errors for the page
+	wake   chan struct{}
 }
 
 type frame struct {
@@ -55,13 +56,16 @@ func (v *viewer) run(ctx context.Context) error {
 	v.cdp = rodcdp.New().Logger(utils.LoggerQuiet).Start(ws)
 	v.frames = make(chan frame, 1)
 	v.texts = make(chan []byte, 16)
+	v.wake = make(chan struct{}, 1)
 	go v.events(ctx)
 	if err := v.follow(ctx); err != nil {
 		return err
 	}
 	errc := make(chan error, 3)
 	go func() { errc <- v.write(ctx) }()
-	go func() { errc <- v.read(ctx) }()
+	// A socket read or write whose context ends closes the socket at once;
+	// the session's end closes it with its own code instead (serveSocket).
+	go func() { errc <- v.read(context.WithoutCancel(ctx)) }()
 	go func() { errc <- v.keepUp(ctx) }()
 	select {
 	case err := <-errc:
@@ -146,6 +150,16 @@ func (v *viewer) currentSID() string {
 	return s
 }
 
+// writeWait bounds one write to the page: a viewer that stops reading is
+// dropped rather than holding the stream.
+const writeWait = 10 * time.Second
+
+func (v *viewer) send(ctx context.Context, typ websocket.MessageType, b []byte) error {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeWait)
+	defer cancel()
+	return v.c.Write(wctx, typ, b)
+}
+
 // write sends frames (a size line when it changed, then the JPEG) and
 // state lines to the page.
 func (v *viewer) write(ctx context.Context) error {
@@ -155,18 +169,18 @@ func (v *viewer) write(ctx context.Context) error {
 		case <-ctx.Done():
 			return errEnded
 		case t := <-v.texts:
-			if err := v.c.Write(ctx, websocket.MessageText, t); err != nil {
+			if err := v.send(ctx, websocket.MessageText, t); err != nil {
 				return err
 			}
 		case f := <-v.frames:
 			if f.width != w || f.height != h {
 				w, h = f.width, f.height
 				b, _ := json.Marshal(map[string]any{"t": "size", "w": w, "h": h})
-				if err := v.c.Write(ctx, websocket.MessageText, b); err != nil {
+				if err := v.send(ctx, websocket.MessageText, b); err != nil {
 					return err
 				}
 			}
-			if err := v.c.Write(ctx, websocket.MessageBinary, f.data); err != nil {
+			if err := v.send(ctx, websocket.MessageBinary, f.data); err != nil {
 				return err
 			}
 		}
@@ -211,6 +225,7 @@ func (v *viewer) keepUp(ctx context.Context) error {
 		case <-ctx.Done():
 			return errEnded
 		case <-t.C:
+		case <-v.wake:
 		}
 	}
 }
@@ -256,6 +271,11 @@ func (v *viewer) read(ctx context.Context) error {
 		}
 		if err := v.apply(ctx, in); err != nil {
 			v.say(map[string]any{"t": "error", "message": err.Error()})
+		}
+		// Tell the page who has the browser now, not at the next tick.
+		select {
+		case v.wake <- struct{}{}:
+		default:
 		}
 	}
 }

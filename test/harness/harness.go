@@ -167,6 +167,8 @@ type WorkerOptions struct {
 	Approvers contract.Approvers
 	// PageJudge serves page.judge instead of the rule-based judge.
 	PageJudge any
+	// LiveView is the worker's live view (Addr "": off).
+	LiveView config.LiveView
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -207,6 +209,7 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 	cfg.SecretsFile = o.SecretsFile
 	cfg.UploadDir, cfg.ProfileGrants = o.UploadDir, o.ProfileGrants
 	cfg.OrphanAfter, cfg.ReapInterval = o.OrphanAfter, o.ReapInterval
+	cfg.LiveView = o.LiveView
 	log := zerolog.New(e.Log).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	w, err := worker.New(context.Background(), worker.Options{
 		Client:   e.Client,
