@@ -272,7 +272,7 @@ func TestLiveViewDrivesThePage(t *testing.T) {
 	}
 
 	// Click and type through the canvas.
-	p.click(160, 80) // Reveal
+	p.click(160, 80)  // Reveal
 	p.click(240, 185) // the Name field
 	if err := p.page.Keyboard.Type([]input.Key("hello")...); err != nil {
 		t.Fatal(err)

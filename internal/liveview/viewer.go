@@ -131,7 +131,9 @@ func (v *viewer) events(ctx context.Context) {
 		}
 		sid := ev.SessionID
 		// Acked off this loop: a call waits on the reader this loop feeds.
-		go func() { _, _ = v.call(ctx, sid, "Page.screencastFrameAck", proto.PageScreencastFrameAck{SessionID: f.SessionID}) }()
+		go func() {
+			_, _ = v.call(ctx, sid, "Page.screencastFrameAck", proto.PageScreencastFrameAck{SessionID: f.SessionID})
+		}()
 		fr := frame{data: f.Data, width: f.Metadata.DeviceWidth, height: f.Metadata.DeviceHeight}
 		select {
 		case <-v.frames:
