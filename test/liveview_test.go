@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/input"
 	"github.com/go-rod/rod/lib/proto"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/handoff"
 	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/providers/local"
@@ -187,7 +189,12 @@ func (p *person) takeOver(lv *liveview.Server, tag string) {
 // liveWorker starts a worker serving the live view.
 func liveWorker(t *testing.T) *liveview.Server {
 	t.Helper()
-	w := env.StartWorker(t, harness.WorkerOptions{LiveView: config.LiveView{Addr: "127.0.0.1:0", Dir: t.TempDir()}})
+	return liveWorkerWith(t, harness.WorkerOptions{LiveView: config.LiveView{Addr: "127.0.0.1:0", Dir: t.TempDir()}})
+}
+
+func liveWorkerWith(t *testing.T, o harness.WorkerOptions) *liveview.Server {
+	t.Helper()
+	w := env.StartWorker(t, o)
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, line := range strings.Split(env.Log.String(), "\n") {
@@ -378,5 +385,103 @@ func TestLiveViewFencesAPreparedAction(t *testing.T) {
 	}
 	if n := site.buys.Load(); n != 0 {
 		t.Fatalf("the site saw %d purchases from an action prepared before the take-over", n)
+	}
+}
+
+// notices keeps what the handoff port was told.
+type notices chan handoff.Notice
+
+func (n notices) Notify(_ context.Context, x handoff.Notice) error {
+	n <- x
+	return nil
+}
+
+func TestLiveViewHandoffAndWatchOnly(t *testing.T) {
+	site := newLiveSite(t)
+	dir := t.TempDir()
+	port := make(notices, 4)
+	lv := liveWorkerWith(t, harness.WorkerOptions{Notifier: port, LiveView: config.LiveView{Addr: "127.0.0.1:0", Dir: dir}})
+	s := newSession(t, workflows.SessionConfig{})
+	s.must("run", actions(map[string]any{"op": "goto", "url": site.URL + "/"}), nil)
+	tag := tagOf(t, s)
+
+	done := s.callAsync("browser_request_handoff", map[string]any{"instruction": "look at the page", "completion_condition": map[string]any{"text": "Reveal"}, "expires_in_s": 300})
+	var n handoff.Notice
+	select {
+	case n = <-port:
+	case a := <-done:
+		t.Fatalf("the handoff answered before a notice: %s %v", a.raw, a.err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("no handoff notice")
+	}
+	addr, _ := lv.URL(tag)
+	if n.ReachURL == "" || n.ReachURL != addr {
+		t.Fatalf("the handoff's notice reaches the browser at %q, want the live view", n.ReachURL)
+	}
+	if !lv.Hands(tag).State().TakenOver {
+		t.Fatal("a handoff did not grant Take over")
+	}
+	// handoff list --show-url shows it; without the flag it is not shown.
+	p := pending(t, s.id)
+	if out := cliOK(t, "handoff", "list", "--show-url", "--live-view-dir", dir); !lineWith(out, s.id, p.RequestID, addr) {
+		t.Fatalf("handoff list --show-url does not show the address:\n%s", out)
+	}
+	if out := cliOK(t, "handoff", "list", "--live-view-dir", dir); strings.Contains(out, strings.TrimPrefix(addr, "http://")) {
+		t.Fatalf("handoff list shows the address without --show-url:\n%s", out)
+	}
+
+	// A watch-only viewer's input is dropped on the server.
+	u, _ := url.Parse(addr)
+	token := strings.TrimPrefix(u.Fragment, "t=")
+	pr := newPerson(t)
+	pr.page = pr.open(addr + "&watch")
+	harness.Eventually(t, 30*time.Second, func() bool { return data(t, pr.page, "frames") != "" && lv.Viewing(tag) }, "no frame reached the watcher's canvas")
+	before := lv.Hands(tag).State()
+	pr.click(160, 80) // Reveal
+	// Leaving closes its socket after every message it sent was read.
+	if err := pr.page.Navigate("about:blank"); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, 20*time.Second, func() bool { return !lv.Viewing(tag) }, "the watcher did not leave")
+	// The page sends nothing when watching; the server drops what a
+	// client sends anyway.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws://"+u.Host+"/ws/"+strings.TrimPrefix(u.Path, "/v/"), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"http://" + u.Host}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{`{"token":"` + token + `","watch":true}`, `{"t":"take"}`,
+		`{"t":"mouse","type":"mousePressed","x":160,"y":80,"button":"left","buttons":1,"clickCount":1}`,
+		`{"t":"mouse","type":"mouseReleased","x":160,"y":80,"button":"left","clickCount":1}`} {
+		if err := c.Write(ctx, websocket.MessageText, []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	harness.Eventually(t, 20*time.Second, func() bool { return lv.Viewing(tag) }, "the watching client was not let in")
+	_ = c.Close(websocket.StatusNormalClosure, "")
+	harness.Eventually(t, 20*time.Second, func() bool { return !lv.Viewing(tag) }, "the watching client did not leave")
+	if after := lv.Hands(tag).State(); after.Epoch != before.Epoch {
+		t.Fatalf("a watcher's input moved the hands: %+v, then %+v", before, after)
+	}
+
+	// The handoff is answered; the grant ends with the agent's next call,
+	// the handoff's own snapshot, which shows the page untouched.
+	signal(t, s.id, contract.SignalHandoff, contract.HandoffSignal{RequestID: p.RequestID, Outcome: contract.OutcomeDone})
+	var res contract.HandoffResult
+	receive(t, done).decode(t, &res)
+	if res.Snapshot == nil || strings.Contains(res.Snapshot.Text, "revealed ready") || res.Snapshot.PersonDrove == "" {
+		t.Fatalf("after the handoff: %+v, %+v", res.Snapshot, res.SnapshotFailure)
+	}
+	if lv.Hands(tag).State().TakenOver {
+		t.Fatal("the handoff's grant outlived it")
+	}
+	if h := historyJSON(t, s.id); strings.Contains(h, token) {
+		t.Fatal("the viewer token is in the session's history")
+	}
+	// The address goes with the session, from the book too.
+	s.must("browser_release", map[string]any{}, nil)
+	if out := cliOK(t, "handoff", "list", "--show-url", "--live-view-dir", dir); strings.Contains(out, token) {
+		t.Fatalf("an ended session's address is still listed:\n%s", out)
 	}
 }

@@ -208,6 +208,20 @@ func (s *Server) URL(tag string) (string, bool) {
 	return s.base.String() + "/v/" + se.id + "#t=" + se.token, true
 }
 
+// Viewing says whether a viewer is connected to a session's view. It turns
+// false only once everything that viewer sent has been handled.
+func (s *Server) Viewing(tag string) bool {
+	s.mu.Lock()
+	se, ok := s.byTag[tag]
+	s.mu.Unlock()
+	if !ok {
+		return false
+	}
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	return se.viewer
+}
+
 // Hands are a session's hands, nil when it has no view.
 func (s *Server) Hands(tag string) *Hands {
 	s.mu.Lock()
