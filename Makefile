@@ -1,11 +1,13 @@
 # durable-browser: the README's two commands are `make run` and `make test`.
 GO       ?= go
-# Three binaries, side by side. bin/durable-browser holds the client verbs and
-# starts in milliseconds; its `worker` and `dev` verbs exec the other two
-# (found beside it), which hold the heavy dependencies: rod, the AWS SDK and
-# html-to-markdown for the worker, plus the Temporal server and UI for dev.
+# Four binaries, side by side. bin/durable-browser holds the client verbs and
+# starts in milliseconds; its `worker`, `mcp` and `dev` verbs exec the other
+# three (found beside it), which hold the heavy dependencies: rod, the AWS SDK
+# and html-to-markdown for the worker, the MCP SDK for mcp, plus the Temporal
+# server and UI for dev.
 BIN       := bin/durable-browser
 WORKERBIN := bin/durable-browser-worker
+MCPBIN    := bin/durable-browser-mcp
 DEVBIN    := bin/durable-browser-dev
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 PKGS     := ./...
@@ -24,11 +26,12 @@ export PATH := $(GOBIN):$(PATH)
 
 all: build
 
-# The client and worker binaries are static (CGO_ENABLED=0, as in the
+# The client, worker and mcp binaries are static (CGO_ENABLED=0, as in the
 # Dockerfile): not mapping libc saves ~2 MiB at every client verb's start.
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/durable-browser
 	CGO_ENABLED=0 $(GO) build -o $(WORKERBIN) ./cmd/durable-browser-worker
+	CGO_ENABLED=0 $(GO) build -o $(MCPBIN) ./cmd/durable-browser-mcp
 	$(GO) build -o $(DEVBIN) ./cmd/durable-browser-dev
 
 tools: chromium versitygw

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"sort"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/internal/states"
 	"github.com/durable-browser/durable-browser/internal/webfetch"
 	"github.com/durable-browser/durable-browser/internal/websearch"
 	"github.com/durable-browser/durable-browser/providers"
@@ -60,6 +62,17 @@ type Options struct {
 	// session; a person driving there keeps the agent out.
 	LiveView *liveview.Server
 
+	// States keeps sessions' named states (nil: a session asking for one
+	// is refused). StateNames, when set, are the globs of the names this
+	// worker keeps. StateSaveWait bounds how long a run's or upload's answer
+	// waits for its save (default 2s; the save goes on after it);
+	// StateLeaseWait how long a create waits for another session to give a
+	// state up (default 10s).
+	States         *states.Store
+	StateNames     []string
+	StateSaveWait  time.Duration
+	StateLeaseWait time.Duration
+
 	Fetcher  *webfetch.Fetcher
 	Searcher *websearch.Searcher
 	Notifier handoff.Notifier
@@ -86,6 +99,10 @@ type Options struct {
 	Reach *netguard.Policy
 	// Resolver looks names up for the egress proxy (default the system's).
 	Resolver egress.Resolver
+	// SiteRoots verifies the sites' certificates where the egress proxy
+	// decrypts a browser's TLS (default the system's roots). Tests give
+	// their loopback servers' pool.
+	SiteRoots *x509.CertPool
 
 	// Owners says whether a session's workflow has let go of its browser,
 	// for ReleaseDisowned (default: ClientOwners over Client; none without one).
@@ -147,6 +164,8 @@ type liveSession struct {
 	// started is when a rented browser started (its provider's word), for
 	// the session minutes results carry; zero for browsers on the worker.
 	started time.Time
+	// saver keeps the session's named state (nil when it keeps none).
+	saver *stateSaver
 }
 
 // runningS is how long the session's rented browser has run, in seconds
@@ -248,6 +267,7 @@ func (a *Activities) releaseIdle(ctx context.Context, tag string, s *liveSession
 		delete(a.sessions, tag)
 	}
 	a.mu.Unlock()
+	a.endState(ctx, s)
 	_ = s.browser.Close()
 	<-s.calls
 	err = s.provider.Release(ctx, tag)
@@ -386,6 +406,16 @@ func (a *Activities) Close(ctx context.Context) {
 			defer s.unlock()
 		}
 		cancel()
+		if rented(s.provider) {
+			// Its lease lapses unless the session's next call, on another
+			// worker, takes it on.
+			if s.saver != nil {
+				a.saveState(ctx, s, 5*time.Second)
+				s.saver.halt()
+			}
+		} else {
+			a.endState(ctx, s)
+		}
 		_ = s.browser.Close()
 		if rented(s.provider) {
 			// A rented browser outlives this worker: the session's next

@@ -180,8 +180,12 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 			}
 			f.WithDetail(fmt.Sprintf("completed %d of %d actions; now at %s (%s)", res.Completed, res.Total, where, res.Title))
 		}
+		if out.Completed > 0 {
+			a.saveAfterEffect(ctx, s)
+		}
 		return nil, a.fail(f)
 	}
+	a.saveAfterEffect(ctx, s)
 	s.stamp(&res.Page)
 	return res, a.clean(res)
 }
@@ -412,6 +416,7 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 		}
 		return nil, a.fail(driverFailure(err))
 	}
+	a.saveAfterEffect(ctx, s)
 	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Size: file.Size}
 	s.stamp(&res.Page)
 	return res, a.clean(res)

@@ -101,6 +101,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	}
 	s.stamp(&res.Page)
 	cp.fill(res)
+	a.saveAfterEffect(ctx, s)
 	if err := a.clean(res); err != nil {
 		return nil, a.fail(contract.Fail(contract.CodeCommandFailed, "the cell's result could not be cleaned of secrets, so it is not returned: %v", err))
 	}

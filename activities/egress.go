@@ -23,7 +23,9 @@ func (a *Activities) startEgress(p providers.Provider, pol *netguard.Policy, log
 	if pol == nil || !ok || !c.Capabilities().Egress {
 		return nil, nil
 	}
-	return egress.Start(egress.Options{Policy: pol, Resolver: a.o.Resolver, Logger: log})
+	// The proxy reads https and wss too (a CA of its own, in memory); the
+	// browser is started with its pin.
+	return egress.Start(egress.Options{Policy: pol, Resolver: a.o.Resolver, Intercept: true, RootCAs: a.o.SiteRoots, Logger: log})
 }
 
 // foundEgress returns the proxy a found browser's traffic goes through. A
@@ -32,7 +34,9 @@ func (a *Activities) startEgress(p providers.Provider, pol *netguard.Policy, log
 // session. A browser from an earlier worker process sends to an address
 // no proxy serves any more: a proxy is started there, under this
 // session's policy; if the address is taken, the browser cannot be
-// guarded and the error says so.
+// guarded and the error says so. That proxy cannot read the browser's TLS:
+// the browser accepts only the CA its first proxy made, whose key died
+// with that process, so TLS passes through judged by host and port.
 func (a *Activities) foundEgress(eg *egress.Proxy, sess *providers.Session, pol *netguard.Policy, log zerolog.Logger) (*egress.Proxy, error) {
 	if eg == nil || sess.Egress == eg.Addr() {
 		return eg, nil
@@ -49,6 +53,7 @@ func (a *Activities) foundEgress(eg *egress.Proxy, sess *providers.Session, pol 
 	if err != nil {
 		return nil, fmt.Errorf("the found browser's egress proxy address: %w", err)
 	}
+	log.Warn().Msg("found a browser of an earlier worker process: its https and wss content is not searched for typed secrets (the key it trusts died with that process); release it to start one that is")
 	return np, nil
 }
 

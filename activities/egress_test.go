@@ -46,6 +46,11 @@ func TestFoundEgress(t *testing.T) {
 	if err != nil || got == nil || got.Addr() != addr {
 		t.Fatalf("taking over %s: %v, %v", addr, got, err)
 	}
+	// The browser trusts only the CA its first proxy made, gone with that
+	// process: this one passes TLS through rather than break every https.
+	if got.SPKI() != "" {
+		t.Fatal("a found browser's new proxy intercepts TLS the browser cannot accept")
+	}
 	got.Close()
 	if egress.Live(eg.Addr()) {
 		t.Fatal("the unused new proxy was not closed")
@@ -111,5 +116,25 @@ func TestAllowHostsRefusedWhereTheBrowserReachesTheNetworkItself(t *testing.T) {
 	}
 	if created, _ := h.prov.calls(); len(created) != 0 {
 		t.Fatalf("a browser was created before the refusal: %v", created)
+	}
+}
+
+// egressFake is a provider that routes its browsers through the worker's
+// egress proxy (as local does).
+type egressFake struct{ *fakeProvider }
+
+func (egressFake) Capabilities() providers.Capabilities { return providers.Capabilities{Egress: true} }
+
+// A browser created under the reach guard gets an egress proxy that reads
+// its TLS, and is started with that proxy's pin.
+func TestCreateGivesTheBrowserItsProxysPin(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.Reach = &netguard.Policy{} })
+	h.a.o.Providers["eg"] = egressFake{h.prov}
+	h.create("e-1", contract.SessionOptions{Provider: "eg"})
+	h.prov.mu.Lock()
+	co := h.prov.created[len(h.prov.created)-1]
+	h.prov.mu.Unlock()
+	if co.Egress == "" || len(co.EgressSPKI) != 44 {
+		t.Fatalf("created with egress %q and pin %q, want a proxy and its CA's pin", co.Egress, co.EgressSPKI)
 	}
 }

@@ -169,6 +169,10 @@ func (a *Activities) detachIdle(tag string, s *liveSession) bool {
 		delete(a.sessions, tag)
 	}
 	a.mu.Unlock()
+	if s.saver != nil {
+		// The worker that took the browser over keeps its state and lease.
+		s.saver.halt()
+	}
 	_ = s.browser.Close()
 	<-s.calls
 	s.closeEgress()

@@ -10,6 +10,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/netguard"
+	"github.com/durable-browser/durable-browser/internal/states"
 	"github.com/durable-browser/durable-browser/internal/tags"
 	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/providers/browserbase"
@@ -105,6 +106,24 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
+	kept := false
+	// A named state: its lease for this session, and its newest version,
+	// before any browser is started.
+	var saved *states.State
+	if name := req.Options.State; name != "" {
+		var f *contract.Failure
+		if saved, f = a.openState(ctx, name, req.Tag, req.Replaces); f != nil {
+			return nil, a.fail(f)
+		}
+		defer func() {
+			a.mu.Lock()
+			_, live := a.sessions[req.Tag] // a concurrent create of the tag won and holds it
+			a.mu.Unlock()
+			if !kept && !live {
+				_ = a.o.States.Release(context.WithoutCancel(ctx), name, req.Tag)
+			}
+		}()
+	}
 	// The reach guard of this session: the worker's policy narrowed by
 	// its allow list. A provider that can route the browser through an
 	// egress proxy gets one holding the same policy.
@@ -119,7 +138,6 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		log.Error().Err(err).Msg("starting the egress proxy")
 		return nil, a.fail(contract.Fail(contract.CodeBrowserUnavailable, "could not start the browser's egress proxy; try again").WithDetail(err.Error()))
 	}
-	kept := false
 	defer func() {
 		if !kept && eg != nil {
 			_ = eg.Close()
@@ -142,6 +160,9 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		Replaces: req.Replaces,
 		Session:  &want,
 		Egress:   eg.Addr(),
+		// The pin of the proxy's CA, so the browser accepts what the
+		// proxy shows it for https and wss.
+		EgressSPKI: eg.SPKI(),
 	})
 	if err != nil {
 		log.Error().Err(err).Msg("creating browser")
@@ -163,7 +184,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		}
 	}
 	ls := &liveSession{
-		ref:      contract.SessionRef{Tag: req.Tag, Provider: name, HostQueue: a.o.HostQueue},
+		ref:      contract.SessionRef{Tag: req.Tag, Provider: name, HostQueue: a.o.HostQueue, State: req.Options.State},
 		owner:    ownerOf(ctx, req.Tag, a.o.HostQueue),
 		provider: p,
 		sess:     sess,
@@ -250,6 +271,9 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		}
 		return &contract.CreateResult{Session: prev.ref, Found: true, Viewport: prev.made.ViewportOrDefault().String()}, nil
 	}
+	if req.Options.State != "" {
+		a.startState(ctx, ls, req.Options.State, saved, sess.Found, log)
+	}
 	a.sessions[req.Tag] = ls
 	a.mu.Unlock()
 	kept = true
@@ -281,6 +305,8 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 		if f := s.lock(ctx); f != nil {
 			return nil, a.fail(f)
 		}
+		// The state as the session leaves it, before the browser goes.
+		a.endState(ctx, s)
 		a.mu.Lock()
 		if a.sessions[req.Session.Tag] == s {
 			delete(a.sessions, req.Session.Tag)
@@ -292,6 +318,9 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 		// The proxy goes once the browser did (or failed to): nothing of
 		// the browser leaves around it meanwhile.
 		defer s.closeEgress()
+	}
+	if s == nil {
+		a.releaseStateLease(ctx, req.Session)
 	}
 	if p == nil {
 		return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag}, nil

@@ -43,7 +43,7 @@ type CallOptions struct {
 	// while a session runs.
 	New bool
 	// Expect names options of Config.Session the caller set on purpose
-	// (contract.MadeOptions entries). A session that already runs and was
+	// (contract.MadeOptions entries, or contract.OptionState). A session that already runs and was
 	// made otherwise in one of them refuses the call, naming each.
 	Expect []string
 }

@@ -184,7 +184,7 @@ var definitions = sync.OnceValue(func() []Tool {
 			desc: "See the page as a list of elements, to decide what to do next. Each element you can act on has an id like [5] " +
 				"for run, screenshot and browser_upload. An id stays with its element while the page shows the same document; " +
 				"after the page navigates, take a new snapshot. " +
-				`mode "interactive" lists only actionable elements (shorter). A page over 12,000 characters is cut: the result says how to see the rest ` +
+				`mode "interactive" lists only actionable elements (shorter; where links go shows in full mode, scope for one part). A page over 12,000 characters is cut: the result says how to see the rest ` +
 				"with scope (one subtree) or offset (next_offset). Not evidence: cite with browser_read or screenshot.",
 			schema: schemaObject(schemaMap{
 				"mode":   schemaEnum("full (default) or interactive.", "full", "interactive"),

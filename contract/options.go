@@ -16,6 +16,11 @@ const (
 	OptionActionPolicy = "action_policy"
 	OptionAllowHosts   = "allow_hosts"
 	OptionViewport     = "viewport"
+	// OptionState names the session's named state. It makes no browser
+	// (a found browser is never compared on it), so it is not in
+	// MadeOptions; a caller that names it is still refused by a session
+	// keeping another state.
+	OptionState = "state"
 )
 
 // MadeOptions lists every option that makes a browser. StartURL and
@@ -62,6 +67,7 @@ func (o SessionOptions) MadeWith(provider string) SessionOptions {
 // have differs from want, with both values: "stealth (asked false, the
 // <what> has true)".
 func OptionsDiffer(want, have SessionOptions, fields []string, what string) []string {
+	wantState, haveState := want.State, have.State
 	want, have = want.MadeWith(want.Provider), have.MadeWith(have.Provider)
 	if fields == nil {
 		fields = MadeOptions
@@ -93,6 +99,9 @@ func OptionsDiffer(want, have SessionOptions, fields []string, what string) []st
 	if !slices.Equal(want.AllowHosts, have.AllowHosts) {
 		add(OptionAllowHosts, hostsWord(want.AllowHosts), hostsWord(have.AllowHosts))
 	}
+	if slices.Contains(fields, OptionState) && wantState != haveState {
+		add(OptionState, stateWord(wantState), stateWord(haveState))
+	}
 	return out
 }
 
@@ -104,6 +113,13 @@ func profileWord(p *Profile) string {
 		return p.Name + " (saving)"
 	}
 	return p.Name
+}
+
+func stateWord(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func hostsWord(h []string) string {

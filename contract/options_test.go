@@ -39,4 +39,18 @@ func TestOptionsDiffer(t *testing.T) {
 	if all := OptionsDiffer(want, have, nil, "browser"); len(all) != 2 {
 		t.Fatalf("nil fields compare every option: %v", all)
 	}
+	// A named state makes no browser: a found browser is never compared on
+	// it, but a caller naming it is refused by a session keeping another.
+	want.State, have.State = "shop", "mail"
+	if all := OptionsDiffer(want, have, nil, "browser"); len(all) != 2 {
+		t.Fatalf("nil fields leave the state out: %v", all)
+	}
+	got = OptionsDiffer(want, have, []string{OptionState}, "session")
+	if len(got) != 1 || got[0] != "state (asked shop, the session has mail)" {
+		t.Fatalf("a named state compared when asked: %v", got)
+	}
+	have.State = ""
+	if got = OptionsDiffer(want, have, []string{OptionState}, "session"); len(got) != 1 || !strings.Contains(got[0], "has none") {
+		t.Fatalf("a session keeping no state refuses a call naming one: %v", got)
+	}
 }

@@ -14,6 +14,9 @@ type SessionRef struct {
 	Provider string `json:"provider"`
 	// HostQueue is the task queue of the worker process holding the browser.
 	HostQueue string `json:"host_queue"`
+	// State is the named state the session keeps (SessionOptions.State),
+	// so a release on any worker saves it and gives its lease up.
+	State string `json:"state,omitempty"`
 }
 
 // SessionOptions describes the browser a session wants.
@@ -44,6 +47,13 @@ type SessionOptions struct {
 	// DefaultViewport. Responsive pages hide navigation at small sizes, so
 	// what a snapshot lists depends on it.
 	Viewport *Viewport `json:"viewport,omitempty"`
+	// State names a saved browser state (cookies, local and session
+	// storage) the session starts from and keeps: saved, sealed, to S3
+	// after every run and upload and at release, for the next session of
+	// any provider on any worker. One session writes a name at a time.
+	// Letters, digits, '.', '-', '_' (1-64); the worker's --state-names
+	// may restrict it. See docs/states.md.
+	State string `json:"state,omitempty"`
 }
 
 // Viewport is a page's layout size in CSS pixels.
@@ -238,6 +248,20 @@ func (o SessionOptions) HostGrants() []Profile {
 }
 
 var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ValidStateName checks a named state's name (SessionOptions.State): 1-64
+// letters, digits, '.', '-' or '_', starting with a letter or digit, with
+// no "..". The name shows in logs and messages; only its hash names
+// objects.
+func ValidStateName(name string) error {
+	if !profileName.MatchString(name) || strings.Contains(name, "..") {
+		if len(name) > 72 {
+			name = name[:64] + "..."
+		}
+		return fmt.Errorf("state name %q: use 1-64 letters, digits, '.', '-' or '_', starting with a letter or digit (e.g. shop-alice)", name)
+	}
+	return nil
+}
 
 // Validate checks the profile name.
 func (p Profile) Validate() error {

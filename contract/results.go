@@ -165,8 +165,10 @@ type Observation struct {
 
 // BlockedRequest is one request stopped before it left the browser, and the
 // rule that stopped it: metadata, service, loopback, private, special,
-// invalid, unresolved, allow_list, or secret (it carried a typed secret
-// toward an origin the secret does not belong to; Secret names it).
+// invalid, unresolved, allow_list, secret (it carried a typed secret
+// toward an origin the secret does not belong to; Secret names it), or
+// certificate (a local browser's egress proxy found the site's TLS
+// certificate did not verify).
 type BlockedRequest struct {
 	Method string `json:"method"`
 	Origin string `json:"origin"`

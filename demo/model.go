@@ -73,6 +73,14 @@ func scripted(in ModelInput) *Turn {
 	switch {
 	case strings.Contains(snap.URL, "/shop/order/") && strings.Contains(text, "confirmed"):
 		return call(contract.ToolRead, map[string]any{})
+	case !strings.HasPrefix(snap.URL, in.Site+"/shop/"):
+		// A new browser (session_replaced) starts at about:blank.
+		return run(map[string]any{"op": "goto", "url": in.Site + "/shop/"})
+	case effectUnknown(in.Steps) && lastOrderLink(text) != "":
+		// A call was cut short after it may have placed the order: the
+		// account's orders say whether it did. Buying again would make two.
+		return run(map[string]any{"op": "click", "id": lastOrderLink(text)},
+			map[string]any{"op": "wait", "text": "confirmed"})
 	case ref("button", "Place order") != "":
 		return run(map[string]any{"op": "click", "id": ref("button", "Place order")},
 			map[string]any{"op": "wait", "text": "confirmed"})
@@ -103,6 +111,36 @@ func ok(out json.RawMessage) bool {
 		OK bool `json:"ok"`
 	}
 	return json.Unmarshal(out, &head) == nil && head.OK
+}
+
+// effectUnknown says a step answered effect_unknown: its effect may or may
+// not have happened.
+func effectUnknown(steps []Step) bool {
+	for _, s := range steps {
+		var head struct {
+			Code contract.Code `json:"code"`
+		}
+		if json.Unmarshal(s.Output, &head) == nil && head.Code == contract.CodeEffectUnknown {
+			return true
+		}
+	}
+	return false
+}
+
+// lastOrderLink finds the id of the last `[id] link "Order #N"` line: the
+// newest order the shop lists for the account.
+func lastOrderLink(text string) string {
+	id := ""
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.Contains(line, `link "Order #`) {
+			continue
+		}
+		i, j := strings.Index(line, "["), strings.Index(line, "]")
+		if i >= 0 && j > i {
+			id = line[i+1 : j]
+		}
+	}
+	return id
 }
 
 // refOf finds the id of the snapshot line `[id] role "name"`.

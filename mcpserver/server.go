@@ -158,12 +158,14 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return s.mcp.Run(ctx, requestIDs{t})
 }
 
-// HTTPHandler serves MCP over streamable HTTP. A browser page of another
-// origin cannot drive it (cross-origin requests are refused), and the SDK
-// refuses a loopback request whose Host is not loopback (DNS rebinding).
-func (s *Server) HTTPHandler() http.Handler {
+// HTTPHandler serves MCP over streamable HTTP to requests that carry
+// "Authorization: Bearer <token>" (an empty token refuses every one). A
+// browser page of another origin cannot drive it (cross-origin requests are
+// refused), and the SDK refuses a loopback request whose Host is not
+// loopback (DNS rebinding).
+func (s *Server) HTTPHandler(token string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, nil)
-	return http.NewCrossOriginProtection().Handler(tagHTTP(h))
+	return requireBearer(token, http.NewCrossOriginProtection().Handler(tagHTTP(h)))
 }
 
 // Close drops the Temporal connection.

@@ -46,6 +46,11 @@ type CreateOptions struct {
 	// this browser: a provider with Capabilities.Egress routes all of the
 	// browser's traffic through it, loopback included.
 	Egress string `json:"egress,omitempty"`
+	// EgressSPKI, when set, is the pin of the certificate authority the
+	// egress proxy presents decrypted TLS under (egress.Proxy.SPKI): the
+	// browser accepts the proxy's certificates by it, and no other
+	// untrusted ones (the proxy verifies the sites' own). Public.
+	EgressSPKI string `json:"egress_spki,omitempty"`
 	// Replaces is the tag of a session this one replaces (a relaunch); a
 	// profile that session holds may pass to this one.
 	Replaces string `json:"replaces,omitempty"`
@@ -84,6 +89,8 @@ type Session struct {
 	// Egress is the egress proxy the browser was started with ("" when
 	// none): a found browser keeps sending its traffic there.
 	Egress string `json:"egress,omitempty"`
+	// EgressSPKI is the pin the browser was started with ("" when none).
+	EgressSPKI string `json:"egress_spki,omitempty"`
 	// RemoteID is the service's own id for a rented browser.
 	RemoteID string `json:"remote_id,omitempty"`
 	// StartedAt is when the browser started, for a rented one as the

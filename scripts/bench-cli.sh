@@ -7,7 +7,7 @@ set -euo pipefail
 bin="${1:-bin/durable-browser}"
 dir="$(dirname "$bin")"
 echo "== sizes"
-ls -l "$dir"/durable-browser "$dir"/durable-browser-worker "$dir"/durable-browser-dev 2>/dev/null | awk '{printf "%-32s %6.1f MB\n", $9, $5/1e6}'
+ls -l "$dir"/durable-browser "$dir"/durable-browser-worker "$dir"/durable-browser-mcp "$dir"/durable-browser-dev 2>/dev/null | awk '{printf "%-32s %6.1f MB\n", $9, $5/1e6}'
 if [ -x /usr/bin/time ]; then
   for verb in version tools; do
     echo "== /usr/bin/time -v $bin $verb"

@@ -34,6 +34,7 @@ core=(
 extra=(
   "./internal/redact FuzzString"
   "./internal/egress FuzzFrames"
+  "./internal/egress FuzzExchanges"
   "./internal/webfetch FuzzGuard"
   "./internal/webfetch FuzzLegacyIPv4"
   "./internal/handoff FuzzVerify"
@@ -46,6 +47,7 @@ extra=(
   "./cmd/durable-browser FuzzParseInterleaved"
   "./cmd/durable-browser-worker FuzzParseS3URL"
   "./internal/cell FuzzCell"
+  "./internal/states FuzzValidName"
 )
 
 # Every Fuzz function in the module must be listed, so a new one is not forgotten.

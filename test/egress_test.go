@@ -2,11 +2,14 @@ package test
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,9 +32,23 @@ type wsCounter struct {
 	msgs  []string
 }
 
-func newWSCounter(t *testing.T) *wsCounter {
+func newWSCounter(t *testing.T) *wsCounter { return startWSCounter(t, false) }
+
+// newWSSCounter is a wsCounter on https (wss://), with also a POST sink
+// that keeps bodies as messages.
+func newWSSCounter(t *testing.T) *wsCounter { return startWSCounter(t, true) }
+
+func startWSCounter(t *testing.T, secure bool) *wsCounter {
 	w := &wsCounter{hosts: map[string]int{}}
-	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			w.mu.Lock()
+			w.msgs = append(w.msgs, string(b))
+			w.mu.Unlock()
+			rw.Header().Set("Access-Control-Allow-Origin", "*")
+			return
+		}
 		// Counted when the handshake arrives, before it is answered.
 		w.mu.Lock()
 		w.hosts[strings.Split(r.Host, ":")[0]]++
@@ -51,6 +68,11 @@ func newWSCounter(t *testing.T) *wsCounter {
 			w.mu.Unlock()
 		}
 	}))
+	if secure {
+		w.srv.StartTLS()
+	} else {
+		w.srv.Start()
+	}
 	t.Cleanup(w.srv.Close)
 	return w
 }
@@ -180,6 +202,74 @@ document.getElementById('go').onclick = () => {
 	if !found {
 		raw, _ := json.Marshal(res.Blocked)
 		t.Fatalf("the frame is not listed as blocked by rule secret: %s", raw)
+	}
+	s.must("browser_release", map[string]any{}, nil)
+}
+
+// The same over TLS: a secret typed on an https page is kept from a wss://
+// WebSocket and an https POST to another origin the session may reach
+// (the egress proxy decrypts what the browser sends under a CA only this
+// browser trusts); the WebSocket's other frames, the page itself and an
+// https request without the secret go through.
+func TestEgressBlocksSecretOverWSS(t *testing.T) {
+	const secret = "wss-Secret-Value-90210-plugh"
+	ws := newWSSCounter(t)
+	site := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>exfil</title><body>
+<label>Password <input type=password id=pw></label>
+<button id=go>Send</button><p id=s>start</p><script>
+const s = document.getElementById('s'), log = m => { s.textContent += ' ' + m; };
+const w = new WebSocket('wss://127.0.0.1:`+ws.port()+`/x');
+w.onopen = () => { w.send('hello'); log('open'); };
+w.onclose = () => log('closed');
+fetch('https://127.0.0.1:`+ws.port()+`/clean', {method: 'POST', body: 'nothing secret'}).then(r => log('clean:' + r.status), () => log('clean:error'));
+document.getElementById('go').onclick = () => {
+  const pw = document.getElementById('pw').value;
+  fetch('https://127.0.0.1:`+ws.port()+`/post', {method: 'POST', body: 'pw=' + pw}).then(r => log('post:' + r.status), () => log('post:error'));
+  w.send('pw=' + pw);
+  w.send(btoa(pw));
+  log('sent');
+};
+</script>`)
+	}))
+	t.Cleanup(site.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(site.Certificate()) // httptest's one certificate, the wss site's too
+	t.Setenv("DURABLE_BROWSER_SECRET_WSS_PW", secret)
+	t.Setenv("DURABLE_BROWSER_SECRET_WSS_PW_ORIGINS", redact.OriginOf(site.URL))
+	env.StartWorker(t, harness.WorkerOptions{SiteRoots: roots})
+	s := newSession(t, workflows.SessionConfig{})
+	s.must("run", actions(
+		map[string]any{"op": "goto", "url": site.URL + "/"},
+		map[string]any{"op": "wait", "text": "open"},
+		map[string]any{"op": "wait", "text": "clean:200"},
+	), nil)
+	var snap contract.SnapshotResult
+	s.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
+	var res contract.RunResult
+	s.must("run", actions(
+		map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Password"`), "value": "{{secret:WSS_PW}}"},
+		map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Send"`)},
+		map[string]any{"op": "wait", "text": "closed"},
+		map[string]any{"op": "wait", "text": "post:"},
+	), &res)
+	hosts, msgs := ws.seen()
+	if hosts["127.0.0.1"] != 1 || len(msgs) < 2 || !slices.Contains(msgs, "hello") || !slices.Contains(msgs, "nothing secret") {
+		t.Fatalf("the WebSocket and the clean POST should have gone through: hosts %v, %d messages", hosts, len(msgs))
+	}
+	for _, m := range msgs {
+		if strings.Contains(m, secret) || strings.Contains(m, "pw=") {
+			t.Fatalf("the wss site received the secret (%d bytes)", len(m))
+		}
+	}
+	found := false
+	for _, b := range res.Blocked {
+		found = found || (b.Rule == "secret" && b.Secret == "WSS_PW" && b.Method == "WS" && b.Origin == "wss://127.0.0.1:"+ws.port())
+	}
+	if !found {
+		raw, _ := json.Marshal(res.Blocked)
+		t.Fatalf("the wss frame is not listed as blocked by rule secret: %s", raw)
 	}
 	s.must("browser_release", map[string]any{}, nil)
 }

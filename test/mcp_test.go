@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -188,11 +189,17 @@ func TestMCPHTTP(t *testing.T) {
 	})
 	harness.Eventually(t, 30*time.Second, func() bool { return strings.Contains(buf.String(), "serving MCP at") }, "mcp --http did not start:\n%s", buf)
 	endpoint := "http://" + addr + "/mcp"
+	// Every request carries the bearer token the server printed (refusals
+	// of a missing or wrong one: TestMCPHTTPToken in cmd/durable-browser-mcp).
+	token := regexp.MustCompile(`bearer token (\S+) `).FindStringSubmatch(buf.String())
+	if token == nil {
+		t.Fatalf("mcp --http printed no bearer token:\n%s", buf)
+	}
 
 	connect := func(header string) *mcp.ClientSession {
-		hc := &http.Client{}
+		hc := &http.Client{Transport: headerRT{headers: map[string]string{"Authorization": "Bearer " + token[1]}}}
 		if header != "" {
-			hc.Transport = headerRT{name: "Durable-Browser-Session", value: header}
+			hc.Transport = headerRT{headers: map[string]string{"Authorization": "Bearer " + token[1], "Durable-Browser-Session": header}}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -231,11 +238,13 @@ func TestMCPHTTP(t *testing.T) {
 	}
 }
 
-type headerRT struct{ name, value string }
+type headerRT struct{ headers map[string]string }
 
 func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set(h.name, h.value)
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
 	return http.DefaultTransport.RoundTrip(r)
 }
 

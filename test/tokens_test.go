@@ -51,6 +51,21 @@ func TestTaskCallsAndTokens(t *testing.T) {
 	ids.must("snapshot", map[string]any{}, &snap)
 	withIDs := usage(ids)
 
+	// As the peers' comparison does it (test/peers): look at the interactive
+	// list, then act and wait for the confirmation, looking no more.
+	inter := newSession(t, workflows.SessionConfig{})
+	inter.must("run", actions(map[string]any{"op": "goto", "url": form}), &run)
+	inter.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
+	inter.must("run", actions(
+		map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Email"`), "value": "ada@example.com"},
+		map[string]any{"op": "select", "id": refFor(t, snap.Text, `combobox "Plan"`), "values": []string{"Pro"}},
+		map[string]any{"op": "check", "id": refFor(t, snap.Text, `checkbox "I agree"`)},
+		map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Create account"`)},
+		map[string]any{"op": "wait", "text": "Submission received"},
+	), &run)
+	thanks(run)
+	withInteractive := usage(inter)
+
 	// With locators and observe: look while going there, act and see in one call.
 	loc := newSession(t, workflows.SessionConfig{})
 	loc.must("run", map[string]any{"actions": []map[string]any{{"op": "goto", "url": form}}, "observe": true}, &run)
@@ -137,13 +152,14 @@ func TestTaskCallsAndTokens(t *testing.T) {
 	}{
 		{"sign-up, ids and snapshots", withIDs, nil},
 		{"sign-up, locators and observe", withLocators, &withIDs},
+		{"sign-up, interactive snapshot, ids, no look after", withInteractive, &withIDs},
 		{"counter, snapshot after each click", withSnapshots, nil},
 		{"counter, observe", withObserve, &withSnapshots},
 		{"big page, interactive snapshot before and after", lookAgain, nil},
 		{"big page, the second snapshot with since", withSince, &lookAgain},
 		{"big page, locator and observe", withBigObserve, &lookAgain},
 	} {
-		t.Logf("%-48s %d calls, %6d characters, ~%5d tokens", r.what, r.u.Calls, r.u.Chars, r.u.Tokens)
+		t.Logf("%-52s %d calls, %6d characters, ~%5d tokens", r.what, r.u.Calls, r.u.Chars, r.u.Tokens)
 		if r.saves != nil && r.u.Calls > r.saves.Calls {
 			t.Errorf("%s: %d calls, not fewer than %d", r.what, r.u.Calls, r.saves.Calls)
 		}

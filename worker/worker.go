@@ -6,6 +6,7 @@ package worker
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -33,6 +34,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/metrics"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/internal/states"
 	"github.com/durable-browser/durable-browser/internal/webfetch"
 	"github.com/durable-browser/durable-browser/internal/websearch"
 	"github.com/durable-browser/durable-browser/providers"
@@ -47,6 +49,9 @@ type Options struct {
 	Config config.Worker
 	// Evidence overrides the store built from Config.S3 (tests, dev).
 	Evidence evidence.Store
+	// StateKey overrides DURABLE_BROWSER_STATE_KEY (base64, 32 bytes):
+	// with either, sessions may keep named states in the evidence bucket.
+	StateKey string
 	// Notifier overrides the handoff port built from Config.
 	Notifier handoff.Notifier
 	// FetchAllowLoopback lets web_fetch read loopback addresses (tests and
@@ -64,6 +69,10 @@ type Options struct {
 	// BrowserAllowLoopback lets browsers reach loopback (dev's demo site);
 	// the services stay blocked.
 	BrowserAllowLoopback bool
+	// SiteRoots verifies the sites' certificates where a browser's egress
+	// proxy decrypts its TLS (default the system's roots; tests give their
+	// loopback servers' pool).
+	SiteRoots *x509.CertPool
 	// PageJudge, when set, serves page.judge instead of the rule-based
 	// judge: an activity function taking a contract.JudgeRequest and
 	// answering a *contract.JudgeResult (for example asking the host's own
@@ -195,6 +204,10 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		return nil, err
 	}
 
+	stateStore, stateNames, err := statesFor(cfg, store, o.StateKey)
+	if err != nil {
+		return nil, err
+	}
 	live, err := liveViewFor(cfg, log)
 	if err != nil {
 		return nil, err
@@ -227,7 +240,10 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		// The host, never a model, says which files and profiles sessions get.
 		UploadDir:     cfg.UploadDir,
 		ProfileGrants: grants,
+		States:        stateStore,
+		StateNames:    stateNames,
 		Reach:         reachPolicy(ctx, cfg, o),
+		SiteRoots:     o.SiteRoots,
 		Logger:        log,
 		// Tests shorten it; production keeps the activities' default.
 		HoldTimeout: o.HoldTimeout,
@@ -526,3 +542,33 @@ func (w *Worker) Stop() {
 
 // DefaultProfileRoot is where dev keeps browsers: under its state directory.
 func DefaultProfileRoot(stateDir string) string { return filepath.Join(stateDir, "browsers") }
+
+// statesFor builds the named-state store when the host gave a state key:
+// in the evidence bucket, with its credentials and server-side encryption.
+func statesFor(cfg config.Worker, store evidence.Store, key string) (*states.Store, []string, error) {
+	names, err := cfg.StateNameList()
+	if err != nil {
+		return nil, nil, err
+	}
+	if key == "" {
+		key = os.Getenv(states.EnvKey)
+	}
+	if key == "" {
+		return nil, names, nil
+	}
+	raw, err := states.ParseKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	sealer, err := states.NewSealer(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	s3st, ok := store.(*evidence.S3Store)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s is set, but named states are kept in S3 and this worker's evidence store is not S3: configure --s3-bucket, or unset %s", states.EnvKey, states.EnvKey)
+	}
+	sse, kms := s3st.Encryption()
+	st, err := states.New(states.Options{Client: s3st.Client(), Bucket: s3st.Bucket(), Prefix: cfg.StatePrefix, SSE: sse, KMSKeyID: kms, Sealer: sealer})
+	return st, names, err
+}

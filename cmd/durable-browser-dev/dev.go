@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +21,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/handoff"
 	"github.com/durable-browser/durable-browser/internal/logging"
 	"github.com/durable-browser/durable-browser/internal/netguard"
+	"github.com/durable-browser/durable-browser/internal/states"
 	"github.com/durable-browser/durable-browser/worker"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -136,8 +140,12 @@ Flags:
 	for _, p := range stack.Temporal.InternalPorts() {
 		services = append(services, netguard.Service{Name: "Temporal internal service", Host: "127.0.0.1", Port: strconv.Itoa(p)})
 	}
+	stateKey, err := devStateKey(state, env.getenv)
+	if err != nil {
+		return err
+	}
 	w, err := worker.New(ctx, worker.Options{Client: c, Config: f.w, Evidence: store, Notifier: notifier, Logger: log,
-		BrowserAllowLoopback: true, BrowserServices: services})
+		BrowserAllowLoopback: true, BrowserServices: services, StateKey: stateKey})
 	if err != nil {
 		return err
 	}
@@ -222,4 +230,32 @@ func runSmoke(ctx context.Context, c client.Client, url string, env *cliEnv) err
 	}
 	fmt.Fprintf(env.stdout, "Smoke workflow %s opened %s\n  title: %s\n\n", id, res.URL, res.Title)
 	return nil
+}
+
+// devStateKey is the key dev seals named states with: the environment's
+// DURABLE_BROWSER_STATE_KEY, else one made on first start and kept in the
+// state directory (mode 0600), so named states work in dev with no setup
+// and survive its restarts.
+func devStateKey(stateDir string, getenv func(string) string) (string, error) {
+	if k := getenv(states.EnvKey); k != "" {
+		return k, nil
+	}
+	path := filepath.Join(stateDir, "state.key")
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("reading dev's state key: %w", err)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	k := base64.StdEncoding.EncodeToString(raw)
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(k+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("writing dev's state key: %w", err)
+	}
+	return k, nil
 }

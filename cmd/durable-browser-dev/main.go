@@ -1,5 +1,6 @@
 // Command durable-browser-dev is `durable-browser dev`: an embedded Temporal
 // server, its Web UI, an S3 server, a worker and the demo site, on loopback.
+// It also runs `durable-browser demo crash`, which starts a stack of its own.
 // It is a binary of its own so that the durable-browser binary (the worker
 // and the client verbs) does not link the Temporal server and UI server;
 // `durable-browser dev` execs it. Run it either way: the flags are the same.
@@ -24,14 +25,18 @@ type cliEnv struct {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
-	err := runDev(ctx, env, os.Args[1:])
+	name, verb, args := "dev", runDev, os.Args[1:]
+	if len(args) > 0 && args[0] == "demo" {
+		name, verb, args = "demo", runDemo, args[1:]
+	}
+	err := verb(ctx, env, args)
+	stop()
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return
 	default:
-		fmt.Fprintf(os.Stderr, "durable-browser dev: %v\n", err)
+		fmt.Fprintf(os.Stderr, "durable-browser %s: %v\n", name, err)
 		os.Exit(1)
 	}
 }

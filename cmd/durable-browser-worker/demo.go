@@ -51,6 +51,10 @@ prints it). The agent then says how it went.
 This process runs the demo's own worker (task queue durable-browser-demo);
 the browser tools run on the stack's workers.
 
+demo crash (run by durable-browser-dev: see durable-browser demo crash
+--help) runs demo agent on a stack of its own and kills the browser worker
+mid-run; the agent must end with one order, not two.
+
 Flags:
 `
 
@@ -61,7 +65,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 			return flag.ErrHelp
 		}
 		fmt.Fprint(env.stderr, demoUsage)
-		return fmt.Errorf("want `demo agent` or `demo handoff`")
+		return fmt.Errorf("want `demo agent` or `demo handoff` (`demo crash` runs from durable-browser-dev: `durable-browser demo crash`)")
 	}
 	kind := demo.KindShop
 	if args[0] == "handoff" {

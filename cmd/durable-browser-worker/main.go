@@ -3,6 +3,7 @@
 //
 //	durable-browser-worker [flags]              the worker (`durable-browser worker`)
 //	durable-browser-worker evidence get ...     `durable-browser evidence`
+//	durable-browser-worker states list ...      `durable-browser states`
 //	durable-browser-worker demo agent ...       `durable-browser demo`
 //
 // They live in a binary of their own so that the durable-browser binary's
@@ -54,6 +55,9 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 	name, verb := "worker", runWorker
 	if len(args) > 0 && args[0] == "evidence" {
 		name, verb, args = "evidence", runEvidence, args[1:]
+	}
+	if len(args) > 0 && args[0] == "states" {
+		name, verb, args = "states", runStates, args[1:]
 	}
 	if len(args) > 0 && args[0] == "demo" {
 		name, verb, args = "demo", runDemo, args[1:]

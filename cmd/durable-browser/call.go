@@ -17,6 +17,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/internal/sessionflags"
 )
 
 func runCall(ctx context.Context, env *cliEnv, args []string) error {
@@ -24,8 +25,8 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	fs.SetOutput(env.stderr)
 	var t config.Temporal
 	config.BindTemporal(fs, &t)
-	var sf sessionFlags
-	bindSessionFlags(fs, &sf)
+	var sf sessionflags.Flags
+	sessionflags.Bind(fs, &sf)
 	var (
 		updateID, logLevel string
 		newSession         bool
@@ -75,7 +76,7 @@ Flags:
 	if err := config.ValidateTemporal(t); err != nil {
 		return err
 	}
-	cfg, err := sf.config()
+	cfg, err := sf.Config()
 	if err != nil {
 		return err
 	}
@@ -115,6 +116,7 @@ func givenOptions(fs *config.Set) []string {
 		{contract.OptionProvider, "provider"}, {contract.OptionStealth, "stealth"}, {contract.OptionHeaded, "headed"},
 		{contract.OptionProfile, "profile"}, {contract.OptionProfile, "save-profile"},
 		{contract.OptionActionPolicy, "policy"}, {contract.OptionAllowHosts, "allow-hosts"}, {contract.OptionViewport, "viewport"},
+		{contract.OptionState, "state"},
 	} {
 		if fs.Given(o.flag) && !slices.Contains(out, o.option) {
 			out = append(out, o.option)

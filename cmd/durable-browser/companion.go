@@ -12,13 +12,17 @@ import (
 
 // The verbs with heavy dependencies run from companion binaries, so this one
 // (the client verbs) links neither Chromium's driver, nor the AWS SDK, nor
-// the embedded Temporal server, and starts in a few milliseconds.
+// the MCP SDK, nor the embedded Temporal server, and starts in a few
+// milliseconds.
 const (
 	// workerBinary serves the tools (rod, html-to-markdown, the AWS SDK) and
 	// runs `evidence`, which needs the AWS SDK: ~4 MiB more at every start.
 	workerBinary = "durable-browser-worker"
 	// devBinary is the worker plus the embedded Temporal server and UI.
 	devBinary = "durable-browser-dev"
+	// mcpBinary is the MCP server (the MCP Go SDK and its JSON schema
+	// and jsonrpc packages): ~2 MiB more at every start.
+	mcpBinary = "durable-browser-mcp"
 )
 
 func runWorker(ctx context.Context, env *cliEnv, args []string) error {
@@ -29,12 +33,25 @@ func runEvidence(ctx context.Context, env *cliEnv, args []string) error {
 	return runCompanion(ctx, env, workerBinary, append([]string{"evidence"}, args...))
 }
 
+func runStates(ctx context.Context, env *cliEnv, args []string) error {
+	return runCompanion(ctx, env, workerBinary, append([]string{"states"}, args...))
+}
+
+// runDemo: `demo crash` starts a stack of its own (the embedded Temporal),
+// so it runs from the dev binary; the other demos from the worker binary.
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) > 0 && args[0] == "crash" {
+		return runCompanion(ctx, env, devBinary, append([]string{"demo"}, args...))
+	}
 	return runCompanion(ctx, env, workerBinary, append([]string{"demo"}, args...))
 }
 
 func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	return runCompanion(ctx, env, devBinary, args)
+}
+
+func runMCP(ctx context.Context, env *cliEnv, args []string) error {
+	return runCompanion(ctx, env, mcpBinary, args)
 }
 
 // runCompanion hands the whole command line to the named binary: its flags,
@@ -68,7 +85,7 @@ func findCompanion(name, self string, lookPath func(string) (string, error)) (st
 		where = "in " + filepath.Dir(self)
 	}
 	return "", fmt.Errorf("%s is not installed: it is neither %s nor on PATH, and this verb runs from it. "+
-		"Run `make build` (it builds bin/durable-browser, bin/durable-browser-worker and bin/durable-browser-dev), "+
+		"Run `make build` (it builds bin/durable-browser and its companions bin/durable-browser-worker, bin/durable-browser-mcp and bin/durable-browser-dev), "+
 		"or `go build -o <dir>/ ./cmd/%s` into this binary's directory: %w",
 		name, where, name, fs.ErrNotExist)
 }

@@ -30,6 +30,11 @@ func TestFindCompanion(t *testing.T) {
 		t.Fatalf("missing dev: got %v, want an error naming %s and make build", err, devBinary)
 	}
 
+	_, err = findCompanion(mcpBinary, self, notOnPath)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "make build") || !strings.Contains(err.Error(), "./cmd/"+mcpBinary) {
+		t.Fatalf("missing mcp: got %v, want an error naming ./cmd/%s and make build", err, mcpBinary)
+	}
+
 	onPath := func(name string) (string, error) { return "/elsewhere/" + name, nil }
 	if got, err := findCompanion(devBinary, self, onPath); err != nil || got != "/elsewhere/"+devBinary {
 		t.Fatalf("on PATH: got %q, %v", got, err)

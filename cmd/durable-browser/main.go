@@ -44,7 +44,8 @@ func verbs() []verb {
 		{"handoff", "list and answer handoffs waiting for a person", runHandoff},
 		{"approvals", "list, approve and deny held actions", runApprovals},
 		{"evidence", "fetch filed evidence by key, verified against its hash", runEvidence},
-		{"demo", "run an agent on the demo site (demo agent, demo handoff)", runDemo},
+		{"states", "list and delete named browser states (sign-ins kept in S3)", runStates},
+		{"demo", "run an agent on the demo site (demo agent, demo handoff, demo crash)", runDemo},
 		{"tools", "print the tool definitions (neutral, openai or anthropic)", runTools},
 		{"version", "print the version", runVersion},
 	}

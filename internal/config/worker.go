@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -61,6 +62,11 @@ type Worker struct {
 	// ProfileGrants lists saved profiles every session on this worker may
 	// use: "name" for a copy, "name:save" to save too (comma-separated).
 	ProfileGrants string
+	// StateNames are the globs of the named states sessions on this
+	// worker may keep (empty: any valid name); StatePrefix is their key
+	// prefix in the evidence bucket. The key is DURABLE_BROWSER_STATE_KEY.
+	StateNames  string
+	StatePrefix string
 	// ReapInterval is how often browsers no live worker holds are released.
 	ReapInterval time.Duration
 	// OrphanAfter releases a browser no call has touched for this long.
@@ -179,6 +185,8 @@ func BindWorker(s *Set, w *Worker) {
 	s.String(&w.PricePerMinute, "price-per-minute", "", "price of a session minute per provider, for released sessions' records: browserbase=0.002,kernel=0.0016")
 	s.String(&w.SecretsFile, "secrets-file", "", "file of NAME=value lines for {{secret:NAME}} (also $DURABLE_BROWSER_SECRET_<NAME>)")
 	s.String(&w.UploadDir, "upload-dir", "", "the only directory browser_upload takes files from, named relative to it (default: uploads refused)")
+	s.String(&w.StateNames, "state-names", "", "named states sessions may keep: globs such as shop-*,crm (default: any); states need DURABLE_BROWSER_STATE_KEY")
+	s.String(&w.StatePrefix, "state-prefix", "states", "key prefix of named states in the S3 bucket")
 	s.String(&w.ProfileGrants, "profile-grants", "", "saved profiles every session may use: name1,name2:save (:save lets it save); sessions add their own grants")
 	s.Duration(&w.OrphanAfter, "orphan-after", time.Hour, "release a browser no call has touched for this long (its workflow ended without releasing it); keep it above every session's idle window")
 	s.Duration(&w.StopGrace, "stop-grace", 30*time.Second, "on SIGTERM or Ctrl-C: stop taking calls, let calls in flight finish for this long (a run cut short answers effect_unknown), then release every browser")
@@ -319,7 +327,25 @@ func (w *Worker) Validate() error {
 	if _, err := ParseProfileGrants(w.ProfileGrants); err != nil {
 		return &Error{Flag: "profile-grants", Problem: err.Error(), Fix: "e.g. shop,mail:save"}
 	}
+	if _, err := w.StateNameList(); err != nil {
+		return err
+	}
 	return CheckUploadDir(w.UploadDir, map[string]string{"profile-root": w.ProfileRoot, "secrets-file": w.SecretsFile})
+}
+
+// StateNameList reads --state-names: comma-separated path.Match globs.
+func (w Worker) StateNameList() ([]string, error) {
+	var out []string
+	for _, g := range strings.Split(w.StateNames, ",") {
+		if g = strings.TrimSpace(g); g == "" {
+			continue
+		}
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, &Error{Flag: "state-names", Problem: fmt.Sprintf("%q is not a glob", g), Fix: "e.g. shop-*,crm"}
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }
 
 // ParseProfileGrants reads "name1,name2:save": each name may be used as a

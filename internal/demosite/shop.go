@@ -68,6 +68,18 @@ func (s *Site) registerShop() {
 	s.mux.HandleFunc("GET /shop/order/{n}", s.shopConfirmation)
 }
 
+// ShopSessions returns the value of every sign-in cookie the shop handed
+// out (tests look for them where they must not be).
+func (s *Site) ShopSessions() []string {
+	s.shop.mu.Lock()
+	defer s.shop.mu.Unlock()
+	out := make([]string, 0, len(s.shop.sessions))
+	for id := range s.shop.sessions {
+		out = append(out, id)
+	}
+	return out
+}
+
 // Orders returns a copy of every order placed so far.
 func (s *Site) Orders() []Order {
 	s.shop.mu.Lock()
@@ -127,10 +139,27 @@ func (s *Site) shopSearch(w http.ResponseWriter, r *http.Request) {
 	var b strings.Builder
 	s.shop.mu.Lock()
 	n := len(sh.cart)
+	var mine []Order
+	for _, o := range s.shop.orders {
+		if o.Email == sh.email {
+			mine = append(mine, o)
+		}
+	}
 	s.shop.mu.Unlock()
 	fmt.Fprintf(&b, `<h1>Search</h1><p>Signed in as %s. In your cart: %d. <a href="/shop/checkout">Check out</a></p>
 <form method="get" action="/shop/search"><label>Search <input type="search" name="q" value="%s"></label> <button type="submit">Search</button></form>`,
 		html.EscapeString(sh.email), n, html.EscapeString(q))
+	// The account's orders, whichever browser placed them: how an agent
+	// that lost an answer finds out whether its order went through.
+	if len(mine) == 0 {
+		b.WriteString(`<p>Your orders: none yet.</p>`)
+	} else {
+		b.WriteString(`<h2>Your orders</h2><ul>`)
+		for _, o := range mine {
+			fmt.Fprintf(&b, `<li><a href="/shop/order/%d">Order #%d</a>: %s, %s</li>`, o.N, o.N, html.EscapeString(strings.Join(o.Items, ", ")), price(o.Cents))
+		}
+		b.WriteString(`</ul>`)
+	}
 	if q != "" {
 		var hits []Product
 		for _, p := range products {

@@ -130,6 +130,7 @@ type Browser struct {
 	reach       reachCache
 	armed       *redact.Matcher     // secrets typed in this session; nil until one is
 	asked       map[string]struct{} // host:port a page of the session asked for (egressBlocked)
+	seed        string              // the saved-storage script every new tab gets (ImportState)
 }
 
 // Attach connects to a running Chrome and takes its first tab (opening one if

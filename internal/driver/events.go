@@ -312,6 +312,14 @@ func (b *Browser) attached(parent proto.TargetSessionID, e *proto.TargetAttached
 			}
 		}
 		if info.Type == proto.TargetTargetInfoTypePage {
+			b.mu.Lock()
+			seed := b.seed
+			b.mu.Unlock()
+			if seed != "" {
+				b.sendNoWait(sid, proto.PageAddScriptToEvaluateOnNewDocument{Source: seed, WorldName: stateWorld})
+			}
+		}
+		if info.Type == proto.TargetTargetInfoTypePage {
 			// Lay the page out at the session's viewport before it runs.
 			// The override lasts as long as this connection's session with
 			// the page, so a worker that takes a found browser sets it again.

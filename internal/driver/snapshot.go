@@ -18,7 +18,7 @@ import (
 // SnapshotOptions choose what a snapshot shows.
 type SnapshotOptions struct {
 	// Mode is "full" (default) or "interactive" (actionable elements only,
-	// each under its nearest heading or landmark).
+	// one flat line each after the nearest heading or landmark; link targets only for links without a name).
 	Mode string
 	// Scope, an id like "[12]" from the latest snapshot, limits the snapshot to that subtree.
 	Scope string
@@ -419,7 +419,9 @@ type line struct {
 	elem        bool   // an element (else a run of text, in name)
 	role        string // elements only
 	name        string
-	tail        string // states, value, options, link target
+	level       int    // a heading's level, 0 if none
+	tail        string // states, value, options
+	href        string // a link's target as shown, "" when it says nothing (the page itself)
 	interactive bool
 	inMain      bool
 	outline     bool // heading or landmark
@@ -609,8 +611,15 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 	if role == "main" {
 		inMain = true
 	}
-	r.lines = append(r.lines, line{depth: depth, id: id, elem: true, role: role, name: name, tail: sb.String(),
-		interactive: interactive, inMain: inMain, outline: outline, ctx: r.ctxLine})
+	ln := line{depth: depth, id: id, elem: true, role: role, name: name, tail: sb.String(),
+		interactive: interactive, inMain: inMain, outline: outline, ctx: r.ctxLine}
+	if role == "heading" && n.Lv > 0 {
+		ln.level = n.Lv
+	}
+	if role == "link" && n.H != "" && !r.samePage(n.H) {
+		ln.href = r.linkTarget(n.H)
+	}
+	r.lines = append(r.lines, ln)
 	savedCtx := r.ctxLine
 	if outline {
 		r.ctxLine = idx
@@ -736,9 +745,6 @@ func (r *renderer) drop(i int, hoist bool) {
 
 // states appends the states that matter to an element line.
 func (r *renderer) states(sb *strings.Builder, n *snode, role string) {
-	if n.Lv > 0 && role == "heading" {
-		sb.WriteString(" level=" + strconv.Itoa(n.Lv))
-	}
 	switch n.Ck {
 	case "":
 	case "true":
@@ -770,7 +776,8 @@ func (r *renderer) states(sb *strings.Builder, n *snode, role string) {
 	}
 	if n.Pw == 1 {
 		sb.WriteString(` value=[hidden]`)
-	} else if n.V != nil && *n.V != "" {
+	} else if n.V != nil && *n.V != "" && !(role == "button" && strings.Join(strings.Fields(*n.V), " ") == strings.Join(strings.Fields(n.N), " ")) {
+		// A button's value that is its name (<input type=submit value=Go>) says nothing more.
 		sb.WriteString(" value=" + strconv.Quote(r.b.clip(strings.TrimSpace(*n.V), 100)))
 	}
 	if len(n.O) > 0 {
@@ -783,9 +790,6 @@ func (r *renderer) states(sb *strings.Builder, n *snode, role string) {
 			more = fmt.Sprintf(",+%d more", n.No-len(opts))
 		}
 		sb.WriteString(" options=[" + strings.Join(opts, ",") + more + "]")
-	}
-	if n.H != "" && role == "link" && !r.samePage(n.H) {
-		sb.WriteString(" -> " + r.linkTarget(n.H))
 	}
 }
 
@@ -835,9 +839,17 @@ func (r *renderer) linkTarget(raw string) string {
 	return r.b.clip(out, 150)
 }
 
-func (l line) render() string {
+// render is the line as the full rendering (and a diff) shows it.
+func (l line) render() string { return l.format(true) }
+
+// format renders the line; full says everything. The interactive listing
+// (full false) is flat, each element after the heading or landmark it falls
+// under, so it leaves out what only helps reading: indentation, a heading's
+// level, a link's target (unless the link has no name, when the target is
+// what tells it apart). Full mode, scoped to a section, shows them.
+func (l line) format(full bool) string {
 	var sb strings.Builder
-	for i := 0; i < l.depth; i++ {
+	for i := 0; full && i < l.depth; i++ {
 		sb.WriteString("  ")
 	}
 	if l.id > 0 {
@@ -850,11 +862,18 @@ func (l line) render() string {
 		return sb.String()
 	}
 	sb.WriteString(l.role)
-	if l.name != "" && !l.dup {
+	named := l.name != "" && (!l.dup || !full)
+	if named {
 		sb.WriteString(" ")
 		sb.WriteString(strconv.Quote(l.name))
 	}
+	if full && l.level > 0 {
+		sb.WriteString(" level=" + strconv.Itoa(l.level))
+	}
 	sb.WriteString(l.tail)
+	if l.href != "" && (full || !named) {
+		sb.WriteString(" -> " + l.href)
+	}
 	return sb.String()
 }
 
@@ -977,8 +996,8 @@ func (r *renderer) full(max, offset int) page {
 	return page{text: sb.String(), truncated: true, cut: msg, next: 1}
 }
 
-// interactive renders actionable elements under their nearest heading or
-// landmark, paged like full's offset pages.
+// interactive lists actionable elements, each after its nearest heading or
+// landmark, one flat line each (see format), paged like full's offset pages.
 func (r *renderer) interactive(max, offset int) page {
 	var rendered []string
 	var heads []int // for each rendered line, the index in rendered of its header line, or -1
@@ -990,18 +1009,12 @@ func (r *renderer) interactive(max, offset int) page {
 		if l.ctx != lastCtx {
 			lastCtx, lastHead = l.ctx, -1
 			if l.ctx >= 0 {
-				c := r.lines[l.ctx]
-				c.depth = 0
 				lastHead = len(rendered)
-				rendered = append(rendered, c.render())
+				rendered = append(rendered, r.lines[l.ctx].format(false))
 				heads = append(heads, -1)
 			}
 		}
-		l.depth, l.dup = 1, false
-		if l.ctx < 0 {
-			l.depth = 0
-		}
-		rendered = append(rendered, l.render())
+		rendered = append(rendered, l.format(false))
 		heads = append(heads, lastHead)
 	}
 	return sequence(rendered, max, offset, "lines", func(i int) string {

@@ -2,11 +2,13 @@ package driver
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/go-rod/rod/lib/proto"
 )
 
 // fuzzSecret is registered with the renderer's redactor. Every window of 8
@@ -119,12 +121,44 @@ func buildWalk(shape []byte, text string) walkResult {
 		case 6:
 			secretNext = true
 		case 7:
-			if top != nil && !scoped {
+			switch {
+			case top == nil:
+			case !scoped:
 				top.Sc, scoped = 1, true
+			default: // an iframe: what is under it becomes its own document (see frames)
+				top.Fr = 1
 			}
 		}
 	}
 	return res
+}
+
+// frames gives each node marked as an iframe (fr) its own document made of
+// the node's children, as walkPage links a child frame's walk under its
+// owner, recursively: the renderer then walks nested frame documents, with
+// ids from several documents. It returns every document, d first.
+func frames(d *frameDoc, children map[*snode]*frameDoc) []*frameDoc {
+	docs := []*frameDoc{d}
+	var visit func(d *frameDoc, ns []*snode)
+	visit = func(d *frameDoc, ns []*snode) {
+		for _, n := range ns {
+			if n == nil {
+				continue
+			}
+			if n.Fr != 1 || len(n.C) == 0 {
+				visit(d, n.C)
+				continue
+			}
+			cd := &frameDoc{frameID: proto.PageFrameID(fmt.Sprintf("frame-%d", len(docs))), parent: d,
+				res: walkResult{D: fmt.Sprintf("doc-%d", len(docs)), C: n.C}}
+			n.C = nil
+			children[n] = cd
+			docs = append(docs, cd)
+			visit(cd, cd.res.C)
+		}
+	}
+	visit(d, d.res.C)
+	return docs
 }
 
 func contains(ss []string, s string) bool {
@@ -222,11 +256,14 @@ var (
 )
 
 // FuzzSnapshotRender renders arbitrary walk results (what walk.js sends, as
-// JSON when the input is one, else built from bytes by buildWalk) through
-// the renderer a snapshot uses, full and interactive, at any size bound and
-// offset, and scoped when a node is the scope. Properties: it never panics;
-// no line is longer than its indent, id and maxLineBytes, and the indent
-// follows the tree's depth; a full rendering has no more lines than nodes
+// JSON when the input is one, else built from bytes by buildWalk), nodes
+// marked as iframes holding nested frame documents, through the renderer a
+// snapshot uses, full and interactive, at any size bound and offset, and
+// scoped when a node is the scope. Properties: it never panics; no line is
+// longer than its indent, id and maxLineBytes; a full rendering's indent
+// follows the tree's depth, frames included, and no line is more than one
+// level deeper than the line before it; an interactive listing is flat (no
+// indent; a page after the first may repeat its section's header); a full rendering has no more lines than nodes
 // and each id at most once (an interactive one repeats a heading or landmark
 // only as the header of its elements); every id shown is one the refs
 // resolve; a registered secret placed in page text never shows, not even 8
@@ -239,6 +276,7 @@ func FuzzSnapshotRender(f *testing.F) {
 	f.Add([]byte{0x38, 0x00, 0x48, 0x08, 0x02, 0x02, 0x00, 0x02, 0x00, 0x02}, "A|B|C", uint16(10), uint8(0), true)
 	f.Add([]byte(`{"u":"https://x.test/","ti":"t","c":[{"r":"heading","n":"A","i":0,"lv":2},{"r":"main","i":1,"c":[{"t":"text"},{"r":"button","n":"Go","i":2,"f":["focused","focused"]}]}]}`), "", uint16(100), uint8(0), false)
 	f.Add([]byte(`{"c":[{"r":"link","n":"x","i":0,"h":"https://x.test/a?token=1"},{"r":"combobox","i":1,"o":["a","b"],"no":40,"v":"a"},null]}`), "", uint16(0), uint8(1), true)
+	f.Add([]byte(`{"c":[{"r":"main","i":0,"c":[{"r":"region","n":"F","i":1,"fr":1,"c":[{"r":"button","n":"In frame","i":2},{"r":"region","i":3,"fr":1,"c":[{"r":"heading","n":"Deep","i":4,"lv":2},{"r":"link","n":"deep","i":5,"h":"https://x.test/"}]}]}]}]}`), "", uint16(1000), uint8(0), false)
 	f.Fuzz(func(t *testing.T, shape []byte, text string, max uint16, offset uint8, interactive bool) {
 		var res walkResult
 		if err := json.Unmarshal(shape, &res); err == nil {
@@ -255,8 +293,9 @@ func FuzzSnapshotRender(f *testing.F) {
 		b := &Browser{o: Options{Redact: red.String}}
 		r := &renderer{b: b, pageURL: res.U, refs: map[int]ref{}, ids: newIDTable(""), ctxLine: -1, children: map[*snode]*frameDoc{}}
 		d := &frameDoc{res: res}
-		if n, _ := findScope([]*frameDoc{d}); n != nil && offset%2 == 1 {
-			r.walk(n, d, 0, "", false)
+		docs := frames(d, r.children)
+		if n, sd := findScope(docs); n != nil && offset%2 == 1 {
+			r.walk(n, sd, 0, "", false)
 		} else {
 			for _, n := range res.C {
 				r.walk(n, d, 0, "", false)
@@ -282,11 +321,18 @@ func FuzzSnapshotRender(f *testing.F) {
 			t.Fatalf("%d lines from %d nodes", len(lines), nodes)
 		}
 		seen := map[string]string{}
-		for _, l := range lines {
+		prev := 0
+		for i, l := range lines {
 			indent := len(l) - len(strings.TrimLeft(l, " "))
-			if indent > 2*depth {
+			switch {
+			case interactive && indent > 0:
+				t.Fatalf("interactive line indented by %d: %.200q", indent, l)
+			case indent > 2*depth:
 				t.Fatalf("indent %d for a tree %d deep: %.200q", indent, depth, l)
+			case indent%2 != 0 || (i > 0 && offset == 0 && !pg.truncated && indent > prev+2):
+				t.Fatalf("indent %d after a line indented %d: %.200q", indent, prev, l)
 			}
+			prev = indent
 			body := l[indent:]
 			m := idRE.FindStringSubmatch(l)
 			if m != nil {

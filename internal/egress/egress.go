@@ -8,14 +8,18 @@
 // itself, judges the answers with the same netguard.Policy, connects only
 // to an address it checked, refuses tunnels and requests the policy
 // refuses (a WebSocket to a host off the allow list included), and reads
-// what it can read in the clear: plain-HTTP requests and ws:// handshakes
-// and frames, which it searches for typed secrets bound to other origins.
-// TLS tunnels (https, wss) are judged by host and port only.
+// what the browser sends: plain-HTTP requests and ws:// handshakes and
+// frames, and, with Options.Intercept, https requests and wss:// frames
+// too, decrypted under a CA made in memory for this proxy alone (ca.go,
+// tls.go). All of it is searched for typed secrets bound to other origins.
+// Without Intercept, TLS tunnels are judged by host and port only.
 package egress
 
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -62,6 +66,14 @@ type Options struct {
 	// secrets; a longer one, while a secret is typed and not bound to its
 	// origin, is refused rather than sent unread (default 4 MiB).
 	MaxScan int
+	// Intercept reads TLS tunnels (https, wss): the proxy makes a CA in
+	// memory (NewCA), presents a leaf it signs to the browser, and opens
+	// its own verified TLS connection to the site. Only a browser started
+	// with the proxy's SPKI pin accepts those leaves (see SPKI).
+	Intercept bool
+	// RootCAs verifies the sites' certificates when intercepting (default:
+	// the system's roots). Tests give the pool of their loopback servers.
+	RootCAs *x509.CertPool
 	Logger  zerolog.Logger
 }
 
@@ -75,6 +87,13 @@ type Proxy struct {
 	policy atomic.Pointer[netguard.Policy]
 	armed  atomic.Pointer[redact.Matcher]
 	block  atomic.Pointer[func(Blocked)]
+
+	// ca signs what the browser is shown for intercepted tunnels (nil:
+	// TLS is spliced unread); toBrowser and sessions are the two sides'
+	// TLS settings, kept per proxy so sessions resume.
+	ca        *CA
+	toBrowser *tls.Config
+	sessions  tls.ClientSessionCache
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{} // tunnels, closed by Close
@@ -146,6 +165,14 @@ func Listen(addr string, o Options) (*Proxy, error) {
 		return nil, fmt.Errorf("egress: listen: %w", err)
 	}
 	p := &Proxy{o: o, ln: ln, addr: netip.MustParseAddrPort(ln.Addr().String()), conns: map[net.Conn]struct{}{}}
+	if o.Intercept {
+		if p.ca, err = NewCA(); err != nil {
+			_ = ln.Close()
+			return nil, err
+		}
+		p.toBrowser = p.browserTLS()
+		p.sessions = tls.NewLRUClientSessionCache(256)
+	}
 	p.policy.Store(o.Policy)
 	p.rp = &httputil.ReverseProxy{
 		// The outgoing URL's host is the pinned address (set by serveHTTP);
@@ -179,6 +206,16 @@ func (p *Proxy) Addr() string {
 		return ""
 	}
 	return p.addr.String()
+}
+
+// SPKI is the pin the browser must be started with to accept the leaves
+// of an intercepting proxy (--ignore-certificate-errors-spki-list); ""
+// when the proxy does not intercept (or p is nil).
+func (p *Proxy) SPKI() string {
+	if p == nil || p.ca == nil {
+		return ""
+	}
+	return p.ca.SPKI()
 }
 
 // SetPolicy replaces the policy for connections made from now on (the
@@ -306,10 +343,14 @@ func (p *Proxy) findSecret(m *redact.Matcher, origin string, r *http.Request, bo
 		n, _ := m.Unbound(origin)
 		return n, "its body is too long to check for the secret", true
 	}
-	parts := []string{r.URL.String(), r.RequestURI, string(body)}
-	for k, vs := range r.Header {
-		for _, v := range vs {
-			parts = append(parts, k+": "+v)
+	// Go keeps Host out of Header and trailers (read with the body) in
+	// Trailer; both are sent on.
+	parts := []string{r.URL.String(), r.RequestURI, "Host: " + r.Host, string(body)}
+	for _, h := range []http.Header{r.Header, r.Trailer} {
+		for k, vs := range h {
+			for _, v := range vs {
+				parts = append(parts, k+": "+v)
+			}
 		}
 	}
 	if n, ok := m.Find(origin, parts...); ok {
@@ -367,13 +408,16 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if first[0] == 0x16 {
-		// TLS (https, wss): judged by host and port above; its content
-		// is not readable here.
+		if p.ca != nil {
+			p.tlsTunnel(c, br, up, authority)
+			return
+		}
+		// TLS (https, wss) without interception: judged by host and port
+		// above; its content is not readable here.
 		splice(c, br, up, up)
 		return
 	}
-	host, port, _ := net.SplitHostPort(authority)
-	p.plainTunnel(c, br, up, "http://"+net.JoinHostPort(host, port), authority)
+	p.exchanges(c, br, up, bufio.NewReader(up), "http", authority)
 }
 
 // splice copies both ways until both are done, passing on half-closes.
@@ -397,45 +441,81 @@ func closeWrite(c net.Conn) {
 	_ = c.Close()
 }
 
-// plainTunnel serves a tunnel that carries plain HTTP (a ws:// WebSocket):
-// the request is searched for secrets before it goes, and a WebSocket's
-// frames from the page are searched one by one, with the secrets typed at
-// the time of each frame.
-func (p *Proxy) plainTunnel(c net.Conn, br *bufio.Reader, up net.Conn, httpURL, authority string) {
-	req, err := http.ReadRequest(br)
-	if err != nil {
-		return
-	}
-	origin := redact.OriginOf(httpURL)
-	ws := strings.EqualFold(req.Header.Get("Upgrade"), "websocket")
-	shown, method := origin, req.Method
-	if ws {
-		shown = "ws" + strings.TrimPrefix(origin, "http")
-	}
+// exchanges serves the HTTP/1.1 a tunnel carries, in the clear (ws://,
+// or http through a CONNECT) or decrypted (scheme https): each request is
+// searched for secrets before it goes, and a WebSocket's frames from the
+// page are searched one by one, with the secrets typed at the time of each
+// frame. It returns when either side closes or a refusal ends the tunnel.
+func (p *Proxy) exchanges(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.Reader, scheme, authority string) {
+	origin := redact.OriginOf(scheme + "://" + authority)
 	deny := func(b Blocked) {
 		p.refused(b)
 		_, _ = io.WriteString(c, "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 	}
-	req.URL.Scheme, req.URL.Host = "http", authority
-	if m := p.armed.Load(); m != nil {
-		if _, ok := m.Unbound(origin); ok {
-			body, unread := p.readBody(req)
-			if name, why, hit := p.findSecret(m, origin, req, body, unread); hit {
-				deny(Blocked{Method: method, Origin: shown, Rule: RuleSecret, Secret: name,
-					Message: fmt.Sprintf("%s is not one of the origins secret %s belongs to, and %s", shown, name, why)})
-				return
-			}
-		}
-	}
-	if !ws {
-		// One request, then the tunnel ends: a second one would pass unread.
-		req.Close = true
-		if err := req.Write(up); err != nil {
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
 			return
 		}
-		_, _ = io.Copy(c, up)
-		return
+		ws := strings.EqualFold(req.Header.Get("Upgrade"), "websocket")
+		shown := origin
+		if ws {
+			shown = "ws" + strings.TrimPrefix(origin, "http")
+		}
+		req.URL.Scheme, req.URL.Host = scheme, authority
+		if !printable(req.Host) {
+			// Go would send such a Host in punycode: a spelling
+			// made here, after the search (browsers send ASCII).
+			deny(Blocked{Method: req.Method, Origin: shown, Rule: string(netguard.RuleInvalid), Message: "a request whose Host header is not printable ASCII is refused (rule invalid)"})
+			return
+		}
+		if m := p.armed.Load(); m != nil {
+			if _, ok := m.Unbound(origin); ok {
+				body, unread := p.readBody(req)
+				if name, why, hit := p.findSecret(m, origin, req, body, unread); hit {
+					deny(Blocked{Method: req.Method, Origin: shown, Rule: RuleSecret, Secret: name,
+						Message: fmt.Sprintf("%s is not one of the origins secret %s belongs to, and %s", shown, name, why)})
+					return
+				}
+			}
+		}
+		if _, ok := req.Header["User-Agent"]; !ok {
+			// Sent on as it came: Go would add its own.
+			req.Header["User-Agent"] = []string{""}
+		}
+		if ws {
+			p.webSocket(c, br, up, ubr, req, origin, shown)
+			return
+		}
+		// Any other protocol switch would carry on unread: it is not asked for.
+		req.Header.Del("Upgrade")
+		if err := buffered(up, &req.Body, req.Write); err != nil {
+			return
+		}
+		for {
+			resp, err := http.ReadResponse(ubr, req)
+			if err != nil || resp.StatusCode == http.StatusSwitchingProtocols {
+				return
+			}
+			werr := buffered(c, &resp.Body, resp.Write)
+			_ = resp.Body.Close()
+			if werr != nil {
+				return
+			}
+			if resp.StatusCode >= 200 {
+				if resp.Close || req.Close {
+					return
+				}
+				break
+			}
+			// An informational answer (103 Early Hints): the final one follows.
+		}
 	}
+}
+
+// webSocket passes a WebSocket handshake on and then its frames, those
+// from the page searched (frames).
+func (p *Proxy) webSocket(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.Reader, req *http.Request, origin, shown string) {
 	// Compressed frames could not be searched: the page's offer of
 	// permessage-deflate is withdrawn, so a conforming server sends and
 	// expects plain frames.
@@ -443,7 +523,6 @@ func (p *Proxy) plainTunnel(c net.Conn, br *bufio.Reader, up net.Conn, httpURL, 
 	if err := req.Write(up); err != nil {
 		return
 	}
-	ubr := bufio.NewReader(up)
 	resp, err := http.ReadResponse(ubr, req)
 	if err != nil {
 		return
@@ -465,4 +544,43 @@ func (p *Proxy) plainTunnel(c net.Conn, br *bufio.Reader, up net.Conn, httpURL, 
 		closeWrite(up)
 	}
 	<-done
+}
+
+// buffered writes an HTTP message (write is its Request.Write or
+// Response.Write) through a buffer that is sent before each read of its
+// body: the header goes in one write (one TLS record, not one per line)
+// and a streamed body (server-sent events) is not held back.
+func buffered(w io.Writer, body *io.ReadCloser, write func(io.Writer) error) error {
+	bw := bufio.NewWriterSize(w, 8<<10)
+	if *body != nil && *body != http.NoBody {
+		*body = flushFirst{ReadCloser: *body, w: bw}
+	}
+	// Only Write: bufio's ReadFrom would read the body into the buffer
+	// that flushFirst flushes under it.
+	if err := write(struct{ io.Writer }{bw}); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+type flushFirst struct {
+	io.ReadCloser
+	w *bufio.Writer
+}
+
+func (f flushFirst) Read(p []byte) (int, error) {
+	if err := f.w.Flush(); err != nil {
+		return 0, err
+	}
+	return f.ReadCloser.Read(p)
+}
+
+// printable says whether s is printable ASCII throughout.
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }

@@ -284,7 +284,8 @@ func TestProxyCarriesAllowedTraffic(t *testing.T) {
 		}
 	}
 
-	// Plain http inside a CONNECT tunnel: one request, then the tunnel ends.
+	// Plain http inside a CONNECT tunnel: each request on it is read, the
+	// second one too.
 	conn, err := net.Dial("tcp", p.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -304,6 +305,20 @@ func TestProxyCarriesAllowedTraffic(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if string(b) != "GET /tunnel " {
 		t.Fatalf("tunnelled GET: %q", b)
+	}
+	fmt.Fprintf(conn, "POST /again HTTP/1.1\r\nHost: %s\r\nContent-Length: 2\r\n\r\nhi", host)
+	if resp, err = http.ReadResponse(br, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ = io.ReadAll(resp.Body); string(b) != "POST /again hi" {
+		t.Fatalf("second request in the tunnel: %q", b)
+	}
+	// With a secret typed, a later request on the same tunnel carrying it
+	// is refused, and the tunnel ends.
+	p.Arm((&redact.Matcher{}).With(redact.Secret{Name: "PW", Value: "tunnel-Secret-Value-771", Origins: []string{"https://a.example"}}))
+	fmt.Fprintf(conn, "GET /x?pw=tunnel-Secret-Value-771 HTTP/1.1\r\nHost: %s\r\n\r\n", host)
+	if resp, err = http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a request carrying the secret in a kept tunnel: %v %v", resp, err)
 	}
 }
 

@@ -128,6 +128,14 @@ func (s *S3Store) CheckCredentials(ctx context.Context) error {
 // Bucket is the store's bucket.
 func (s *S3Store) Bucket() string { return s.bucket }
 
+// Client is the store's S3 client, for the named states kept in the same
+// bucket (internal/states) with the same credentials.
+func (s *S3Store) Client() *s3.Client { return s.client }
+
+// Encryption is the server-side encryption the store asks for, and its KMS
+// key id.
+func (s *S3Store) Encryption() (types.ServerSideEncryption, string) { return s.sse, s.kmsKeyID }
+
 // ObjectKey is the full S3 key for a store key (the store prefix applied).
 func (s *S3Store) ObjectKey(key string) string {
 	if s.prefix == "" {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/tags"
 	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/providers/remote"
@@ -141,6 +142,29 @@ func (b browser) session(tag string) *providers.Session {
 		Stealth: b.Stealth, RemoteID: b.SessionID, StartedAt: b.CreatedAt}
 }
 
+// made is what a found browser was made with, as far as it is the
+// browser's own: Kernel keeps no free-form options with a browser, but its
+// browser object reports stealth and the profile it was created with. The
+// rest (viewport, action policy, allow list) the worker applies to the
+// browser when it attaches, from the asking session, so it is taken as
+// asked; a profile's save_changes is not reported and is taken as asked for
+// the same profile name.
+func (b browser) made(asked *contract.SessionOptions) *contract.SessionOptions {
+	if asked == nil {
+		return nil
+	}
+	m := *asked
+	m.Provider = Name
+	m.Stealth = b.Stealth
+	switch {
+	case b.Profile.Name == "":
+		m.Profile = nil
+	case asked.Profile == nil || asked.Profile.Name != b.Profile.Name:
+		m.Profile = &contract.Profile{Name: b.Profile.Name}
+	}
+	return &m
+}
+
 // find pages through the active browsers for those carrying the tag.
 func (p *Provider) find(ctx context.Context, tag string) ([]browser, error) {
 	var out []browser
@@ -196,9 +220,8 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 	}
 	if len(found) > 0 {
 		s := found[0].session(o.Tag)
-		// Kernel keeps no options with a browser: a found one is taken
-		// as asked (Made nil).
 		s.Found = true
+		s.Made = found[0].made(o.Session)
 		return s, nil
 	}
 	body := map[string]any{

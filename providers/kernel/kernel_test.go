@@ -153,3 +153,50 @@ func TestKernelFailures(t *testing.T) {
 		t.Fatalf("down: %v", err)
 	}
 }
+
+// A found browser carries what Kernel reports it was made with (stealth,
+// profile), so a create of its tag asking for other options is refused by
+// the caller (activities' checkFound) instead of taking it as asked.
+func TestKernelFoundMadeWith(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	f := fake(t)
+	p := provider(t, f, Options{})
+	asked := contract.SessionOptions{Provider: Name, Stealth: true, Profile: &contract.Profile{Name: "shop", Save: true}}
+	if _, err := p.Create(ctx, providers.CreateOptions{Tag: "wf-made-1", Stealth: true, Profile: asked.Profile, Session: &asked}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Release(context.Background(), "wf-made-1") })
+	vp := contract.Viewport{Width: 800, Height: 600}
+	cases := []struct {
+		name string
+		ask  contract.SessionOptions
+		diff []string
+	}{
+		{"same", asked, nil},
+		{"driver-side options are the asker's", contract.SessionOptions{Provider: Name, Stealth: true, Profile: asked.Profile, Viewport: &vp}, nil},
+		{"no stealth", contract.SessionOptions{Provider: Name, Profile: asked.Profile}, []string{contract.OptionStealth}},
+		{"other profile", contract.SessionOptions{Provider: Name, Stealth: true, Profile: &contract.Profile{Name: "crm"}}, []string{contract.OptionProfile}},
+		{"no profile", contract.SessionOptions{Provider: Name, Stealth: true}, []string{contract.OptionProfile}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := p.Create(ctx, providers.CreateOptions{Tag: "wf-made-1", Stealth: c.ask.Stealth, Session: &c.ask})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !s.Found || s.Made == nil {
+				t.Fatalf("found browser without its options: %+v", s)
+			}
+			diff := contract.OptionsDiffer(c.ask, *s.Made, nil, "browser")
+			if len(diff) != len(c.diff) {
+				t.Fatalf("differences %v, want in %v", diff, c.diff)
+			}
+			for i, d := range diff {
+				if !strings.HasPrefix(d, c.diff[i]+" ") {
+					t.Fatalf("difference %q, want %s", d, c.diff[i])
+				}
+			}
+		})
+	}
+}

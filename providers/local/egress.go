@@ -14,22 +14,32 @@ import (
 // egress proxy at addr, loopback included ("<-loopback>" removes Chrome's
 // implicit bypass of localhost), and make Chrome's own resolver answer
 // "not found" for every name, so no name is looked up but by the proxy
-// (no DNS prefetch, no lookups around the guard).
-func egressFlags(addr string) []string {
-	return []string{
+// (no DNS prefetch, no lookups around the guard). With spki, the proxy
+// decrypts TLS: the browser accepts the certificates of the proxy's CA by
+// that pin (Chrome honours the switch only with --user-data-dir, which
+// every local browser has). Certificates the pin does not cover are
+// judged as ever; the proxy verifies each site's own before the browser
+// is shown one of the CA's.
+func egressFlags(addr, spki string) []string {
+	f := []string{
 		"--proxy-server=http://" + addr,
 		"--proxy-bypass-list=<-loopback>",
 		"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 	}
+	if spki != "" {
+		f = append(f, "--ignore-certificate-errors-spki-list="+spki)
+	}
+	return f
 }
 
 // checkEgressFlags refuses extra flags that would route the browser
-// around its egress proxy (Chrome takes the last of a repeated switch).
+// around its egress proxy or replace its pin of the proxy's CA (Chrome
+// takes the last of a repeated switch).
 func checkEgressFlags(extra []string) error {
 	for _, f := range extra {
-		for _, own := range []string{"--proxy-server", "--proxy-bypass-list", "--proxy-pac-url", "--proxy-auto-detect", "--no-proxy-server", "--host-resolver-rules"} {
+		for _, own := range []string{"--proxy-server", "--proxy-bypass-list", "--proxy-pac-url", "--proxy-auto-detect", "--no-proxy-server", "--host-resolver-rules", "--ignore-certificate-errors-spki-list"} {
 			if f == own || strings.HasPrefix(f, own+"=") {
-				return fmt.Errorf("extra browser flag %s would take the browser around the worker's egress proxy; remove it", own)
+				return fmt.Errorf("extra browser flag %s would take the browser around the worker's egress proxy or its certificate pin; remove it", own)
 			}
 		}
 	}

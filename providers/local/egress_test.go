@@ -19,19 +19,26 @@ import (
 // before.
 func TestEgressFlags(t *testing.T) {
 	p := &Provider{}
-	rec := &Record{ProfileDir: "/p", Egress: "127.0.0.1:4567"}
+	rec := &Record{ProfileDir: "/p", Egress: "127.0.0.1:4567", EgressSPKI: "pin="}
 	a := p.args(rec, providers.CreateOptions{})
 	for _, want := range []string{
 		"--proxy-server=http://127.0.0.1:4567",
 		"--proxy-bypass-list=<-loopback>",
 		"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+		"--ignore-certificate-errors-spki-list=pin=",
+		"--user-data-dir=/p",
 	} {
 		if !slices.Contains(a, want) {
 			t.Errorf("args lack %s: %v", want, a)
 		}
 	}
+	for _, f := range p.args(&Record{ProfileDir: "/p", Egress: "127.0.0.1:4567"}, providers.CreateOptions{}) {
+		if strings.HasPrefix(f, "--ignore-certificate") {
+			t.Errorf("a browser whose proxy does not intercept got %s", f)
+		}
+	}
 	for _, f := range p.args(&Record{ProfileDir: "/p"}, providers.CreateOptions{}) {
-		if strings.HasPrefix(f, "--proxy") || strings.HasPrefix(f, "--host-resolver") {
+		if strings.HasPrefix(f, "--proxy") || strings.HasPrefix(f, "--host-resolver") || strings.HasPrefix(f, "--ignore-certificate") {
 			t.Errorf("a browser without egress got %s", f)
 		}
 	}
@@ -76,7 +83,7 @@ func TestWriteEgressPrefs(t *testing.T) {
 }
 
 func TestCheckEgressFlags(t *testing.T) {
-	for _, f := range []string{"--proxy-server=http://x:1", "--no-proxy-server", "--host-resolver-rules=MAP * 1.2.3.4", "--proxy-pac-url=file:///p"} {
+	for _, f := range []string{"--proxy-server=http://x:1", "--no-proxy-server", "--host-resolver-rules=MAP * 1.2.3.4", "--proxy-pac-url=file:///p", "--ignore-certificate-errors-spki-list=abc="} {
 		if err := checkEgressFlags([]string{"--mute-audio", f}); err == nil {
 			t.Errorf("%s passed", f)
 		}

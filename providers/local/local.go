@@ -247,6 +247,7 @@ func (p *Provider) session(r *Record) *providers.Session {
 		DownloadDir: r.DownloadDir,
 		Made:        r.Options,
 		Egress:      r.Egress,
+		EgressSPKI:  r.EgressSPKI,
 	}
 }
 
@@ -307,6 +308,7 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 		Headed:      o.Headed || p.headed,
 		Options:     o.Session,
 		Egress:      o.Egress,
+		EgressSPKI:  o.EgressSPKI,
 	}
 	if err := os.MkdirAll(rec.DownloadDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating session directory: %w", err)
@@ -446,7 +448,7 @@ func (p *Provider) args(rec *Record, o providers.CreateOptions) []string {
 		a = append(a, "--proxy-server="+o.Proxy)
 	}
 	if rec.Egress != "" {
-		a = append(a, egressFlags(rec.Egress)...)
+		a = append(a, egressFlags(rec.Egress, rec.EgressSPKI)...)
 	}
 	a = append(a, p.extra...)
 	return append(a, "about:blank")

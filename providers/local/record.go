@@ -45,6 +45,9 @@ type Record struct {
 	Options *contract.SessionOptions `json:"options,omitempty"`
 	// Egress is the egress proxy the browser sends everything through.
 	Egress string `json:"egress,omitempty"`
+	// EgressSPKI is the pin of the proxy's interception CA the browser
+	// accepts (public: a hash of a public key).
+	EgressSPKI string `json:"egress_spki,omitempty"`
 }
 
 func (p *Provider) recordPath(tag string) string {

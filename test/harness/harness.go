@@ -5,11 +5,11 @@ package harness
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -120,10 +120,10 @@ func Start(o Options) (_ *Env, err error) {
 		return nil, err
 	}
 	if o.Binary {
-		// durable-browser's worker and dev verbs exec these companions
-		// from beside it.
+		// durable-browser's worker, mcp and dev verbs exec these
+		// companions from beside it.
 		e.Bin = filepath.Join(dir, "durable-browser")
-		for _, name := range []string{"durable-browser", "durable-browser-worker", "durable-browser-dev"} {
+		for _, name := range []string{"durable-browser", "durable-browser-worker", "durable-browser-mcp", "durable-browser-dev"} {
 			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "github.com/durable-browser/durable-browser/cmd/"+name)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				return nil, fmt.Errorf("building %s: %v\n%s", name, err, out)
@@ -169,6 +169,9 @@ type WorkerOptions struct {
 	PageJudge any
 	// LiveView is the worker's live view (Addr "": off).
 	LiveView config.LiveView
+	// SiteRoots verifies loopback TLS sites where the egress proxy
+	// decrypts a browser's TLS (httptest.NewTLSServer's certificate).
+	SiteRoots *x509.CertPool
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -220,6 +223,7 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 		HoldTimeout: o.HoldTimeout,
 		Approvers:   o.Approvers,
 		PageJudge:   o.PageJudge,
+		SiteRoots:   o.SiteRoots,
 		// Tests read their own loopback pages through web_fetch.
 		FetchAllowLoopback: true,
 		Logger:             log,
@@ -332,35 +336,11 @@ func (p *Process) Terminate() <-chan error {
 }
 
 // PIDsUnder lists live processes whose command line mentions dir.
-func PIDsUnder(dir string) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(stat), ") Z ") {
-			continue // a zombie holds nothing
-		}
-		if strings.Contains(string(cmdline), dir) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
+func PIDsUnder(dir string) []int { return devstack.PIDsUnder(dir) }
 
 // KillUnder kills every process whose command line mentions dir: a test's
 // last resort so nothing outlives it.
-func KillUnder(dir string) {
-	for _, pid := range PIDsUnder(dir) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-}
+func KillUnder(dir string) { devstack.KillUnder(dir) }
 
 // Eventually polls cond every 50 ms until it holds or the timeout passes.
 func Eventually(t testing.TB, timeout time.Duration, cond func() bool, format string, args ...any) {

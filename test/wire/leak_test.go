@@ -3,6 +3,8 @@ package wire
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +30,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/liveview/book"
 	"github.com/durable-browser/durable-browser/internal/rentfake"
+	"github.com/durable-browser/durable-browser/internal/states"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -40,6 +43,8 @@ type recorder struct {
 	ids map[string]bool
 	// providers names the provider of sessions that do not use the default.
 	providers map[string]string
+	// states names the named state of sessions that keep one.
+	states map[string]string
 }
 
 func (r *recorder) session(id string) { r.ids[id] = true }
@@ -54,7 +59,7 @@ func (r *recorder) call(id, tool string, args any) (json.RawMessage, bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := workflows.SessionConfig{SearchAttributes: true, Session: contract.SessionOptions{Provider: r.providers[id]}}
+	cfg := workflows.SessionConfig{SearchAttributes: true, Session: contract.SessionOptions{Provider: r.providers[id], State: r.states[id]}}
 	out, err := dbclient.Call(ctx, env.Client, id, contract.ToolCall{Name: tool, Args: raw}, dbclient.CallOptions{Config: cfg})
 	if err != nil {
 		r.t.Fatalf("%s: %v", tool, err)
@@ -151,7 +156,7 @@ func secretRef(name string) string { return "{{secret:" + name + "}}" }
 // zero hits passes.
 func TestLeakScan(t *testing.T) {
 	start := time.Now()
-	rec := &recorder{t: t, c: newCorpus(), ids: map[string]bool{}, providers: map[string]string{}}
+	rec := &recorder{t: t, c: newCorpus(), ids: map[string]bool{}, providers: map[string]string{}, states: map[string]string{}}
 	stamp := time.Now().Format("150405")
 
 	// web_fetch runs on the worker's network, which refuses loopback
@@ -185,18 +190,29 @@ func TestLeakScan(t *testing.T) {
 	bb.LiveViewSecret = liveView
 	t.Cleanup(bb.Close)
 
+	stateKeyBytes := make([]byte, 32)
+	_, _ = rand.Read(stateKeyBytes)
+	stateKey := base64.StdEncoding.EncodeToString(stateKeyBytes)
+
 	// The worker serves a live view too: its viewer tokens are credentials.
 	lvBook := book.Book{Dir: t.TempDir()}
 	proc := env.StartWorkerProcess(t, harness.ProcessOptions{Env: []string{
 		"DURABLE_BROWSER_PROVIDERS=browserbase", "BROWSERBASE_API_KEY=" + rentedKey,
 		"BROWSERBASE_PROJECT_ID=wire-project", "BROWSERBASE_BASE_URL=" + bb.URL(),
 		"DURABLE_BROWSER_LIVE_VIEW=127.0.0.1:0", "DURABLE_BROWSER_LIVE_VIEW_DIR=" + lvBook.Dir,
+		// The https twin of site B is verified by the egress proxies
+		// that decrypt the browsers' TLS.
+		"SSL_CERT_FILE=" + siteRoots,
+		// Sessions 1 and 3 keep named states: the cookie, local and
+		// session storage A sets hold the secrets, sealed with this key.
+		"DURABLE_BROWSER_STATE_KEY=" + stateKey,
 	}})
 
 	// Session 1, through the Go client: sign in with the three secrets on
 	// A; the site moves them into the URL and echoes them into title,
 	// text, a field, a link, the console and thrown errors.
 	s1 := "wire-s1-" + stamp
+	rec.states[s1] = "wire-state-1-" + stamp
 	rec.must(s1, "run", actions(map[string]any{"op": "goto", "url": siteA.URL + "/login"}), nil)
 	var snap contract.SnapshotResult
 	rec.must(s1, "snapshot", map[string]any{"mode": "interactive"}, &snap)
@@ -254,6 +270,7 @@ func TestLeakScan(t *testing.T) {
 	// Session 3, on the rented browser: the same sign-in, read and shot.
 	s3 := "wire-s3-" + stamp
 	rec.providers[s3] = "browserbase"
+	rec.states[s3] = "wire-state-3-" + stamp
 	rec.must(s3, "run", actions(map[string]any{"op": "goto", "url": siteA.URL + "/login"}), nil)
 	var snap3 contract.SnapshotResult
 	rec.must(s3, "snapshot", map[string]any{"mode": "interactive"}, &snap3)
@@ -327,6 +344,48 @@ func TestLeakScan(t *testing.T) {
 		}
 	})
 
+	// The named states' key, and the states themselves: sealed in the
+	// bucket (scanned above with everything else), the key nowhere.
+	t.Run("named states", func(t *testing.T) {
+		if n := strings.Count(strings.Join(c.names, "\n"), "S3 object states/"); n < 2 {
+			t.Errorf("the bucket holds %d named-state objects; sessions 1 and 3 should have saved theirs", n)
+		}
+		if hits := scan(c, allNeedles([]sentinel{{"STATE_KEY", stateKey}})); len(hits) > 0 {
+			for _, h := range hits {
+				t.Errorf("leak: %s", h)
+			}
+		}
+		// Control: opened with the key, each state holds the secrets (the
+		// cookie, local and session storage A set), so the scan of the
+		// sealed objects above had them to find.
+		sealer, err := states.NewSealer(stateKeyBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store, err := states.New(states.Options{Client: env.S3.Client(), Bucket: env.S3.Bucket(), Sealer: sealer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{s1, s3} {
+			st, _, err := store.Newest(context.Background(), rec.states[id])
+			if err != nil || st == nil {
+				t.Fatalf("state of %s: %v", id, err)
+			}
+			plain, _ := json.Marshal(st)
+			opened := newCorpus()
+			opened.add("state of "+id+" opened", plain)
+			found := map[string]bool{}
+			for _, h := range scan(opened, allNeedles(secrets)) {
+				found[strings.SplitN(h.needle, ":", 2)[0]] = true
+			}
+			for _, want := range []string{"WIRE_API_TOKEN", "WIRE_CARD", "WIRE_PASSWORD"} {
+				if !found[want] {
+					t.Errorf("control: the opened state of %s does not hold %s (cookie, local and session storage)", id, want)
+				}
+			}
+		}
+	})
+
 	t.Run("everything the run produced", func(t *testing.T) {
 		if hits := scan(c, needles); len(hits) > 0 {
 			for _, h := range hits {
@@ -362,7 +421,7 @@ func TestLeakScan(t *testing.T) {
 
 	t.Run("requests site B received (exfiltration)", func(t *testing.T) {
 		b := newCorpus()
-		reqs := siteB.Requests()
+		reqs := append(siteB.Requests(), siteBS.Requests()...)
 		for i, r := range reqs {
 			b.add(fmt.Sprintf("site B request %d", i), []byte(r))
 		}
@@ -385,23 +444,27 @@ func TestLeakScan(t *testing.T) {
 		// The WebSocket was open before the secret was typed (B saw its
 		// handshake), so what kept the value from B is the frame being
 		// stopped, listed as such.
-		opened := false
-		for _, r := range reqs {
-			opened = opened || strings.HasPrefix(r, "GET /ws ")
-		}
-		if !opened {
-			t.Errorf("the exfiltrating page's WebSocket never reached site B, so it proves nothing")
+		for _, s := range []*site{siteB, siteBS} {
+			opened := false
+			for _, r := range s.Requests() {
+				opened = opened || strings.HasPrefix(r, "GET /ws ")
+			}
+			if !opened {
+				t.Errorf("the exfiltrating page's WebSocket never reached site %s, so it proves nothing", s.name)
+			}
 		}
 		var run struct {
-			Blocked []struct{ Method, Rule string }
+			Blocked []struct{ Method, Rule, Origin string }
 		}
 		_ = json.Unmarshal([]byte(exfilRun), &run)
-		frame := false
-		for _, b := range run.Blocked {
-			frame = frame || (b.Method == "WS" && b.Rule == "secret")
-		}
-		if !frame {
-			t.Errorf("the exfiltrating run lists no WebSocket frame blocked by rule secret: %s", exfilRun)
+		for _, scheme := range []string{"ws://", "wss://"} {
+			frame := false
+			for _, b := range run.Blocked {
+				frame = frame || (b.Method == "WS" && b.Rule == "secret" && strings.HasPrefix(b.Origin, scheme))
+			}
+			if !frame {
+				t.Errorf("the exfiltrating run lists no %s WebSocket frame blocked by rule secret: %s", scheme, exfilRun)
+			}
 		}
 	})
 	t.Logf("leak scan took %s", time.Since(start).Round(time.Second))

@@ -5,10 +5,12 @@ package wire
 
 import (
 	"crypto/rand"
+	"encoding/pem"
 	"fmt"
 	"math/big"
 	"net"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/durable-browser/durable-browser/test/harness"
@@ -16,8 +18,13 @@ import (
 
 var (
 	env *harness.Env
-	// siteA is where the secrets belong (their origins), siteB elsewhere.
-	siteA, siteB *site
+	// siteA is where the secrets belong (their origins), siteB elsewhere,
+	// siteBS is siteB on https.
+	siteA, siteB, siteBS *site
+	// siteRoots is a PEM file of siteBS's certificate, the worker
+	// process's roots (SSL_CERT_FILE) for the sites its browsers' egress
+	// proxies verify.
+	siteRoots string
 	// deadURL is an address nothing listens on.
 	deadURL string
 	secrets []sentinel
@@ -82,6 +89,22 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer siteB.Close()
+	if siteBS, err = startTLSSite("B (https)", handlerB); err != nil {
+		fmt.Fprintln(os.Stderr, "wire setup:", err)
+		return 1
+	}
+	defer siteBS.Close()
+	dir, err := os.MkdirTemp("", "wire-roots")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wire setup:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	siteRoots = filepath.Join(dir, "roots.pem")
+	if err := os.WriteFile(siteRoots, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: siteBS.srv.Certificate().Raw}), 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, "wire setup:", err)
+		return 1
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "wire setup:", err)

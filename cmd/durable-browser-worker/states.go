@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/evidence"
+	"github.com/durable-browser/durable-browser/internal/states"
+)
+
+func runStates(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		statesUsage(env)
+		if len(args) == 0 {
+			return exitError{code: 2}
+		}
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "list", "delete":
+		return runStatesVerb(ctx, env, args[0], args[1:])
+	}
+	statesUsage(env)
+	return fmt.Errorf("unknown states verb %q: use `durable-browser states list` or `durable-browser states delete NAME`", args[0])
+}
+
+func statesUsage(env *cliEnv) {
+	fmt.Fprint(env.stderr, `Usage: durable-browser states list [flags]
+       durable-browser states delete [flags] NAME|HASH
+
+Verbs:
+  list     the named states in the bucket: name (when DURABLE_BROWSER_STATE_KEY
+           opens them), versions, last save, the session holding each
+  delete   remove every version of a state and its lease
+
+See docs/states.md.
+`)
+}
+
+func runStatesVerb(ctx context.Context, env *cliEnv, verb string, args []string) error {
+	fs := config.NewSet("states "+verb, env.getenv)
+	fs.SetOutput(env.stderr)
+	var c config.S3
+	config.BindS3(fs, &c)
+	var prefix string
+	var asJSON bool
+	timeout := 2 * time.Minute
+	fs.String(&prefix, "state-prefix", "states", "key prefix of named states in the bucket (the worker's --state-prefix)")
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	fs.Duration(&timeout, "timeout", timeout, "give up after this long")
+	fs.Usage = func() {
+		statesUsage(env)
+		fmt.Fprintf(env.stderr, `
+With no bucket named it reads the local `+"`durable-browser dev`"+` stack's S3, as
+`+"`evidence get`"+` does. Credentials come from the standard AWS environment.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	var arg string
+	if verb == "delete" {
+		a, err := parseInterspersed(fs, args)
+		if err != nil {
+			return err
+		}
+		arg = a
+	} else if err := fs.Parse(args); err != nil {
+		return err
+	} else if fs.NArg() > 0 {
+		return fmt.Errorf("states list takes no argument (got %q)", fs.Arg(0))
+	}
+	dev := c.Bucket == ""
+	if dev {
+		devDefaults(&c, fs)
+	}
+	if err := config.ValidateS3(c); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	o := evidence.S3Options{Bucket: c.Bucket, Endpoint: c.Endpoint, PathStyle: c.PathStyle, Region: c.Region}
+	if dev && env.getenv("AWS_ACCESS_KEY_ID") == "" {
+		o.AccessKey, o.SecretKey = config.DevS3AccessKey, config.DevS3SecretKey
+	}
+	ev, err := evidence.NewS3(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := ev.CheckCredentials(ctx); err != nil {
+		return fmt.Errorf("%w: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) to credentials for s3://%s, or name no bucket to use `durable-browser dev` on this machine", evidence.ErrNoCredentials, c.Bucket)
+	}
+	so := states.Options{Client: ev.Client(), Bucket: c.Bucket, Prefix: prefix}
+	k := env.getenv(states.EnvKey)
+	if k == "" && dev {
+		// dev keeps the key it made in its state directory (default
+		// .durable-browser, beside where it was started).
+		if b, err := os.ReadFile(filepath.Join(".durable-browser", "state.key")); err == nil {
+			k = strings.TrimSpace(string(b))
+		}
+	}
+	if k != "" {
+		raw, err := states.ParseKey(k)
+		if err != nil {
+			return err
+		}
+		if so.Sealer, err = states.NewSealer(raw); err != nil {
+			return err
+		}
+	}
+	store, err := states.New(so)
+	if err != nil {
+		return err
+	}
+	if verb == "delete" {
+		n, err := store.Delete(ctx, arg)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("no state %q in s3://%s/%s/ (check --s3-bucket and --state-prefix)", arg, c.Bucket, prefix)
+		}
+		fmt.Fprintf(env.stdout, "deleted state %s (%d objects)\n", arg, n)
+		return nil
+	}
+	list, err := store.List(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		b, err := json.MarshalIndent(list, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(env.stdout, "%s\n", b)
+		return err
+	}
+	w := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tVERSION\tKEPT\tSAVED\tHELD BY\tHASH")
+	for _, in := range list {
+		name := in.Name
+		switch {
+		case in.Unreadable:
+			name = "(not opened by this key)"
+		case name == "":
+			name = "(set " + states.EnvKey + " to show)"
+		}
+		saved, holder := "-", "-"
+		if !in.Updated.IsZero() {
+			saved = in.Updated.UTC().Format(time.RFC3339)
+		}
+		if in.Holder != "" {
+			holder = in.Holder + " until " + in.HeldUntil.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "%s\tv%d\t%d\t%s\t%s\t%s\n", name, in.Newest, in.Versions, saved, holder, in.Hash[:16])
+	}
+	return w.Flush()
+}

@@ -1,0 +1,81 @@
+package driver
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// renderWalk renders a walk result given as walk.js's JSON, in both modes,
+// the way a snapshot does (no size bound).
+func renderWalk(t *testing.T, js string) (full, interactive string) {
+	t.Helper()
+	var res walkResult
+	if err := json.Unmarshal([]byte(js), &res); err != nil {
+		t.Fatal(err)
+	}
+	b := &Browser{o: Options{Redact: func(s string) string { return s }}}
+	r := &renderer{b: b, pageURL: res.U, refs: map[int]ref{}, ids: newIDTable(""), ctxLine: -1, children: map[*snode]*frameDoc{}}
+	d := &frameDoc{res: res}
+	for _, n := range res.C {
+		r.walk(n, d, 0, "", false)
+	}
+	return r.full(1<<20, 0).text, r.interactive(1<<20, 0).text
+}
+
+// TestRenderModes: the full rendering indents by depth and says a
+// heading's level and where links go; the interactive listing is flat, each
+// element after its heading or landmark, without levels or link targets
+// except for a link with no name, whose target is all that tells it apart.
+func TestRenderModes(t *testing.T) {
+	for _, tc := range []struct {
+		name, walk, full, interactive string
+	}{
+		{
+			name: "section of links",
+			walk: `{"u":"http://h.test/docs/a.html","c":[{"r":"main","i":1,"c":[
+				{"r":"heading","n":"Functions","lv":2,"i":2},
+				{"r":"list","i":3,"c":[
+					{"r":"listitem","i":4,"c":[{"r":"link","n":"map","i":5,"h":"http://h.test/docs/map.html#x"}]},
+					{"r":"listitem","i":6,"c":[{"r":"link","n":"here","i":7,"h":"http://h.test/docs/a.html#top"}]},
+					{"r":"listitem","i":8,"c":[{"r":"link","i":9,"h":"https://other.test/p?q=secret"}]}]}]}]}`,
+			full: "[1] main\n" +
+				"  [2] heading \"Functions\" level=2\n" +
+				"  [3] list\n" +
+				"    [4] link \"map\" -> /docs/map.html\n" +
+				"    [5] link \"here\"\n" +
+				"    [6] link -> https://other.test/p?q=\n",
+			interactive: "[2] heading \"Functions\"\n" +
+				"[4] link \"map\"\n" +
+				"[5] link \"here\"\n" +
+				"[6] link -> https://other.test/p?q=\n",
+		},
+		{
+			name: "form in a landmark",
+			walk: `{"u":"http://h.test/f","c":[{"r":"form","n":"Sign up","i":1,"c":[
+				{"r":"textbox","n":"Email","i":2,"f":["required"]},
+				{"r":"checkbox","n":"I agree","i":3,"ck":"false"},
+				{"r":"button","n":"Go","i":4,"v":"Go"}]},
+				{"r":"link","n":"Terms","i":5,"h":"http://h.test/terms?x=1"}]}`,
+			full: "[1] form \"Sign up\"\n" +
+				"  [2] textbox \"Email\" required\n" +
+				"  [3] checkbox \"I agree\" checked=false\n" +
+				"  [4] button \"Go\"\n" +
+				"[5] link \"Terms\" -> /terms?x=\n",
+			interactive: "[1] form \"Sign up\"\n" +
+				"[2] textbox \"Email\" required\n" +
+				"[3] checkbox \"I agree\" checked=false\n" +
+				"[4] button \"Go\"\n" +
+				"[5] link \"Terms\"\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			full, inter := renderWalk(t, tc.walk)
+			if full != tc.full {
+				t.Errorf("full:\n%s\nwant:\n%s", full, tc.full)
+			}
+			if inter != tc.interactive {
+				t.Errorf("interactive:\n%s\nwant:\n%s", inter, tc.interactive)
+			}
+		})
+	}
+}

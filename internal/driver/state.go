@@ -1,0 +1,164 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/durable-browser/durable-browser/internal/states"
+)
+
+// stateWorld is the isolated world the seeding script runs in: pages
+// cannot read or change it.
+const stateWorld = "durable-browser-state"
+
+// seededMark marks a tab's session storage once an origin's saved storage
+// was put back, so a page that later clears a key is not given it again.
+// ExportState leaves it out.
+const seededMark = "__durable_browser_state_seeded"
+
+// ExportState reads the browser's sign-in state: every cookie of its
+// cookie jar (the session's browser context), and the local and session
+// storage of each origin its tabs show now. It is bounded by ctx.
+func (b *Browser) ExportState(ctx context.Context) (states.State, error) {
+	b.opMu.Lock()
+	defer b.opMu.Unlock()
+	t, err := b.activeTab()
+	if err != nil {
+		return states.State{}, err
+	}
+	res, err := proto.NetworkGetAllCookies{}.Call(b.client(ctx, t.sess))
+	if err != nil {
+		return states.State{}, fmt.Errorf("driver: read cookies: %w", err)
+	}
+	var st states.State
+	for _, c := range res.Cookies {
+		if c.PartitionKey != nil {
+			continue // a third-party partitioned cookie: kept by its partition, not restorable by name
+		}
+		exp := float64(c.Expires)
+		if c.Session {
+			exp = 0
+		}
+		st.Cookies = append(st.Cookies, states.Cookie{Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path,
+			Expires: exp, HTTPOnly: c.HTTPOnly, Secure: c.Secure, SameSite: string(c.SameSite)})
+	}
+	b.mu.Lock()
+	var sess []proto.TargetSessionID
+	for _, tb := range b.tabs {
+		if !tb.closed {
+			sess = append(sess, tb.sess)
+		}
+	}
+	b.mu.Unlock()
+	seen := map[string]bool{}
+	for _, sid := range sess {
+		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		r, err := proto.RuntimeEvaluate{Expression: readStorageJS, ReturnByValue: true}.Call(b.client(tctx, sid))
+		cancel()
+		if err != nil || r.ExceptionDetails != nil || r.Result == nil {
+			continue // a tab busy or gone: its origin keeps what was saved before
+		}
+		var o struct {
+			Origin  string            `json:"o"`
+			Local   map[string]string `json:"l"`
+			Session map[string]string `json:"s"`
+		}
+		if json.Unmarshal([]byte(r.Result.Value.JSON("", "")), &o) != nil || seen[o.Origin] ||
+			!(strings.HasPrefix(o.Origin, "http://") || strings.HasPrefix(o.Origin, "https://")) {
+			continue
+		}
+		seen[o.Origin] = true
+		delete(o.Session, seededMark)
+		st.Origins = append(st.Origins, states.Origin{Origin: o.Origin, Local: o.Local, Session: o.Session})
+	}
+	st.Normalize()
+	return st, nil
+}
+
+// readStorageJS reads a page's origin's storage, at most 2,000 items and
+// 256 KiB a storage area: a page cannot grow its session's state (and
+// every later session's start) beyond that.
+const readStorageJS = `(() => {
+  const r = {o: location.origin, l: {}, s: {}};
+  const read = (st, into) => { try { let n = 0; for (let i = 0; i < st.length && i < 2000; i++) { const k = st.key(i); const v = st.getItem(k); n += k.length + v.length; if (n > 262144) break; into[k] = v; } } catch (e) {} };
+  read(localStorage, r.l); read(sessionStorage, r.s);
+  return r;
+})()`
+
+// ImportState puts a saved state into a fresh browser: its cookies at
+// once, and each origin's storage the first time a tab of this session
+// shows that origin (storage can only be written from a page of its
+// origin), by a script in an isolated world the pages cannot see.
+func (b *Browser) ImportState(ctx context.Context, st states.State) error {
+	t, err := b.activeTab()
+	if err != nil {
+		return err
+	}
+	now := float64(time.Now().Unix())
+	var cookies []*proto.NetworkCookieParam
+	for _, c := range st.Cookies {
+		if c.Expires > 0 && c.Expires < now {
+			continue
+		}
+		p := &proto.NetworkCookieParam{Name: c.Name, Value: c.Value, Path: c.Path, Secure: c.Secure, HTTPOnly: c.HTTPOnly,
+			SameSite: proto.NetworkCookieSameSite(c.SameSite), Expires: proto.TimeSinceEpoch(c.Expires)}
+		if strings.HasPrefix(c.Domain, ".") {
+			p.Domain = c.Domain
+		} else {
+			// A host-only cookie stays host-only: named by URL, not domain.
+			scheme := "http://"
+			if c.Secure {
+				scheme = "https://"
+			}
+			p.URL = scheme + c.Domain + c.Path
+		}
+		cookies = append(cookies, p)
+	}
+	if len(cookies) > 0 {
+		if err := (proto.NetworkSetCookies{Cookies: cookies}).Call(b.client(ctx, t.sess)); err != nil {
+			return fmt.Errorf("driver: set cookies: %w", err)
+		}
+	}
+	if len(st.Origins) == 0 {
+		return nil
+	}
+	data := map[string]map[string]map[string]string{}
+	for _, o := range st.Origins {
+		data[o.Origin] = map[string]map[string]string{"l": o.Local, "s": o.Session}
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	seed := fmt.Sprintf(seedJS, raw, seededMark)
+	b.mu.Lock()
+	b.seed = seed
+	var sess []proto.TargetSessionID
+	for _, tb := range b.tabs {
+		if !tb.closed {
+			sess = append(sess, tb.sess)
+		}
+	}
+	b.mu.Unlock()
+	for _, sid := range sess {
+		if _, err := (proto.PageAddScriptToEvaluateOnNewDocument{Source: seed, WorldName: stateWorld}).Call(b.client(ctx, sid)); err != nil {
+			return fmt.Errorf("driver: arm saved storage: %w", err)
+		}
+	}
+	return nil
+}
+
+// seedJS puts an origin's saved storage back on the first document of that
+// origin in a tab; keys the page already has win.
+const seedJS = `(() => { try {
+  const d = (%s)[location.origin]; const m = %q;
+  if (!d || sessionStorage.getItem(m)) return;
+  for (const [k, v] of Object.entries(d.l || {})) if (localStorage.getItem(k) === null) localStorage.setItem(k, v);
+  for (const [k, v] of Object.entries(d.s || {})) if (sessionStorage.getItem(k) === null) sessionStorage.setItem(k, v);
+  sessionStorage.setItem(m, "1");
+} catch (e) {} })();`

@@ -1,0 +1,377 @@
+package states
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+// Options builds a Store.
+type Options struct {
+	Client *s3.Client
+	Bucket string
+	// Prefix is the key prefix of every state (default "states").
+	Prefix string
+	// SSE and KMSKeyID ask S3 to encrypt the objects at rest as well
+	// ("aws:kms" with a key id, or "AES256"); the payload is sealed anyway.
+	SSE      types.ServerSideEncryption
+	KMSKeyID string
+	// Sealer seals and opens versions; without one (an operator listing
+	// or deleting with no key) no state is read or written.
+	Sealer *Sealer
+	// Keep is how many versions of a name are kept (default 5).
+	Keep int
+	// LeaseTTL is how long a lease lasts unless renewed (default 2m).
+	LeaseTTL time.Duration
+	Now      func() time.Time
+}
+
+// Store keeps named states in S3:
+//
+//	<prefix>/<NameHash(name)>/v/<version, 20 digits>   sealed State
+//	<prefix>/<NameHash(name)>/lease.json                who writes it, until when
+type Store struct{ o Options }
+
+// New makes a store; it does not contact S3.
+func New(o Options) (*Store, error) {
+	if o.Client == nil || o.Bucket == "" {
+		return nil, errors.New("states: a store needs an S3 client and a bucket")
+	}
+	if o.Prefix == "" {
+		o.Prefix = "states"
+	}
+	o.Prefix = strings.Trim(o.Prefix, "/")
+	if o.Keep <= 0 {
+		o.Keep = 5
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = 2 * time.Minute
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Store{o: o}, nil
+}
+
+// LeaseTTL is how long a lease lasts unless renewed.
+func (s *Store) LeaseTTL() time.Duration { return s.o.LeaseTTL }
+
+func (s *Store) dir(hash string) string { return s.o.Prefix + "/" + hash + "/" }
+
+// VersionKey is the key suffix of a version: zero-padded, so S3's
+// lexical listing order is version order.
+func VersionKey(v int64) string { return fmt.Sprintf("v/%020d", v) }
+
+// ParseVersion reads a VersionKey suffix; ok is false for anything else.
+func ParseVersion(suffix string) (int64, bool) {
+	d, ok := strings.CutPrefix(suffix, "v/")
+	if !ok || len(d) != 20 {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(d, 10, 64)
+	if err != nil || v <= 0 {
+		return 0, false
+	}
+	return v, true
+}
+
+// aad binds a sealed version to its name's hash and its version number.
+func aad(hash string, v int64) string {
+	return "durable-browser state " + hash + " " + strconv.FormatInt(v, 10)
+}
+
+const metaDigest = "digest"
+
+// versions lists a name's versions, oldest first.
+func (s *Store) versions(ctx context.Context, hash string) ([]int64, error) {
+	var out []int64
+	p := s3.NewListObjectsV2Paginator(s.o.Client, &s3.ListObjectsV2Input{Bucket: aws.String(s.o.Bucket), Prefix: aws.String(s.dir(hash) + "v/")})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing state versions: %w", err)
+		}
+		for _, o := range page.Contents {
+			if v, ok := ParseVersion(strings.TrimPrefix(aws.ToString(o.Key), s.dir(hash))); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Newest reads the newest version of name: nil and 0 when there is none.
+// A version that fails authentication is ErrTampered, never skipped: an
+// older one would silently bring back a signed-out state.
+func (s *Store) Newest(ctx context.Context, name string) (*State, int64, error) {
+	hash := NameHash(name)
+	vs, err := s.versions(ctx, hash)
+	if err != nil || len(vs) == 0 {
+		return nil, 0, err
+	}
+	v := vs[len(vs)-1]
+	st, err := s.read(ctx, name, hash, v)
+	return st, v, err
+}
+
+// ErrNoKey is returned when a store without a sealer is asked to read or
+// write a state.
+var ErrNoKey = errors.New("no state key (" + EnvKey + ") to open or seal states with")
+
+func (s *Store) read(ctx context.Context, name, hash string, v int64) (*State, error) {
+	if s.o.Sealer == nil {
+		return nil, ErrNoKey
+	}
+	out, err := s.o.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.dir(hash) + VersionKey(v))})
+	if err != nil {
+		return nil, fmt.Errorf("reading state version %d: %w", v, err)
+	}
+	defer out.Body.Close()
+	sealed, err := io.ReadAll(io.LimitReader(out.Body, MaxBytes+1024))
+	if err != nil {
+		return nil, fmt.Errorf("reading state version %d: %w", v, err)
+	}
+	pt, err := s.o.Sealer.Open(aad(hash, v), sealed)
+	if err != nil {
+		return nil, err
+	}
+	var st State
+	if err := json.Unmarshal(pt, &st); err != nil || (name != "" && st.Name != name) {
+		return nil, ErrTampered
+	}
+	return &st, nil
+}
+
+// Save writes st as the next version of st.Name, unless the newest version
+// already holds the same state (a retried save writes nothing). It returns
+// the newest version after the save and whether it wrote one.
+func (s *Store) Save(ctx context.Context, st State) (int64, bool, error) {
+	if s.o.Sealer == nil {
+		return 0, false, ErrNoKey
+	}
+	st.Normalize()
+	pt, err := json.Marshal(st)
+	if err != nil {
+		return 0, false, err
+	}
+	if len(pt) > MaxBytes && len(st.Origins) > 0 {
+		// The sign-in is in the cookies: keep them, drop the storage.
+		st.Origins = nil
+		if pt, err = json.Marshal(st); err != nil {
+			return 0, false, err
+		}
+	}
+	if len(pt) > MaxBytes {
+		return 0, false, fmt.Errorf("state %q is %d bytes, over the %d a state may hold", st.Name, len(pt), MaxBytes)
+	}
+	hash, digest := NameHash(st.Name), s.o.Sealer.Digest(pt)
+	for range 4 {
+		vs, err := s.versions(ctx, hash)
+		if err != nil {
+			return 0, false, err
+		}
+		var v int64
+		if len(vs) > 0 {
+			v = vs[len(vs)-1]
+			h, err := s.o.Client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.dir(hash) + VersionKey(v))})
+			if err == nil && lookup(h.Metadata, metaDigest) == digest {
+				return v, false, nil
+			}
+		}
+		sealed, err := s.o.Sealer.Seal(aad(hash, v+1), pt)
+		if err != nil {
+			return 0, false, err
+		}
+		in := &s3.PutObjectInput{
+			Bucket: aws.String(s.o.Bucket), Key: aws.String(s.dir(hash) + VersionKey(v+1)),
+			Body: bytes.NewReader(sealed), ContentLength: aws.Int64(int64(len(sealed))),
+			ContentType: aws.String("application/octet-stream"),
+			Metadata:    map[string]string{metaDigest: digest},
+			// Never overwrite a version: a writer that lost a race takes
+			// the next number.
+			IfNoneMatch: aws.String("*"),
+		}
+		s.sse(&in.ServerSideEncryption, &in.SSEKMSKeyId)
+		if _, err := s.o.Client.PutObject(ctx, in); err != nil {
+			if conflict(err) {
+				continue
+			}
+			return 0, false, fmt.Errorf("writing state version %d: %w", v+1, err)
+		}
+		s.prune(ctx, hash, append(vs, v+1))
+		return v + 1, true, nil
+	}
+	return 0, false, errors.New("writing a state version: other writers kept taking the next number")
+}
+
+// prune deletes all but the newest Keep versions (best effort: a later
+// save prunes what this one could not).
+func (s *Store) prune(ctx context.Context, hash string, vs []int64) {
+	for len(vs) > s.o.Keep {
+		_, _ = s.o.Client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.dir(hash) + VersionKey(vs[0]))})
+		vs = vs[1:]
+	}
+}
+
+func (s *Store) sse(sse *types.ServerSideEncryption, kms **string) {
+	if s.o.SSE != "" {
+		*sse = s.o.SSE
+		if s.o.KMSKeyID != "" {
+			*kms = aws.String(s.o.KMSKeyID)
+		}
+	}
+}
+
+// Info describes one stored state for operators.
+type Info struct {
+	// Hash is the name's hash (the key segment); Name is known only when
+	// the newest version opens with this store's key.
+	Hash     string    `json:"hash"`
+	Name     string    `json:"name,omitempty"`
+	Versions int       `json:"versions"`
+	Newest   int64     `json:"newest"`
+	Updated  time.Time `json:"updated"`
+	// Holder is the session tag holding the lease, while it lasts.
+	Holder     string    `json:"holder,omitempty"`
+	HeldUntil  time.Time `json:"held_until,omitzero"`
+	Unreadable bool      `json:"unreadable,omitempty"`
+}
+
+// List describes every stored state.
+func (s *Store) List(ctx context.Context) ([]Info, error) {
+	byHash := map[string]*Info{}
+	var order []string
+	p := s3.NewListObjectsV2Paginator(s.o.Client, &s3.ListObjectsV2Input{Bucket: aws.String(s.o.Bucket), Prefix: aws.String(s.o.Prefix + "/")})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing states: %w", err)
+		}
+		for _, o := range page.Contents {
+			hash, rest, ok := strings.Cut(strings.TrimPrefix(aws.ToString(o.Key), s.o.Prefix+"/"), "/")
+			if !ok || len(hash) != 64 {
+				continue
+			}
+			in := byHash[hash]
+			if in == nil {
+				in = &Info{Hash: hash}
+				byHash[hash] = in
+				order = append(order, hash)
+			}
+			if v, ok := ParseVersion(rest); ok {
+				in.Versions++
+				if v > in.Newest {
+					in.Newest, in.Updated = v, aws.ToTime(o.LastModified)
+				}
+			}
+		}
+	}
+	var out []Info
+	for _, hash := range order {
+		in := byHash[hash]
+		if in.Newest > 0 {
+			if st, err := s.read(ctx, "", hash, in.Newest); err == nil {
+				in.Name = st.Name
+			} else if !errors.Is(err, ErrNoKey) {
+				in.Unreadable = true
+			}
+		}
+		if l, _, err := s.lease(ctx, hash); err == nil && l.Owner != "" && l.Until.After(s.o.Now()) {
+			in.Holder, in.HeldUntil = l.Owner, l.Until
+		}
+		out = append(out, *in)
+	}
+	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name+a.Hash, b.Name+b.Hash) })
+	return out, nil
+}
+
+// Delete removes every version and the lease of the state with this name
+// (or this hash, as List shows it). It answers how many objects went.
+func (s *Store) Delete(ctx context.Context, nameOrHash string) (int, error) {
+	hash := nameOrHash
+	if !isHash(hash) {
+		if err := ValidName(nameOrHash); err != nil {
+			return 0, err
+		}
+		hash = NameHash(nameOrHash)
+	}
+	n := 0
+	p := s3.NewListObjectsV2Paginator(s.o.Client, &s3.ListObjectsV2Input{Bucket: aws.String(s.o.Bucket), Prefix: aws.String(s.dir(hash))})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return n, fmt.Errorf("listing the state's objects: %w", err)
+		}
+		for _, o := range page.Contents {
+			if _, err := s.o.Client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.o.Bucket), Key: o.Key}); err != nil {
+				return n, fmt.Errorf("deleting %s: %w", aws.ToString(o.Key), err)
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+func isHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// conflict is S3's answer to a conditional write that lost.
+func conflict(err error) bool {
+	st := status(err)
+	return st == http.StatusPreconditionFailed || st == http.StatusConflict
+}
+
+func notFound(err error) bool {
+	var nsk *types.NoSuchKey
+	var nf *types.NotFound
+	return errors.As(err, &nsk) || errors.As(err, &nf) || status(err) == http.StatusNotFound && apiCode(err) != "NoSuchBucket"
+}
+
+func status(err error) int {
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
+
+func apiCode(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+func lookup(m map[string]string, name string) string {
+	for k, v := range m {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
