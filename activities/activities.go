@@ -268,7 +268,7 @@ func (a *Activities) releaseIdle(ctx context.Context, tag string, s *liveSession
 	}
 	a.mu.Unlock()
 	a.endState(ctx, s)
-	_ = s.browser.Close()
+	a.closeBrowser(s)
 	<-s.calls
 	err = s.provider.Release(ctx, tag)
 	s.closeEgress()
@@ -416,7 +416,7 @@ func (a *Activities) Close(ctx context.Context) {
 		} else {
 			a.endState(ctx, s)
 		}
-		_ = s.browser.Close()
+		a.closeBrowser(s)
 		if rented(s.provider) {
 			// A rented browser outlives this worker: the session's next
 			// call, on another worker, attaches to it by tag.

@@ -33,16 +33,11 @@ func (a *Activities) openView(tag string, p providers.Provider, sess *providers.
 	}})
 }
 
-// viewed is a session's browser whose Close also ends its live view: the
-// token, stream and socket end with the session.
-type viewed struct {
-	Browser
-	end func()
-}
-
-func (v viewed) Close() error {
-	v.end()
-	return v.Browser.Close()
+// closeBrowser disconnects from a session's browser, ending its live view
+// with it: the token, stream and socket end with the session.
+func (a *Activities) closeBrowser(s *liveSession) {
+	a.endView(s.ref.Tag, s)
+	_ = s.browser.Close()
 }
 
 // fence is the driver's fence for one session: each action is sent under

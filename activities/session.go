@@ -247,9 +247,6 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		return nil, a.fail(contract.Fail(contract.CodeBrowserUnavailable, "the browser started but could not be driven; try again").WithDetail(err.Error()))
 	}
 	ls.browser = b
-	if ls.hands != nil {
-		ls.browser = viewed{Browser: b, end: func() { a.endView(req.Tag, ls) }}
-	}
 	if ctx.Err() != nil {
 		// This attempt outlived its deadline; a retry may already be opening
 		// the browser elsewhere. Leave nothing behind that nobody references.
@@ -312,7 +309,7 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 			delete(a.sessions, req.Session.Tag)
 		}
 		a.mu.Unlock()
-		_ = s.browser.Close()
+		a.closeBrowser(s)
 		s.unlock()
 		p = s.provider
 		// The proxy goes once the browser did (or failed to): nothing of
