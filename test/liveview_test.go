@@ -485,3 +485,53 @@ func TestLiveViewHandoffAndWatchOnly(t *testing.T) {
 		t.Fatalf("an ended session's address is still listed:\n%s", out)
 	}
 }
+
+func TestLiveViewOfACDPSession(t *testing.T) {
+	// A Chrome someone else runs: the cdp provider drives a page of it,
+	// and the live view streams and fences that page the same way.
+	root, err := os.MkdirTemp(env.Dir, "cdp-chrome-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp, err := local.New(local.Options{ProfileRoot: root, BootID: "cdp-chrome", Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chrome, err := lp.Create(context.Background(), providers.CreateOptions{Tag: "cdp-chrome"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lp.Release(context.Background(), "cdp-chrome"); harness.KillUnder(root) })
+
+	site := newLiveSite(t)
+	lv := liveWorkerWith(t, harness.WorkerOptions{CDPEndpoint: chrome.CDPURL, LiveView: config.LiveView{Addr: "127.0.0.1:0", Dir: t.TempDir()}})
+	s := newSession(t, workflows.SessionConfig{Session: contract.SessionOptions{Provider: "cdp"}})
+	s.must("run", actions(map[string]any{"op": "goto", "url": site.URL + "/"}), nil)
+	tag := tagOf(t, s)
+	addr, ok := lv.URL(tag)
+	if !ok {
+		t.Fatalf("no live view for cdp session %s", tag)
+	}
+	p := newPerson(t)
+	p.page = p.open(addr)
+	harness.Eventually(t, 30*time.Second, func() bool { return data(t, p.page, "frames") != "" }, "no frame of the cdp session reached the viewer")
+	p.takeOver(lv, tag)
+	if f := s.failure("snapshot", map[string]any{}); f.Reason != contract.ReasonPersonDriving {
+		t.Fatalf("agent call on a cdp session a person holds: %+v", f)
+	}
+	p.click(160, 80) // Reveal
+	harness.Eventually(t, 20*time.Second, func() bool { return data(t, p.page, "takenOver") == "true" }, "the viewer never showed Give back")
+	p.pressTake()
+	harness.Eventually(t, 60*time.Second, func() bool {
+		out, ok := s.call("snapshot", map[string]any{})
+		if !ok {
+			return false
+		}
+		var snap contract.SnapshotResult
+		return json.Unmarshal(out, &snap) == nil && snap.PersonDrove != "" && strings.Contains(snap.Text, "revealed ready")
+	}, "the agent did not see the person's click on the cdp session")
+	s.must("browser_release", map[string]any{}, nil)
+	if _, ok := lv.URL(tag); ok {
+		t.Fatal("the cdp session's live view outlived it")
+	}
+}
