@@ -18,6 +18,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/envelope"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
+	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/recorder"
 	"github.com/durable-browser/durable-browser/internal/redact"
@@ -57,6 +58,10 @@ type Options struct {
 	// ProfileGrants are saved profiles every session on this worker may use
 	// (Save: may also save), besides those its own options grant.
 	ProfileGrants []contract.Profile
+
+	// LiveView, when set, serves a live view of every local and cdp
+	// session; a person driving there keeps the agent out.
+	LiveView *liveview.Server
 
 	// States keeps sessions' named states (nil: a session asking for one
 	// is refused). StateNames, when set, are the globs of the names this
@@ -150,6 +155,13 @@ type liveSession struct {
 	// egress is the proxy the browser's traffic leaves through (nil when
 	// the provider takes none); closed after the browser is released.
 	egress *egress.Proxy
+	// hands say whether the agent or a person in the live view drives
+	// (nil: no live view). epoch is the hands' epoch the call in flight
+	// began in; drove says a person had the browser and the agent has not
+	// been told yet.
+	hands *liveview.Hands
+	epoch atomic.Int64
+	drove atomic.Bool
 	// started is when a rented browser started (its provider's word), for
 	// the session minutes results carry; zero for browsers on the worker.
 	started time.Time
@@ -260,7 +272,7 @@ func (a *Activities) releaseIdle(ctx context.Context, tag string, s *liveSession
 	a.mu.Unlock()
 	s.stopRecording(recorder.GapReleased)
 	a.endState(ctx, s)
-	_ = s.browser.Close()
+	a.closeBrowser(s)
 	<-s.calls
 	err = s.provider.Release(ctx, tag)
 	s.closeEgress()
@@ -409,7 +421,7 @@ func (a *Activities) Close(ctx context.Context) {
 		} else {
 			a.endState(ctx, s)
 		}
-		_ = s.browser.Close()
+		a.closeBrowser(s)
 		if rented(s.provider) {
 			// A rented browser outlives this worker: the session's next
 			// call, on another worker, attaches to it by tag.

@@ -20,6 +20,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/capture"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/evidence"
+	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/internal/redact"
 )
 
@@ -35,7 +36,7 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 		return nil, a.fail(driverFailure(err))
 	}
 	res := a.snapshotResult(snap)
-	res.SessionS = s.runningS()
+	s.stamp(&res.Page)
 	return res, a.clean(res)
 }
 
@@ -186,7 +187,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		return nil, a.fail(f)
 	}
 	a.saveAfterEffect(ctx, s)
-	res.SessionS = s.runningS()
+	s.stamp(&res.Page)
 	return res, a.clean(res)
 }
 
@@ -263,7 +264,7 @@ func (a *Activities) screenshot(ctx context.Context, s *liveSession, args contra
 				r.Height, asked.Height, clipJSON(next)),
 		}
 	}
-	res.SessionS = s.runningS()
+	s.stamp(&res.Page)
 	return res, nil
 }
 
@@ -307,7 +308,7 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 		OK: true, Page: contract.Page{URL: url, Title: r.Title}, What: r.What, Status: r.Status, Content: r.Content,
 		Extractor: r.Extractor, Truncated: r.Truncated, FullLength: r.FullLength, Evidence: cc,
 	}
-	res.SessionS = s.runningS()
+	s.stamp(&res.Page)
 	return res, a.clean(res)
 }
 
@@ -418,7 +419,7 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 	}
 	a.saveAfterEffect(ctx, s)
 	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Size: file.Size}
-	res.SessionS = s.runningS()
+	s.stamp(&res.Page)
 	return res, a.clean(res)
 }
 
@@ -436,6 +437,11 @@ func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details
 	}
 	stop := a.heartbeat(ctx, beat)
 	if f := s.lock(ctx); f != nil {
+		stop()
+		return nil, nil, a.fail(f)
+	}
+	if f := s.agentTurn(); f != nil {
+		s.unlock()
 		stop()
 		return nil, nil, a.fail(f)
 	}
@@ -489,6 +495,13 @@ func driverFailure(err error) *contract.Failure {
 	switch {
 	case err == nil:
 		return contract.Fail(contract.CodeCommandFailed, "the browser gave no result; take a snapshot and try again")
+	case errors.Is(err, liveview.ErrPersonDriving):
+		// Before ActionError: the action was fenced, never sent.
+		var de *liveview.DrivingError
+		if errors.As(err, &de) {
+			return personDriving(de)
+		}
+		return personDriving(err)
 	case errors.As(err, &actErr) && !errors.Is(err, context.Canceled):
 		// Before the bare timeout: an action that ran out of time says
 		// which action and what it waited for.

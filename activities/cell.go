@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -71,6 +72,13 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	if len(sent) == 0 {
 		sent = cp.sentList()
 	}
+	if f := cp.fenced.Load(); f != nil {
+		// A person took the browser mid-cell: no later page call reached
+		// it, however the code went on.
+		g := personDriving(errors.New(f.Message))
+		g.PageCalls = &calls
+		return nil, a.fail(a.effected(g, url, sent, rs.heldList(), calls))
+	}
 	var ce *cell.Error
 	if cerr != nil && errors.As(cerr, &ce) {
 		if ce.Kind == cell.KindCanceled && cutByStop(ctx) {
@@ -82,7 +90,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	}
 	res := &contract.RunResult{
 		OK:        true,
-		Page:      contract.Page{URL: a.o.Redactor.URL(url), Title: title, SessionS: s.runningS()},
+		Page:      contract.Page{URL: a.o.Redactor.URL(url), Title: title},
 		Completed: calls.Completed,
 		Total:     calls.Made,
 		Sent:      sent,
@@ -91,6 +99,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 		PageCalls: &calls,
 		Console:   out.Console,
 	}
+	s.stamp(&res.Page)
 	cp.fill(res)
 	a.saveAfterEffect(ctx, s)
 	if err := a.clean(res); err != nil {
@@ -158,6 +167,10 @@ type cellPage struct {
 	a  *Activities
 	s  *liveSession
 	rs *runState
+
+	// fenced holds the refusal of a page call a person's take-over
+	// stopped: whatever the code did with it, the cell answers with it.
+	fenced atomic.Pointer[contract.Failure]
 
 	mu       sync.Mutex
 	calls    cell.Counts
@@ -228,6 +241,14 @@ func (p *cellPage) Call(ctx context.Context, method string, args map[string]any)
 
 func (p *cellPage) call(ctx context.Context, method string, args map[string]any) (json.RawMessage, *contract.Failure) {
 	a, b := p.a, p.s.browser
+	if p.s.hands != nil {
+		// After a person took the browser, no page call of the cell goes on.
+		if err := (fence{p.s}).Check(ctx); err != nil {
+			f := personDriving(err)
+			p.fenced.CompareAndSwap(nil, f)
+			return nil, f
+		}
+	}
 	switch {
 	case actionMethods[method]:
 		return p.act(ctx, method, args)
@@ -283,7 +304,19 @@ func (p *cellPage) call(ctx context.Context, method string, args map[string]any)
 	case method == "eval":
 		src, _ := args["source"].(string)
 		argv, _ := args["args"].(string)
-		v, err := b.Eval(ctx, src, argv)
+		var v json.RawMessage
+		var err error
+		eval := func() error { v, err = b.Eval(ctx, src, argv); return nil }
+		if p.s.hands != nil {
+			// Page-side code can act as a click does: sent under the fence.
+			if ferr := (fence{p.s}).Dispatch(ctx, eval); ferr != nil {
+				f := personDriving(ferr)
+				p.fenced.CompareAndSwap(nil, f)
+				return nil, f
+			}
+		} else {
+			_ = eval()
+		}
 		if errors.Is(err, driver.ErrSecretTyped) {
 			return nil, contract.Fail(contract.CodeRefused, "%v", err)
 		}
@@ -362,7 +395,11 @@ func (p *cellPage) act(ctx context.Context, method string, args map[string]any) 
 		p.mu.Unlock()
 	}
 	if err != nil {
-		return nil, driverFailure(err)
+		f := driverFailure(err)
+		if f.Reason == contract.ReasonPersonDriving {
+			p.fenced.CompareAndSwap(nil, f)
+		}
+		return nil, f
 	}
 	return p.answer(contract.Page{URL: a.o.Redactor.URL(out.URL), Title: out.Title})
 }

@@ -32,6 +32,7 @@ func (a *Activities) Check(ctx context.Context, req contract.CheckRequest) (*con
 		return nil, a.fail(driverFailure(err))
 	}
 	res := verdict(out)
+	s.stamp(&res.Page)
 	res.URL = a.o.Redactor.URL(out.URL)
 	for i := range res.Checks {
 		if res.Checks[i].Check == "url" {

@@ -28,6 +28,8 @@ type Browser interface {
 	Attr(ctx context.Context, id, name string) (string, bool, error)
 	Eval(ctx context.Context, source, args string) (json.RawMessage, error)
 	Hold(ctx context.Context) (release func())
+	// Forget drops the latest snapshot's ids (a person drove the page).
+	Forget()
 	Close() error
 }
 

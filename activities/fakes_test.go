@@ -223,6 +223,7 @@ func (b *fakeBrowser) Eval(context.Context, string, string) (json.RawMessage, er
 }
 
 func (b *fakeBrowser) Hold(context.Context) func() { return func() {} }
+func (b *fakeBrowser) Forget()                     {}
 
 func (b *fakeBrowser) Close() error {
 	b.mu.Lock()

@@ -33,7 +33,7 @@ func (a *Activities) Notify(ctx context.Context, req contract.NotifyRequest) (*c
 		Condition:   describeCondition(req.Condition),
 		ExpiresAt:   req.ExpiresAt,
 		Answer:      handoff.AnswerFor(req.WorkflowID, req.RequestID),
-		ReachURL:    a.reachURL(ctx, s),
+		ReachURL:    a.reachURL(ctx, s, req),
 	}
 	// From now on a person may work in the browser with no call touching
 	// it: keep it from the orphan reaper until the handoff expires.
@@ -62,11 +62,22 @@ func describeCondition(c contract.Condition) string {
 	return ""
 }
 
-// reachURL is the provider's live view, or for a local Chrome the DevTools
+// reachURL is the provider's live view, else this worker's live view (with
+// Take over granted to the person), else for a local Chrome the DevTools
 // inspector of the active tab on this worker's host.
-func (a *Activities) reachURL(ctx context.Context, s *liveSession) string {
+func (a *Activities) reachURL(ctx context.Context, s *liveSession, req contract.NotifyRequest) string {
 	if s.sess.LiveViewURL != "" {
 		return s.sess.LiveViewURL
+	}
+	if s.hands != nil {
+		addr, ok, err := a.o.LiveView.Handoff(req.Session.Tag, req.WorkflowID, req.RequestID)
+		if err != nil {
+			log := a.logger(ctx, req.Session.Tag)
+			log.Warn().Err(err).Msg("keeping the live view address for handoff list --show-url")
+		}
+		if ok {
+			return addr
+		}
 	}
 	u, err := url.Parse(s.sess.CDPURL)
 	if err != nil || u.Host == "" {

@@ -175,7 +175,7 @@ func (a *Activities) detachIdle(tag string, s *liveSession) bool {
 		// The worker that took the browser over keeps its state and lease.
 		s.saver.halt()
 	}
-	_ = s.browser.Close()
+	a.closeBrowser(s)
 	<-s.calls
 	s.closeEgress()
 	return true

@@ -236,8 +236,13 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	if p := req.Options.ActionPolicy; p == contract.PolicyAsk || p == contract.PolicyDeny {
 		do.RequestGate = a.gate(ls)
 	}
+	a.openView(req.Tag, p, sess, ls)
+	if ls.hands != nil {
+		do.Fence = fence{ls}
+	}
 	b, err := a.o.Attach(ctx, do)
 	if err != nil {
+		a.endView(req.Tag, ls)
 		_ = p.Release(context.WithoutCancel(ctx), req.Tag)
 		log.Error().Err(err).Msg("attaching to browser")
 		return nil, a.fail(contract.Fail(contract.CodeBrowserUnavailable, "the browser started but could not be driven; try again").WithDetail(err.Error()))
@@ -246,6 +251,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	if ctx.Err() != nil {
 		// This attempt outlived its deadline; a retry may already be opening
 		// the browser elsewhere. Leave nothing behind that nobody references.
+		a.endView(req.Tag, ls)
 		_ = b.Close()
 		_ = p.Release(context.WithoutCancel(ctx), req.Tag)
 		return nil, a.fail(contract.Fail(contract.CodeTimeout, "opening the browser took too long; it will be retried"))
@@ -308,7 +314,7 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 		}
 		a.mu.Unlock()
 		s.stopRecording(recorder.GapReleased)
-		_ = s.browser.Close()
+		a.closeBrowser(s)
 		s.unlock()
 		p = s.provider
 		// The proxy goes once the browser did (or failed to): nothing of

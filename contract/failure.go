@@ -44,6 +44,11 @@ const (
 	EffectPossiblyEffected Effect = "possibly_effected"
 )
 
+// ReasonPersonDriving: a person drives the session's browser in the live
+// view (input within the last 3 s, or Take over), so the call was refused
+// before it acted. Retryable: wait, then take a snapshot.
+const ReasonPersonDriving = "person_driving"
+
 // MaxDetail bounds Failure.Detail.
 const MaxDetail = 2000
 
@@ -63,6 +68,9 @@ type Failure struct {
 	Effect    Effect `json:"effect"`
 	// Message names the way out.
 	Message string `json:"message"`
+	// Reason narrows the code where a caller acts on the difference:
+	// ReasonPersonDriving on refused.
+	Reason string `json:"reason,omitempty"`
 	// Detail is redacted and at most MaxDetail characters.
 	Detail string `json:"detail,omitempty"`
 	// LastURL is the page's last known (scrubbed) URL, for effect_unknown.

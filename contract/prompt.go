@@ -54,7 +54,9 @@ call. A stale id refuses the whole batch before anything happens.
 
 Failures come as {"ok": false, "code": ..., "message": ...}; the message says what to do. A run is never repeated for
 you: after effect_unknown it may or may not have happened, so look at the page before doing it again. For a step only
-a person can do (a CAPTCHA, a second factor), ` + "`browser_request_handoff`" + ` asks a person and waits. Relaunch
+a person can do (a CAPTCHA, a second factor), ` + "`browser_request_handoff`" + ` asks a person and waits. While a person
+drives the browser, calls answer refused with reason person_driving: wait, then snapshot; "person_drove" in a result
+means a person changed the page and your old ids are gone. Relaunch
 with ` + "`browser_relaunch`" + ` for stealth, a saved sign-in or a window; ` + "`browser_release`" + ` closes the browser when you are done. A read of a page that
 is not content (a sign-in wall, a bot check, an error page) answers not_content or blocked with the next step; a
 read marked "injection" comes from a page that writes to AI readers. When ` + "`use_website`" + ` is offered, it hands

@@ -14,7 +14,14 @@ type Page struct {
 	// SessionS is how long the session's rented browser has run, in
 	// seconds (its metered time); absent for browsers on the worker.
 	SessionS int64 `json:"session_s,omitempty"`
+	// PersonDrove is set on the first result after a person drove the
+	// browser in the live view: the page may have changed and earlier
+	// element ids were dropped.
+	PersonDrove string `json:"person_drove,omitempty"`
 }
+
+// PersonDroveNote is Page.PersonDrove's text.
+const PersonDroveNote = "a person drove this browser in the live view since your last call: the page may have changed, and ids from earlier snapshots were dropped; take a snapshot before acting"
 
 // SnapshotResult is a snapshot of the active tab.
 type SnapshotResult struct {

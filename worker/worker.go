@@ -29,6 +29,8 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
+	"github.com/durable-browser/durable-browser/internal/liveview"
+	"github.com/durable-browser/durable-browser/internal/liveview/book"
 	"github.com/durable-browser/durable-browser/internal/metrics"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
@@ -103,6 +105,8 @@ type Worker struct {
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
 	stopOnce   sync.Once
+	// live is the live view server (nil: off).
+	live *liveview.Server
 }
 
 var unsafeQueue = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -204,9 +208,26 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	live, err := liveViewFor(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	built := false
+	defer func() {
+		if !built && live != nil {
+			_ = live.Close()
+		}
+	}()
+	if live != nil {
+		// A page in the browser must not reach its own viewer.
+		if s, ok := netguard.ServiceFromAddress("live view", live.Addr()); ok {
+			o.BrowserServices = append(o.BrowserServices, s)
+		}
+	}
 
 	hostQueue := HostQueue(bootID)
 	acts := activities.New(activities.Options{
+		LiveView:  live,
 		HostQueue: hostQueue,
 		Providers: provs,
 		Evidence:  store,
@@ -271,8 +292,9 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	}
 	shared.RegisterActivityWithOptions(judge, activity.RegisterOptions{Name: contract.ActivityJudge})
 
+	built = true
 	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, host: host, acts: acts, local: lp, log: log,
-		reapEvery: reapInterval(cfg), orphanAfter: cfg.OrphanAfter, stopGrace: stopGrace(cfg)}, nil
+		reapEvery: reapInterval(cfg), orphanAfter: cfg.OrphanAfter, stopGrace: stopGrace(cfg), live: live}, nil
 }
 
 // heartbeatEvery is how often a long call heartbeats, and how often the
@@ -420,6 +442,24 @@ func reapInterval(cfg config.Worker) time.Duration {
 // HostQueue is this process's own task queue.
 func (w *Worker) HostQueue() string { return w.hostQueue }
 
+// LiveView is the worker's live view server, nil when --live-view is unset.
+func (w *Worker) LiveView() *liveview.Server { return w.live }
+
+// liveViewFor starts the live view server when --live-view is set.
+func liveViewFor(cfg config.Worker, log zerolog.Logger) (*liveview.Server, error) {
+	lv := cfg.LiveView
+	if lv.Addr == "" {
+		return nil, nil
+	}
+	s, err := liveview.Listen(liveview.Options{Addr: lv.Addr, BaseURL: lv.URL, FrameAncestors: lv.FrameAncestors,
+		WatchOnly: lv.WatchOnly, Book: book.Book{Dir: lv.Dir}, Logger: log})
+	if err != nil {
+		return nil, &config.Error{Flag: "live-view", Problem: err.Error()}
+	}
+	log.Info().Str("live_view", s.Addr()).Bool("watch_only", lv.WatchOnly).Msg("live view serving")
+	return s, nil
+}
+
 // Activities exposes the process's activities (tests inspect the registry).
 func (w *Worker) Activities() *activities.Activities { return w.acts }
 
@@ -493,6 +533,9 @@ func (w *Worker) Stop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		w.acts.Close(ctx)
+		if w.live != nil {
+			_ = w.live.Close()
+		}
 		w.log.Info().Msg("worker stopped")
 	})
 }

@@ -86,7 +86,10 @@ func (g *GuardState) record(tool, hash string, f *contract.Failure) {
 		g.Unknown = appendBounded(g.Unknown, UnknownCall{Hash: hash, Tool: tool, UntilLook: tool == contract.ToolUpload})
 		return
 	}
-	if f.Code == contract.CodeWaitingForHuman {
+	if f.Code == contract.CodeWaitingForHuman || f.Reason == contract.ReasonPersonDriving {
+		// Someone else has the browser: the call was fine and is to be
+		// repeated once they are done. (No history before the live view
+		// holds this reason, so no replay decides differently.)
 		return
 	}
 	for i := range g.Repeats {

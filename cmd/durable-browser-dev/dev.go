@@ -51,6 +51,7 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Duration(&f.w.OrphanAfter, "orphan-after", time.Hour, "release a browser no call has touched for this long")
 	fs.String(&f.w.HandoffWebhook, "handoff-webhook", "", "URL handoff notices are POSTed to (default: printed here)")
 	fs.String(&f.w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
+	config.BindLiveView(fs, &f.w.LiveView)
 	fs.String(&f.w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.String(&f.w.ApproverKeys, "approver-keys", "", "file of \"name base64-ed25519-public-key\" lines: require signed approvals and handoff answers (default: unsigned)")
 	fs.Usage = func() {
@@ -162,6 +163,9 @@ Flags:
 	fmt.Fprintf(out, "  S3:          %s bucket %s (evidence under %s/)\n", stack.S3.Endpoint(), stack.S3.Bucket(), f.w.S3.Prefix)
 	fmt.Fprintf(out, "  Demo site:   %s/\n", stack.Demo.URL())
 	fmt.Fprintf(out, "  Host queue:  %s\n", w.HostQueue())
+	if lv := w.LiveView(); lv != nil {
+		fmt.Fprintf(out, "  Live view:   %s (each session's address comes with its handoff, and from handoff list --show-url)\n", lv.Addr())
+	}
 	if approvers, _ := f.w.Approvers(); len(approvers) > 0 {
 		fmt.Fprintf(out, "  Approvals:   signed; approvers %s\n\n", strings.Join(approvers.Names(), ", "))
 	} else {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/liveview/book"
 )
 
 const handoffUsage = `Usage:
@@ -22,7 +23,9 @@ reach the browser. While it waits, every other call of that session answers
 waiting_for_human.
 
   list    running sessions waiting for a person: session workflow id, request
-          id, instruction, age (and expiry with --json)
+          id, instruction, age (and expiry with --json); --show-url adds the
+          live view address a worker on this machine handed out (a
+          full-control credential: it is shown nowhere else)
   done    the step is done: the agent takes a snapshot and checks its
           completion condition
   cancel  the person will not do it; the agent learns "cancelled"
@@ -47,7 +50,7 @@ Flags:
 func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 	fs, f, pos, err := parsePerson(env, args, personVerb{
 		name: "handoff", usage: handoffUsage, answers: "done/cancel", state: "waiting_for_human", subcommands: "list, done or cancel",
-		noteHelp: "a note for the agent (it sees it in the handoff result)", byHelp: "who answers",
+		noteHelp: "a note for the agent (it sees it in the handoff result)", byHelp: "who answers", showURL: true,
 	})
 	if err != nil {
 		return err
@@ -69,23 +72,44 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 			RequestedAt time.Time `json:"requested_at"`
 			ExpiresAt   time.Time `json:"expires_at"`
 			Tag         string    `json:"tag,omitempty"`
+			// URL is the live view address, with --show-url only.
+			URL string `json:"url,omitempty"`
 		}
 		rows := []row{}
+		lv := book.Book{Dir: f.liveViewDir}
 		for _, st := range states {
 			p := st.PendingHandoff
 			if p == nil || p.Answer != nil {
 				continue
 			}
-			rows = append(rows, row{WorkflowID: st.WorkflowID, RequestID: p.RequestID, Instruction: p.Instruction,
-				RequestedAt: p.RequestedAt, ExpiresAt: p.ExpiresAt, Tag: st.Tag})
+			r := row{WorkflowID: st.WorkflowID, RequestID: p.RequestID, Instruction: p.Instruction,
+				RequestedAt: p.RequestedAt, ExpiresAt: p.ExpiresAt, Tag: st.Tag}
+			if f.showURL {
+				if e, ok := lv.Find(st.WorkflowID, p.RequestID); ok {
+					r.URL = e.URL
+				}
+			}
+			rows = append(rows, r)
 		}
 		if asJSON {
 			return printJSON(env.stdout, rows)
 		}
 		now := time.Now()
 		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SESSION WORKFLOW ID\tREQUEST ID\tAGE\tINSTRUCTION")
+		if f.showURL {
+			fmt.Fprintln(tw, "SESSION WORKFLOW ID\tREQUEST ID\tAGE\tINSTRUCTION\tLIVE VIEW")
+		} else {
+			fmt.Fprintln(tw, "SESSION WORKFLOW ID\tREQUEST ID\tAGE\tINSTRUCTION")
+		}
 		for _, r := range rows {
+			if f.showURL {
+				u := r.URL
+				if u == "" {
+					u = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneLine(r.Instruction, 100), u)
+				continue
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneLine(r.Instruction, 100))
 		}
 		return tw.Flush()

@@ -384,6 +384,8 @@ type personVerb struct {
 	byHelp      string
 	// keygen adds the flags of the keygen subcommand.
 	keygen bool
+	// showURL adds handoff list's --show-url and --live-view-dir.
+	showURL bool
 }
 
 // personFlags are the flags every person verb takes.
@@ -397,6 +399,9 @@ type personFlags struct {
 	expiresIn time.Duration
 	// name and out are keygen's.
 	name, out string
+	// showURL and liveViewDir are handoff list's.
+	showURL     bool
+	liveViewDir string
 }
 
 // parsePerson binds and parses a person verb's flags, which may stand before
@@ -416,6 +421,10 @@ func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *person
 	if v.keygen {
 		fs.StringVar(&f.name, "name", "", "keygen: the approver's name, which their signed decisions give as by (letters, digits, . _ @ -)")
 		fs.StringVar(&f.out, "out", "", "keygen: file the private key is written to (mode 0600; must not exist)")
+	}
+	if v.showURL {
+		fs.Bool(&f.showURL, "show-url", false, "list: also show each handoff's live view address (a full-control credential), read from --live-view-dir on this machine")
+		fs.String(&f.liveViewDir, "live-view-dir", config.DefaultLiveViewDir(), "list --show-url: the worker's --live-view-dir")
 	}
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, v.usage)

@@ -80,6 +80,10 @@ type Worker struct {
 	HandoffWebhook       string
 	HandoffWebhookSecret string
 
+	// LiveView serves the live view of local and cdp sessions (off unless
+	// LiveView.Addr is set).
+	LiveView LiveView
+
 	// BrowserAllowPrivate lets browsers reach private and loopback ranges.
 	BrowserAllowPrivate bool
 	// BrowserAllowHosts is a comma-separated list of hosts browsers may
@@ -190,12 +194,44 @@ func BindWorker(s *Set, w *Worker) {
 	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
+	BindLiveView(s, &w.LiveView)
 	s.Bool(&w.BrowserAllowPrivate, "browser-allow-private", false, "let browsers reach private and loopback addresses (never the metadata range or this worker's own services)")
 	s.String(&w.BrowserAllowHosts, "browser-allow-hosts", "", "comma-separated hosts browsers may reach whatever their address: names, *.domain wildcards or addresses (never this worker's own services)")
 	s.String(&w.ApproverKeys, "approver-keys", "", "file of \"name base64-ed25519-public-key\" lines: only these people's signed decisions approve holds and answer handoffs")
 	s.Bool(&w.UnsignedApprovals, "unsigned-approvals", false, "run without --approver-keys on purpose: anyone who can signal the namespace can approve and answer handoffs (silences the warning)")
 	s.String(&w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
 	s.String(&w.Metrics, "metrics", "", "serve Prometheus metrics on this host:port at /metrics (the Temporal SDK's and durable-browser's; see docs/operations.md)")
+}
+
+// LiveView configures the live view server.
+type LiveView struct {
+	// Addr is where it listens (host:port); empty: no live view.
+	Addr string
+	// URL is the viewer's origin as people reach it (default http://Addr).
+	URL string
+	// FrameAncestors is the one origin that may frame the viewer (default: none).
+	FrameAncestors string
+	// WatchOnly drops every viewer's input on the server.
+	WatchOnly bool
+	// Dir keeps the viewer addresses of handoffs for `handoff list --show-url`.
+	Dir string
+}
+
+// BindLiveView defines the live view flags (worker and dev).
+func BindLiveView(s *Set, l *LiveView) {
+	s.String(&l.Addr, "live-view", "", "serve a live view of local and cdp sessions on this host:port: a person sees the page and can take over (off unless set)")
+	s.String(&l.URL, "live-view-url", "", "the live view's origin as people reach it, scheme://host:port (behind a tunnel or proxy; default http://<--live-view>)")
+	s.String(&l.FrameAncestors, "live-view-frame-ancestors", "", "the one origin allowed to frame the live view, e.g. https://ops.example.com (default: none)")
+	s.Bool(&l.WatchOnly, "live-view-watch-only", false, "viewers only watch: the server drops every input")
+	s.String(&l.Dir, "live-view-dir", DefaultLiveViewDir(), "directory (0700) keeping handoffs' live view addresses for `handoff list --show-url`")
+}
+
+// DefaultLiveViewDir is where handoffs' live view addresses are kept.
+func DefaultLiveViewDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return d + "/durable-browser/live-view"
+	}
+	return ".durable-browser/live-view"
 }
 
 // BrowserAllowHostList is --browser-allow-hosts as a list.

@@ -71,6 +71,19 @@ type Options struct {
 	// and what it refuses (a WebSocket off the allow list, a frame
 	// carrying a secret) is listed with the run's blocked requests.
 	Egress *egress.Proxy
+	// Fence, when set, passes each action of a batch to the page: it may
+	// refuse one (a person took the browser since the call began), and it
+	// sends the action under the lock a person's input takes.
+	Fence Fence
+}
+
+// Fence decides, right before each action, whether the batch still has the
+// browser. Dispatch runs send (the action) under the fence's lock, or
+// refuses it; Check asks the same for an action that sends nothing to the
+// page (a wait).
+type Fence interface {
+	Dispatch(ctx context.Context, send func() error) error
+	Check(ctx context.Context) error
 }
 
 const (
@@ -248,6 +261,15 @@ func (b *Browser) attachOnly(ctx context.Context, id proto.TargetTargetID) (*tab
 // Viewport is the CSS size pages are laid out at, as WIDTHxHEIGHT.
 func (b *Browser) Viewport() string {
 	return fmt.Sprintf("%dx%d", b.o.ViewportWidth, b.o.ViewportHeight)
+}
+
+// Forget drops the latest snapshot's ids: someone else drove the page, so
+// none of them may be trusted. The next action naming one asks for a
+// snapshot.
+func (b *Browser) Forget() {
+	b.mu.Lock()
+	b.snap = nil
+	b.mu.Unlock()
 }
 
 // Close disconnects from Chrome. Chrome and its pages keep running.

@@ -188,7 +188,7 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		deniedBefore, blockedBefore := len(b.ev.denied), len(b.ev.blocked)
 		b.mu.Unlock()
 		actx, cancel := context.WithTimeout(ctx, b.o.ActionTimeout)
-		err := b.do(actx, t, a, r)
+		err := b.fenced(actx, t, a, r)
 		cancel()
 		if err == nil {
 			err = b.settle(ctx, t, a)
@@ -219,7 +219,10 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		}
 		if err != nil {
 			var ae *ActionError
-			if !errors.As(err, &ae) {
+			var fe *FencedError
+			if errors.As(err, &fe) {
+				ae = &ActionError{Kind: KindFenced, Reason: fe.Error(), Err: fe}
+			} else if !errors.As(err, &ae) {
 				ae = &ActionError{Kind: KindBrowser, Reason: b.clip(err.Error(), 200), Err: err}
 				if errors.Is(err, context.DeadlineExceeded) {
 					ae.Kind, ae.Reason = KindTimeout, fmt.Sprintf("did not finish within %s; the page may be busy; wait, snapshot and retry", b.o.ActionTimeout)
@@ -405,4 +408,29 @@ func (b *Browser) observe(ctx context.Context, before *kept) *Snapshot {
 	snap.Text, snap.Truncated, snap.Cut, snap.NextOffset = pg.text, pg.truncated, pg.cut, pg.next
 	snap.Epoch = b.record(t, navSeq, now.url, r, now)
 	return snap
+}
+
+// fenced runs one action through the fence, when there is one: refused
+// there, it never reaches the page.
+func (b *Browser) fenced(ctx context.Context, t *tab, a Action, r ref) error {
+	if b.o.Fence == nil {
+		return b.do(ctx, t, a, r)
+	}
+	if a.Op == "wait" {
+		// A wait sends nothing; holding the fence through it would keep
+		// a person's input waiting.
+		if err := b.o.Fence.Check(ctx); err != nil {
+			return &FencedError{Err: err}
+		}
+		return b.do(ctx, t, a, r)
+	}
+	var sent bool
+	err := b.o.Fence.Dispatch(ctx, func() error {
+		sent = true
+		return b.do(ctx, t, a, r)
+	})
+	if err != nil && !sent {
+		return &FencedError{Err: err}
+	}
+	return err
 }

@@ -167,6 +167,10 @@ type WorkerOptions struct {
 	Approvers contract.Approvers
 	// PageJudge serves page.judge instead of the rule-based judge.
 	PageJudge any
+	// LiveView is the worker's live view (Addr "": off).
+	LiveView config.LiveView
+	// CDPEndpoint turns on provider cdp, attached to that Chrome.
+	CDPEndpoint string
 	// SiteRoots verifies loopback TLS sites where the egress proxy
 	// decrypts a browser's TLS (httptest.NewTLSServer's certificate).
 	SiteRoots *x509.CertPool
@@ -210,6 +214,8 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 	cfg.SecretsFile = o.SecretsFile
 	cfg.UploadDir, cfg.ProfileGrants = o.UploadDir, o.ProfileGrants
 	cfg.OrphanAfter, cfg.ReapInterval = o.OrphanAfter, o.ReapInterval
+	cfg.LiveView = o.LiveView
+	cfg.CDPEndpoint = o.CDPEndpoint
 	log := zerolog.New(e.Log).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	w, err := worker.New(context.Background(), worker.Options{
 		Client:   e.Client,

@@ -28,6 +28,7 @@ import (
 
 	dbclient "github.com/durable-browser/durable-browser/client"
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/liveview/book"
 	"github.com/durable-browser/durable-browser/internal/rentfake"
 	"github.com/durable-browser/durable-browser/internal/states"
 	"github.com/durable-browser/durable-browser/test/harness"
@@ -193,9 +194,12 @@ func TestLeakScan(t *testing.T) {
 	_, _ = rand.Read(stateKeyBytes)
 	stateKey := base64.StdEncoding.EncodeToString(stateKeyBytes)
 
+	// The worker serves a live view too: its viewer tokens are credentials.
+	lvBook := book.Book{Dir: t.TempDir()}
 	proc := env.StartWorkerProcess(t, harness.ProcessOptions{Env: []string{
 		"DURABLE_BROWSER_PROVIDERS=browserbase", "BROWSERBASE_API_KEY=" + rentedKey,
 		"BROWSERBASE_PROJECT_ID=wire-project", "BROWSERBASE_BASE_URL=" + bb.URL(),
+		"DURABLE_BROWSER_LIVE_VIEW=127.0.0.1:0", "DURABLE_BROWSER_LIVE_VIEW_DIR=" + lvBook.Dir,
 		// The https twin of site B is verified by the egress proxies
 		// that decrypt the browsers' TLS.
 		"SSL_CERT_FILE=" + siteRoots,
@@ -238,6 +242,15 @@ func TestLeakScan(t *testing.T) {
 	// The account page again, reached by a redirect that carries the values.
 	rec.must(s1, "run", actions(map[string]any{"op": "goto", "url": siteA.URL + "/redirect"}, map[string]any{"op": "wait", "text": "Welcome"}), nil)
 	rec.must(s1, "browser_read", map[string]any{"what": "html"}, nil)
+	// A handoff hands the person the live view; nobody answers, so it
+	// expires. Its address is kept for handoff list --show-url until the
+	// session ends.
+	rec.must(s1, "browser_request_handoff", map[string]any{"instruction": "look", "completion_condition": map[string]any{"text": "Welcome"}, "expires_in_s": 1}, nil)
+	entries, err := lvBook.Read()
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("live view book after a handoff: %v, %v", entries, err)
+	}
+	viewToken := entries[0].URL[strings.LastIndex(entries[0].URL, "#t=")+3:]
 	rec.must(s1, "browser_release", map[string]any{}, nil)
 
 	// Session 2, through the CLI: a hostile page on A sends whatever is
@@ -300,7 +313,7 @@ func TestLeakScan(t *testing.T) {
 
 	// The rented browser's credentials: the key, the live-view token and
 	// the browser id of each connect URL (the part no other address shares).
-	rented := []sentinel{{"RENTED_API_KEY", rentedKey}, {"RENTED_LIVE_VIEW", liveView}}
+	rented := []sentinel{{"RENTED_API_KEY", rentedKey}, {"RENTED_LIVE_VIEW", liveView}, {"LIVE_VIEW_TOKEN", viewToken}}
 	for i, u := range bb.ConnectURLs() {
 		rented = append(rented, sentinel{fmt.Sprintf("RENTED_CONNECT_URL_%d", i), u[strings.LastIndex(u, "/")+1:]})
 	}
@@ -319,6 +332,7 @@ func TestLeakScan(t *testing.T) {
 		// but the key, and the scan finds them there.
 		handed := newCorpus()
 		handed.add("what Browserbase answered", []byte(strings.Join(bb.ConnectURLs(), "\n")+"\nhttps://www.browserbase.com/devtools-fullscreen/inspector.html?token="+liveView))
+		handed.add("the live view address handed to the person", []byte(entries[0].URL))
 		found := map[string]bool{}
 		for _, h := range scan(handed, allNeedles(rented)) {
 			found[strings.SplitN(h.needle, ":", 2)[0]] = true
