@@ -20,6 +20,8 @@ type session struct {
 	t   testing.TB
 	id  string
 	cfg workflows.SessionConfig
+	// logAnswers logs every answer as the model reads it (go test -v).
+	logAnswers bool
 }
 
 func newSession(t testing.TB, cfg workflows.SessionConfig) *session {
@@ -48,6 +50,9 @@ func (s *session) call(tool string, args any) (json.RawMessage, bool) {
 	out, err := dbclient.Call(ctx, env.Client, s.id, contract.ToolCall{Name: tool, Args: raw}, dbclient.CallOptions{Config: s.cfg})
 	if err != nil {
 		s.t.Fatalf("%s: %v", tool, err)
+	}
+	if s.logAnswers {
+		s.t.Logf("%s %s\n%s", tool, raw, out)
 	}
 	var head struct {
 		OK bool `json:"ok"`

@@ -54,6 +54,7 @@ func TestTaskCallsAndTokens(t *testing.T) {
 	// As the peers' comparison does it (test/peers): look at the interactive
 	// list, then act and wait for the confirmation, looking no more.
 	inter := newSession(t, workflows.SessionConfig{})
+	inter.logAnswers = true
 	inter.must("run", actions(map[string]any{"op": "goto", "url": form}), &run)
 	inter.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
 	inter.must("run", actions(
@@ -68,6 +69,7 @@ func TestTaskCallsAndTokens(t *testing.T) {
 
 	// With locators and observe: look while going there, act and see in one call.
 	loc := newSession(t, workflows.SessionConfig{})
+	loc.logAnswers = true
 	loc.must("run", map[string]any{"actions": []map[string]any{{"op": "goto", "url": form}}, "observe": true}, &run)
 	if run.Observed == nil || !strings.Contains(run.Observed.Text, `textbox "Email"`) {
 		t.Fatalf("observed after goto: %+v", run.Observed)
@@ -98,6 +100,7 @@ func TestTaskCallsAndTokens(t *testing.T) {
 	}
 	withSnapshots := usage(full)
 	obs := newSession(t, workflows.SessionConfig{})
+	obs.logAnswers = true
 	obs.must("run", map[string]any{"actions": []map[string]any{{"op": "goto", "url": counter}}, "observe": true}, &run)
 	for i := 0; i < 2; i++ {
 		run = contract.RunResult{} // decode afresh: an absent field would keep the last answer's
@@ -136,6 +139,7 @@ func TestTaskCallsAndTokens(t *testing.T) {
 	withSince := usage(sinceS)
 	// With a locator and observe: no look before, the change in the answer.
 	bigObs := newSession(t, workflows.SessionConfig{})
+	bigObs.logAnswers = true
 	bigObs.must("run", actions(map[string]any{"op": "goto", "url": big}), &run)
 	run = contract.RunResult{}
 	bigObs.must("run", map[string]any{"observe": true, "actions": []map[string]any{

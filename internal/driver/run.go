@@ -399,7 +399,7 @@ func (b *Browser) observe(ctx context.Context, before *kept) *Snapshot {
 		snap.Changes = &ch
 		pg = changesPage(text, b.o.MaxSnapshotChars)
 	} else {
-		snap.Changes = &Changes{Full: true, Reason: why + "; here is the whole page"}
+		snap.Changes = &Changes{Full: true, Reason: why}
 		pg = r.full(b.o.MaxSnapshotChars, 0)
 	}
 	snap.Text, snap.Truncated, snap.Cut, snap.NextOffset = pg.text, pg.truncated, pg.cut, pg.next
