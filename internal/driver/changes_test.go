@@ -8,11 +8,16 @@ import (
 
 func runObserve(t *testing.T, b *Browser, js string) *RunResult {
 	t.Helper()
+	return runObserveMode(t, b, js, "full")
+}
+
+func runObserveMode(t *testing.T, b *Browser, js, mode string) *RunResult {
+	t.Helper()
 	acts, err := ParseActions(json.RawMessage(js))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := b.Run(ctxT(t), acts, RunOptions{Observe: true})
+	res, err := b.Run(ctxT(t), acts, RunOptions{Observe: mode})
 	if err != nil {
 		t.Fatalf("run %s: %v", js, err)
 	}
@@ -80,6 +85,17 @@ func TestSnapshotSinceFallsBackAfterNavigation(t *testing.T) {
 	s2 := snap(t, b, SnapshotOptions{Since: s1.Epoch})
 	if !s2.Changes.Full || !strings.Contains(s2.Changes.Reason, "navigated") || !strings.Contains(s2.Text, `button "Create account"`) {
 		t.Fatalf("since across navigation: %+v\n%s", s2.Changes, s2.Text)
+	}
+	// In interactive mode, the new page is only what can be acted on, and
+	// its ids act too.
+	res = runObserveMode(t, b, `[{"op":"goto","url":"`+siteURL+`/counter.html"},{"op":"wait","load":true}]`, "interactive")
+	o = res.Observed
+	if !o.Changes.Full || !strings.Contains(o.Text, `button "Check"`) || strings.Contains(o.Text, "status") || strings.Contains(o.Text, "main") {
+		t.Fatalf("observed interactive after navigation: %+v\n%s", o.Changes, o.Text)
+	}
+	res = runObserveMode(t, b, `[{"op":"fill","id":"`+idOf(t, o.Text, `textbox "Note"`)+`","value":"hi"}]`, "interactive")
+	if o := res.Observed; o.Changes.Full || !strings.Contains(o.Text, `textbox "Note"`) || !strings.Contains(o.Text, `value="hi"`) {
+		t.Fatalf("observed interactive change: %+v\n%s", o.Changes, o.Text)
 	}
 }
 
