@@ -3,8 +3,8 @@ package contract
 import "strings"
 
 // Page text in answers is fenced: between a line FenceOpen(nonce) and a
-// line FenceClose(nonce), where the nonce is the session's own (16 hex
-// digits the page cannot know). A page can write text that looks like a
+// line FenceClose(nonce), where the nonce is the session's own (64 bits
+// in 11 base64url characters the page cannot know). A page can write text that looks like a
 // fence, but not one with the session's nonce, so it cannot end the fence
 // early and speak outside it.
 const (

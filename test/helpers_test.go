@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	dbclient "github.com/durable-browser/durable-browser/client"
 
@@ -22,6 +23,9 @@ type session struct {
 	cfg workflows.SessionConfig
 	// logAnswers logs every answer as the model reads it (go test -v).
 	logAnswers bool
+	// calls and read count the answers and their characters as the model
+	// reads them (size field included).
+	calls, read, tokens int
 }
 
 func newSession(t testing.TB, cfg workflows.SessionConfig) *session {
@@ -51,6 +55,10 @@ func (s *session) call(tool string, args any) (json.RawMessage, bool) {
 	if err != nil {
 		s.t.Fatalf("%s: %v", tool, err)
 	}
+	s.calls++
+	n := utf8.RuneCount(out)
+	s.read += n
+	s.tokens += (n + 3) / 4
 	if s.logAnswers {
 		s.t.Logf("%s %s\n%s", tool, raw, out)
 	}
