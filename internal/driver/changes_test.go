@@ -120,3 +120,18 @@ func TestIDsStayWithTheirElementsWhenThePageShifts(t *testing.T) {
 		t.Fatalf("ids after reload:\n%s", s4.Text)
 	}
 }
+
+// Chromium's own request for the tab icon is no failed request of the
+// page's; the page's own 404s are.
+func TestFailedRequestsLeaveOutTheFavicon(t *testing.T) {
+	b := attach(t, Options{})
+	gotoPage(t, b, siteURL+"/counter.html")
+	// In order: the favicon's 404 arrives before the other's, so seeing the
+	// other means the favicon's was read and left out.
+	evalIn(t, b, `(()=>{const x=document.createElement("button");x.textContent="Fetch";x.onclick=()=>fetch("/favicon.ico").then(()=>fetch("/no-such-file.txt")).then(()=>document.body.append("fetched"));document.querySelector("main").append(x);return ""})()`)
+	res := mustRun(t, b, `[{"op":"click","locator":{"role":"button","name":"Fetch"}},{"op":"wait","text":"fetched"}]`)
+	got := strings.Join(res.FailedRequests, "\n")
+	if !strings.Contains(got, "404 GET "+siteURL+"/no-such-file.txt") || strings.Contains(got, "favicon") {
+		t.Fatalf("failed requests:\n%s", got)
+	}
+}
