@@ -55,6 +55,18 @@ const (
 	ObserveInteractive Observe = "interactive"
 )
 
+// MarshalJSON writes full mode as true, as workers that predate the modes
+// read it.
+func (o Observe) MarshalJSON() ([]byte, error) {
+	switch o {
+	case "":
+		return []byte("false"), nil
+	case ObserveFull:
+		return []byte("true"), nil
+	}
+	return json.Marshal(string(o))
+}
+
 // UnmarshalJSON takes true, false, "full" or "interactive".
 func (o *Observe) UnmarshalJSON(b []byte) error {
 	switch string(bytes.TrimSpace(b)) {

@@ -448,4 +448,15 @@ func TestObserveModes(t *testing.T) {
 			t.Errorf("%s: observe %q, want %q", raw, got, want)
 		}
 	}
+	// Written as before for full mode; read back the same.
+	for o, want := range map[Observe]string{"": `{}`, ObserveFull: `{"observe":true}`, ObserveInteractive: `{"observe":"interactive"}`} {
+		b, err := json.Marshal(RunArgs{Observe: o})
+		if err != nil || string(b) != want {
+			t.Errorf("%q: %s %v, want %s", o, b, err, want)
+		}
+		var back RunArgs
+		if err := json.Unmarshal(b, &back); err != nil || back.Observe != o {
+			t.Errorf("%s: read back %q %v", b, back.Observe, err)
+		}
+	}
 }
