@@ -104,7 +104,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	defer done()
 	defer s.holdSecretFrames(actions)()
 
-	out, err := s.browser.Run(ctx, actions, driver.RunOptions{Observe: req.Args.Observe})
+	out, err := s.browser.Run(ctx, actions, driver.RunOptions{Observe: string(req.Args.Observe)})
 	if err != nil && cutByStop(ctx) {
 		if out == nil {
 			// Refused before any action: nothing was sent.

@@ -50,8 +50,15 @@ type CallOptions struct {
 
 // Call sends one tool call to the BrowserSession with this workflow id,
 // starting the session first when it is not running (update-with-start).
-// It returns the tool's JSON answer: a result, or a failure envelope.
+// It returns the tool's JSON answer: a result, or a failure envelope, as
+// the session wrote it (<, > and & as themselves: the session counted them
+// so in the answer's size).
 func Call(ctx context.Context, c client.Client, workflowID string, call contract.ToolCall, o CallOptions) (json.RawMessage, error) {
+	out, err := callSession(ctx, c, workflowID, call, o)
+	return unescapeHTML(out), err
+}
+
+func callSession(ctx context.Context, c client.Client, workflowID string, call contract.ToolCall, o CallOptions) (json.RawMessage, error) {
 	// use_website is checked by the session, against the sites it was granted.
 	if call.Name != contract.ToolUseWebsite {
 		if _, f := contract.Validate(call.Name, call.Args); f != nil {

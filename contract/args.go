@@ -35,13 +35,58 @@ type RunArgs struct {
 	// schema is the one definition of which ops exist and what they take.
 	Actions json.RawMessage `json:"actions,omitempty"`
 	// Observe asks for the changes the batch made to the page, as a
-	// snapshot in the result (and the latest snapshot, whose ids act).
-	Observe bool `json:"observe,omitempty"`
+	// snapshot in the result (and the latest snapshot, whose ids act), in
+	// full mode or only the actionable elements.
+	Observe Observe `json:"observe,omitempty"`
 	// Code is JavaScript for a code cell (see docs/tools.md).
 	Code string `json:"code,omitempty"`
 	// TimeoutS is a code cell's deadline in seconds (default
 	// DefaultCodeTimeoutS, at most MaxCodeTimeoutS).
 	TimeoutS int `json:"timeout_s,omitempty"`
+}
+
+// Observe is run's observe argument: "" (none), ObserveFull or
+// ObserveInteractive. JSON true means ObserveFull and false none, as before
+// the modes existed.
+type Observe string
+
+const (
+	ObserveFull        Observe = "full"
+	ObserveInteractive Observe = "interactive"
+)
+
+// MarshalJSON writes full mode as true, as workers that predate the modes
+// read it.
+func (o Observe) MarshalJSON() ([]byte, error) {
+	switch o {
+	case "":
+		return []byte("false"), nil
+	case ObserveFull:
+		return []byte("true"), nil
+	}
+	return json.Marshal(string(o))
+}
+
+// UnmarshalJSON takes true, false, "full" or "interactive".
+func (o *Observe) UnmarshalJSON(b []byte) error {
+	switch string(bytes.TrimSpace(b)) {
+	case "true":
+		*o = ObserveFull
+		return nil
+	case "false", "null":
+		*o = ""
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("observe: give true, \"full\" or \"interactive\"")
+	}
+	switch Observe(s) {
+	case ObserveFull, ObserveInteractive:
+		*o = Observe(s)
+		return nil
+	}
+	return fmt.Errorf("observe: %q is not a mode; give true, \"full\" or \"interactive\"", clipName(s))
 }
 
 // check says what the schema cannot: one of actions or code, timeout_s
@@ -54,7 +99,7 @@ func (a RunArgs) check() *Failure {
 		return Fail(CodeRefused, "run: give actions (a batch of actions) or code (JavaScript for a code cell)")
 	case a.TimeoutS != 0 && a.Code == "":
 		return Fail(CodeRefused, "run.timeout_s: only a code cell takes timeout_s; leave it out of a batch")
-	case a.Observe && a.Code != "":
+	case a.Observe != "" && a.Code != "":
 		return Fail(CodeRefused, "run.observe: a code cell observes with page.snapshot() and returns what it needs; leave observe out")
 	}
 	return nil

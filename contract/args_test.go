@@ -97,6 +97,9 @@ func TestValidateRefuses(t *testing.T) {
 		{ToolRun, `{"code":"` + strings.Repeat("é", MaxCodeBytes/2+1) + `"}`, []string{"run.code: 65538 bytes, over the 65536-byte (64 KiB) source limit"}},
 		{ToolRun, `{"code":""}`, []string{"run.code: must not be empty"}},
 		{ToolRun, `{"code":"return 1","observe":true}`, []string{"run.observe: a code cell observes with page.snapshot()"}},
+		{ToolRun, `{"code":"return 1","observe":"interactive"}`, []string{"run.observe: a code cell observes with page.snapshot()"}},
+		{ToolRun, `{"actions":[{"op":"back"}],"observe":"changes"}`, []string{"run.observe: must"}},
+		{ToolRun, `{"actions":[{"op":"back"}],"observe":1}`, []string{"run.observe: must"}},
 		{ToolRun, `{"actions":[]}`, []string{"run.actions: must hold at least 1"}},
 		{ToolRun, actions(MaxActions + 1), []string{"run.actions: must hold at most 50 items (got 51)", "split"}},
 		{ToolRun, `{"actions":[{"op":"type","id":"1","text":""}]}`, []string{"run.actions[0].text: must not be empty"}},
@@ -424,6 +427,36 @@ func TestValidateCheckNeedsAnExpectation(t *testing.T) {
 			t.Errorf("%s refused: %v", raw, f)
 		case want != "" && (f == nil || f.Code != CodeRefused || !strings.Contains(f.Message, want)):
 			t.Errorf("%s: got %v, want refused with %q", raw, f, want)
+		}
+	}
+}
+
+// observe takes true as before, or a mode.
+func TestObserveModes(t *testing.T) {
+	for raw, want := range map[string]Observe{
+		`{"actions":[{"op":"back"}]}`:                         "",
+		`{"actions":[{"op":"back"}],"observe":false}`:         "",
+		`{"actions":[{"op":"back"}],"observe":true}`:          ObserveFull,
+		`{"actions":[{"op":"back"}],"observe":"full"}`:        ObserveFull,
+		`{"actions":[{"op":"back"}],"observe":"interactive"}`: ObserveInteractive,
+	} {
+		v, f := Validate(ToolRun, json.RawMessage(raw))
+		if f != nil {
+			t.Fatalf("%s: %s", raw, f.Message)
+		}
+		if got := v.(RunArgs).Observe; got != want {
+			t.Errorf("%s: observe %q, want %q", raw, got, want)
+		}
+	}
+	// Written as before for full mode; read back the same.
+	for o, want := range map[Observe]string{"": `{}`, ObserveFull: `{"observe":true}`, ObserveInteractive: `{"observe":"interactive"}`} {
+		b, err := json.Marshal(RunArgs{Observe: o})
+		if err != nil || string(b) != want {
+			t.Errorf("%q: %s %v, want %s", o, b, err, want)
+		}
+		var back RunArgs
+		if err := json.Unmarshal(b, &back); err != nil || back.Observe != o {
+			t.Errorf("%s: read back %q %v", b, back.Observe, err)
 		}
 	}
 }

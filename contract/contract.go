@@ -209,8 +209,12 @@ var definitions = sync.OnceValue(func() []Tool {
 					"description": "Actions in order, each an object with op, e.g. [{\"op\":\"fill\",\"id\":\"2\",\"value\":\"a@b.c\"},{\"op\":\"click\",\"id\":\"5\"}].",
 					"items":       schemaMap{"oneOf": actionSchemas()},
 				},
-				"observe": schemaBool("Also return what the actions changed on the page (a snapshot's changes, whose ids act next), " +
-					"so acting and looking is one call. Not with code."),
+				"observe": schemaMap{
+					"description": "Also return what the actions changed on the page (a snapshot's changes, whose ids act next), " +
+						"so acting and looking is one call: true or \"full\" in full mode, \"interactive\" for only the actionable " +
+						"elements (the least to read after a navigation). Not with code.",
+					"oneOf": []any{schemaBool(""), schemaEnum("", string(ObserveFull), string(ObserveInteractive))},
+				},
 				"code":      schemaWith(schemaString(codeDescription, 1, MaxCodeBytes), "examples", []any{codeExamplePaging, codeExampleRows}),
 				"timeout_s": schemaInteger("A code cell's deadline in seconds; default 120.", 1, MaxCodeTimeoutS),
 			}),

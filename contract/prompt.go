@@ -3,8 +3,8 @@ package contract
 import "strings"
 
 // Page text in answers is fenced: between a line FenceOpen(nonce) and a
-// line FenceClose(nonce), where the nonce is the session's own (16 hex
-// digits the page cannot know). A page can write text that looks like a
+// line FenceClose(nonce), where the nonce is the session's own (64 bits
+// in 11 base64url characters the page cannot know). A page can write text that looks like a
 // fence, but not one with the session's nonce, so it cannot end the fence
 // early and speak outside it.
 const (
@@ -50,7 +50,7 @@ back, forward, reload, wait, switch_tab, close_tab). Name an element by id, or b
 action runs, with no snapshot needed: {"role": "button", "name": "Save"}, {"label": "Email"}, {"text": "Accept"},
 {"placeholder": "Search"} or {"testid": "submit"}. A locator must match exactly one visible element; otherwise the
 action is refused with the candidates and their ids. Add "observe": true to get what the actions changed in the same
-call. A stale id refuses the whole batch before anything happens.
+call ("observe": "interactive" for only what you can act on, e.g. after going to a new page). A stale id refuses the whole batch before anything happens.
 
 Failures come as {"ok": false, "code": ..., "message": ...}; the message says what to do. A run is never repeated for
 you: after effect_unknown it may or may not have happened, so look at the page before doing it again. For a step only

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	dbclient "github.com/durable-browser/durable-browser/client"
 
@@ -20,6 +21,11 @@ type session struct {
 	t   testing.TB
 	id  string
 	cfg workflows.SessionConfig
+	// logAnswers logs every answer as the model reads it (go test -v).
+	logAnswers bool
+	// calls and read count the answers and their characters as the model
+	// reads them (size field included).
+	calls, read, tokens int
 }
 
 func newSession(t testing.TB, cfg workflows.SessionConfig) *session {
@@ -48,6 +54,13 @@ func (s *session) call(tool string, args any) (json.RawMessage, bool) {
 	out, err := dbclient.Call(ctx, env.Client, s.id, contract.ToolCall{Name: tool, Args: raw}, dbclient.CallOptions{Config: s.cfg})
 	if err != nil {
 		s.t.Fatalf("%s: %v", tool, err)
+	}
+	s.calls++
+	n := utf8.RuneCount(out)
+	s.read += n
+	s.tokens += (n + 3) / 4
+	if s.logAnswers {
+		s.t.Logf("%s %s\n%s", tool, raw, out)
 	}
 	var head struct {
 		OK bool `json:"ok"`

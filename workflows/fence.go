@@ -2,7 +2,7 @@ package workflows
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
+	"encoding/base64"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -16,7 +16,9 @@ func (b *Browser) fenceNonce(ctx workflow.Context) string {
 	if b.st.Fence == "" {
 		we := workflow.GetInfo(ctx).WorkflowExecution
 		sum := sha256.Sum256([]byte("durable-browser fence\x00" + we.ID + "\x00" + we.RunID))
-		b.st.Fence = hex.EncodeToString(sum[:8])
+		// 64 bits in 11 characters (base64url): unguessable, and short,
+		// as every answer with page text carries it twice.
+		b.st.Fence = base64.RawURLEncoding.EncodeToString(sum[:8])
 	}
 	return b.st.Fence
 }

@@ -93,7 +93,7 @@ func TestPageTextIsFencedWithTheSessionsNonce(t *testing.T) {
 	lines := strings.Split(text, "\n")
 	open, closing := lines[0], lines[len(lines)-1]
 	nonce := strings.TrimSuffix(strings.TrimPrefix(open, "<<page "), ">>")
-	if len(nonce) != 16 || open != contract.FenceOpen(nonce) || closing != contract.FenceClose(nonce) ||
+	if len(nonce) != 11 || open != contract.FenceOpen(nonce) || closing != contract.FenceClose(nonce) ||
 		strings.Join(lines[1:len(lines)-1], "\n") != hostile {
 		t.Fatalf("snapshot text not fenced whole:\n%s", text)
 	}

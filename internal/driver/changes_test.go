@@ -8,11 +8,16 @@ import (
 
 func runObserve(t *testing.T, b *Browser, js string) *RunResult {
 	t.Helper()
+	return runObserveMode(t, b, js, "full")
+}
+
+func runObserveMode(t *testing.T, b *Browser, js, mode string) *RunResult {
+	t.Helper()
 	acts, err := ParseActions(json.RawMessage(js))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := b.Run(ctxT(t), acts, RunOptions{Observe: true})
+	res, err := b.Run(ctxT(t), acts, RunOptions{Observe: mode})
 	if err != nil {
 		t.Fatalf("run %s: %v", js, err)
 	}
@@ -81,6 +86,17 @@ func TestSnapshotSinceFallsBackAfterNavigation(t *testing.T) {
 	if !s2.Changes.Full || !strings.Contains(s2.Changes.Reason, "navigated") || !strings.Contains(s2.Text, `button "Create account"`) {
 		t.Fatalf("since across navigation: %+v\n%s", s2.Changes, s2.Text)
 	}
+	// In interactive mode, the new page is only what can be acted on, and
+	// its ids act too.
+	res = runObserveMode(t, b, `[{"op":"goto","url":"`+siteURL+`/counter.html"},{"op":"wait","load":true}]`, "interactive")
+	o = res.Observed
+	if !o.Changes.Full || !strings.Contains(o.Text, `button "Check"`) || strings.Contains(o.Text, "status") || strings.Contains(o.Text, "main") {
+		t.Fatalf("observed interactive after navigation: %+v\n%s", o.Changes, o.Text)
+	}
+	res = runObserveMode(t, b, `[{"op":"fill","id":"`+idOf(t, o.Text, `textbox "Note"`)+`","value":"hi"}]`, "interactive")
+	if o := res.Observed; o.Changes.Full || !strings.Contains(o.Text, `textbox "Note"`) || !strings.Contains(o.Text, `value="hi"`) {
+		t.Fatalf("observed interactive change: %+v\n%s", o.Changes, o.Text)
+	}
 }
 
 func TestIDsStayWithTheirElementsWhenThePageShifts(t *testing.T) {
@@ -102,5 +118,20 @@ func TestIDsStayWithTheirElementsWhenThePageShifts(t *testing.T) {
 	gotoPage(t, b, siteURL+"/counter.html")
 	if s4 := snap(t, b, SnapshotOptions{}); !strings.HasPrefix(strings.TrimSpace(s4.Text), "[1] ") {
 		t.Fatalf("ids after reload:\n%s", s4.Text)
+	}
+}
+
+// Chromium's own request for the tab icon is no failed request of the
+// page's; the page's own 404s are.
+func TestFailedRequestsLeaveOutTheFavicon(t *testing.T) {
+	b := attach(t, Options{})
+	gotoPage(t, b, siteURL+"/counter.html")
+	// In order: the favicon's 404 arrives before the other's, so seeing the
+	// other means the favicon's was read and left out.
+	evalIn(t, b, `(()=>{const x=document.createElement("button");x.textContent="Fetch";x.onclick=()=>fetch("/favicon.ico").then(()=>fetch("/no-such-file.txt")).then(()=>document.body.append("fetched"));document.querySelector("main").append(x);return ""})()`)
+	res := mustRun(t, b, `[{"op":"click","locator":{"role":"button","name":"Fetch"}},{"op":"wait","text":"fetched"}]`)
+	got := strings.Join(res.FailedRequests, "\n")
+	if !strings.Contains(got, "404 GET "+siteURL+"/no-such-file.txt") || strings.Contains(got, "favicon") {
+		t.Fatalf("failed requests:\n%s", got)
 	}
 }

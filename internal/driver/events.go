@@ -183,6 +183,12 @@ func (b *Browser) handle(msg *rod.Message) {
 				ri.method = "GET"
 			}
 			o, p := b.originPath(e.Response.URL)
+			if ri.method == "GET" && p == "/favicon.ico" {
+				// Chromium asks every origin for its tab icon on its own;
+				// a missing one says nothing about the page.
+				b.mu.Unlock()
+				break
+			}
 			line := fmt.Sprintf("%d %s %s%s", e.Response.Status, ri.method, o, p)
 			b.ev.failed = appendBounded(b.ev.failed, line)
 			if t := b.sessions[msg.SessionID]; t != nil {

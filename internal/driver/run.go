@@ -43,9 +43,10 @@ type RunResult struct {
 
 // RunOptions choose what a Run reports besides its actions.
 type RunOptions struct {
-	// Observe walks the page before and after the batch and reports what
-	// changed (RunResult.Observed).
-	Observe bool
+	// Observe, "full" or "interactive" (the snapshot's modes), walks the
+	// page before and after the batch and reports what changed
+	// (RunResult.Observed); "" does not.
+	Observe string
 }
 
 // lookup resolves ids against the latest snapshot of tab t, refusing stale
@@ -133,7 +134,7 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		}
 	}
 	var before *kept
-	if opts.Observe {
+	if opts.Observe != "" {
 		before = b.walkKept(pctx, t)
 		var pe *PendingError
 		if errors.As(context.Cause(pctx), &pe) {
@@ -247,11 +248,11 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 	if errors.As(runErr, &ae) {
 		res.Failed = &ActionFailure{Index: ae.Index, Op: ae.Op, Kind: ae.Kind, Reason: ae.Reason}
 	}
-	if opts.Observe && runErr == nil {
+	if opts.Observe != "" && runErr == nil {
 		// Nil while the page waits on a server, as for any page that
 		// cannot be read.
 		octx, ocancel := b.pageCtx(ctx, t)
-		res.Observed = b.observe(octx, before)
+		res.Observed = b.observe(octx, before, opts.Observe == "interactive")
 		ocancel()
 	}
 	res.URL, res.Title = b.info(ctx)
@@ -375,7 +376,7 @@ func (b *Browser) walkKept(ctx context.Context, t *tab) *kept {
 // observe takes the snapshot a batch left, as its changes from before (the
 // walk before the batch), or as the whole page when it went to another.
 // It becomes the latest snapshot. Nil when the page cannot be read.
-func (b *Browser) observe(ctx context.Context, before *kept) *Snapshot {
+func (b *Browser) observe(ctx context.Context, before *kept, interactive bool) *Snapshot {
 	t, err := b.activeTab()
 	if err != nil {
 		return nil
@@ -398,12 +399,16 @@ func (b *Browser) observe(ctx context.Context, before *kept) *Snapshot {
 	if why == "" {
 		var text string
 		var ch Changes
-		text, ch = diff(before.lines, r.lines, false)
+		text, ch = diff(before.lines, r.lines, interactive)
 		snap.Changes = &ch
 		pg = changesPage(text, b.o.MaxSnapshotChars)
 	} else {
-		snap.Changes = &Changes{Full: true, Reason: why + "; here is the whole page"}
-		pg = r.full(b.o.MaxSnapshotChars, 0)
+		snap.Changes = &Changes{Full: true, Reason: why}
+		if interactive {
+			pg = r.interactive(b.o.MaxSnapshotChars, 0)
+		} else {
+			pg = r.full(b.o.MaxSnapshotChars, 0)
+		}
 	}
 	snap.Text, snap.Truncated, snap.Cut, snap.NextOffset = pg.text, pg.truncated, pg.cut, pg.next
 	snap.Epoch = b.record(t, navSeq, now.url, r, now)

@@ -143,7 +143,7 @@ func TestPageCallsWhileSubmitPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := b.Run(ctx, acts, RunOptions{Observe: true})
+	res, err := b.Run(ctx, acts, RunOptions{Observe: "full"})
 	check("run", err)
 	if res != nil {
 		t.Fatalf("a run refused before anything was sent has no result: %+v", res)

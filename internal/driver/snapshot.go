@@ -187,9 +187,9 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 		snap.Changes = &Changes{Since: so.Since, Full: true}
 		switch {
 		case base == nil:
-			snap.Changes.Reason = fmt.Sprintf("snapshot %d is not kept (the last %d snapshots are); here is the whole page", so.Since, keptSnapshots)
+			snap.Changes.Reason = fmt.Sprintf("snapshot %d is not kept (the last %d snapshots are)", so.Since, keptSnapshots)
 		case sameDocument(base, now) != "":
-			snap.Changes.Reason = sameDocument(base, now) + fmt.Sprintf(" since snapshot %d; here is the whole page", so.Since)
+			snap.Changes.Reason = sameDocument(base, now) + fmt.Sprintf(" since snapshot %d", so.Since)
 		default:
 			text, ch := diff(base.lines, r.lines, so.Mode == "interactive")
 			ch.Since = so.Since
