@@ -185,7 +185,7 @@ func (s *S3Store) PutReader(ctx context.Context, key string, r io.ReadSeeker, si
 		}
 	}
 	if _, err := s.client.PutObject(ctx, in); err != nil {
-		if status(err) == http.StatusPreconditionFailed || status(err) == http.StatusConflict {
+		if S3Status(err) == http.StatusPreconditionFailed || S3Status(err) == http.StatusConflict {
 			// Someone wrote it between our look and our write.
 			m, herr := s.Head(ctx, key)
 			if herr != nil {
@@ -218,7 +218,7 @@ func (s *S3Store) Get(ctx context.Context, key string) ([]byte, Meta, error) {
 	}
 	m := Meta{
 		Key:          key,
-		SHA256:       lookup(out.Metadata, metaSHA256),
+		SHA256:       MetaValue(out.Metadata, metaSHA256),
 		Size:         aws.ToInt64(out.ContentLength),
 		ContentType:  aws.ToString(out.ContentType),
 		ETag:         aws.ToString(out.ETag),
@@ -241,7 +241,7 @@ func (s *S3Store) Head(ctx context.Context, key string) (Meta, error) {
 	}
 	return Meta{
 		Key:          key,
-		SHA256:       lookup(out.Metadata, metaSHA256),
+		SHA256:       MetaValue(out.Metadata, metaSHA256),
 		Size:         aws.ToInt64(out.ContentLength),
 		ContentType:  aws.ToString(out.ContentType),
 		ETag:         aws.ToString(out.ETag),
@@ -254,7 +254,7 @@ func (s *S3Store) wrap(doing, key string, err error) error {
 	if isNotFound(err) {
 		return fmt.Errorf("s3://%s/%s: %w", s.bucket, s.ObjectKey(key), ErrNotFound)
 	}
-	if code := apiCode(err); code == "NoSuchBucket" {
+	if code := S3Code(err); code == "NoSuchBucket" {
 		return fmt.Errorf("%s s3://%s/%s: bucket %q does not exist: create it or fix the configured bucket: %w", doing, s.bucket, s.ObjectKey(key), s.bucket, err)
 	}
 	return fmt.Errorf("%s s3://%s/%s: %w", doing, s.bucket, s.ObjectKey(key), err)
@@ -268,10 +268,12 @@ func isNotFound(err error) bool {
 	}
 	// HEAD answers carry no body, so a missing key may only show as a 404;
 	// a missing bucket is a different failure.
-	return status(err) == http.StatusNotFound && apiCode(err) != "NoSuchBucket"
+	return S3Status(err) == http.StatusNotFound && S3Code(err) != "NoSuchBucket"
 }
 
-func status(err error) int {
+// S3Status is the HTTP status of an S3 error, 0 when there is none. Other
+// packages keeping objects in the bucket (states) read failures with it.
+func S3Status(err error) int {
 	var re *smithyhttp.ResponseError
 	if errors.As(err, &re) {
 		return re.HTTPStatusCode()
@@ -279,7 +281,8 @@ func status(err error) int {
 	return 0
 }
 
-func apiCode(err error) string {
+// S3Code is an S3 error's code ("NoSuchBucket"), "" when there is none.
+func S3Code(err error) string {
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
 		return ae.ErrorCode()
@@ -287,8 +290,8 @@ func apiCode(err error) string {
 	return ""
 }
 
-// lookup reads user metadata case-insensitively (servers differ).
-func lookup(m map[string]string, name string) string {
+// MetaValue reads user metadata case-insensitively (servers differ).
+func MetaValue(m map[string]string, name string) string {
 	if v, ok := m[name]; ok {
 		return v
 	}

@@ -78,7 +78,7 @@ func TestS3Store(t *testing.T) {
 		if err != nil {
 			t.Fatalf("object not under the prefix: %v", err)
 		}
-		if aws.ToString(head.ContentType) != "image/png" || lookup(head.Metadata, "sha256") != cc.SHA256 {
+		if aws.ToString(head.ContentType) != "image/png" || MetaValue(head.Metadata, "sha256") != cc.SHA256 {
 			t.Fatalf("stored object: %v %v", aws.ToString(head.ContentType), head.Metadata)
 		}
 		body, r, err := GetClaim(ctx, store, cc)
@@ -159,7 +159,7 @@ func TestS3Store(t *testing.T) {
 		}
 		_, err := store.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("evidence"), Key: aws.String(key),
 			Body: bytes.NewReader([]byte("second")), IfNoneMatch: aws.String("*")})
-		if status(err) != 412 {
+		if S3Status(err) != 412 {
 			t.Fatalf("conditional overwrite = %v, want 412 Precondition Failed", err)
 		}
 	})

@@ -16,8 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/durable-browser/durable-browser/internal/evidence"
 )
 
 // Options builds a Store.
@@ -189,7 +188,7 @@ func (s *Store) Save(ctx context.Context, st State) (int64, bool, error) {
 		if len(vs) > 0 {
 			v = vs[len(vs)-1]
 			h, err := s.o.Client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.dir(hash) + VersionKey(v))})
-			if err == nil && lookup(h.Metadata, metaDigest) == digest {
+			if err == nil && evidence.MetaValue(h.Metadata, metaDigest) == digest {
 				return v, false, nil
 			}
 		}
@@ -341,37 +340,12 @@ func isHash(s string) bool {
 
 // conflict is S3's answer to a conditional write that lost.
 func conflict(err error) bool {
-	st := status(err)
+	st := evidence.S3Status(err)
 	return st == http.StatusPreconditionFailed || st == http.StatusConflict
 }
 
 func notFound(err error) bool {
 	var nsk *types.NoSuchKey
 	var nf *types.NotFound
-	return errors.As(err, &nsk) || errors.As(err, &nf) || status(err) == http.StatusNotFound && apiCode(err) != "NoSuchBucket"
-}
-
-func status(err error) int {
-	var re *smithyhttp.ResponseError
-	if errors.As(err, &re) {
-		return re.HTTPStatusCode()
-	}
-	return 0
-}
-
-func apiCode(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorCode()
-	}
-	return ""
-}
-
-func lookup(m map[string]string, name string) string {
-	for k, v := range m {
-		if strings.EqualFold(k, name) {
-			return v
-		}
-	}
-	return ""
+	return errors.As(err, &nsk) || errors.As(err, &nf) || evidence.S3Status(err) == http.StatusNotFound && evidence.S3Code(err) != "NoSuchBucket"
 }
