@@ -114,6 +114,19 @@ const (
 	StatusUnknown Status = "unknown"
 )
 
+// StatusOf reads a session's status from the error of looking it up by tag
+// (a provider's Find): found is live, ErrNotFound gone, anything else
+// unknown, with that error.
+func StatusOf(findErr error) (Status, error) {
+	switch {
+	case findErr == nil:
+		return StatusLive, nil
+	case errors.Is(findErr, ErrNotFound):
+		return StatusGone, nil
+	}
+	return StatusUnknown, findErr
+}
+
 // Provider is a source of browsers, as the activities use it: they create a
 // session's browser and release it, and nothing else. The implementations
 // (local.Provider, cdp.Provider) also have Name, Capabilities, Find and

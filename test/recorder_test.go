@@ -103,21 +103,7 @@ func recorderPasswordGap(t *testing.T, page string) {
 	s.must("run", actions(map[string]any{"op": "type", "id": pw, "text": "hunter2-correct-horse"}), nil)
 
 	// The page clears the field itself and writes down when it held a value.
-	held := regexp.MustCompile(`held (\d+) (\d+)`)
-	var from, to int64
-	deadline := time.Now().Add(time.Minute)
-	for {
-		var read contract.ReadResult
-		s.must("browser_read", map[string]any{"what": "text"}, &read)
-		if m := held.FindStringSubmatch(read.Content); m != nil {
-			from, _ = strconv.ParseInt(m[1], 10, 64)
-			to, _ = strconv.ParseInt(m[2], 10, 64)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the page never cleared its password field: %q", read.Content)
-		}
-	}
+	from, to := pageInterval(t, s, "held", "the page never cleared its password field")
 	// Capture resumes once the field is clean: the first frame kept after
 	// a gap is filed at once.
 	waitForFrame(t, ctx, s.id, to, "no frame was kept after the password field was cleared")
@@ -311,14 +297,7 @@ func TestRecorderSecretTypedGap(t *testing.T) {
 	waitForFrame(t, ctx, s.id, 0, "the recording kept no frame of the page")
 	s.must("run", actions(map[string]any{"op": "type", "id": refFor(t, snap.Text, `textbox "Name"`), "text": "{{secret:REC_NAME}}"}), nil)
 	s.must("run", actions(map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Clear"`)}), nil)
-	var read contract.ReadResult
-	s.must("browser_read", map[string]any{"what": "text"}, &read)
-	m := regexp.MustCompile(`held (\d+) (\d+)`).FindStringSubmatch(read.Content)
-	if m == nil {
-		t.Fatalf("the page did not note the interval: %q", read.Content)
-	}
-	from, _ := strconv.ParseInt(m[1], 10, 64)
-	to, _ := strconv.ParseInt(m[2], 10, 64)
+	from, to := pageInterval(t, s, "held", "the page did not note the interval")
 	waitForFrame(t, ctx, s.id, to, "no frame was kept after the secret was cleared")
 	s.must("browser_release", map[string]any{}, nil)
 
@@ -415,14 +394,7 @@ document.getElementById('hide').onclick = () => { document.getElementById('x').r
 		}
 	}
 	s.must("run", actions(map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Hide"`)}), nil)
-	var read contract.ReadResult
-	s.must("browser_read", map[string]any{"what": "text"}, &read)
-	m := regexp.MustCompile(`shown (\d+) (\d+)`).FindStringSubmatch(read.Content)
-	if m == nil {
-		t.Fatalf("the page did not note when the frame showed: %q", read.Content)
-	}
-	from, _ := strconv.ParseInt(m[1], 10, 64)
-	to, _ := strconv.ParseInt(m[2], 10, 64)
+	from, to := pageInterval(t, s, "shown", "the page did not note when the frame showed")
 	waitForFrame(t, ctx, s.id, to, "no frame was kept after the cross-origin frame was removed")
 	s.must("browser_release", map[string]any{}, nil)
 	chunks, err := recorder.Load(ctx, env.Store, s.id)
@@ -443,5 +415,25 @@ document.getElementById('hide').onclick = () => { document.getElementById('x').r
 	t.Logf("cross-origin frame shown %d..%d; gaps %+v", from, to, gapsOf(chunks))
 	if !slices.Contains(reasons, recorder.GapCrossOriginFrame) {
 		t.Errorf("no cross_origin_frame gap: %+v", gapsOf(chunks))
+	}
+}
+
+// pageInterval reads the interval a test page writes into its text as
+// "<word> FROM TO" (page clock, ms), reading again until it is there.
+func pageInterval(t *testing.T, s *session, word, missing string) (from, to int64) {
+	t.Helper()
+	re := regexp.MustCompile(regexp.QuoteMeta(word) + ` (\d+) (\d+)`)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var read contract.ReadResult
+		s.must("browser_read", map[string]any{"what": "text"}, &read)
+		if m := re.FindStringSubmatch(read.Content); m != nil {
+			from, _ = strconv.ParseInt(m[1], 10, 64)
+			to, _ = strconv.ParseInt(m[2], 10, 64)
+			return from, to
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %q", missing, read.Content)
+		}
 	}
 }

@@ -351,13 +351,7 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 // Status is live while a running session carries the tag.
 func (p *Provider) Status(ctx context.Context, tag string) (providers.Status, error) {
 	_, err := p.Find(ctx, tag)
-	switch {
-	case err == nil:
-		return providers.StatusLive, nil
-	case err == providers.ErrNotFound:
-		return providers.StatusGone, nil
-	}
-	return providers.StatusUnknown, err
+	return providers.StatusOf(err)
 }
 
 // Release requests release of every running session carrying the tag and

@@ -369,13 +369,7 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 // nothing listens at the endpoint), unknown when the browser cannot be asked.
 func (p *Provider) Status(ctx context.Context, tag string) (providers.Status, error) {
 	_, err := p.Find(ctx, tag)
-	switch {
-	case err == nil:
-		return providers.StatusLive, nil
-	case errors.Is(err, providers.ErrNotFound):
-		return providers.StatusGone, nil
-	}
-	return providers.StatusUnknown, err
+	return providers.StatusOf(err)
 }
 
 // Release disposes of the session's browser context (closing every page in

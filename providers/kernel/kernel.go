@@ -266,13 +266,7 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 // Status is live while Kernel has a browser for the tag.
 func (p *Provider) Status(ctx context.Context, tag string) (providers.Status, error) {
 	_, err := p.Find(ctx, tag)
-	switch {
-	case err == nil:
-		return providers.StatusLive, nil
-	case err == providers.ErrNotFound:
-		return providers.StatusGone, nil
-	}
-	return providers.StatusUnknown, err
+	return providers.StatusOf(err)
 }
 
 // Release deletes the tag's browsers and waits until Kernel no longer has

@@ -216,13 +216,7 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 // answers as recorded, gone otherwise.
 func (p *Provider) Status(ctx context.Context, tag string) (providers.Status, error) {
 	_, err := p.Find(ctx, tag)
-	switch {
-	case err == nil:
-		return providers.StatusLive, nil
-	case errors.Is(err, providers.ErrNotFound):
-		return providers.StatusGone, nil
-	}
-	return providers.StatusUnknown, err
+	return providers.StatusOf(err)
 }
 
 // Release ends the tag's browser and its process group, waits until every
