@@ -135,19 +135,9 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	if len(res.Sent) == 0 {
 		res.Sent = a.sentFrom(out.Sent)
 	}
-	for _, b := range out.Blocked {
-		res.Blocked = append(res.Blocked, contract.BlockedRequest{Method: b.Method, Origin: a.o.Redactor.URL(b.Origin), Rule: b.Rule, Secret: b.Secret})
-	}
-	for _, t := range out.TabsOpened {
-		res.TabsOpened = append(res.TabsOpened, contract.Tab{ID: t.ID, URL: a.o.Redactor.URL(t.URL), Title: t.Title, Active: t.Active})
-	}
-	for _, d := range out.Dialogs {
-		ans := "dismissed"
-		if d.Accepted {
-			ans = "accepted"
-		}
-		res.Dialogs = append(res.Dialogs, contract.Dialog{Type: d.Type, Message: d.Message, Answer: ans})
-	}
+	res.Blocked = append(res.Blocked, a.blockedFrom(out.Blocked)...)
+	res.TabsOpened = append(res.TabsOpened, a.tabsFrom(out.TabsOpened)...)
+	res.Dialogs = append(res.Dialogs, dialogsFrom(out.Dialogs)...)
 	if out.Failed != nil {
 		res.Failed = &contract.ActionFailure{Index: out.Failed.Index, Op: out.Failed.Op, Reason: out.Failed.Reason}
 	}
@@ -567,6 +557,40 @@ func (a *Activities) sentFrom(in []driver.SentRequest) []contract.SentRequest {
 	var out []contract.SentRequest
 	for _, s := range in {
 		out = append(out, contract.SentRequest{Method: s.Method, Origin: a.o.Redactor.URL(s.Origin), Path: a.o.Redactor.String(s.Path)})
+	}
+	return out
+}
+
+// blockedFrom is the driver's blocked requests as a result lists them,
+// origins redacted.
+func (a *Activities) blockedFrom(in []driver.BlockedRequest) []contract.BlockedRequest {
+	var out []contract.BlockedRequest
+	for _, b := range in {
+		out = append(out, contract.BlockedRequest{Method: b.Method, Origin: a.o.Redactor.URL(b.Origin), Rule: b.Rule, Secret: b.Secret})
+	}
+	return out
+}
+
+// tabsFrom is the driver's opened tabs as a result lists them, URLs
+// redacted.
+func (a *Activities) tabsFrom(in []driver.Tab) []contract.Tab {
+	var out []contract.Tab
+	for _, t := range in {
+		out = append(out, contract.Tab{ID: t.ID, URL: a.o.Redactor.URL(t.URL), Title: t.Title, Active: t.Active})
+	}
+	return out
+}
+
+// dialogsFrom is the driver's dialogs as a result lists them, with the
+// answer each got.
+func dialogsFrom(in []driver.Dialog) []contract.Dialog {
+	var out []contract.Dialog
+	for _, d := range in {
+		ans := "dismissed"
+		if d.Accepted {
+			ans = "accepted"
+		}
+		out = append(out, contract.Dialog{Type: d.Type, Message: d.Message, Answer: ans})
 	}
 	return out
 }

@@ -377,19 +377,9 @@ func (p *cellPage) act(ctx context.Context, method string, args map[string]any) 
 	if out != nil {
 		p.mu.Lock()
 		p.sent = bounded(p.sent, a.sentFrom(out.Sent)...)
-		for _, bl := range out.Blocked {
-			p.blocked = bounded(p.blocked, contract.BlockedRequest{Method: bl.Method, Origin: a.o.Redactor.URL(bl.Origin), Rule: bl.Rule, Secret: bl.Secret})
-		}
-		for _, t := range out.TabsOpened {
-			p.tabs = bounded(p.tabs, contract.Tab{ID: t.ID, URL: a.o.Redactor.URL(t.URL), Title: t.Title, Active: t.Active})
-		}
-		for _, d := range out.Dialogs {
-			ans := "dismissed"
-			if d.Accepted {
-				ans = "accepted"
-			}
-			p.dialogs = bounded(p.dialogs, contract.Dialog{Type: d.Type, Message: d.Message, Answer: ans})
-		}
+		p.blocked = bounded(p.blocked, a.blockedFrom(out.Blocked)...)
+		p.tabs = bounded(p.tabs, a.tabsFrom(out.TabsOpened)...)
+		p.dialogs = bounded(p.dialogs, dialogsFrom(out.Dialogs)...)
 		p.consoleE = bounded(p.consoleE, out.ConsoleErrors...)
 		p.failedRq = bounded(p.failedRq, out.FailedRequests...)
 		p.mu.Unlock()
