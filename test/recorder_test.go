@@ -393,6 +393,20 @@ document.getElementById('hide').onclick = () => { document.getElementById('x').r
 			t.Fatalf("the cross-origin frame never loaded: %q", r.Content)
 		}
 	}
+	// Keep it shown until the recording has marked it (an open gap is
+	// filed with the next chunk): hidden at once, it may show between two
+	// screencast frames and leave nothing to mark.
+	harness.Eventually(t, time.Minute, func() bool {
+		chunks, _ := recorder.Load(ctx, env.Store, s.id)
+		for _, c := range chunks {
+			for _, g := range c.Gaps {
+				if g.Reason == recorder.GapCrossOriginFrame {
+					return true
+				}
+			}
+		}
+		return false
+	}, "the recording never marked the shown cross-origin frame as a gap")
 	s.must("run", actions(map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Hide"`)}), nil)
 	from, to := pageInterval(t, s, "shown", "the page did not note when the frame showed")
 	waitForFrame(t, ctx, s.id, to, "no frame was kept after the cross-origin frame was removed")
