@@ -82,6 +82,8 @@ type Changes struct {
 	Added   int `json:"added,omitempty"`
 	Removed int `json:"removed,omitempty"`
 	Changed int `json:"changed,omitempty"`
+	// Title: the page's title changed too (the result's title is the new one).
+	Title bool `json:"title,omitempty"`
 }
 
 // Tab is one open tab.

@@ -49,6 +49,7 @@ extra=(
   "./internal/cell FuzzCell"
   "./internal/recorder FuzzParseChunk"
   "./internal/states FuzzValidName"
+  "./contract FuzzForModel"
 )
 
 # Every Fuzz function in the module must be listed, so a new one is not forgotten.

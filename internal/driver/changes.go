@@ -18,6 +18,8 @@ type Changes struct {
 	Added   int `json:"added"`
 	Removed int `json:"removed"`
 	Changed int `json:"changed"`
+	// Title is set when the page's title changed on the same document.
+	Title bool `json:"title,omitempty"`
 }
 
 // kept is what a snapshot saw, to compare a later one with.
@@ -26,6 +28,7 @@ type kept struct {
 	doc    string // the main frame's document token
 	navSeq int
 	url    string
+	title  string
 	lines  []line
 }
 

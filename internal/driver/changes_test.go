@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 func runObserve(t *testing.T, b *Browser, js string) *RunResult {
@@ -44,6 +46,9 @@ func TestSnapshotSinceOnAPageThatUpdatesInPlace(t *testing.T) {
 	if o.Epoch <= s1.Epoch {
 		t.Fatalf("observation epoch %d, snapshot's %d", o.Epoch, s1.Epoch)
 	}
+	if o.Changes.Title {
+		t.Fatalf("the title did not change, the changes say it did: %+v", o.Changes)
+	}
 
 	// since an earlier snapshot: only what changed since then, ids unchanged.
 	mustRun(t, b, `[{"op":"fill","id":"`+note+`","value":"hi"},{"op":"click","id":"`+check+`"}]`)
@@ -69,6 +74,18 @@ func TestSnapshotSinceOnAPageThatUpdatesInPlace(t *testing.T) {
 	if !s5.Changes.Full || !strings.Contains(s5.Changes.Reason, "not kept") || !strings.Contains(s5.Text, `heading "Counter"`) {
 		t.Fatalf("old epoch: %+v\n%s", s5.Changes, s5.Text)
 	}
+	// A title changed in place is said, in a run's changes and in since's:
+	// a model reading the model form (contract.ForModel) is told the title
+	// only then.
+	res = runObserve(t, b, `[{"op":"click","id":"`+check+`"}]`)
+	evalIn(t, b, `(document.title="Counter (2)","")`)
+	st := snap(t, b, SnapshotOptions{Since: res.Observed.Epoch})
+	if st.Changes == nil || st.Changes.Full || !st.Changes.Title || st.Title != "Counter (2)" {
+		t.Fatalf("title changed since %d: %+v %q", res.Observed.Epoch, st.Changes, st.Title)
+	}
+	if res = runObserve(t, b, `[{"op":"click","id":"`+check+`"}]`); res.Observed.Changes.Title {
+		t.Fatalf("the title stayed, the changes say it changed: %+v", res.Observed.Changes)
+	}
 }
 
 func TestSnapshotSinceFallsBackAfterNavigation(t *testing.T) {
@@ -77,7 +94,7 @@ func TestSnapshotSinceFallsBackAfterNavigation(t *testing.T) {
 	s1 := snap(t, b, SnapshotOptions{})
 	res := runObserve(t, b, `[{"op":"goto","url":"`+siteURL+`/form.html"},{"op":"wait","load":true}]`)
 	o := res.Observed
-	if !o.Changes.Full || !strings.Contains(o.Changes.Reason, "navigated") || !strings.Contains(o.Text, `textbox "Email"`) {
+	if !o.Changes.Full || o.Changes.Reason != contract.ReasonNavigated || !strings.Contains(o.Text, `textbox "Email"`) {
 		t.Fatalf("observed after navigation: %+v\n%s", o.Changes, o.Text)
 	}
 	// The observation is the latest snapshot: its ids act.

@@ -370,7 +370,7 @@ func (b *Browser) walkKept(ctx context.Context, t *tab) *kept {
 		b.log.Debug().Err(err).Msg("driver: walk before observing")
 		return nil
 	}
-	return &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: docs[0].res.U, lines: r.lines}
+	return &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: docs[0].res.U, title: docs[0].res.Ti, lines: r.lines}
 }
 
 // observe takes the snapshot a batch left, as its changes from before (the
@@ -390,7 +390,7 @@ func (b *Browser) observe(ctx context.Context, before *kept, interactive bool) *
 		return nil
 	}
 	snap := b.newSnapshot(r, docs)
-	now := &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: docs[0].res.U, lines: r.lines}
+	now := &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: docs[0].res.U, title: docs[0].res.Ti, lines: r.lines}
 	why := "the page could not be read before the actions"
 	if before != nil {
 		why = sameDocument(before, now)
@@ -400,6 +400,7 @@ func (b *Browser) observe(ctx context.Context, before *kept, interactive bool) *
 		var text string
 		var ch Changes
 		text, ch = diff(before.lines, r.lines, interactive)
+		ch.Title = before.title != now.title
 		snap.Changes = &ch
 		pg = changesPage(text, b.o.MaxSnapshotChars)
 	} else {

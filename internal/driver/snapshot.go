@@ -178,7 +178,7 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 	loc := docs[0].res.U
 	b.log.Debug().Dur("walk", time.Since(t0)).Int("frames", len(docs)).Msg("driver: snapshot")
 	snap := b.newSnapshot(r, docs)
-	now := &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: loc, lines: r.lines}
+	now := &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: loc, title: docs[0].res.Ti, lines: r.lines}
 	var pg page
 	if so.Since != 0 {
 		b.mu.Lock()
@@ -193,6 +193,7 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 		default:
 			text, ch := diff(base.lines, r.lines, so.Mode == "interactive")
 			ch.Since = so.Since
+			ch.Title = base.title != now.title
 			snap.Changes = &ch
 			pg = changesPage(text, b.o.MaxSnapshotChars)
 		}

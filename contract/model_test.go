@@ -1,0 +1,100 @@
+package contract
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestForModel(t *testing.T) {
+	run := func(args string) ToolCall { return ToolCall{Name: ToolRun, Args: json.RawMessage(args)} }
+	click := run(`{"actions":[{"op":"click","id":"4"}],"observe":true}`)
+	for _, tc := range []struct {
+		name   string
+		call   ToolCall
+		answer string
+		want   string
+	}{
+		{"a click seen as changes on the same page: no url, title, counts or size", click,
+			`{"ok":true,"url":"http://a.test/c","title":"C","completed":1,"total":1,"observed":{"text":"~ [5] status","epoch":3,"elements":5,"interactive":2,"changes":{"changed":1}},"size":{"chars":9,"tokens":3}}`,
+			`{"observed":{"text":"~ [5] status","epoch":3,"changes":{"changed":1}}}`},
+		{"the title changed in place: it stays", click,
+			`{"ok":true,"url":"http://a.test/c","title":"C (2)","completed":1,"total":1,"observed":{"text":"","epoch":3,"elements":5,"interactive":2,"changes":{"title":true}}}`,
+			`{"title":"C (2)","observed":{"text":"","epoch":3,"changes":{"title":true}}}`},
+		{"a goto seen whole: the title says where, the url was asked for", run(`{"actions":[{"op":"goto","url":"http://a.test/f"}],"observe":"interactive"}`),
+			`{"ok":true,"url":"http://a.test/f","title":"F","completed":1,"total":1,"observed":{"text":"[1] button","epoch":1,"elements":3,"interactive":1,"changes":{"full":true,"reason":"the page navigated"}}}`,
+			`{"title":"F","observed":{"text":"[1] button","epoch":1}}`},
+		{"a goto that was redirected: the url stays", run(`{"actions":[{"op":"goto","url":"http://a.test/old"}]}`),
+			`{"ok":true,"url":"http://a.test/new","title":"N","completed":1,"total":1}`,
+			`{"url":"http://a.test/new","title":"N"}`},
+		{"a goto followed by a click that went elsewhere: the url stays", run(`{"actions":[{"op":"goto","url":"http://a.test/f"},{"op":"click","id":"2"}]}`),
+			`{"ok":true,"url":"http://a.test/g","title":"G","completed":2,"total":2}`,
+			`{"url":"http://a.test/g","title":"G"}`},
+		{"whole for another reason: the reason stays", click,
+			`{"ok":true,"url":"http://a.test/c","title":"C","completed":1,"total":1,"observed":{"text":"x","epoch":2,"elements":1,"interactive":0,"changes":{"full":true,"reason":"the active tab changed"}}}`,
+			`{"url":"http://a.test/c","title":"C","observed":{"text":"x","epoch":2,"changes":{"full":true,"reason":"the active tab changed"}}}`},
+		{"a cut observation keeps its counts", click,
+			`{"ok":true,"url":"http://a.test/c","title":"C","completed":1,"total":1,"observed":{"text":"x","epoch":2,"elements":900,"interactive":400,"truncated":true,"next_offset":1,"changes":{"full":true,"reason":"the page navigated"}}}`,
+			`{"url":"http://a.test/c","title":"C","observed":{"text":"x","epoch":2,"elements":900,"interactive":400,"truncated":true,"next_offset":1}}`},
+		{"a run that stopped keeps completed, total and failed", run(`{"actions":[{"op":"click","id":"1"},{"op":"click","id":"2"}]}`),
+			`{"ok":true,"url":"http://a.test/c","title":"C","completed":1,"total":2,"failed":{"index":1,"op":"click","reason":"x"}}`,
+			`{"url":"http://a.test/c","title":"C","completed":1,"total":2,"failed":{"index":1,"op":"click","reason":"x"}}`},
+		{"requests to the page's origin name only their path", run(`{"actions":[{"op":"click","id":"12"}]}`),
+			`{"ok":true,"url":"http://a.test/submit","title":"Thanks","completed":1,"total":1,"sent":[{"method":"POST","origin":"http://a.test","path":"/submit"},{"method":"POST","origin":"http://b.test","path":"/track"}],"held":[{"hold_id":"h","method":"POST","origin":"http://a.test","path":"/pay","decision":"approved"}]}`,
+			`{"url":"http://a.test/submit","title":"Thanks","sent":[{"method":"POST","path":"/submit"},{"method":"POST","origin":"http://b.test","path":"/track"}],"held":[{"hold_id":"h","method":"POST","path":"/pay","decision":"approved"}]}`},
+		{"a snapshot keeps its url and title, not its counts", ToolCall{Name: ToolSnapshot, Args: json.RawMessage(`{}`)},
+			`{"ok":true,"url":"http://a.test/c","title":"C","text":"<<page n>>\n[1] a\n<<end n>>","epoch":2,"elements":1,"interactive":1,"viewport":"1280x720","size":{"chars":1,"tokens":1}}`,
+			`{"url":"http://a.test/c","title":"C","text":"<<page n>>\n[1] a\n<<end n>>","epoch":2,"viewport":"1280x720"}`},
+		{"a failure keeps everything but its size", click,
+			`{"ok":false,"code":"stale_snapshot","message":"take a snapshot","size":{"chars":1,"tokens":1}}`,
+			`{"ok":false,"code":"stale_snapshot","message":"take a snapshot"}`},
+		{"another tool: only ok and size go", ToolCall{Name: ToolRead},
+			`{"ok":true,"url":"http://a.test/c","title":"C","what":"page","content":"<a>&","full_length":3}`,
+			`{"url":"http://a.test/c","title":"C","what":"page","content":"<a>&","full_length":3}`},
+		{"not an object: unchanged", click, `[1,2]`, `[1,2]`},
+		{"not JSON: unchanged", click, `{"ok":tr`, `{"ok":tr`},
+		{"two objects: unchanged", click, `{"ok":true}{"ok":true}`, `{"ok":true}{"ok":true}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := string(ForModel(tc.call, json.RawMessage(tc.answer)))
+			if got != tc.want {
+				t.Fatalf("ForModel\n got %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzForModel: whatever an answer holds, ForModel never panics, answers
+// valid JSON for valid JSON, and only leaves fields out: what it keeps of
+// an object decodes to the same values.
+func FuzzForModel(f *testing.F) {
+	f.Add(`{"actions":[{"op":"goto","url":"http://a.test/f"}]}`, `{"ok":true,"url":"http://a.test/f","title":"F","completed":1,"total":1,"observed":{"text":"x","epoch":1,"changes":{"full":true,"reason":"the page navigated"}},"sent":[{"method":"POST","origin":"http://a.test","path":"/"}]}`)
+	f.Add(`{}`, `{"ok":true,"observed":{"changes":{}},"url":"x","url":"y"}`)
+	f.Add(`[]`, `{"ok":false,"size":1}`)
+	f.Fuzz(func(t *testing.T, args, answer string) {
+		out := ForModel(ToolCall{Name: ToolRun, Args: json.RawMessage(args)}, json.RawMessage(answer))
+		if !json.Valid([]byte(answer)) {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("ForModel(%s) = %s: not JSON", answer, out)
+		}
+		var in, got map[string]any
+		if json.Unmarshal([]byte(answer), &in) != nil || json.Unmarshal(out, &got) != nil {
+			return
+		}
+		for k, v := range got {
+			if k == "observed" || k == "sent" || k == "held" {
+				continue // rendered themselves, member by member
+			}
+			if w, ok := in[k]; !ok || !jsonEqual(w, v) {
+				t.Fatalf("ForModel(%s) = %s: %s is %v, was %v", answer, out, k, v, w)
+			}
+		}
+	})
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
