@@ -68,6 +68,11 @@ type Step struct {
 	Output json.RawMessage `json:"output"`
 }
 
+// forModel is the answer as the model reads it (contract.ForModel).
+func (s Step) forModel() string {
+	return string(contract.ForModel(contract.ToolCall{Name: s.Call.Name, Args: s.Call.Args}, s.Output))
+}
+
 // ModelInput is what the model activity sees: the task, the tools and the
 // latest steps (older ones are dropped, long answers cut).
 type ModelInput struct {

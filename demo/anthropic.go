@@ -39,7 +39,7 @@ func askAnthropic(ctx context.Context, c anthropic.Client, model string, in Mode
 		}
 		msgs = append(msgs,
 			anthropic.NewAssistantMessage(anthropic.NewToolUseBlock(s.Call.ID, input, s.Call.Name)),
-			anthropic.NewUserMessage(anthropic.NewToolResultBlock(s.Call.ID, string(s.Output), !ok(s.Output))))
+			anthropic.NewUserMessage(anthropic.NewToolResultBlock(s.Call.ID, s.forModel(), !ok(s.Output))))
 	}
 	tools := make([]anthropic.ToolUnionParam, 0, len(in.Tools))
 	for _, t := range in.Tools {

@@ -68,7 +68,7 @@ func askOpenAI(ctx context.Context, c openai.Client, model string, in ModelInput
 				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: s.Call.Name, Arguments: string(s.Call.Args)},
 			}}},
 		}})
-		msgs = append(msgs, openai.ToolMessage(string(s.Output), s.Call.ID))
+		msgs = append(msgs, openai.ToolMessage(s.forModel(), s.Call.ID))
 	}
 	tools := make([]openai.ChatCompletionToolUnionParam, 0, len(in.Tools))
 	for _, t := range in.Tools {

@@ -267,7 +267,7 @@ func (s *Server) handler(t contract.Tool) mcp.ToolHandler {
 			return failure(s.callFailure(ctx, c, t, wfID, err)), nil
 		}
 		log.Debug().Dur("took", time.Since(start)).Msg("tool call answered")
-		return s.result(ctx, c, t.Name, out), nil
+		return s.result(ctx, c, contract.ToolCall{Name: t.Name, Args: args}, out), nil
 	}
 }
 
@@ -303,15 +303,21 @@ func failure(f *contract.Failure) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 }
 
-// result is the tool's JSON answer as text; a failure envelope is a tool
-// error; a screenshot also carries its image.
-func (s *Server) result(ctx context.Context, c tclient.Client, tool string, out json.RawMessage) *mcp.CallToolResult {
+// result is the tool's answer as its model should read it
+// (contract.ForModel), with the answer's size, which only the host reads,
+// in _meta; a failure envelope is a tool error; a screenshot also carries
+// its image.
+func (s *Server) result(ctx context.Context, c tclient.Client, call contract.ToolCall, out json.RawMessage) *mcp.CallToolResult {
 	var head struct {
-		OK bool `json:"ok"`
+		OK   bool           `json:"ok"`
+		Size *contract.Size `json:"size"`
 	}
 	_ = json.Unmarshal(out, &head)
-	res := &mcp.CallToolResult{IsError: !head.OK, Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}
-	if head.OK && tool == contract.ToolScreenshot {
+	res := &mcp.CallToolResult{IsError: !head.OK, Content: []mcp.Content{&mcp.TextContent{Text: string(contract.ForModel(call, out))}}}
+	if head.Size != nil {
+		res.Meta = mcp.Meta{"size": head.Size}
+	}
+	if head.OK && call.Name == contract.ToolScreenshot {
 		if img, note := s.image(ctx, c, out); img != nil {
 			res.Content = append(res.Content, img)
 		} else if note != "" {

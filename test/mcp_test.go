@@ -139,9 +139,16 @@ func TestMCPStdio(t *testing.T) {
 	var run contract.RunResult
 	mustMCP(t, s.cs, "run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/"}), &run)
 	var snap contract.SnapshotResult
-	mustMCP(t, s.cs, "snapshot", map[string]any{"mode": "interactive"}, &snap)
+	sres := mustMCP(t, s.cs, "snapshot", map[string]any{"mode": "interactive"}, &snap)
 	if !strings.Contains(snap.Text, "Create account") {
 		t.Fatalf("snapshot: %s", snap.Text)
+	}
+	// The model reads the answer less its size and ok (contract.ForModel);
+	// the size, for the host's budget, is in _meta.
+	stext := sres.Content[0].(*mcp.TextContent).Text
+	size, _ := sres.Meta["size"].(map[string]any)
+	if strings.Contains(stext, `"size"`) || strings.Contains(stext, `"ok"`) || snap.URL == "" || size == nil || size["chars"].(float64) <= float64(len([]rune(stext))) {
+		t.Fatalf("the snapshot's text %s, _meta %v: want the model's form, the size in _meta", stext, sres.Meta)
 	}
 	if st := state(t, id); st.Tag == "" || st.Calls < 2 {
 		t.Fatalf("session %s state %+v: the calls did not go to it", id, st)
@@ -299,7 +306,7 @@ func TestMCPRestartResume(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("the resent call failed: %s\n%s", text, again.stderr)
 	}
-	if err := json.Unmarshal([]byte(text), &run); err != nil || !run.OK || run.Title != "Thanks" {
+	if err := json.Unmarshal([]byte(text), &run); err != nil || run.Title != "Thanks" {
 		t.Fatalf("the resent call answered %s, want the run's result on the Thanks page", text)
 	}
 	if n := arrived(); n != 1 {
