@@ -13,6 +13,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/test/harness"
+	"github.com/durable-browser/durable-browser/test/tokencount"
 	"github.com/durable-browser/durable-browser/workflows"
 )
 
@@ -23,9 +24,11 @@ type session struct {
 	cfg workflows.SessionConfig
 	// logAnswers logs every answer as the model reads it (go test -v).
 	logAnswers bool
-	// calls and read count the answers and their characters as the model
-	// reads them (size field included).
-	calls, read, tokens int
+	// measure counts what a model reads of each answer (contract.ForModel)
+	// in read (characters) and tokens (o200k tokens); whole counts the
+	// characters of the answers themselves (size field included).
+	measure                    bool
+	calls, read, tokens, whole int
 }
 
 func newSession(t testing.TB, cfg workflows.SessionConfig) *session {
@@ -56,11 +59,18 @@ func (s *session) call(tool string, args any) (json.RawMessage, bool) {
 		s.t.Fatalf("%s: %v", tool, err)
 	}
 	s.calls++
-	n := utf8.RuneCount(out)
-	s.read += n
-	s.tokens += (n + 3) / 4
+	s.whole += utf8.RuneCount(out)
+	model := string(contract.ForModel(contract.ToolCall{Name: tool, Args: raw}, out))
+	if s.measure {
+		s.read += utf8.RuneCountInString(model)
+		n, err := tokencount.O200K(model)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		s.tokens += n
+	}
 	if s.logAnswers {
-		s.t.Logf("%s %s\n%s", tool, raw, out)
+		s.t.Logf("%s %s\n%s\nas the model reads it:\n%s", tool, raw, out, model)
 	}
 	var head struct {
 		OK bool `json:"ok"`

@@ -14,8 +14,8 @@ import (
 // TestTaskCallsAndTokens does the same tasks on the demo site the way a
 // model did before locators and observe (look, act by id, look again) and
 // with them, and compares the calls and the characters of the answers as
-// the model reads them (what the session's state query counts, plus each
-// answer's size field). The figures are in docs/benchmarks.md.
+// the model reads them (contract.ForModel, as the MCP server sends them), in
+// characters and in o200k tokens. The figures are in docs/benchmarks.md.
 func TestTaskCallsAndTokens(t *testing.T) {
 	env.StartWorker(t, harnessDefaults())
 	usage := func(s *session) contract.ToolUsage {
@@ -25,12 +25,18 @@ func TestTaskCallsAndTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The session counts each answer without its size field; the model
-		// reads that too, and it is what the table counts, as for the peers.
-		if st.Total.Calls != s.calls || st.Total.Chars >= s.read {
-			t.Fatalf("state counts %+v, the answers were %d calls, %d characters", st.Total, s.calls, s.read)
+		// The session counts each whole answer without its size field: more
+		// than a model reads through contract.ForModel, which the table
+		// counts (characters, and o200k tokens), as for the peers.
+		if st.Total.Calls != s.calls || st.Total.Chars >= s.whole || st.Total.Chars <= s.read {
+			t.Fatalf("state counts %+v, the answers were %d calls, %d characters, %d as the model reads them", st.Total, s.calls, s.whole, s.read)
 		}
 		return contract.ToolUsage{Calls: s.calls, Chars: s.read, Tokens: s.tokens}
+	}
+	measured := func() *session {
+		s := newSession(t, workflows.SessionConfig{})
+		s.measure = true
+		return s
 	}
 	form := env.Demo.URL() + "/form.html"
 	thanks := func(r contract.RunResult) {
@@ -41,7 +47,7 @@ func TestTaskCallsAndTokens(t *testing.T) {
 	}
 
 	// Sign up: with ids, the model looks first and again after.
-	ids := newSession(t, workflows.SessionConfig{})
+	ids := measured()
 	var run contract.RunResult
 	var snap contract.SnapshotResult
 	ids.must("run", actions(map[string]any{"op": "goto", "url": form}), &run)
@@ -59,7 +65,7 @@ func TestTaskCallsAndTokens(t *testing.T) {
 
 	// As the peers' comparison does it (test/peers): look at the interactive
 	// list, then act and wait for the confirmation, looking no more.
-	inter := newSession(t, workflows.SessionConfig{})
+	inter := measured()
 	inter.logAnswers = true
 	inter.must("run", actions(map[string]any{"op": "goto", "url": form}), &run)
 	inter.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
@@ -75,7 +81,7 @@ func TestTaskCallsAndTokens(t *testing.T) {
 
 	// With locators and observe: look at what can be acted on while going
 	// there, then act and wait for the confirmation in one call.
-	loc := newSession(t, workflows.SessionConfig{})
+	loc := measured()
 	loc.logAnswers = true
 	loc.must("run", map[string]any{"actions": []map[string]any{{"op": "goto", "url": form}}, "observe": "interactive"}, &run)
 	if run.Observed == nil || !strings.Contains(run.Observed.Text, `textbox "Email"`) {
@@ -91,10 +97,25 @@ func TestTaskCallsAndTokens(t *testing.T) {
 	thanks(run)
 	withLocators := usage(loc)
 
+	// Told the form's labels (as a task or an earlier visit can tell them),
+	// a model need not look at all: one call.
+	blind := measured()
+	blind.logAnswers = true
+	blind.must("run", map[string]any{"actions": []map[string]any{
+		{"op": "goto", "url": form},
+		{"op": "fill", "locator": map[string]any{"label": "Email"}, "value": "ada@example.com"},
+		{"op": "select", "locator": map[string]any{"label": "Plan"}, "values": []string{"Pro"}},
+		{"op": "check", "locator": map[string]any{"label": "I agree"}},
+		{"op": "click", "locator": map[string]any{"role": "button", "name": "Create account"}},
+		{"op": "wait", "text": "Submission received"},
+	}}, &run)
+	thanks(run)
+	withoutLooking := usage(blind)
+
 	// Check a note twice on a page that updates in place: look after each
 	// click with full snapshots, or with observe.
 	counter := env.Demo.URL() + "/counter.html"
-	full := newSession(t, workflows.SessionConfig{})
+	full := measured()
 	full.must("run", actions(map[string]any{"op": "goto", "url": counter}), &run)
 	full.must("snapshot", map[string]any{}, &snap)
 	check := refFor(t, snap.Text, `button "Check"`)
@@ -103,7 +124,7 @@ func TestTaskCallsAndTokens(t *testing.T) {
 		full.must("snapshot", map[string]any{}, &snap)
 	}
 	withSnapshots := usage(full)
-	obs := newSession(t, workflows.SessionConfig{})
+	obs := measured()
 	obs.logAnswers = true
 	obs.must("run", map[string]any{"actions": []map[string]any{{"op": "goto", "url": counter}}, "observe": "interactive"}, &run)
 	for i := 0; i < 2; i++ {
@@ -124,14 +145,14 @@ func TestTaskCallsAndTokens(t *testing.T) {
 	// A big page (big.html, over the 12,000-character bound): fill one field
 	// and check it took. Before: look, act, look again.
 	big := env.Demo.URL() + "/big.html"
-	look := newSession(t, workflows.SessionConfig{})
+	look := measured()
 	look.must("run", actions(map[string]any{"op": "goto", "url": big}), &run)
 	look.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
 	look.must("run", actions(map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Field 7"`), "value": "seven"}), &run)
 	look.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
 	lookAgain := usage(look)
 	// With since: the second look is only what changed.
-	sinceS := newSession(t, workflows.SessionConfig{})
+	sinceS := measured()
 	sinceS.must("run", actions(map[string]any{"op": "goto", "url": big}), &run)
 	sinceS.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
 	sinceS.must("run", actions(map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Field 7"`), "value": "seven"}), &run)
@@ -142,7 +163,7 @@ func TestTaskCallsAndTokens(t *testing.T) {
 	}
 	withSince := usage(sinceS)
 	// With a locator and observe: no look before, the change in the answer.
-	bigObs := newSession(t, workflows.SessionConfig{})
+	bigObs := measured()
 	bigObs.logAnswers = true
 	bigObs.must("run", actions(map[string]any{"op": "goto", "url": big}), &run)
 	run = contract.RunResult{}
@@ -161,13 +182,14 @@ func TestTaskCallsAndTokens(t *testing.T) {
 		{"sign-up, ids and snapshots", withIDs, nil},
 		{"sign-up, locators and observe", withLocators, &withIDs},
 		{"sign-up, interactive snapshot, ids, no look after", withInteractive, &withIDs},
+		{"sign-up, locators without looking", withoutLooking, &withLocators},
 		{"counter, snapshot after each click", withSnapshots, nil},
 		{"counter, observe", withObserve, &withSnapshots},
 		{"big page, interactive snapshot before and after", lookAgain, nil},
 		{"big page, the second snapshot with since", withSince, &lookAgain},
 		{"big page, locator and observe", withBigObserve, &lookAgain},
 	} {
-		t.Logf("%-52s %d calls, %6d characters, ~%5d tokens", r.what, r.u.Calls, r.u.Chars, r.u.Tokens)
+		t.Logf("%-52s %d calls, %6d characters, %5d o200k tokens", r.what, r.u.Calls, r.u.Chars, r.u.Tokens)
 		if r.saves != nil && r.u.Calls > r.saves.Calls {
 			t.Errorf("%s: %d calls, not fewer than %d", r.what, r.u.Calls, r.saves.Calls)
 		}

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/tyler-smith/go-bip39/wordlists"
+	"go.temporal.io/sdk/workflow"
 )
 
 func TestWithSize(t *testing.T) {
@@ -93,7 +96,7 @@ func TestPageTextIsFencedWithTheSessionsNonce(t *testing.T) {
 	lines := strings.Split(text, "\n")
 	open, closing := lines[0], lines[len(lines)-1]
 	nonce := strings.TrimSuffix(strings.TrimPrefix(open, "<<page "), ">>")
-	if len(nonce) != 11 || open != contract.FenceOpen(nonce) || closing != contract.FenceClose(nonce) ||
+	if len(strings.Fields(nonce)) != 6 || open != contract.FenceOpen(nonce) || closing != contract.FenceClose(nonce) ||
 		strings.Join(lines[1:len(lines)-1], "\n") != hostile {
 		t.Fatalf("snapshot text not fenced whole:\n%s", text)
 	}
@@ -112,6 +115,59 @@ func TestPageTextIsFencedWithTheSessionsNonce(t *testing.T) {
 		"fetch": h.results["fetch"]["content"].(string), "search title": hit["title"].(string), "search snippet": hit["snippet"].(string)} {
 		if !strings.HasPrefix(s, contract.FenceOpen(nonce)+"\n") || !strings.HasSuffix(s, "\n"+contract.FenceClose(nonce)) {
 			t.Errorf("%s not fenced: %q", what, s)
+		}
+	}
+}
+
+// A session from before fence words keeps its 11-character code; a new
+// one's is six words of the list, the same for the same sum, different for
+// another.
+func TestFenceCode(t *testing.T) {
+	h := newHarness(t)
+	h.env.OnGetVersion(changeFenceWords, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	h.f.behave[contract.ActivitySnapshot] = func(int, json.RawMessage) (any, error) {
+		return contract.SnapshotResult{OK: true, Text: "[1] heading"}, nil
+	}
+	h.call(time.Second, "s1", contract.ToolSnapshot, `{}`)
+	h.run(SessionConfig{})
+	open := strings.SplitN(h.results["s1"]["text"].(string), "\n", 2)[0]
+	if nonce := strings.TrimSuffix(strings.TrimPrefix(open, "<<page "), ">>"); len(nonce) != 11 || strings.Contains(nonce, " ") {
+		t.Fatalf("a session from before fence words fenced with %q", open)
+	}
+
+	inList := map[string]bool{}
+	for _, w := range wordlists.English {
+		inList[w] = true
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 2000; i++ {
+		sum := sha256.Sum256([]byte{byte(i), byte(i >> 8)})
+		code := fenceWords(sum)
+		if code != fenceWords(sum) {
+			t.Fatal("fenceWords is not deterministic")
+		}
+		words := strings.Fields(code)
+		if len(words) != 6 || strings.Join(words, " ") != code {
+			t.Fatalf("code %q: want six words", code)
+		}
+		for _, w := range words {
+			if !inList[w] {
+				t.Fatalf("code %q: %q is not on the list", code, w)
+			}
+		}
+		if seen[code] {
+			t.Fatalf("two sums gave %q", code)
+		}
+		seen[code] = true
+	}
+	// Every bit of the 66 counts: flipping any one changes the code.
+	var sum [32]byte
+	base := fenceWords(sum)
+	for bit := 0; bit < 66; bit++ {
+		s := sum
+		s[bit/8] ^= 0x80 >> (bit % 8)
+		if fenceWords(s) == base {
+			t.Fatalf("bit %d does not change the code", bit)
 		}
 	}
 }

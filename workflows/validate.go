@@ -41,6 +41,11 @@ const (
 	// granted site as a child workflow (and reads a finished one's result
 	// with agent.result).
 	changeUseWebsite = "use-website"
+	// changeFenceWords: a new session's fence code is six words (66 bits,
+	// about six tokens) instead of 11 base64url characters (64 bits, about
+	// nine tokens), as every answer with page text carries it twice.
+	// Sessions from before the change keep the code they had.
+	changeFenceWords = "fence-words"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict

@@ -997,6 +997,21 @@ func (r *renderer) full(max, offset int) page {
 	return page{text: sb.String(), truncated: true, cut: msg, next: 1}
 }
 
+// header is the context line an interactive listing shows for ctx: the
+// nearest heading or landmark that says something. An unnamed landmark
+// (navigation, main, form: every page has them) says nothing in a flat
+// list, so its own context stands in; a dialog always says something.
+func (r *renderer) header(ctx int) int {
+	for ctx >= 0 {
+		l := r.lines[ctx]
+		if l.name != "" || !landmarkRoles[l.role] || l.role == "dialog" || l.role == "alertdialog" {
+			return ctx
+		}
+		ctx = l.ctx
+	}
+	return -1
+}
+
 // interactive lists actionable elements, each after its nearest heading or
 // landmark, one flat line each (see format), paged like full's offset pages.
 func (r *renderer) interactive(max, offset int) page {
@@ -1007,11 +1022,11 @@ func (r *renderer) interactive(max, offset int) page {
 		if !l.interactive || l.id == 0 {
 			continue
 		}
-		if l.ctx != lastCtx {
-			lastCtx, lastHead = l.ctx, -1
-			if l.ctx >= 0 {
+		if ctx := r.header(l.ctx); ctx != lastCtx {
+			lastCtx, lastHead = ctx, -1
+			if ctx >= 0 {
 				lastHead = len(rendered)
-				rendered = append(rendered, r.lines[l.ctx].format(false))
+				rendered = append(rendered, r.lines[ctx].format(false))
 				heads = append(heads, -1)
 			}
 		}
