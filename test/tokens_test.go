@@ -135,6 +135,13 @@ func TestTaskCallsAndTokens(t *testing.T) {
 		t.Fatalf("observed second click: %+v", run.Observed)
 	}
 	withObserve := usage(obs)
+	// A session since fence words (six-word fence codes), recorded for the
+	// replay test.
+	if f := strings.Fields(strings.TrimPrefix(strings.SplitN(run.Observed.Text, "\n", 2)[0], "<<page ")); len(f) != 6 {
+		t.Fatalf("fence code %q: want six words", run.Observed.Text)
+	}
+	obs.must("browser_release", map[string]any{}, nil)
+	recordHistory(t, obs.id, "fence-words-observe")
 	// since, after the clicks: only what changed since the first look.
 	var since contract.SnapshotResult
 	full.must("snapshot", map[string]any{"since": snap.Epoch - 2}, &since)
