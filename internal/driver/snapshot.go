@@ -1013,7 +1013,7 @@ func (r *renderer) header(ctx int) int {
 }
 
 // interactive lists actionable elements, each after its nearest heading or
-// landmark, one flat line each (see format), paged like full's offset pages.
+// named landmark (see header), one flat line each (see format), paged like full's offset pages.
 func (r *renderer) interactive(max, offset int) page {
 	var rendered []string
 	var heads []int // for each rendered line, the index in rendered of its header line, or -1

@@ -19,26 +19,30 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/chrome"
 	"github.com/durable-browser/durable-browser/internal/demosite"
+	"github.com/durable-browser/durable-browser/test/tokencount"
 )
 
 // usage is what one way of doing a task cost: tool calls (a shell call
 // for the CLI, however many commands it chains), commands run, and what the
-// model reads, with the estimate the sessions' own sizes use.
+// model reads, in characters and in o200k tokens (test/tokencount).
 type usage struct {
 	calls, commands, chars, tokens int
 }
 
-func (u *usage) read(text string) {
-	s := contract.SizeOf([]byte(text))
+func (u *usage) read(t *testing.T, text string) {
+	n, err := tokencount.O200K(text)
+	if err != nil {
+		t.Fatal(err)
+	}
 	u.calls++
-	u.chars += s.Chars
-	u.tokens += s.Tokens
+	u.chars += utf8.RuneCountInString(text)
+	u.tokens += n
 }
 
 // TestPeerTasks does each task two ways per peer: the plain way (one
@@ -99,7 +103,7 @@ func TestPeerTasks(t *testing.T) {
 
 	var rows []string
 	row := func(peer, task, way string, u usage) {
-		rows = append(rows, fmt.Sprintf("%-14s %-8s %-44s %2d calls %2d commands %7d characters ~%6d tokens", peer, task, way, u.calls, u.commands, u.chars, u.tokens))
+		rows = append(rows, fmt.Sprintf("%-14s %-8s %-44s %2d calls %2d commands %7d characters %6d o200k tokens", peer, task, way, u.calls, u.commands, u.chars, u.tokens))
 	}
 
 	t.Run("agent-browser", func(t *testing.T) {
@@ -142,7 +146,7 @@ func TestPeerTasks(t *testing.T) {
 						t.Fatalf("%s %s: agent-browser %v: %v\n%s", tc.task, tc.way, args, err, o)
 					}
 				}
-				u.read(out)
+				u.read(t, out)
 				seen += out
 				last = out
 			}
@@ -198,7 +202,7 @@ func TestPeerTasks(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s %s: %s: %v\n%s", tc.task, tc.way, s.tool, err, out)
 				}
-				u.read(out)
+				u.read(t, out)
 				seen += out
 				last = out
 			}
