@@ -67,6 +67,30 @@ func TestRenderModes(t *testing.T) {
 				"[4] button \"Go\"\n" +
 				"[5] link \"Terms\"\n",
 		},
+		{
+			// Unnamed landmarks say nothing in a flat list: the heading
+			// before the form heads its fields; a dialog always heads.
+			name: "unnamed landmarks",
+			walk: `{"u":"http://h.test/f","c":[
+				{"r":"navigation","i":1,"c":[{"r":"link","n":"Home","i":2,"h":"http://h.test/"}]},
+				{"r":"main","i":3,"c":[
+					{"r":"heading","n":"Sign up","lv":1,"i":4},
+					{"r":"form","i":5,"c":[{"r":"textbox","n":"Email","i":6}]},
+					{"r":"dialog","i":7,"c":[{"r":"button","n":"Close","i":8}]}]}]}`,
+			full: "[1] navigation\n" +
+				"  [2] link \"Home\" -> /\n" +
+				"[3] main\n" +
+				"  [4] heading \"Sign up\" level=1\n" +
+				"  [5] form\n" +
+				"    [6] textbox \"Email\"\n" +
+				"  [7] dialog\n" +
+				"    [8] button \"Close\"\n",
+			interactive: "[2] link \"Home\"\n" +
+				"[4] heading \"Sign up\"\n" +
+				"[6] textbox \"Email\"\n" +
+				"[7] dialog\n" +
+				"[8] button \"Close\"\n",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			full, inter := renderWalk(t, tc.walk)
