@@ -142,6 +142,16 @@ func TestCLIOperatorVerbs(t *testing.T) {
 	if !run.OK || !strings.Contains(run.URL, "/human.html") {
 		t.Fatalf("call run: %s", out)
 	}
+	// --for-model prints what a model reads (contract.ForModel): here the
+	// answer less ok, size, completed and total, and the url the goto
+	// asked for; the exit status is the answer's.
+	var model map[string]any
+	decodeJSON(t, cliOK(t, "call", "--for-model", id, "run", `{"actions":[{"op":"goto","url":"`+env.Demo.URL()+`/human.html"}]}`), &model)
+	for _, key := range []string{"ok", "size", "completed", "total", "url"} {
+		if _, ok := model[key]; ok || model["title"] != run.Title {
+			t.Fatalf("call --for-model run: %v, want %q's title without %s", model, run.URL, key)
+		}
+	}
 	r := cli(t, "call", id, "run", `{"actions":[{"op":"click","id":"e9999"}]}`)
 	var f contract.Failure
 	decodeJSON(t, r.stdout, &f)

@@ -29,11 +29,12 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	sessionflags.Bind(fs, &sf)
 	var (
 		updateID, logLevel string
-		newSession         bool
+		newSession, model  bool
 		timeout            time.Duration
 	)
 	fs.String(&updateID, "update-id", "", "deduplicate: the same call repeated with the same id returns the first result; another call under a used id is refused")
 	fs.Bool(&newSession, "new", false, "start a new session (the next tag, at about:blank) when the last one under this id has ended; without it such a call answers session_ended")
+	fs.Bool(&model, "for-model", false, "print the answer as a model reads it (contract.ForModel, what the MCP server sends): less the fields that tell it nothing new")
 	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up waiting after this long")
 	fs.String(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
 	fs.Usage = func() {
@@ -96,7 +97,8 @@ Flags:
 		return err
 	}
 	defer c.Close()
-	out, err := dbclient.Call(ctx, c, fs.Arg(0), contract.ToolCall{Name: fs.Arg(1), Args: raw}, dbclient.CallOptions{
+	call := contract.ToolCall{Name: fs.Arg(1), Args: raw}
+	out, err := dbclient.Call(ctx, c, fs.Arg(0), call, dbclient.CallOptions{
 		Config:   cfg,
 		UpdateID: updateID,
 		New:      newSession,
@@ -105,7 +107,11 @@ Flags:
 	if err != nil {
 		return err
 	}
-	return printEnvelope(env, out)
+	shown := out
+	if model {
+		shown = contract.ForModel(call, out)
+	}
+	return printEnvelope(env, out, shown)
 }
 
 // givenOptions names the session options whose flags were given, so a
@@ -125,18 +131,19 @@ func givenOptions(fs *config.Set) []string {
 	return out
 }
 
-// printEnvelope prints a tool answer as indented JSON and maps it to the
-// exit status: 0 for ok, 1 for a failure envelope.
-func printEnvelope(env *cliEnv, out json.RawMessage) error {
+// printEnvelope prints shown (a tool answer, or what a model reads of it)
+// as indented JSON and maps the answer to the exit status: 0 for ok, 1
+// for a failure envelope.
+func printEnvelope(env *cliEnv, out, shown json.RawMessage) error {
 	var head struct {
 		OK bool `json:"ok"`
 	}
 	_ = json.Unmarshal(out, &head)
 	var pretty bytes.Buffer
-	if json.Indent(&pretty, out, "", "  ") == nil {
-		out = pretty.Bytes()
+	if json.Indent(&pretty, shown, "", "  ") == nil {
+		shown = pretty.Bytes()
 	}
-	fmt.Fprintln(env.stdout, string(out))
+	fmt.Fprintln(env.stdout, string(shown))
 	if !head.OK {
 		return exitError{code: 1}
 	}

@@ -115,6 +115,12 @@ func TestPeerTasks(t *testing.T) {
 		}{
 			{"sign-up", "one command a call", split(abSignUp(base)), signedUp},
 			{"sign-up", "a turn's commands chained", abSignUp(base), signedUp},
+			// Blind, as ours with the labels known: find has no select
+			// action, so the plan goes by the page's only <select>.
+			{"sign-up", "one chain by find, no look", [][][]string{{
+				{"open", base + "/form.html"}, {"find", "label", "Email", "fill", "ada@example.com"}, {"select", "select", "Pro"},
+				{"find", "label", "I agree", "check"}, {"find", "role", "button", "click", "--name", "Create account"},
+				{"wait", "--text", "Submission received"}}}, signedUp},
 			{"counter", "one command a call, whole snapshots", split([][][]string{{
 				{"open", base + "/counter.html"}, {"snapshot"},
 				{"click", `{ref:button "Check"}`}, {"snapshot"},
