@@ -87,13 +87,14 @@ func TestTaskCallsAndTokens(t *testing.T) {
 	if run.Observed == nil || !strings.Contains(run.Observed.Text, `textbox "Email"`) {
 		t.Fatalf("observed after goto: %+v", run.Observed)
 	}
-	loc.must("run", map[string]any{"actions": []map[string]any{
+	signUp := []map[string]any{
 		{"op": "fill", "locator": map[string]any{"label": "Email"}, "value": "ada@example.com"},
 		{"op": "select", "locator": map[string]any{"label": "Plan"}, "values": []string{"Pro"}},
 		{"op": "check", "locator": map[string]any{"label": "I agree"}},
 		{"op": "click", "locator": map[string]any{"role": "button", "name": "Create account"}},
 		{"op": "wait", "text": "Submission received"},
-	}}, &run)
+	}
+	loc.must("run", map[string]any{"actions": signUp}, &run)
 	thanks(run)
 	withLocators := usage(loc)
 
@@ -101,14 +102,7 @@ func TestTaskCallsAndTokens(t *testing.T) {
 	// a model need not look at all: one call.
 	blind := measured()
 	blind.logAnswers = true
-	blind.must("run", map[string]any{"actions": []map[string]any{
-		{"op": "goto", "url": form},
-		{"op": "fill", "locator": map[string]any{"label": "Email"}, "value": "ada@example.com"},
-		{"op": "select", "locator": map[string]any{"label": "Plan"}, "values": []string{"Pro"}},
-		{"op": "check", "locator": map[string]any{"label": "I agree"}},
-		{"op": "click", "locator": map[string]any{"role": "button", "name": "Create account"}},
-		{"op": "wait", "text": "Submission received"},
-	}}, &run)
+	blind.must("run", map[string]any{"actions": append([]map[string]any{{"op": "goto", "url": form}}, signUp...)}, &run)
 	thanks(run)
 	withoutLooking := usage(blind)
 
