@@ -17,11 +17,12 @@ import (
 //     orchestrator's budget and code;
 //   - a run's completed and total when every action ran;
 //   - elements and interactive, unless the text was cut;
-//   - a run's url and title when its observation lists changes on the page
-//     the run started on (the title stays when changes.title says it changed);
-//     its url when it is the URL the run's last goto asked for;
-//   - changes of a run's observation that only say the page navigated,
-//     when the url or title in the same answer says where to;
+//   - a run's title when its observation lists changes on the page the run
+//     started on and changes.title does not say the actions changed it;
+//   - a run's url when it is the URL the run's last goto asked for (a
+//     redirect keeps it);
+//   - changes of a run's observation that only say the page navigated (the
+//     title, and the url unless the model asked for it, say where to);
 //   - a sent or held request's origin when it is the page's.
 //
 // Anything else, and an answer that is not a JSON object, passes unchanged.
@@ -57,14 +58,14 @@ func modelRun(obj *object, args json.RawMessage, pageURL string) {
 		switch {
 		case ch == nil:
 		case string(ch.get("full")) != "true":
-			// Changes on the same document and URL (the driver shows a
-			// whole page otherwise): the model knows where it is.
-			obj.drop("url")
+			// Changes on the document the run started on, whose title
+			// the actions left as it was. The url stays: the page may
+			// have moved on between the model's last look and the run.
 			if string(ch.get("title")) != "true" {
 				obj.drop("title")
 			}
-		case unquote(ch.get("reason")) == ReasonNavigated && (obj.get("url") != nil || obj.get("title") != nil):
-			obs.drop("changes")
+		case unquote(ch.get("reason")) == ReasonNavigated:
+			obs.drop("changes") // the url or title in this answer says where to
 		}
 		obj.set("observed", obs.encode())
 	}

@@ -14,12 +14,12 @@ func TestForModel(t *testing.T) {
 		answer string
 		want   string
 	}{
-		{"a click seen as changes on the same page: no url, title, counts or size", click,
+		{"a click seen as changes on the same page: the url, no title, counts or size", click,
 			`{"ok":true,"url":"http://a.test/c","title":"C","completed":1,"total":1,"observed":{"text":"~ [5] status","epoch":3,"elements":5,"interactive":2,"changes":{"changed":1}},"size":{"chars":9,"tokens":3}}`,
-			`{"observed":{"text":"~ [5] status","epoch":3,"changes":{"changed":1}}}`},
+			`{"url":"http://a.test/c","observed":{"text":"~ [5] status","epoch":3,"changes":{"changed":1}}}`},
 		{"the title changed in place: it stays", click,
 			`{"ok":true,"url":"http://a.test/c","title":"C (2)","completed":1,"total":1,"observed":{"text":"","epoch":3,"elements":5,"interactive":2,"changes":{"title":true}}}`,
-			`{"title":"C (2)","observed":{"text":"","epoch":3,"changes":{"title":true}}}`},
+			`{"url":"http://a.test/c","title":"C (2)","observed":{"text":"","epoch":3,"changes":{"title":true}}}`},
 		{"a goto seen whole: the title says where, the url was asked for", run(`{"actions":[{"op":"goto","url":"http://a.test/f"}],"observe":"interactive"}`),
 			`{"ok":true,"url":"http://a.test/f","title":"F","completed":1,"total":1,"observed":{"text":"[1] button","epoch":1,"elements":3,"interactive":1,"changes":{"full":true,"reason":"the page navigated"}}}`,
 			`{"title":"F","observed":{"text":"[1] button","epoch":1}}`},
@@ -64,37 +64,64 @@ func TestForModel(t *testing.T) {
 }
 
 // FuzzForModel: whatever an answer holds, ForModel never panics, answers
-// valid JSON for valid JSON, and only leaves fields out: what it keeps of
-// an object decodes to the same values.
+// valid JSON for valid JSON, and only leaves fields out: every value it
+// keeps, at any depth, is the answer's.
 func FuzzForModel(f *testing.F) {
-	f.Add(`{"actions":[{"op":"goto","url":"http://a.test/f"}]}`, `{"ok":true,"url":"http://a.test/f","title":"F","completed":1,"total":1,"observed":{"text":"x","epoch":1,"changes":{"full":true,"reason":"the page navigated"}},"sent":[{"method":"POST","origin":"http://a.test","path":"/"}]}`)
-	f.Add(`{}`, `{"ok":true,"observed":{"changes":{}},"url":"x","url":"y"}`)
-	f.Add(`[]`, `{"ok":false,"size":1}`)
-	f.Fuzz(func(t *testing.T, args, answer string) {
-		out := ForModel(ToolCall{Name: ToolRun, Args: json.RawMessage(args)}, json.RawMessage(answer))
+	f.Add("run", `{"actions":[{"op":"goto","url":"http://a.test/f"}]}`, `{"ok":true,"url":"http://a.test/f","title":"F","completed":1,"total":1,"observed":{"text":"x","epoch":1,"changes":{"full":true,"reason":"the page navigated"}},"sent":[{"method":"POST","origin":"http://a.test","path":"/"}]}`)
+	f.Add("run", `{}`, `{"ok":true,"observed":{"changes":{}},"url":"x","url":"y"}`)
+	f.Add("snapshot", `{}`, `{"ok":true,"text":"t","elements":3,"interactive":1,"truncated":true}`)
+	f.Add("run", `[]`, `{"ok":false,"size":1}`)
+	f.Fuzz(func(t *testing.T, tool, args, answer string) {
+		out := ForModel(ToolCall{Name: tool, Args: json.RawMessage(args)}, json.RawMessage(answer))
 		if !json.Valid([]byte(answer)) {
 			return
 		}
 		if !json.Valid(out) {
 			t.Fatalf("ForModel(%s) = %s: not JSON", answer, out)
 		}
-		var in, got map[string]any
+		var in, got any
 		if json.Unmarshal([]byte(answer), &in) != nil || json.Unmarshal(out, &got) != nil {
 			return
 		}
-		for k, v := range got {
-			if k == "observed" || k == "sent" || k == "held" {
-				continue // rendered themselves, member by member
-			}
-			if w, ok := in[k]; !ok || !jsonEqual(w, v) {
-				t.Fatalf("ForModel(%s) = %s: %s is %v, was %v", answer, out, k, v, w)
-			}
+		if path, ok := keptFrom(got, in, "$"); !ok {
+			t.Fatalf("ForModel(%s) = %s: %s is not the answer's", answer, out, path)
 		}
 	})
 }
 
-func jsonEqual(a, b any) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
+// keptFrom says whether got is in with members left out of its objects
+// (at any depth, in lists too), and where not.
+func keptFrom(got, in any, path string) (string, bool) {
+	switch g := got.(type) {
+	case map[string]any:
+		m, ok := in.(map[string]any)
+		if !ok {
+			return path, false
+		}
+		for k, v := range g {
+			w, ok := m[k]
+			if !ok {
+				return path + "." + k, false
+			}
+			if p, ok := keptFrom(v, w, path+"."+k); !ok {
+				return p, false
+			}
+		}
+		return "", true
+	case []any:
+		l, ok := in.([]any)
+		if !ok || len(l) != len(g) {
+			return path, false
+		}
+		for i := range g {
+			if p, ok := keptFrom(g[i], l[i], path+"[]"); !ok {
+				return p, false
+			}
+		}
+		return "", true
+	default:
+		x, _ := json.Marshal(got)
+		y, _ := json.Marshal(in)
+		return path, string(x) == string(y)
+	}
 }

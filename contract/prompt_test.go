@@ -32,7 +32,7 @@ func TestPromptMatchesDefinitions(t *testing.T) {
 			t.Errorf("prompt does not show the fence line %q", l)
 		}
 	}
-	for _, w := range []string{string(CodeEffectUnknown), `"observe"`, `"since"`, "next_offset", "no url or title", "never follow"} {
+	for _, w := range []string{string(CodeEffectUnknown), `"observe"`, `"since"`, "next_offset", "no url", "never follow"} {
 		if !strings.Contains(p, w) {
 			t.Errorf("prompt does not say %s", w)
 		}

@@ -50,9 +50,10 @@ type Size struct {
 	// Chars counts the characters (Unicode code points) of the answer's
 	// JSON, without its size field.
 	Chars int `json:"chars"`
-	// Tokens estimates the tokens a model reads for it: one per four
-	// characters, rounded up (a rough rule for English and JSON; a model's
-	// own tokenizer may count 20-30% either way).
+	// Tokens estimates the tokens of the answer: one per four characters,
+	// rounded up (a rough rule for English and JSON; a model's own
+	// tokenizer may count 20-30% either way). A model fed ForModel of the
+	// answer reads fewer, so this is an upper bound of what it reads.
 	Tokens int `json:"tokens"`
 }
 

@@ -154,7 +154,7 @@ func Agent(ctx workflow.Context, in Input) (*Result, error) {
 				return nil, err // cancelled: not the model's to handle
 			}
 			res.Calls++
-			res.Steps = append(res.Steps, Step{Call: c, Output: cut(out)})
+			res.Steps = append(res.Steps, Step{Call: c, Output: cut(c, out)})
 		}
 	}
 	return nil, fmt.Errorf("the agent did not finish within %d turns", in.MaxTurns)
@@ -167,11 +167,17 @@ func recent(steps []Step) []Step {
 	return steps
 }
 
-// cut keeps a long answer valid JSON: a string saying what was cut.
-func cut(out json.RawMessage) json.RawMessage {
+// cut bounds a long answer by what the model reads of it: an answer whose
+// model form (contract.ForModel) fits stays whole; otherwise the model form
+// is cut, as a valid JSON string saying what was cut.
+func cut(c Call, out json.RawMessage) json.RawMessage {
 	if len(out) <= keepBytes {
 		return out
 	}
-	b, _ := json.Marshal(fmt.Sprintf("(answer of %d bytes cut) %s", len(out), out[:keepBytes]))
+	model := Step{Call: c, Output: out}.forModel()
+	if len(model) <= keepBytes {
+		return out
+	}
+	b, _ := json.Marshal(fmt.Sprintf("(answer of %d bytes cut) %s", len(model), model[:keepBytes]))
 	return b
 }

@@ -10,10 +10,10 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 )
 
-// answer is a tool's answer as the model reads it: the result or failure
-// envelope as JSON, its page text fenced, with its size added ("size":
-// {"chars", "tokens"}), and counted in the session's usage under the
-// tool's name.
+// answer is a tool's answer: the result or failure envelope as JSON, its
+// page text fenced, with its size added ("size": {"chars", "tokens"}), and
+// counted in the session's usage under the tool's name. A model reads
+// contract.ForModel of it, which is smaller.
 func (b *Browser) answer(ctx workflow.Context, name string, v any) (json.RawMessage, error) {
 	// Without HTML escaping: "->" and fences would cost "\u003e" each.
 	var buf bytes.Buffer

@@ -86,6 +86,11 @@ func TestSnapshotSinceOnAPageThatUpdatesInPlace(t *testing.T) {
 	if res = runObserve(t, b, `[{"op":"click","id":"`+check+`"}]`); res.Observed.Changes.Title {
 		t.Fatalf("the title stayed, the changes say it changed: %+v", res.Observed.Changes)
 	}
+	evalIn(t, b, `(()=>{const x=document.createElement("button");x.textContent="Rename";x.onclick=()=>{document.title="Renamed"};document.querySelector("main").append(x);return ""})()`)
+	res = runObserve(t, b, `[{"op":"click","locator":{"role":"button","name":"Rename"}}]`)
+	if o := res.Observed; o.Changes.Full || !o.Changes.Title || res.Title != "Renamed" {
+		t.Fatalf("a click renamed the page, the run says %q and %+v", res.Title, o.Changes)
+	}
 }
 
 func TestSnapshotSinceFallsBackAfterNavigation(t *testing.T) {

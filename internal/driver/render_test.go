@@ -68,15 +68,20 @@ func TestRenderModes(t *testing.T) {
 				"[5] link \"Terms\"\n",
 		},
 		{
-			// Unnamed landmarks say nothing in a flat list: the heading
-			// before the form heads its fields; a dialog always heads.
+			// An unnamed form under a heading says nothing the heading
+			// does not: the heading heads its fields. Navigation, the
+			// footer and a dialog head theirs, named or not, so the footer's
+			// links do not read as part of "Orders".
 			name: "unnamed landmarks",
 			walk: `{"u":"http://h.test/f","c":[
 				{"r":"navigation","i":1,"c":[{"r":"link","n":"Home","i":2,"h":"http://h.test/"}]},
 				{"r":"main","i":3,"c":[
 					{"r":"heading","n":"Sign up","lv":1,"i":4},
 					{"r":"form","i":5,"c":[{"r":"textbox","n":"Email","i":6}]},
-					{"r":"dialog","i":7,"c":[{"r":"button","n":"Close","i":8}]}]}]}`,
+					{"r":"dialog","i":7,"c":[{"r":"button","n":"Close","i":8}]},
+					{"r":"heading","n":"Orders","lv":2,"i":9},
+					{"r":"link","n":"Browse","i":10,"h":"http://h.test/o"}]},
+				{"r":"contentinfo","i":11,"c":[{"r":"link","n":"Privacy","i":12,"h":"http://h.test/p"}]}]}`,
 			full: "[1] navigation\n" +
 				"  [2] link \"Home\" -> /\n" +
 				"[3] main\n" +
@@ -84,12 +89,21 @@ func TestRenderModes(t *testing.T) {
 				"  [5] form\n" +
 				"    [6] textbox \"Email\"\n" +
 				"  [7] dialog\n" +
-				"    [8] button \"Close\"\n",
-			interactive: "[2] link \"Home\"\n" +
+				"    [8] button \"Close\"\n" +
+				"  [9] heading \"Orders\" level=2\n" +
+				"  [10] link \"Browse\" -> /o\n" +
+				"[11] contentinfo\n" +
+				"  [12] link \"Privacy\" -> /p\n",
+			interactive: "[1] navigation\n" +
+				"[2] link \"Home\"\n" +
 				"[4] heading \"Sign up\"\n" +
 				"[6] textbox \"Email\"\n" +
 				"[7] dialog\n" +
-				"[8] button \"Close\"\n",
+				"[8] button \"Close\"\n" +
+				"[9] heading \"Orders\"\n" +
+				"[10] link \"Browse\"\n" +
+				"[11] contentinfo\n" +
+				"[12] link \"Privacy\"\n",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,7 +18,8 @@ import (
 // SnapshotOptions choose what a snapshot shows.
 type SnapshotOptions struct {
 	// Mode is "full" (default) or "interactive" (actionable elements only,
-	// one flat line each after the nearest heading or landmark; link targets only for links without a name).
+	// one flat line each after the nearest heading or landmark that says something (see header); link targets
+	// only for links without a name).
 	Mode string
 	// Scope, an id like "[12]" from the latest snapshot, limits the snapshot to that subtree.
 	Scope string
@@ -998,22 +999,29 @@ func (r *renderer) full(max, offset int) page {
 }
 
 // header is the context line an interactive listing shows for ctx: the
-// nearest heading or landmark that says something. An unnamed landmark
-// (navigation, main, form: every page has them) says nothing in a flat
-// list, so its own context stands in; a dialog always says something.
+// nearest heading or landmark that says something. An unnamed main, form,
+// region or search, under a heading, says nothing that heading does not
+// (every page has them), so the heading stands in. Site chrome
+// (navigation, banner, contentinfo, complementary) and dialogs always head
+// their elements, named or not: in a flat list, a group without a header
+// reads as part of the group before it.
 func (r *renderer) header(ctx int) int {
-	for ctx >= 0 {
-		l := r.lines[ctx]
-		if l.name != "" || !landmarkRoles[l.role] || l.role == "dialog" || l.role == "alertdialog" {
-			return ctx
-		}
-		ctx = l.ctx
+	if ctx < 0 {
+		return ctx
 	}
-	return -1
+	if l := r.lines[ctx]; l.name == "" && contentLandmarks[l.role] {
+		if up := r.header(l.ctx); up >= 0 {
+			return up
+		}
+	}
+	return ctx
 }
 
+// contentLandmarks are the landmarks a heading before them may stand in for.
+var contentLandmarks = map[string]bool{"main": true, "form": true, "region": true, "search": true}
+
 // interactive lists actionable elements, each after its nearest heading or
-// named landmark (see header), one flat line each (see format), paged like full's offset pages.
+// landmark (see header), one flat line each (see format), paged like full's offset pages.
 func (r *renderer) interactive(max, offset int) page {
 	var rendered []string
 	var heads []int // for each rendered line, the index in rendered of its header line, or -1
