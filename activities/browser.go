@@ -55,7 +55,7 @@ func (a *Activities) snapshotResult(snap *driver.Snapshot) *contract.SnapshotRes
 		Viewport:    snap.Viewport,
 	}
 	if c := snap.Changes; c != nil {
-		res.Changes = &contract.Changes{Since: c.Since, Full: c.Full, Reason: c.Reason, Added: c.Added, Removed: c.Removed, Changed: c.Changed, Title: c.Title}
+		res.Changes = &contract.Changes{Since: c.Since, Full: c.Full, Reason: c.Reason, Added: c.Added, Removed: c.Removed, Changed: c.Changed, Title: c.Title, SamePage: c.SamePage}
 	}
 	return res
 }

@@ -19,8 +19,9 @@ import (
 //   - elements and interactive, unless the text was cut;
 //   - a run's title when its observation lists changes on the page the run
 //     started on and changes.title does not say the actions changed it;
-//   - a run's url when it is the URL the run's last goto asked for (a
-//     redirect keeps it);
+//   - a run's url when its changes are on the page the model last looked at
+//     (changes.same_page, which goes too), or when it is the URL the run's
+//     last goto asked for (a redirect keeps it);
 //   - changes of a run's observation that only say the page navigated (the
 //     title, and the url unless the model asked for it, say where to);
 //   - a sent or held request's origin when it is the page's.
@@ -59,11 +60,16 @@ func modelRun(obj *object, args json.RawMessage, pageURL string) {
 		case ch == nil:
 		case string(ch.get("full")) != "true":
 			// Changes on the document the run started on, whose title
-			// the actions left as it was. The url stays: the page may
-			// have moved on between the model's last look and the run.
+			// the actions left as it was; on the page the model last
+			// looked at (same_page), whose url it knows.
 			if string(ch.get("title")) != "true" {
 				obj.drop("title")
 			}
+			if string(ch.get("same_page")) == "true" {
+				obj.drop("url")
+			}
+			ch.drop("same_page") // said by the missing url
+			obs.set("changes", ch.encode())
 		case unquote(ch.get("reason")) == ReasonNavigated:
 			obs.drop("changes") // the url or title in this answer says where to
 		}

@@ -85,6 +85,10 @@ type Changes struct {
 	Changed int `json:"changed,omitempty"`
 	// Title: the page's title changed too (the result's title is the new one).
 	Title bool `json:"title,omitempty"`
+	// SamePage, on a run's changes: the run started on the page of the
+	// latest snapshot or observation (same tab, document and URL) and ended
+	// there, so the result's url is the one the caller last looked at.
+	SamePage bool `json:"same_page,omitempty"`
 }
 
 // Tab is one open tab.

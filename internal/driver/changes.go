@@ -20,6 +20,10 @@ type Changes struct {
 	Changed int `json:"changed"`
 	// Title is set when the page's title changed on the same document.
 	Title bool `json:"title,omitempty"`
+	// SamePage is set on a run's changes when the run started on the page
+	// the caller last looked at (the latest snapshot or observation: same
+	// tab, document and URL) and the result's URL is still that page's.
+	SamePage bool `json:"same_page,omitempty"`
 }
 
 // kept is what a snapshot saw, to compare a later one with.
@@ -46,6 +50,17 @@ func (b *Browser) keep(epoch int, k *kept) {
 			delete(b.kept, e)
 		}
 	}
+}
+
+// lookedAt is what the caller last saw of the page: the latest snapshot or
+// observation, when it was kept whole (nil otherwise).
+func (b *Browser) lookedAt() *kept {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.snap == nil {
+		return nil
+	}
+	return b.kept[b.snap.epoch]
 }
 
 // sameDocument says why now cannot be compared with base line by line, or "".

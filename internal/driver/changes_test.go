@@ -46,8 +46,8 @@ func TestSnapshotSinceOnAPageThatUpdatesInPlace(t *testing.T) {
 	if o.Epoch <= s1.Epoch {
 		t.Fatalf("observation epoch %d, snapshot's %d", o.Epoch, s1.Epoch)
 	}
-	if o.Changes.Title {
-		t.Fatalf("the title did not change, the changes say it did: %+v", o.Changes)
+	if o.Changes.Title || !o.Changes.SamePage {
+		t.Fatalf("a click on the page of the last snapshot: %+v", o.Changes)
 	}
 
 	// since an earlier snapshot: only what changed since then, ids unchanged.
@@ -155,5 +155,24 @@ func TestFailedRequestsLeaveOutTheFavicon(t *testing.T) {
 	got := strings.Join(res.FailedRequests, "\n")
 	if !strings.Contains(got, "404 GET "+siteURL+"/no-such-file.txt") || strings.Contains(got, "favicon") {
 		t.Fatalf("failed requests:\n%s", got)
+	}
+}
+
+// A run's changes are on the page the caller last looked at only when it
+// looked at that document: after a navigation it did not observe, they are
+// not, and the result's URL is then news to it (contract.ForModel keeps it).
+func TestRunChangesSamePage(t *testing.T) {
+	b := attach(t, Options{})
+	gotoPage(t, b, siteURL+"/counter.html")
+	snap(t, b, SnapshotOptions{})
+	mustRun(t, b, `[{"op":"goto","url":"`+siteURL+`/form.html"},{"op":"wait","load":true}]`)
+	res := runObserve(t, b, `[{"op":"fill","locator":{"label":"Email"},"value":"a@b.c"}]`)
+	if o := res.Observed; o.Changes.Full || o.Changes.SamePage {
+		t.Fatalf("changes on a page never looked at: %+v", o.Changes)
+	}
+	// That observation is now the last look: the next run's changes are on it.
+	res = runObserve(t, b, `[{"op":"fill","locator":{"label":"Email"},"value":"d@e.f"}]`)
+	if o := res.Observed; o.Changes.Full || !o.Changes.SamePage {
+		t.Fatalf("changes on the page of the last observation: %+v", o.Changes)
 	}
 }

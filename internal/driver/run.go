@@ -133,8 +133,9 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 			refs[id] = rs[i]
 		}
 	}
-	var before *kept
+	var before, seen *kept
 	if opts.Observe != "" {
+		seen = b.lookedAt()
 		before = b.walkKept(pctx, t)
 		var pe *PendingError
 		if errors.As(context.Cause(pctx), &pe) {
@@ -256,6 +257,12 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		ocancel()
 	}
 	res.URL, res.Title = b.info(ctx)
+	if o := res.Observed; o != nil && o.Changes != nil && !o.Changes.Full {
+		// The caller may read the changes as on the page it saw: say so
+		// only when the run began there and still is (a navigation that
+		// landed after the observation shows in URL).
+		o.Changes.SamePage = seen != nil && before != nil && sameDocument(seen, before) == "" && res.URL == o.URL
+	}
 	b.mu.Lock()
 	for _, o := range b.tabs {
 		if o.openedAt > openedBefore && !o.closed {
