@@ -60,7 +60,10 @@ func (s *session) call(tool string, args any) (json.RawMessage, bool) {
 	}
 	s.calls++
 	s.whole += utf8.RuneCount(out)
-	model := string(contract.ForModel(contract.ToolCall{Name: tool, Args: raw}, out))
+	var model string
+	if s.measure || s.logAnswers { // rendered only where it is read
+		model = string(contract.ForModel(contract.ToolCall{Name: tool, Args: raw}, out))
+	}
 	if s.measure {
 		s.read += utf8.RuneCountInString(model)
 		n, err := tokencount.O200K(model)
