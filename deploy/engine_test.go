@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,9 +81,8 @@ func TestComposeEngine(t *testing.T) {
 			t.Fatalf("docker compose ps: %v", err)
 		}
 		running := 0
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			var c struct{ State string }
-			if json.Unmarshal([]byte(line), &c) == nil && c.State == "running" {
+		for _, c := range psStates(out) {
+			if c == "running" {
 				running++
 			}
 		}
@@ -104,5 +104,37 @@ func TestComposeEngine(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `"ok": true`) {
 		t.Fatalf("the screenshot did not answer ok:\n%s", out)
+	}
+}
+
+// psStates reads the containers' states from `docker compose ps --format
+// json`: one object a line (compose 2.21 on) or one array (before).
+func psStates(out []byte) []string {
+	type container struct{ State string }
+	var states []string
+	if all := []container{}; json.Unmarshal(out, &all) == nil {
+		for _, c := range all {
+			states = append(states, c.State)
+		}
+		return states
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var c container
+		if json.Unmarshal([]byte(line), &c) == nil {
+			states = append(states, c.State)
+		}
+	}
+	return states
+}
+
+// The smoke run counts running workers from either output of compose ps.
+func TestPSStates(t *testing.T) {
+	for _, tc := range []struct{ name, out string }{
+		{"lines", `{"Service":"worker","State":"running"}` + "\n" + `{"Service":"worker","State":"exited"}` + "\n"},
+		{"array", `[{"Service":"worker","State":"running"},{"Service":"worker","State":"exited"}]`},
+	} {
+		if got := psStates([]byte(tc.out)); !slices.Equal(got, []string{"running", "exited"}) {
+			t.Errorf("%s: %q", tc.name, got)
+		}
 	}
 }
