@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -217,20 +218,102 @@ func (w *words) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// envMap is a compose environment in either form: a mapping, or a list of
+// KEY=value (a bare KEY takes its value from the environment).
+type envMap map[string]string
+
+func (e *envMap) UnmarshalYAML(n *yaml.Node) error {
+	m := map[string]string{}
+	if n.Kind == yaml.SequenceNode {
+		var list []string
+		if err := n.Decode(&list); err != nil {
+			return err
+		}
+		for _, kv := range list {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				v = "${" + k + "}"
+			}
+			m[k] = v
+		}
+	} else if err := n.Decode(&m); err != nil {
+		return err
+	}
+	*e = m
+	return nil
+}
+
+// dependsOn maps each dependency to its condition, from either form (a
+// list means service_started).
+type dependsOn map[string]string
+
+func (d *dependsOn) UnmarshalYAML(n *yaml.Node) error {
+	out := map[string]string{}
+	if n.Kind == yaml.SequenceNode {
+		var list []string
+		if err := n.Decode(&list); err != nil {
+			return err
+		}
+		for _, s := range list {
+			out[s] = "service_started"
+		}
+	} else {
+		var m map[string]struct {
+			Condition string `yaml:"condition"`
+		}
+		if err := n.Decode(&m); err != nil {
+			return err
+		}
+		for s, c := range m {
+			out[s] = cmp.Or(c.Condition, "service_started")
+		}
+	}
+	*d = out
+	return nil
+}
+
+// portList is compose's ports or expose in either syntax; a long-syntax
+// entry becomes "published:target" (or "target").
+type portList []string
+
+func (p *portList) UnmarshalYAML(n *yaml.Node) error {
+	var items []yaml.Node
+	if err := n.Decode(&items); err != nil {
+		return err
+	}
+	for _, it := range items {
+		if it.Kind == yaml.ScalarNode {
+			*p = append(*p, it.Value)
+			continue
+		}
+		var long struct {
+			Target    string `yaml:"target"`
+			Published string `yaml:"published"`
+		}
+		if err := it.Decode(&long); err != nil {
+			return err
+		}
+		if long.Published != "" {
+			*p = append(*p, long.Published+":"+long.Target)
+		} else {
+			*p = append(*p, long.Target)
+		}
+	}
+	return nil
+}
+
 type composeService struct {
-	Image           string            `yaml:"image"`
-	Build           any               `yaml:"build"`
-	Command         words             `yaml:"command"`
-	Environment     map[string]string `yaml:"environment"`
-	StopGracePeriod string            `yaml:"stop_grace_period"`
-	ShmSize         string            `yaml:"shm_size"`
-	Expose          []string          `yaml:"expose"`
-	Ports           []string          `yaml:"ports"`
-	Volumes         []string          `yaml:"volumes"`
-	DependsOn       map[string]struct {
-		Condition string `yaml:"condition"`
-	} `yaml:"depends_on"`
-	Deploy struct {
+	Image           string    `yaml:"image"`
+	Build           any       `yaml:"build"`
+	Command         words     `yaml:"command"`
+	Environment     envMap    `yaml:"environment"`
+	StopGracePeriod string    `yaml:"stop_grace_period"`
+	ShmSize         string    `yaml:"shm_size"`
+	Expose          portList  `yaml:"expose"`
+	Ports           portList  `yaml:"ports"`
+	Volumes         []any     `yaml:"volumes"`
+	DependsOn       dependsOn `yaml:"depends_on"`
+	Deploy          struct {
 		Replicas *int `yaml:"replicas"`
 	} `yaml:"deploy"`
 }
@@ -254,11 +337,12 @@ func checkCompose(raw []byte, dir string, f facts) []string {
 	}
 	var problems []string
 	add := func(p ...string) { problems = append(problems, p...) }
-	want := map[string]string{
-		"temporalio/server":      f.serverVersion,
-		"temporalio/admin-tools": f.serverVersion,
-		"temporalio/ui":          f.uiVersion,
-		"versity/versitygw":      f.versitygwVersion,
+	type release struct{ version, source string }
+	want := map[string]release{
+		"temporalio/server":      {f.serverVersion, "go.mod's go.temporal.io/server"},
+		"temporalio/admin-tools": {f.serverVersion, "go.mod's go.temporal.io/server"},
+		"temporalio/ui":          {f.uiVersion, "go.mod's github.com/temporalio/ui-server/v2"},
+		"versity/versitygw":      {f.versitygwVersion, "scripts/install-versitygw.sh"},
 	}
 	seen := map[string]bool{}
 	for _, name := range sortedKeys(c.Services) {
@@ -273,10 +357,10 @@ func checkCompose(raw []byte, dir string, f facts) []string {
 			if img == "temporalio/auto-setup" {
 				add(where + ": temporalio/auto-setup is Temporal's development image; run temporalio/server with the schema set up by a temporalio/admin-tools step")
 			}
-			if v, ok := want[img]; ok {
+			if r, ok := want[img]; ok {
 				seen[img] = true
-				if tag != v {
-					add(fmt.Sprintf("%s: %s:%s, but the project runs and tests %s (go.mod, scripts/install-versitygw.sh)", where, img, tag, v))
+				if tag != r.version {
+					add(fmt.Sprintf("%s: %s:%s, but the project runs and tests %s (%s)", where, img, tag, r.version, r.source))
 				}
 			}
 		}
@@ -285,7 +369,8 @@ func checkCompose(raw []byte, dir string, f facts) []string {
 				add(fmt.Sprintf("%s: %s is written in the file; take the secret from the environment (${%s})", where, k, k))
 			}
 		}
-		for _, v := range s.Volumes {
+		for _, vol := range s.Volumes {
+			v, _ := vol.(string) // the long syntax is not checked
 			if src, _, ok := strings.Cut(v, ":"); ok && strings.HasPrefix(src, "./") {
 				if _, err := os.Stat(filepath.Join(dir, src)); err != nil {
 					add(fmt.Sprintf("%s: mounts %s, which does not exist", where, src))
@@ -304,9 +389,9 @@ func checkCompose(raw []byte, dir string, f facts) []string {
 		add("docker-compose.yml has no temporal service")
 	} else {
 		schema := false
-		for dep, d := range t.DependsOn {
+		for dep, cond := range t.DependsOn {
 			cmd := strings.Join(c.Services[dep].Command, " ")
-			if d.Condition == "service_completed_successfully" && strings.Contains(cmd, "temporal-sql-tool") && strings.Contains(cmd, "update-schema") {
+			if cond == "service_completed_successfully" && strings.Contains(cmd, "temporal-sql-tool") && strings.Contains(cmd, "update-schema") {
 				schema = true
 			}
 		}
@@ -627,5 +712,30 @@ func TestDeployFilesDrift(t *testing.T) {
 				t.Errorf("no problem containing %q; got %q", tc.want, problems)
 			}
 		})
+	}
+}
+
+// Compose's short and long forms parse alike: a list environment, a list
+// depends_on and long-syntax ports.
+func TestComposeForms(t *testing.T) {
+	var c composeFile
+	err := yaml.Unmarshal([]byte(`services:
+  a:
+    environment: ["DURABLE_BROWSER_METRICS=:9464", "DURABLE_BROWSER_STATE_KEY"]
+    depends_on: [b]
+    ports: [{target: 9464, published: "19464"}, "7233:7233"]
+`), &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.Services["a"]
+	if a.Environment["DURABLE_BROWSER_METRICS"] != ":9464" || !interpolated.MatchString(a.Environment["DURABLE_BROWSER_STATE_KEY"]) {
+		t.Errorf("environment %q", a.Environment)
+	}
+	if a.DependsOn["b"] != "service_started" {
+		t.Errorf("depends_on %q", a.DependsOn)
+	}
+	if !slices.Equal(a.Ports, portList{"19464:9464", "7233:7233"}) {
+		t.Errorf("ports %q", a.Ports)
 	}
 }
