@@ -104,10 +104,11 @@ func submatch(t *testing.T, text, pattern string) string {
 }
 
 // imageTag splits an image reference into its name and tag ("" if none);
-// a digest (@sha256:...) counts as the tag.
+// a digest (@sha256:...) counts as the tag when there is no other.
 func imageTag(ref string) (name, tag string) {
 	if i := strings.Index(ref, "@"); i >= 0 {
-		return ref[:i], ref[i+1:]
+		name, tag := imageTag(ref[:i])
+		return name, cmp.Or(tag, ref[i+1:])
 	}
 	slash := strings.LastIndex(ref, "/")
 	if i := strings.LastIndex(ref, ":"); i > slash {
