@@ -300,6 +300,11 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "durable-browser egress proxy: upgrades go through CONNECT", http.StatusForbidden)
 		return
 	}
+	if b, hit := p.hostSecret(r.Method, "http://", r.URL.Hostname(), r.URL.Port(), origin); hit {
+		p.refused(b)
+		http.Error(w, "durable-browser egress proxy: blocked (secret)", http.StatusForbidden)
+		return
+	}
 	to, d := Pin(r.Context(), p.policy.Load(), p.o.Resolver, "http", r.URL.Host)
 	if !d.Allowed() {
 		p.refused(Blocked{Method: r.Method, Origin: origin, Rule: string(d.Rule), Message: d.Message})
@@ -322,6 +327,28 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	out.Host = r.URL.Host
 	out.RequestURI = ""
 	p.rp.ServeHTTP(w, out)
+}
+
+// hostSecret searches a host name for the typed secrets not bound to
+// origins, before the name is looked up: the lookup itself would carry the
+// name to whichever name servers answer for its domain. The refusal shows
+// the destination as prefix + host + ":" + port with the labels carrying a
+// secret redacted.
+func (p *Proxy) hostSecret(method, prefix, host, port string, origins ...string) (Blocked, bool) {
+	m := p.armed.Load()
+	if m == nil || host == "" {
+		return Blocked{}, false
+	}
+	name, hit := m.FindHost(host, origins...)
+	if !hit {
+		return Blocked{}, false
+	}
+	shown := prefix + m.ShownHost(host, origins...)
+	if port != "" {
+		shown += ":" + port
+	}
+	return Blocked{Method: method, Origin: shown, Rule: RuleSecret, Secret: name,
+		Message: fmt.Sprintf("%s: the host name carries secret %s, which does not belong to it; the name was not looked up", shown, name)}, true
 }
 
 // readBody reads a request body up to MaxScan and puts it back; unread
@@ -363,6 +390,15 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 	authority := r.RequestURI
 	if authority == "" {
 		authority = r.Host
+	}
+	// A tunnel carries https, wss, or Chrome's ws://: the secret counts as
+	// bound when it is bound to either scheme's origin of the host.
+	host, port, _ := net.SplitHostPort(authority)
+	if b, hit := p.hostSecret(http.MethodConnect, "", host, port,
+		redact.OriginOf("https://"+authority), redact.OriginOf("http://"+authority)); hit {
+		p.refused(b)
+		http.Error(w, "durable-browser egress proxy: blocked (secret)", http.StatusForbidden)
+		return
 	}
 	to, d := Pin(r.Context(), p.policy.Load(), p.o.Resolver, "", authority)
 	if !d.Allowed() {
