@@ -74,7 +74,11 @@ type Options struct {
 	// RootCAs verifies the sites' certificates when intercepting (default:
 	// the system's roots). Tests give the pool of their loopback servers.
 	RootCAs *x509.CertPool
-	Logger  zerolog.Logger
+	// Owner names the session the proxy serves (its tag): a browser found
+	// from an earlier worker process is given a proxy on its recorded
+	// address only when no other session's proxy serves it (see Owner).
+	Owner  string
+	Logger zerolog.Logger
 }
 
 // Proxy is one browser's egress proxy on a loopback port.
@@ -109,18 +113,23 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 func (buffers) Get() []byte  { return *(bufPool.Get().(*[]byte)) }
 func (buffers) Put(b []byte) { bufPool.Put(&b) }
 
-// live holds the address of every Proxy of this process: none is ever a
-// destination of another (isProxy).
-var live sync.Map // netip.AddrPort -> struct{}
+// live holds the address of every Proxy of this process, with the
+// session it serves: none is ever a destination of another (isProxy).
+var live sync.Map // netip.AddrPort -> owner (string)
 
-// Live reports whether a Proxy of this process serves addr.
-func Live(addr string) bool {
+// Owner reports whether a Proxy of this process serves addr, and for which
+// session (Options.Owner). A port is reused: a browser recorded with addr
+// by an earlier worker process may find another session's proxy there.
+func Owner(addr string) (owner string, ok bool) {
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil {
-		return false
+		return "", false
 	}
-	_, ok := live.Load(ap)
-	return ok
+	v, ok := live.Load(ap)
+	if !ok {
+		return "", false
+	}
+	return v.(string), true
 }
 
 func isProxy(a netip.AddrPort) bool {
@@ -195,7 +204,7 @@ func Listen(addr string, o Options) (*Proxy, error) {
 	}
 	// A browser's broken connections are no news for the worker's stderr.
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-	live.Store(p.addr, struct{}{})
+	live.Store(p.addr, o.Owner)
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
 }
