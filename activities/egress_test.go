@@ -144,3 +144,27 @@ func TestCreateGivesTheBrowserItsProxysPin(t *testing.T) {
 		t.Fatalf("created with egress %q and pin %q, want a proxy and its CA's pin", co.Egress, co.EgressSPKI)
 	}
 }
+
+// A session's browser's DevTools port is a service for every other session
+// of the worker while that browser lives: through another session's
+// /json/list a page would read its URLs and titles.
+func TestOtherSessionsDevToolsPortsAreServices(t *testing.T) {
+	pol := &netguard.Policy{AllowLoopback: true, Listeners: &netguard.Listeners{}}
+	h := newHarness(t, func(o *Options) { o.Reach = pol })
+	devtools := netguard.Target{Scheme: "http", Host: netguard.ParseHost("127.0.0.1"), Port: "9222"}
+	if d := pol.Decide(devtools, nil, nil); !d.Allowed() {
+		t.Fatalf("before any session: %+v", d)
+	}
+	ref := h.create("a-1", contract.SessionOptions{})
+	// Another session's policy is a copy of the worker's.
+	other := *pol
+	if d := other.Decide(devtools, nil, nil); d.Rule != netguard.RuleService {
+		t.Fatalf("another session reaching a-1's DevTools port: %+v, want rule service", d)
+	}
+	if _, err := h.env.ExecuteActivity(contract.ActivityRelease, contract.ReleaseRequest{Session: ref}); err != nil {
+		t.Fatal(err)
+	}
+	if d := other.Decide(devtools, nil, nil); !d.Allowed() {
+		t.Fatalf("after a-1 was released its port is still listed: %+v", d)
+	}
+}

@@ -223,9 +223,21 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	// by the reach guard; "ask" and "deny" add the approval gate.
 	if pol != nil {
 		p := *pol
-		// The browser's own DevTools endpoint is a service too.
+		// The browser's own DevTools endpoint is a service too, for this
+		// session and (listed while it lives) for every other one of the
+		// worker: through it a page would read and drive this browser.
 		if s, ok := netguard.ServiceFromAddress("browser DevTools endpoint", sess.CDPURL); ok {
 			p.Services = append(append([]netguard.Service(nil), p.Services...), s)
+			if l := p.Listeners; l != nil {
+				key := fmt.Sprintf("%s %p", req.Tag, ls)
+				l.Add(key, s)
+				ls.unlist = func() { l.Remove(key) }
+				defer func() {
+					if !kept {
+						l.Remove(key)
+					}
+				}()
+			}
 		}
 		do.Reach = &p
 		if eg != nil {
