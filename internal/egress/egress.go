@@ -17,6 +17,7 @@ package egress
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -322,7 +323,8 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if m := p.armed.Load(); m != nil {
 		if _, ok := m.Unbound(origin); ok {
-			body, unread := p.readBody(r)
+			body, unread, release := p.readBody(r)
+			defer release() // at the latest when the exchange is over
 			if name, why, hit := p.findSecret(m, origin, r, body, unread); hit {
 				p.refused(Blocked{Method: r.Method, Origin: origin, Rule: RuleSecret, Secret: name,
 					Message: fmt.Sprintf("%s is not one of the origins secret %s belongs to, and %s", origin, name, why)})
@@ -360,24 +362,68 @@ func (p *Proxy) hostSecret(method, prefix, host, port string, origins ...string)
 		Message: fmt.Sprintf("%s: the host name carries secret %s, which does not belong to it; the name was not looked up", shown, name)}, true
 }
 
-// readBody reads a request body up to MaxScan and puts it back; unread
-// says it was longer (or failed), so it cannot be searched whole.
-func (p *Proxy) readBody(r *http.Request) (body []byte, unread bool) {
+// readBody reads a request body up to MaxScan and puts it back, the bytes
+// counted against the worker's scan budget until the body has been sent
+// on (or release is called, which a refusal does); unread says why it could
+// not be read whole (longer than MaxScan, failed, or no budget in time),
+// so it cannot be searched.
+func (p *Proxy) readBody(r *http.Request) (body []byte, unread string, release func()) {
+	release = func() {}
 	if r.Body == nil || r.Body == http.NoBody {
-		return nil, false
+		return nil, "", release
 	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, int64(p.o.MaxScan)+1))
-	if err != nil || len(b) > p.o.MaxScan {
-		return nil, true
+	// What the body can take: its length when it says so, else the most
+	// that is read.
+	want := int64(p.o.MaxScan) + 1
+	if r.ContentLength >= 0 && r.ContentLength < want {
+		want = r.ContentLength
 	}
-	r.Body = io.NopCloser(strings.NewReader(string(b)))
-	return b, false
+	if want > 0 {
+		var ok bool
+		if release, ok = reserve(want); !ok {
+			return nil, "the worker's buffer for checking requests stayed full, so it could not be checked for the secret", func() {}
+		}
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, want))
+	_, err := io.Copy(buf, io.LimitReader(r.Body, int64(p.o.MaxScan)+1))
+	if err != nil || buf.Len() > p.o.MaxScan || int64(buf.Len()) > want {
+		release()
+		if err == nil && buf.Len() <= p.o.MaxScan {
+			// Longer than it said: not read on.
+			return nil, "its body is longer than its length said", func() {}
+		}
+		return nil, "its body is too long to check for the secret", func() {}
+	}
+	b := buf.Bytes()
+	rb := &reservedBody{Reader: bytes.NewReader(b), release: release}
+	r.Body = rb
+	return b, "", rb.done
 }
 
-func (p *Proxy) findSecret(m *redact.Matcher, origin string, r *http.Request, body []byte, unread bool) (name, why string, hit bool) {
-	if unread {
+// reservedBody gives the scan budget back once the body was read to its
+// end or closed.
+type reservedBody struct {
+	*bytes.Reader
+	release func()
+	once    sync.Once
+}
+
+func (b *reservedBody) done() { b.once.Do(b.release) }
+
+func (b *reservedBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if b.Reader.Len() == 0 {
+		b.done() // all of it handed on
+	}
+	return n, err
+}
+
+func (b *reservedBody) Close() error { b.done(); return nil }
+
+func (p *Proxy) findSecret(m *redact.Matcher, origin string, r *http.Request, body []byte, unread string) (name, why string, hit bool) {
+	if unread != "" {
 		n, _ := m.Unbound(origin)
-		return n, "its body is too long to check for the secret", true
+		return n, unread, true
 	}
 	// Go keeps Host out of Header and trailers (read with the body) in
 	// Trailer; both are sent on.
@@ -514,10 +560,14 @@ func (p *Proxy) exchanges(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.
 			deny(Blocked{Method: req.Method, Origin: shown, Rule: string(netguard.RuleInvalid), Message: "a request whose Host header is not printable ASCII is refused (rule invalid)"})
 			return
 		}
+		release := func() {}
 		if m := p.armed.Load(); m != nil {
 			if _, ok := m.Unbound(origin); ok {
-				body, unread := p.readBody(req)
+				var body []byte
+				var unread string
+				body, unread, release = p.readBody(req)
 				if name, why, hit := p.findSecret(m, origin, req, body, unread); hit {
+					release()
 					deny(Blocked{Method: req.Method, Origin: shown, Rule: RuleSecret, Secret: name,
 						Message: fmt.Sprintf("%s is not one of the origins secret %s belongs to, and %s", shown, name, why)})
 					return
@@ -529,12 +579,15 @@ func (p *Proxy) exchanges(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.
 			req.Header["User-Agent"] = []string{""}
 		}
 		if ws {
+			release() // a handshake's body, if any, is not sent on
 			p.webSocket(c, br, up, ubr, req, origin, shown)
 			return
 		}
 		// Any other protocol switch would carry on unread: it is not asked for.
 		req.Header.Del("Upgrade")
-		if err := buffered(up, &req.Body, req.Write); err != nil {
+		err = buffered(up, &req.Body, req.Write)
+		release() // sent, or never will be
+		if err != nil {
 			return
 		}
 		for {
