@@ -184,15 +184,23 @@ func Listen(addr string, o Options) (*Proxy, error) {
 		p.sessions = tls.NewLRUClientSessionCache(256)
 	}
 	p.policy.Store(o.Policy)
-	p.rp = &httputil.ReverseProxy{
+	p.rp = newReverseProxy(o.Dial)
+	// A browser's broken connections are no news for the worker's stderr.
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	live.Store(p.addr, o.Owner)
+	go func() { _ = p.srv.Serve(ln) }()
+	return p, nil
+}
+
+// newReverseProxy sends plain-http requests on through dial.
+func newReverseProxy(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
 		// The outgoing URL's host is the pinned address (set by serveHTTP);
 		// the Host header keeps the name.
 		Rewrite: func(*httputil.ProxyRequest) {},
 		Transport: &http.Transport{
-			Proxy: nil, // never the environment's proxy
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				return o.Dial(ctx, network, addr)
-			},
+			Proxy:               nil, // never the environment's proxy
+			DialContext:         dial,
 			DisableCompression:  true,
 			MaxIdleConnsPerHost: 6,
 			IdleConnTimeout:     30 * time.Second,
@@ -203,11 +211,6 @@ func Listen(addr string, o Options) (*Proxy, error) {
 			http.Error(w, "durable-browser egress proxy: the site could not be reached", http.StatusBadGateway)
 		},
 	}
-	// A browser's broken connections are no news for the worker's stderr.
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-	live.Store(p.addr, o.Owner)
-	go func() { _ = p.srv.Serve(ln) }()
-	return p, nil
 }
 
 // Addr is where the proxy listens: 127.0.0.1:port ("" for a nil Proxy).
