@@ -155,6 +155,9 @@ type liveSession struct {
 	// egress is the proxy the browser's traffic leaves through (nil when
 	// the provider takes none); closed after the browser is released.
 	egress *egress.Proxy
+	// unlist takes the browser's DevTools port off the worker's listeners
+	// (nil when it was not listed).
+	unlist func()
 	// hands say whether the agent or a person in the live view drives
 	// (nil: no live view). epoch is the hands' epoch the call in flight
 	// began in; drove says a person had the browser and the agent has not
@@ -187,9 +190,15 @@ func rented(p providers.Provider) bool {
 	return ok
 }
 
+// closeEgress closes the session's egress proxy and unlists its browser's
+// DevTools port: whatever guarded the browser's reach or was a service
+// because of it ends with the session.
 func (s *liveSession) closeEgress() {
 	if s.egress != nil {
 		_ = s.egress.Close()
+	}
+	if s.unlist != nil {
+		s.unlist()
 	}
 }
 

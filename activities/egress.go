@@ -18,14 +18,14 @@ type capable interface {
 // startEgress starts the egress proxy for a new session's browser when the
 // worker guards the browser's reach (pol) and the provider can route the
 // browser through it; nil otherwise.
-func (a *Activities) startEgress(p providers.Provider, pol *netguard.Policy, log zerolog.Logger) (*egress.Proxy, error) {
+func (a *Activities) startEgress(p providers.Provider, tag string, pol *netguard.Policy, log zerolog.Logger) (*egress.Proxy, error) {
 	c, ok := p.(capable)
 	if pol == nil || !ok || !c.Capabilities().Egress {
 		return nil, nil
 	}
 	// The proxy reads https and wss too (a CA of its own, in memory); the
 	// browser is started with its pin.
-	return egress.Start(egress.Options{Policy: pol, Resolver: a.o.Resolver, Intercept: true, RootCAs: a.o.SiteRoots, Logger: log})
+	return egress.Start(egress.Options{Policy: pol, Resolver: a.o.Resolver, Intercept: true, RootCAs: a.o.SiteRoots, Owner: tag, Logger: log})
 }
 
 // foundEgress returns the proxy a found browser's traffic goes through. A
@@ -33,11 +33,12 @@ func (a *Activities) startEgress(p providers.Provider, pol *netguard.Policy, log
 // tag holds it): eg is closed and nil returned, as that create keeps the
 // session. A browser from an earlier worker process sends to an address
 // no proxy serves any more: a proxy is started there, under this
-// session's policy; if the address is taken, the browser cannot be
+// session's policy; if the address is taken (by another program, or by
+// another session's proxy: ports are reused), the browser cannot be
 // guarded and the error says so. That proxy cannot read the browser's TLS:
 // the browser accepts only the CA its first proxy made, whose key died
 // with that process, so TLS passes through judged by host and port.
-func (a *Activities) foundEgress(eg *egress.Proxy, sess *providers.Session, pol *netguard.Policy, log zerolog.Logger) (*egress.Proxy, error) {
+func (a *Activities) foundEgress(eg *egress.Proxy, tag string, sess *providers.Session, pol *netguard.Policy, log zerolog.Logger) (*egress.Proxy, error) {
 	if eg == nil || sess.Egress == eg.Addr() {
 		return eg, nil
 	}
@@ -46,10 +47,16 @@ func (a *Activities) foundEgress(eg *egress.Proxy, sess *providers.Session, pol 
 	case sess.Egress == "":
 		log.Warn().Msg("found a browser started without an egress proxy: its WebSockets and WebRTC are not guarded")
 		return nil, nil
-	case egress.Live(sess.Egress):
-		return nil, nil
 	}
-	np, err := egress.Listen(sess.Egress, egress.Options{Policy: pol, Resolver: a.o.Resolver, Logger: log})
+	if owner, ok := egress.Owner(sess.Egress); ok {
+		if owner != tag {
+			// Under that proxy the browser would go by another session's
+			// policy and secrets.
+			return nil, fmt.Errorf("the found browser's egress proxy address %s now serves another session", sess.Egress)
+		}
+		return nil, nil // another create of this tag holds it
+	}
+	np, err := egress.Listen(sess.Egress, egress.Options{Policy: pol, Resolver: a.o.Resolver, Owner: tag, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("the found browser's egress proxy address: %w", err)
 	}

@@ -19,8 +19,8 @@ func TestFoundEgress(t *testing.T) {
 	a := New(Options{})
 	pol := &netguard.Policy{}
 	log := zerolog.Nop()
-	fresh := func() *egress.Proxy {
-		p, err := egress.Start(egress.Options{Policy: pol})
+	fresh := func(owner string) *egress.Proxy {
+		p, err := egress.Start(egress.Options{Policy: pol, Owner: owner})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,8 +29,8 @@ func TestFoundEgress(t *testing.T) {
 	}
 
 	// Started by this create: its own proxy.
-	eg := fresh()
-	if got, err := a.foundEgress(eg, &providers.Session{Egress: eg.Addr()}, pol, log); err != nil || got != eg {
+	eg := fresh("t-1")
+	if got, err := a.foundEgress(eg, "t-1", &providers.Session{Egress: eg.Addr()}, pol, log); err != nil || got != eg {
 		t.Fatalf("own proxy: %v, %v", got, err)
 	}
 
@@ -41,8 +41,8 @@ func TestFoundEgress(t *testing.T) {
 	}
 	addr := free.Addr().String()
 	free.Close()
-	eg = fresh()
-	got, err := a.foundEgress(eg, &providers.Session{Egress: addr}, pol, log)
+	eg = fresh("t-1")
+	got, err := a.foundEgress(eg, "t-1", &providers.Session{Egress: addr}, pol, log)
 	if err != nil || got == nil || got.Addr() != addr {
 		t.Fatalf("taking over %s: %v, %v", addr, got, err)
 	}
@@ -52,7 +52,7 @@ func TestFoundEgress(t *testing.T) {
 		t.Fatal("a found browser's new proxy intercepts TLS the browser cannot accept")
 	}
 	got.Close()
-	if egress.Live(eg.Addr()) {
+	if _, live := egress.Owner(eg.Addr()); live {
 		t.Fatal("the unused new proxy was not closed")
 	}
 
@@ -62,18 +62,24 @@ func TestFoundEgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	if got, err := a.foundEgress(fresh(), &providers.Session{Egress: taken.Addr().String()}, pol, log); err == nil {
+	if got, err := a.foundEgress(fresh("t-1"), "t-1", &providers.Session{Egress: taken.Addr().String()}, pol, log); err == nil {
 		t.Fatalf("an address another program holds was taken over: %v", got)
 	}
 
 	// Started by another create of this process: that create keeps it.
-	other := fresh()
-	if got, err := a.foundEgress(fresh(), &providers.Session{Egress: other.Addr()}, pol, log); err != nil || got != nil {
+	other := fresh("t-1")
+	if got, err := a.foundEgress(fresh("t-1"), "t-1", &providers.Session{Egress: other.Addr()}, pol, log); err != nil || got != nil {
 		t.Fatalf("another create's proxy: %v, %v", got, err)
 	}
 
+	// Its address reused by another session's proxy: never driven under
+	// that session's policy and secrets.
+	if got, err := a.foundEgress(fresh("t-1"), "t-1", &providers.Session{Egress: fresh("t-2").Addr()}, pol, log); err == nil || got != nil {
+		t.Fatalf("another session's proxy was taken: %v, %v", got, err)
+	}
+
 	// Started without one: driven as it is.
-	if got, err := a.foundEgress(fresh(), &providers.Session{}, pol, log); err != nil || got != nil {
+	if got, err := a.foundEgress(fresh("t-1"), "t-1", &providers.Session{}, pol, log); err != nil || got != nil {
 		t.Fatalf("no proxy: %v, %v", got, err)
 	}
 }
@@ -136,5 +142,29 @@ func TestCreateGivesTheBrowserItsProxysPin(t *testing.T) {
 	h.prov.mu.Unlock()
 	if co.Egress == "" || len(co.EgressSPKI) != 44 {
 		t.Fatalf("created with egress %q and pin %q, want a proxy and its CA's pin", co.Egress, co.EgressSPKI)
+	}
+}
+
+// A session's browser's DevTools port is a service for every other session
+// of the worker while that browser lives: through another session's
+// /json/list a page would read its URLs and titles.
+func TestOtherSessionsDevToolsPortsAreServices(t *testing.T) {
+	pol := &netguard.Policy{AllowLoopback: true, Listeners: &netguard.Listeners{}}
+	h := newHarness(t, func(o *Options) { o.Reach = pol })
+	devtools := netguard.Target{Scheme: "http", Host: netguard.ParseHost("127.0.0.1"), Port: "9222"}
+	if d := pol.Decide(devtools, nil, nil); !d.Allowed() {
+		t.Fatalf("before any session: %+v", d)
+	}
+	ref := h.create("a-1", contract.SessionOptions{})
+	// Another session's policy is a copy of the worker's.
+	other := *pol
+	if d := other.Decide(devtools, nil, nil); d.Rule != netguard.RuleService {
+		t.Fatalf("another session reaching a-1's DevTools port: %+v, want rule service", d)
+	}
+	if _, err := h.env.ExecuteActivity(contract.ActivityRelease, contract.ReleaseRequest{Session: ref}); err != nil {
+		t.Fatal(err)
+	}
+	if d := other.Decide(devtools, nil, nil); !d.Allowed() {
+		t.Fatalf("after a-1 was released its port is still listed: %+v", d)
 	}
 }

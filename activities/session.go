@@ -134,7 +134,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		cp.SessionHosts = append([]string(nil), req.Options.AllowHosts...)
 		pol = &cp
 	}
-	eg, err := a.startEgress(p, pol, log)
+	eg, err := a.startEgress(p, req.Tag, pol, log)
 	if err != nil {
 		log.Error().Err(err).Msg("starting the egress proxy")
 		return nil, a.fail(contract.Fail(contract.CodeBrowserUnavailable, "could not start the browser's egress proxy; try again").WithDetail(err.Error()))
@@ -176,7 +176,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		if sess.Made == nil {
 			log.Warn().Msg("found a browser whose provider kept no options; taking it as asked")
 		}
-		if eg, err = a.foundEgress(eg, sess, pol, log); err != nil {
+		if eg, err = a.foundEgress(eg, req.Tag, sess, pol, log); err != nil {
 			_ = p.Release(context.WithoutCancel(ctx), req.Tag)
 			log.Error().Err(err).Msg("taking over a found browser's egress proxy")
 			f := contract.Fail(contract.CodeBrowserUnavailable, "found the session's browser but could not take over its egress proxy, so it was released; try again")
@@ -223,9 +223,21 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	// by the reach guard; "ask" and "deny" add the approval gate.
 	if pol != nil {
 		p := *pol
-		// The browser's own DevTools endpoint is a service too.
+		// The browser's own DevTools endpoint is a service too, for this
+		// session and (listed while it lives) for every other one of the
+		// worker: through it a page would read and drive this browser.
 		if s, ok := netguard.ServiceFromAddress("browser DevTools endpoint", sess.CDPURL); ok {
 			p.Services = append(append([]netguard.Service(nil), p.Services...), s)
+			if l := p.Listeners; l != nil {
+				key := fmt.Sprintf("%s %p", req.Tag, ls)
+				l.Add(key, s)
+				ls.unlist = func() { l.Remove(key) }
+				defer func() {
+					if !kept {
+						l.Remove(key)
+					}
+				}()
+			}
 		}
 		do.Reach = &p
 		if eg != nil {

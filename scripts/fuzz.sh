@@ -17,7 +17,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# package target: run by make test (about 2 minutes at 10s each).
+# package target: run by make test (about 3 minutes at 10s each).
 core=(
   "./internal/redact FuzzRedact"
   "./internal/driver FuzzSnapshotRender"
@@ -29,13 +29,16 @@ core=(
   "./internal/tags FuzzCleanTag"
   "./internal/tags FuzzValid"
   "./internal/scrub FuzzURL"
+  "./internal/egress FuzzFrames"
+  "./internal/egress FuzzExchanges"
+  "./internal/egress FuzzPin"
+  "./internal/egress FuzzPlainHTTP"
+  "./internal/webfetch FuzzGuard"
+  "./internal/netguard FuzzValidateHostList"
 )
 # The others: their seeds run in go test; FUZZ_ALL=1 (make fuzz) fuzzes them too.
 extra=(
   "./internal/redact FuzzString"
-  "./internal/egress FuzzFrames"
-  "./internal/egress FuzzExchanges"
-  "./internal/webfetch FuzzGuard"
   "./internal/webfetch FuzzLegacyIPv4"
   "./internal/handoff FuzzVerify"
   "./internal/evidence FuzzCleanSegment"

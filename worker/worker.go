@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -332,7 +333,14 @@ func reachPolicy(ctx context.Context, cfg config.Worker, o Options) *netguard.Po
 	add("S3 endpoint", cfg.S3.Endpoint)
 	add("handoff webhook", cfg.HandoffWebhook)
 	add("Chrome DevTools endpoint (cdp provider)", cfg.CDPEndpoint)
+	add("metrics listener (--metrics)", o.Metrics.Addr())
 	p.Services = append(p.Services, o.BrowserServices...)
+	// Every browser's DevTools port, while it lives (activities list them):
+	// through another session's, a page would read and drive that browser.
+	p.Listeners = &netguard.Listeners{}
+	// A service on 0.0.0.0 or :: is reached at every address of this
+	// host, not only at loopback.
+	p.HostAddrs = hostAddrs()
 	// Resolve service names once, so another name for the same address is
 	// caught too. A name that does not resolve is still matched by name.
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -345,6 +353,21 @@ func reachPolicy(ctx context.Context, cfg config.Worker, o Options) *netguard.Po
 		}
 	}
 	return p
+}
+
+// hostAddrs are the addresses of this host's interfaces.
+func hostAddrs() []netip.Addr {
+	ifs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Addr
+	for _, a := range ifs {
+		if pfx, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, pfx.Addr().WithZone(""))
+		}
+	}
+	return out
 }
 
 // registry is where one queue's workflows and activities are registered (a

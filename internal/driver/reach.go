@@ -112,6 +112,14 @@ func (b *Browser) resolveHost(ctx context.Context, host string) ([]netip.Addr, e
 // the reach guard first, then the approval gate. counted says the event
 // loop counted it as a gate decision under way.
 func (b *Browser) paused(sid proto.TargetSessionID, e *proto.FetchRequestPaused, counted bool) {
+	// The host name first: the reach guard's lookup would carry a secret
+	// spelled into it to the name's name servers.
+	if e.ResponseStatusCode == nil {
+		if br, hit := b.hostSecret(e.Request.URL); hit {
+			b.block(sid, e, counted, br)
+			return
+		}
+	}
 	if b.o.Reach != nil && e.ResponseStatusCode == nil {
 		d := b.reachDecide(b.ctx, e.Request.URL)
 		if !d.Allowed() {
@@ -144,8 +152,11 @@ func (b *Browser) paused(sid proto.TargetSessionID, e *proto.FetchRequestPaused,
 
 // block fails the paused request before it leaves and lists it as br.
 func (b *Browser) block(sid proto.TargetSessionID, e *proto.FetchRequestPaused, counted bool, br BlockedRequest) {
-	o, _ := b.originPath(e.Request.URL)
-	br.Method, br.Origin = e.Request.Method, o
+	br.Method = e.Request.Method
+	if br.Origin == "" {
+		br.Origin, _ = b.originPath(e.Request.URL)
+	}
+	o := br.Origin
 	b.mu.Lock()
 	if t := b.sessions[sid]; t != nil && e.ResourceType == proto.NetworkResourceTypeDocument && string(e.FrameID) == string(t.id) {
 		br.Navigation, br.tab = true, t

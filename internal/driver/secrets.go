@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
 )
 
@@ -133,4 +134,30 @@ func (b *Browser) secretIn(ctx context.Context, sid proto.TargetSessionID, e *pr
 		return n, "it carries the secret", true
 	}
 	return "", "", false
+}
+
+// hostSecret reports a request whose host name carries a typed secret not
+// bound to the request's origin, before anything looks the name up: a
+// lookup carries the name to the name servers of its domain. The
+// BlockedRequest's origin shows the host with those labels redacted.
+func (b *Browser) hostSecret(rawURL string) (BlockedRequest, bool) {
+	b.mu.Lock()
+	m := b.armed
+	b.mu.Unlock()
+	if m.Len() == 0 {
+		return BlockedRequest{}, false
+	}
+	// As the reach guard reads it, a URL Go cannot parse included.
+	t, ok := netguard.ParseTarget(rawURL)
+	if !ok || t.Host.Name == "" {
+		return BlockedRequest{}, false
+	}
+	origin := redact.OriginOf(rawURL)
+	name, hit := m.FindHost(t.Host.Name, origin)
+	if !hit {
+		return BlockedRequest{}, false
+	}
+	shown := t.Scheme + "://" + m.ShownHost(t.Host.Name, origin) + ":" + t.Port
+	return BlockedRequest{Rule: RuleSecret, Secret: name, Origin: shown,
+		Message: fmt.Sprintf("%s: the host name carries secret %s, which does not belong to it; the name was not looked up", shown, name)}, true
 }

@@ -17,6 +17,7 @@ package egress
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -74,7 +75,11 @@ type Options struct {
 	// RootCAs verifies the sites' certificates when intercepting (default:
 	// the system's roots). Tests give the pool of their loopback servers.
 	RootCAs *x509.CertPool
-	Logger  zerolog.Logger
+	// Owner names the session the proxy serves (its tag): a browser found
+	// from an earlier worker process is given a proxy on its recorded
+	// address only when no other session's proxy serves it (see Owner).
+	Owner  string
+	Logger zerolog.Logger
 }
 
 // Proxy is one browser's egress proxy on a loopback port.
@@ -109,18 +114,23 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 func (buffers) Get() []byte  { return *(bufPool.Get().(*[]byte)) }
 func (buffers) Put(b []byte) { bufPool.Put(&b) }
 
-// live holds the address of every Proxy of this process: none is ever a
-// destination of another (isProxy).
-var live sync.Map // netip.AddrPort -> struct{}
+// live holds the address of every Proxy of this process, with the
+// session it serves: none is ever a destination of another (isProxy).
+var live sync.Map // netip.AddrPort -> owner (string)
 
-// Live reports whether a Proxy of this process serves addr.
-func Live(addr string) bool {
+// Owner reports whether a Proxy of this process serves addr, and for which
+// session (Options.Owner). A port is reused: a browser recorded with addr
+// by an earlier worker process may find another session's proxy there.
+func Owner(addr string) (owner string, ok bool) {
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil {
-		return false
+		return "", false
 	}
-	_, ok := live.Load(ap)
-	return ok
+	v, ok := live.Load(ap)
+	if !ok {
+		return "", false
+	}
+	return v.(string), true
 }
 
 func isProxy(a netip.AddrPort) bool {
@@ -174,15 +184,23 @@ func Listen(addr string, o Options) (*Proxy, error) {
 		p.sessions = tls.NewLRUClientSessionCache(256)
 	}
 	p.policy.Store(o.Policy)
-	p.rp = &httputil.ReverseProxy{
+	p.rp = newReverseProxy(o.Dial)
+	// A browser's broken connections are no news for the worker's stderr.
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	live.Store(p.addr, o.Owner)
+	go func() { _ = p.srv.Serve(ln) }()
+	return p, nil
+}
+
+// newReverseProxy sends plain-http requests on through dial.
+func newReverseProxy(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
 		// The outgoing URL's host is the pinned address (set by serveHTTP);
 		// the Host header keeps the name.
 		Rewrite: func(*httputil.ProxyRequest) {},
 		Transport: &http.Transport{
-			Proxy: nil, // never the environment's proxy
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				return o.Dial(ctx, network, addr)
-			},
+			Proxy:               nil, // never the environment's proxy
+			DialContext:         dial,
 			DisableCompression:  true,
 			MaxIdleConnsPerHost: 6,
 			IdleConnTimeout:     30 * time.Second,
@@ -193,11 +211,6 @@ func Listen(addr string, o Options) (*Proxy, error) {
 			http.Error(w, "durable-browser egress proxy: the site could not be reached", http.StatusBadGateway)
 		},
 	}
-	// A browser's broken connections are no news for the worker's stderr.
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-	live.Store(p.addr, struct{}{})
-	go func() { _ = p.srv.Serve(ln) }()
-	return p, nil
 }
 
 // Addr is where the proxy listens: 127.0.0.1:port ("" for a nil Proxy).
@@ -300,6 +313,11 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "durable-browser egress proxy: upgrades go through CONNECT", http.StatusForbidden)
 		return
 	}
+	if b, hit := p.hostSecret(r.Method, "http://", r.URL.Hostname(), r.URL.Port(), origin); hit {
+		p.refused(b)
+		http.Error(w, "durable-browser egress proxy: blocked (secret)", http.StatusForbidden)
+		return
+	}
 	to, d := Pin(r.Context(), p.policy.Load(), p.o.Resolver, "http", r.URL.Host)
 	if !d.Allowed() {
 		p.refused(Blocked{Method: r.Method, Origin: origin, Rule: string(d.Rule), Message: d.Message})
@@ -308,7 +326,8 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if m := p.armed.Load(); m != nil {
 		if _, ok := m.Unbound(origin); ok {
-			body, unread := p.readBody(r)
+			body, unread, release := p.readBody(r)
+			defer release() // at the latest when the exchange is over
 			if name, why, hit := p.findSecret(m, origin, r, body, unread); hit {
 				p.refused(Blocked{Method: r.Method, Origin: origin, Rule: RuleSecret, Secret: name,
 					Message: fmt.Sprintf("%s is not one of the origins secret %s belongs to, and %s", origin, name, why)})
@@ -324,24 +343,90 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	p.rp.ServeHTTP(w, out)
 }
 
-// readBody reads a request body up to MaxScan and puts it back; unread
-// says it was longer (or failed), so it cannot be searched whole.
-func (p *Proxy) readBody(r *http.Request) (body []byte, unread bool) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return nil, false
+// hostSecret searches a host name for the typed secrets not bound to
+// origins, before the name is looked up: the lookup itself would carry the
+// name to whichever name servers answer for its domain. The refusal shows
+// the destination as prefix + host + ":" + port with the labels carrying a
+// secret redacted.
+func (p *Proxy) hostSecret(method, prefix, host, port string, origins ...string) (Blocked, bool) {
+	m := p.armed.Load()
+	if m == nil || host == "" {
+		return Blocked{}, false
 	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, int64(p.o.MaxScan)+1))
-	if err != nil || len(b) > p.o.MaxScan {
-		return nil, true
+	name, hit := m.FindHost(host, origins...)
+	if !hit {
+		return Blocked{}, false
 	}
-	r.Body = io.NopCloser(strings.NewReader(string(b)))
-	return b, false
+	shown := prefix + m.ShownHost(host, origins...)
+	if port != "" {
+		shown += ":" + port
+	}
+	return Blocked{Method: method, Origin: shown, Rule: RuleSecret, Secret: name,
+		Message: fmt.Sprintf("%s: the host name carries secret %s, which does not belong to it; the name was not looked up", shown, name)}, true
 }
 
-func (p *Proxy) findSecret(m *redact.Matcher, origin string, r *http.Request, body []byte, unread bool) (name, why string, hit bool) {
-	if unread {
+// readBody reads a request body up to MaxScan and puts it back, the bytes
+// counted against the worker's scan budget until the body has been sent
+// on (or release is called, which a refusal does); unread says why it could
+// not be read whole (longer than MaxScan, failed, or no budget in time),
+// so it cannot be searched.
+func (p *Proxy) readBody(r *http.Request) (body []byte, unread string, release func()) {
+	release = func() {}
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, "", release
+	}
+	// What the body can take: its length when it says so, else the most
+	// that is read.
+	want := int64(p.o.MaxScan) + 1
+	if r.ContentLength >= 0 && r.ContentLength < want {
+		want = r.ContentLength
+	}
+	if want > 0 {
+		var ok bool
+		if release, ok = reserve(want); !ok {
+			return nil, "the worker's buffer for checking requests stayed full, so it could not be checked for the secret", func() {}
+		}
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, want))
+	_, err := io.Copy(buf, io.LimitReader(r.Body, int64(p.o.MaxScan)+1))
+	if err != nil || buf.Len() > p.o.MaxScan || int64(buf.Len()) > want {
+		release()
+		if err == nil && buf.Len() <= p.o.MaxScan {
+			// Longer than it said: not read on.
+			return nil, "its body is longer than its length said", func() {}
+		}
+		return nil, "its body is too long to check for the secret", func() {}
+	}
+	b := buf.Bytes()
+	rb := &reservedBody{Reader: bytes.NewReader(b), release: release}
+	r.Body = rb
+	return b, "", rb.done
+}
+
+// reservedBody gives the scan budget back once the body was read to its
+// end or closed.
+type reservedBody struct {
+	*bytes.Reader
+	release func()
+	once    sync.Once
+}
+
+func (b *reservedBody) done() { b.once.Do(b.release) }
+
+func (b *reservedBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if b.Reader.Len() == 0 {
+		b.done() // all of it handed on
+	}
+	return n, err
+}
+
+func (b *reservedBody) Close() error { b.done(); return nil }
+
+func (p *Proxy) findSecret(m *redact.Matcher, origin string, r *http.Request, body []byte, unread string) (name, why string, hit bool) {
+	if unread != "" {
 		n, _ := m.Unbound(origin)
-		return n, "its body is too long to check for the secret", true
+		return n, unread, true
 	}
 	// Go keeps Host out of Header and trailers (read with the body) in
 	// Trailer; both are sent on.
@@ -363,6 +448,15 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 	authority := r.RequestURI
 	if authority == "" {
 		authority = r.Host
+	}
+	// A tunnel carries https, wss, or Chrome's ws://: the secret counts as
+	// bound when it is bound to either scheme's origin of the host.
+	host, port, _ := net.SplitHostPort(authority)
+	if b, hit := p.hostSecret(http.MethodConnect, "", host, port,
+		redact.OriginOf("https://"+authority), redact.OriginOf("http://"+authority)); hit {
+		p.refused(b)
+		http.Error(w, "durable-browser egress proxy: blocked (secret)", http.StatusForbidden)
+		return
 	}
 	to, d := Pin(r.Context(), p.policy.Load(), p.o.Resolver, "", authority)
 	if !d.Allowed() {
@@ -469,10 +563,14 @@ func (p *Proxy) exchanges(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.
 			deny(Blocked{Method: req.Method, Origin: shown, Rule: string(netguard.RuleInvalid), Message: "a request whose Host header is not printable ASCII is refused (rule invalid)"})
 			return
 		}
+		release := func() {}
 		if m := p.armed.Load(); m != nil {
 			if _, ok := m.Unbound(origin); ok {
-				body, unread := p.readBody(req)
+				var body []byte
+				var unread string
+				body, unread, release = p.readBody(req)
 				if name, why, hit := p.findSecret(m, origin, req, body, unread); hit {
+					release()
 					deny(Blocked{Method: req.Method, Origin: shown, Rule: RuleSecret, Secret: name,
 						Message: fmt.Sprintf("%s is not one of the origins secret %s belongs to, and %s", shown, name, why)})
 					return
@@ -484,12 +582,15 @@ func (p *Proxy) exchanges(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.
 			req.Header["User-Agent"] = []string{""}
 		}
 		if ws {
+			release() // a handshake's body, if any, is not sent on
 			p.webSocket(c, br, up, ubr, req, origin, shown)
 			return
 		}
 		// Any other protocol switch would carry on unread: it is not asked for.
 		req.Header.Del("Upgrade")
-		if err := buffered(up, &req.Body, req.Write); err != nil {
+		err = buffered(up, &req.Body, req.Write)
+		release() // sent, or never will be
+		if err != nil {
 			return
 		}
 		for {

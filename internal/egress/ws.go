@@ -75,19 +75,29 @@ func (p *Proxy) frames(r io.Reader, w io.Writer, origin, shown string) (Blocked,
 		if size > uint64(p.o.MaxScan) {
 			return refuse(first, "a WebSocket frame too long to check for the secret was refused")
 		}
+		// The payload and its text, counted against the worker's budget
+		// while they are held.
+		release, ok := reserve(2*int64(size) + int64(len(tail)))
+		if !ok {
+			return refuse(first, "the worker's buffer for checking frames stayed full, so a WebSocket frame could not be checked for the secret")
+		}
 		payload := make([]byte, size)
 		if _, err := io.ReadFull(r, payload); err != nil {
+			release()
 			return Blocked{}, false
 		}
-		plain := payload
-		if masked {
-			plain = make([]byte, size)
-			for i := range payload {
-				plain[i] = payload[i] ^ key[i%4]
+		unmask := func() { // its own inverse
+			if masked {
+				for i := range payload {
+					payload[i] ^= key[i%4]
+				}
 			}
 		}
-		text := string(append(append([]byte(nil), tail...), plain...))
+		unmask()
+		text := string(tail) + string(payload)
+		unmask()
 		if name, ok := m.Find(origin, text); ok {
+			release()
 			return refuse(name, "a WebSocket frame carries the secret")
 		}
 		// Control frames (opcode 8 and up) may come between the fragments
@@ -102,10 +112,12 @@ func (p *Proxy) frames(r io.Reader, w io.Writer, origin, shown string) (Blocked,
 				}
 			}
 		}
-		if _, err := w.Write(hdr[:n]); err != nil {
-			return Blocked{}, false
+		_, err := w.Write(hdr[:n])
+		if err == nil {
+			_, err = w.Write(payload)
 		}
-		if _, err := w.Write(payload); err != nil {
+		release()
+		if err != nil {
 			return Blocked{}, false
 		}
 	}

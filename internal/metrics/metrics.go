@@ -60,6 +60,16 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	provider *sdkmetric.MeterProvider
 	stop     func()
+	addr     string
+}
+
+// Addr is where Serve listens ("" before Serve): one of the worker's own
+// services, which its browsers never reach.
+func (m *Metrics) Addr() string {
+	if m == nil {
+		return ""
+	}
+	return m.addr
 }
 
 // New registers every metric; the Temporal SDK's come through
@@ -135,6 +145,7 @@ func (m *Metrics) Serve(addr string) (string, error) {
 			m.log.Error().Err(err).Msg("metrics server stopped")
 		}
 	}()
+	m.addr = ln.Addr().String()
 	m.stop = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 )
 
 // Rule names why the reach guard blocked a request.
@@ -73,9 +74,53 @@ type Policy struct {
 	AllowHosts []string
 	// Services are the worker's own; blocked whatever else is allowed.
 	Services []Service
+	// Listeners are more of the worker's own services that come and go
+	// (every browser's DevTools port): blocked as Services are. Copies of
+	// a Policy share them.
+	Listeners *Listeners
+	// HostAddrs are the addresses of this host's own interfaces: a service
+	// on loopback, on every interface (0.0.0.0, ::) or on one of these is
+	// reached at any of them, so it is matched at all of them.
+	HostAddrs []netip.Addr
 	// SessionHosts, when not empty, is the session's allow list: requests
 	// to any other host are blocked. Same forms as AllowHosts.
 	SessionHosts []string
+}
+
+// Listeners is a set of services, safe for concurrent use.
+type Listeners struct {
+	mu sync.RWMutex
+	m  map[string]Service
+}
+
+// Add blocks s under key (replacing what key held).
+func (l *Listeners) Add(key string, s Service) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string]Service{}
+	}
+	l.m[key] = s
+}
+
+// Remove stops blocking what key held.
+func (l *Listeners) Remove(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, key)
+}
+
+func (l *Listeners) list() []Service {
+	if l == nil {
+		return nil
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make([]Service, 0, len(l.m))
+	for _, s := range l.m {
+		out = append(out, s)
+	}
+	return out
 }
 
 // Target is one request's destination as the guard sees it.
@@ -163,7 +208,11 @@ func (p *Policy) Decide(t Target, addrs []netip.Addr, lookupErr error) Decision 
 	}
 	// The worker's own services: by name, and by every address the name
 	// reaches. No flag opens them.
-	for _, s := range p.Services {
+	services := p.Services
+	if more := p.Listeners.list(); len(more) > 0 {
+		services = append(append([]Service(nil), services...), more...)
+	}
+	for _, s := range services {
 		if s.Port != t.Port {
 			continue
 		}
@@ -173,9 +222,9 @@ func (p *Policy) Decide(t Target, addrs []netip.Addr, lookupErr error) Decision 
 			if hit {
 				break
 			}
-			hit = sameService(sh, a)
+			hit = p.sameService(sh, a)
 			for _, sa := range s.Addrs {
-				hit = hit || sameService(Host{Name: sa.String(), Addr: sa}, a)
+				hit = hit || p.sameService(Host{Name: sa.String(), Addr: sa}, a)
 			}
 		}
 		if hit {
@@ -239,22 +288,34 @@ func (p *Policy) decideClass(t Target, a netip.Addr, v Verdict) Decision {
 }
 
 // sameService reports whether address a reaches service host sh: the same
-// address, or, for a service on loopback or on every interface, any
-// loopback or this-network address.
-func sameService(sh Host, a netip.Addr) bool {
+// address, or, for a service on this host (loopback, every interface, or
+// one of HostAddrs), any address of this host.
+func (p *Policy) sameService(sh Host, a netip.Addr) bool {
 	a = a.WithZone("").Unmap()
 	if sh.Addr.IsValid() {
-		s := sh.Addr.Unmap()
+		s := sh.Addr.WithZone("").Unmap()
 		if s == a {
 			return true
 		}
-		if s.IsLoopback() || s.IsUnspecified() {
-			return a.IsLoopback() || a.IsUnspecified() || (a.Is4() && a.As4()[0] == 0)
-		}
-		return false
+		return p.onThisHost(s) && p.onThisHost(a)
 	}
 	if IsLocalhostName(sh.Name) {
-		return a.IsLoopback() || a.IsUnspecified() || (a.Is4() && a.As4()[0] == 0)
+		return p.onThisHost(a)
+	}
+	return false
+}
+
+// onThisHost says whether a reaches this host: loopback, unspecified,
+// 0.0.0.0/8, or one of its interfaces' addresses.
+func (p *Policy) onThisHost(a netip.Addr) bool {
+	a = a.WithZone("").Unmap()
+	if a.IsLoopback() || a.IsUnspecified() || (a.Is4() && a.As4()[0] == 0) {
+		return true
+	}
+	for _, h := range p.HostAddrs {
+		if h.WithZone("").Unmap() == a {
+			return true
+		}
 	}
 	return false
 }

@@ -20,6 +20,8 @@ type Matcher struct {
 type matchSecret struct {
 	Secret
 	spell []string
+	// host is spell in lower case, for host names (FindHost).
+	host []string
 }
 
 // With returns a Matcher that also finds s (a secret already held, by
@@ -34,6 +36,13 @@ func (m *Matcher) With(s ...Secret) *Matcher {
 			continue
 		}
 		ms := matchSecret{Secret: sec, spell: matchSpellings(sec.Value)}
+		seen := map[string]bool{}
+		for _, sp := range ms.spell {
+			if l := strings.ToLower(sp); !seen[l] {
+				seen[l] = true
+				ms.host = append(ms.host, l)
+			}
+		}
 		replaced := false
 		for i := range out.secrets {
 			if out.secrets[i].Name == sec.Name {
@@ -114,6 +123,90 @@ func (m *Matcher) Find(origin string, parts ...string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// FindHost returns the name of the first secret, bound to none of origins,
+// that the host name carries in any spelling Find knows. A name is looked
+// up before a connection is made, and the lookup itself carries it to
+// whichever name servers answer for its domain, so host names are searched
+// before any lookup, and read as DNS reads them: without regard to case
+// (browsers lower-case host names, turning upper-case hex into lower and
+// changing base64) and across labels (a label holds at most 63 bytes, so a
+// long spelling arrives split by dots).
+func (m *Matcher) FindHost(host string, origins ...string) (string, bool) {
+	if m == nil || len(m.secrets) == 0 {
+		return "", false
+	}
+	h := strings.ToLower(percentDecoded(host))
+	forms := []string{h}
+	if d := strings.ReplaceAll(h, ".", ""); d != h {
+		forms = append(forms, d)
+	}
+	for i := range m.secrets {
+		s := &m.secrets[i]
+		bound := false
+		for _, o := range origins {
+			bound = bound || s.Bound(o)
+		}
+		if bound {
+			continue
+		}
+		for _, f := range forms {
+			for _, sp := range s.host {
+				if strings.Contains(f, sp) {
+					return s.Name, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// ShownHost is host as a refusal may show it: when the host carries a
+// secret (FindHost), its labels are shown only from the end up to the
+// first that holds 8 characters of a spelling of a secret not bound to
+// origins (8 being the shortest value searched for at all); the rest
+// become one "[redacted]" label, so the domain is still named and no
+// fragment of the secret is.
+func (m *Matcher) ShownHost(host string, origins ...string) string {
+	if _, hit := m.FindHost(host, origins...); !hit {
+		return host
+	}
+	labels := strings.Split(strings.ToLower(host), ".")
+	keep := len(labels)
+	for i := len(labels) - 1; i > 0; i-- {
+		if m.holdsFragment(strings.Join(labels[i:], ""), origins) {
+			break
+		}
+		keep = i
+	}
+	if keep == len(labels) {
+		return Placeholder
+	}
+	return Placeholder + "." + strings.Join(labels[keep:], ".")
+}
+
+// holdsFragment says whether s holds MinLen characters in a row of a host
+// spelling of a secret not bound to origins.
+func (m *Matcher) holdsFragment(s string, origins []string) bool {
+	for i := range m.secrets {
+		sec := &m.secrets[i]
+		bound := false
+		for _, o := range origins {
+			bound = bound || sec.Bound(o)
+		}
+		if bound {
+			continue
+		}
+		for _, sp := range sec.host {
+			for j := 0; j+MinLen <= len(sp); j++ {
+				if strings.Contains(s, sp[j:j+MinLen]) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // percentDecoded decodes every valid %XX sequence in s and leaves the rest

@@ -173,3 +173,50 @@ func TestMatcher(t *testing.T) {
 		t.Fatal("found a secret that is not there")
 	}
 }
+
+// A host name carries a secret however DNS would see it: in lower case and
+// split into labels of at most 63 bytes.
+func TestMatcherFindHost(t *testing.T) {
+	const pw = "Hunter2-Very-Secret-Value-With-More-Than-Thirty-Two-Bytes"
+	m := (*Matcher)(nil).With(Secret{Name: "PW", Value: pw, Origins: []string{"https://a.example"}})
+	h := hex.EncodeToString([]byte(pw))
+	b32 := strings.ToLower(base64.RawURLEncoding.EncodeToString([]byte(pw)))
+	for _, host := range []string{
+		h + ".evil.example",
+		strings.ToUpper(h[:40]) + "." + h[40:63] + "." + h[63:] + ".evil.example",
+		strings.ToLower(pw) + ".evil.example",
+		b32[:30] + "." + b32[30:] + ".evil.example",
+		"%" + hex.EncodeToString([]byte(h[:1])) + h[1:] + ".evil.example", // percent-encoded, as a URL may spell it
+	} {
+		if n, ok := m.FindHost(host, "https://evil.example"); !ok || n != "PW" {
+			t.Errorf("FindHost(%s) = %q %v, want PW", host, n, ok)
+		}
+		if _, ok := m.FindHost(host, "https://a.example"); ok {
+			t.Errorf("FindHost(%s) found it toward its own origin", host)
+		}
+	}
+	for _, host := range []string{"evil.example", "a.example", h[:14] + ".evil.example", ""} {
+		if _, ok := m.FindHost(host, "https://evil.example"); ok {
+			t.Errorf("FindHost(%s) found a secret that is not there", host)
+		}
+	}
+	if _, ok := (*Matcher)(nil).FindHost(h); ok {
+		t.Error("a nil Matcher found something")
+	}
+}
+
+func TestMatcherShownHost(t *testing.T) {
+	const pw = "Shown-Host-Secret-Value-1234"
+	m := (*Matcher)(nil).With(Secret{Name: "PW", Value: pw, Origins: []string{"https://a.example"}})
+	h := hex.EncodeToString([]byte(pw))
+	for host, want := range map[string]string{
+		"www." + h[:20] + "." + h[20:] + ".evil.example": "[redacted].evil.example",
+		h + ".com":     "[redacted].com",
+		"x." + h:       "[redacted]",
+		"evil.example": "evil.example",
+	} {
+		if got := m.ShownHost(host, "https://evil.example"); got != want {
+			t.Errorf("ShownHost(%s) = %s, want %s", host, got, want)
+		}
+	}
+}

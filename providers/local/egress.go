@@ -37,9 +37,18 @@ func egressFlags(addr, spki string) []string {
 // takes the last of a repeated switch).
 func checkEgressFlags(extra []string) error {
 	for _, f := range extra {
-		for _, own := range []string{"--proxy-server", "--proxy-bypass-list", "--proxy-pac-url", "--proxy-auto-detect", "--no-proxy-server", "--host-resolver-rules", "--ignore-certificate-errors-spki-list"} {
-			if f == own || strings.HasPrefix(f, own+"=") {
-				return fmt.Errorf("extra browser flag %s would take the browser around the worker's egress proxy or its certificate pin; remove it", own)
+		// Chromium reads a switch after "--" or a single "-" (on every
+		// POSIX system), its name up to "=".
+		name, ok := strings.CutPrefix(f, "--")
+		if !ok {
+			if name, ok = strings.CutPrefix(f, "-"); !ok {
+				continue
+			}
+		}
+		name, _, _ = strings.Cut(name, "=")
+		for _, own := range []string{"proxy-server", "proxy-bypass-list", "proxy-pac-url", "proxy-auto-detect", "no-proxy-server", "host-resolver-rules", "ignore-certificate-errors-spki-list"} {
+			if name == own {
+				return fmt.Errorf("extra browser flag %s would take the browser around the worker's egress proxy or its certificate pin; remove it", f)
 			}
 		}
 	}

@@ -83,12 +83,14 @@ func TestWriteEgressPrefs(t *testing.T) {
 }
 
 func TestCheckEgressFlags(t *testing.T) {
-	for _, f := range []string{"--proxy-server=http://x:1", "--no-proxy-server", "--host-resolver-rules=MAP * 1.2.3.4", "--proxy-pac-url=file:///p", "--ignore-certificate-errors-spki-list=abc="} {
+	for _, f := range []string{"--proxy-server=http://x:1", "--no-proxy-server", "--host-resolver-rules=MAP * 1.2.3.4", "--proxy-pac-url=file:///p", "--ignore-certificate-errors-spki-list=abc=",
+		// Chromium takes a single dash too.
+		"-proxy-server=http://x:1", "-no-proxy-server", "-proxy-bypass-list=*", "-host-resolver-rules=MAP * 1.2.3.4", "-ignore-certificate-errors-spki-list=abc="} {
 		if err := checkEgressFlags([]string{"--mute-audio", f}); err == nil {
 			t.Errorf("%s passed", f)
 		}
 	}
-	if err := checkEgressFlags([]string{"--mute-audio", "--proxy-serverless"}); err != nil {
+	if err := checkEgressFlags([]string{"--mute-audio", "--proxy-serverless", "-proxy-serverless", "proxy-server=x"}); err != nil {
 		t.Errorf("an unrelated flag refused: %v", err)
 	}
 }
