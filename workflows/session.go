@@ -439,6 +439,10 @@ func (s *session) state(ctx workflow.Context) contract.SessionState {
 		d := s.lastActive.Add(s.cfg.IdleTimeout)
 		out.IdleDeadline = &d
 	}
+	out.LastCall, out.LastActive = st.Last.Summary, s.lastActive
+	if st.Last.Code != "" {
+		out.LastCall += " → " + st.Last.Code
+	}
 	h := st.Human.clone()
 	out.PendingHandoff, out.Holds = h.Pending, h.Holds
 	out.Approvers, out.Rejected = s.b.approvers.Names(), h.Rejected
