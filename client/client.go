@@ -46,6 +46,10 @@ type CallOptions struct {
 	// (contract.MadeOptions entries, or contract.OptionState). A session that already runs and was
 	// made otherwise in one of them refuses the call, naming each.
 	Expect []string
+	// Caller names who opens the session when this call starts it (a
+	// workflow id, "durable-browser call"): the Temporal UI shows it in the
+	// session's summary.
+	Caller string
 }
 
 // Call sends one tool call to the BrowserSession with this workflow id,
@@ -103,7 +107,10 @@ func callSession(ctx context.Context, c client.Client, workflowID string, call c
 		}
 		cfg.Previous = &workflows.Previous{Tag: last.Tag, Seq: seqOf(last), Reason: last.Reason}
 	}
+	summary, details := workflows.StartSummary(cfg, o.Caller)
 	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		StaticSummary:            summary,
+		StaticDetails:            details,
 		ID:                       workflowID,
 		TaskQueue:                contract.SharedQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,

@@ -197,16 +197,20 @@ const (
 
 // SessionState is the QueryState answer.
 type SessionState struct {
-	WorkflowID     string          `json:"workflow_id"`
-	Tag            string          `json:"tag,omitempty"`
-	Provider       string          `json:"provider,omitempty"`
-	HostQueue      string          `json:"host_queue,omitempty"`
-	URL            string          `json:"url,omitempty"`
-	Title          string          `json:"title,omitempty"`
-	State          string          `json:"state"`
-	IdleDeadline   *time.Time      `json:"idle_deadline,omitempty"`
-	StartedAt      time.Time       `json:"started_at"`
-	Calls          int             `json:"calls"`
+	WorkflowID   string     `json:"workflow_id"`
+	Tag          string     `json:"tag,omitempty"`
+	Provider     string     `json:"provider,omitempty"`
+	HostQueue    string     `json:"host_queue,omitempty"`
+	URL          string     `json:"url,omitempty"`
+	Title        string     `json:"title,omitempty"`
+	State        string     `json:"state"`
+	IdleDeadline *time.Time `json:"idle_deadline,omitempty"`
+	StartedAt    time.Time  `json:"started_at"`
+	Calls        int        `json:"calls"`
+	// LastCall summarises the last call served (Summary, then its failure
+	// code if it failed), and LastActive is when the session last finished one.
+	LastCall       string          `json:"last_call,omitempty"`
+	LastActive     time.Time       `json:"last_active,omitzero"`
 	PendingHandoff *PendingHandoff `json:"pending_handoff,omitempty"`
 	Holds          []Hold          `json:"holds,omitempty"`
 	// Approvers names the people whose signed decisions the session

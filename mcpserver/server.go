@@ -259,6 +259,7 @@ func (s *Server) handler(t contract.Tool) mcp.ToolHandler {
 		out, err := dbclient.Call(ctx, c, wfID, contract.ToolCall{Name: t.Name, Args: args}, dbclient.CallOptions{
 			Config:   s.o.Session,
 			UpdateID: updateID(req, t, args),
+			Caller:   "the MCP server",
 		})
 		stop()
 		wg.Wait()

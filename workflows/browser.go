@@ -68,6 +68,8 @@ type BrowserState struct {
 	Usage Usage `json:"usage,omitempty"`
 	// Fence is the code page text is fenced with in answers (fenceNonce).
 	Fence string `json:"fence,omitempty"`
+	// Last is what the session's current details say of the calls served.
+	Last LastCall `json:"last,omitempty"`
 }
 
 // Browser is the handle an orchestrator's workflow drives a browser through.
@@ -88,6 +90,10 @@ type Browser struct {
 	// reattaching is set while a call runs again after its lost worker's
 	// browser was taken over, so a second loss is not taken over again.
 	reattaching bool
+	// summary is the line the Temporal UI shows for the activities of the
+	// call being served (contract.Summary); metadata, not a command, so
+	// changing its text never breaks replay.
+	summary string
 }
 
 // newBrowser builds a Browser without creating anything.
@@ -331,6 +337,8 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 		return nil, f, nil
 	}
 	b.st.Calls++
+	b.summary = contract.Summary(name, args)
+	defer func() { b.summary = "" }()
 	hash := contract.CallHash(name, raw)
 	if f := b.st.Guard.check(name, hash); f != nil {
 		return nil, f, nil
@@ -359,6 +367,7 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 			res, f = nil, jf
 		}
 	}
+	b.st.Last.note(b.summary, res, f)
 	return res, f, nil
 }
 
@@ -461,7 +470,7 @@ func (b *Browser) exec(ctx workflow.Context, activity string, class contract.Rep
 	if hosted {
 		queue = b.st.Session.HostQueue
 	}
-	actx := workflow.WithActivityOptions(ctx, ActivityOptions(class, queue, hosted, b.t))
+	actx := workflow.WithActivityOptions(ctx, summarized(ActivityOptions(class, queue, hosted, b.t), b.summary))
 	aerr := workflow.ExecuteActivity(actx, activity, input).Get(ctx, out)
 	if aerr == nil {
 		return nil, false, nil
@@ -496,7 +505,7 @@ func (b *Browser) ensure(ctx workflow.Context) *contract.Failure {
 func (b *Browser) create(ctx workflow.Context, seq int, opts contract.SessionOptions, replaces string) *contract.Failure {
 	tag := b.tagFor(ctx, seq)
 	var res contract.CreateResult
-	actx := workflow.WithActivityOptions(ctx, ActivityOptions(contract.ClassCustody, contract.SharedQueue, false, b.t))
+	actx := workflow.WithActivityOptions(ctx, summarized(ActivityOptions(contract.ClassCustody, contract.SharedQueue, false, b.t), openSummary(opts, replaces)))
 	req := contract.CreateRequest{Tag: tag, Options: opts, Grants: b.st.Grants, Replaces: replaces}
 	err := workflow.ExecuteActivity(actx, contract.ActivityCreate, req).Get(ctx, &res)
 	if err != nil {
@@ -533,7 +542,7 @@ func remote(s contract.SessionRef) bool {
 func (b *Browser) reattach(ctx workflow.Context, name string, args any) (any, *contract.Failure, error) {
 	tag := b.st.Session.Tag
 	var res contract.CreateResult
-	actx := workflow.WithActivityOptions(ctx, ActivityOptions(contract.ClassCustody, contract.SharedQueue, false, b.t))
+	actx := workflow.WithActivityOptions(ctx, summarized(ActivityOptions(contract.ClassCustody, contract.SharedQueue, false, b.t), "take over browser "+tag+" (its worker was lost)"))
 	req := contract.CreateRequest{Tag: tag, Options: b.st.Options, Grants: b.st.Grants}
 	if err := workflow.ExecuteActivity(actx, contract.ActivityCreate, req).Get(ctx, &res); err != nil {
 		if ctx.Err() != nil {
@@ -569,6 +578,7 @@ func (b *Browser) releaseRemote(ctx workflow.Context, s contract.SessionRef) {
 	if s.Tag == "" || s.Provider == "" || s.Provider == "local" {
 		return
 	}
+	defer b.summarize("release browser " + s.Tag + " (its worker was lost)")()
 	_, _, _ = b.exec(ctx, contract.ActivityRelease, contract.ClassCustody, false,
 		contract.ReleaseRequest{Session: s}, &contract.ReleaseResult{})
 }
@@ -652,6 +662,7 @@ func (b *Browser) relaunch(ctx workflow.Context, a contract.RelaunchArgs) (any, 
 		return nil, f, nil
 	}
 	if hadOld {
+		defer b.summarize("release browser " + old.Tag + " (relaunched)")()
 		var rr contract.ReleaseResult
 		f, _, err := b.exec(ctx, contract.ActivityRelease, contract.ClassCustody, true, contract.ReleaseRequest{Session: old}, &rr)
 		if err != nil {

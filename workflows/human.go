@@ -343,7 +343,9 @@ func (b *Browser) handoff(ctx workflow.Context, a contract.HandoffArgs, seed str
 	p := h.Pending
 	wait := p.ExpiresAt.Sub(workflow.Now(ctx))
 	if wait > 0 {
-		if _, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return p.Answer != nil || b.stopping }); err != nil {
+		// The timer's summary names the wait in the UI's timeline.
+		opts := workflow.AwaitOptions{Timeout: wait, TimerOptions: workflow.TimerOptions{Summary: waitSummary(p)}}
+		if _, err := workflow.AwaitWithOptions(ctx, opts, func() bool { return p.Answer != nil || b.stopping }); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -365,6 +367,7 @@ func (b *Browser) handoff(ctx workflow.Context, a contract.HandoffArgs, seed str
 		return nil, nil, err
 	}
 	defer b.mu.Unlock()
+	defer b.summarize("snapshot after the person's step (" + res.Outcome + ")")()
 	snap := &contract.SnapshotResult{}
 	f, neverStarted, err := b.exec(ctx, contract.ActivitySnapshot, contract.ClassRead, true,
 		contract.SnapshotRequest{Call: contract.Call{Session: b.st.Session, Policy: b.st.Options.ActionPolicy}}, snap)
@@ -408,6 +411,7 @@ func (b *Browser) startHandoff(ctx workflow.Context, a contract.HandoffArgs, id 
 	now := workflow.Now(ctx)
 	p := &contract.PendingHandoff{RequestID: id, Instruction: a.Instruction, Condition: a.CompletionCondition,
 		RequestedAt: now, ExpiresAt: now.Add(time.Duration(expires) * time.Second)}
+	defer b.summarize(contract.Summary(contract.ToolRequestHandoff, a))()
 	f, neverStarted, err := b.exec(ctx, contract.ActivityNotify, contract.ClassHuman, true, contract.NotifyRequest{
 		Session: b.st.Session, RequestID: id, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		Instruction: a.Instruction, Condition: a.CompletionCondition, ExpiresAt: p.ExpiresAt,
@@ -425,6 +429,14 @@ func (b *Browser) startHandoff(ctx workflow.Context, a contract.HandoffArgs, id 
 	h.Pending = p
 	b.changed(ctx)
 	return nil, nil
+}
+
+// waitSummary names a handoff's wait: "waiting for a person: sign in with
+// 2FA (expires 14:32 UTC)".
+func waitSummary(p *contract.PendingHandoff) string {
+	s := contract.Summary(contract.ToolRequestHandoff, contract.HandoffArgs{Instruction: p.Instruction})
+	s = "waiting for a person: " + strings.TrimPrefix(s, "ask a person: ")
+	return s + " (expires " + p.ExpiresAt.UTC().Format("15:04 MST") + ")"
 }
 
 func appendBoundedN[T any](s []T, v T, n int) []T {

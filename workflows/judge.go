@@ -22,7 +22,7 @@ func (b *Browser) judgePage(ctx workflow.Context, res any) *contract.Failure {
 		return nil
 	}
 	var out contract.JudgeResult
-	actx := workflow.WithActivityOptions(ctx, ActivityOptions(contract.ClassRead, contract.SharedQueue, false, b.t))
+	actx := workflow.WithActivityOptions(ctx, summarized(ActivityOptions(contract.ClassRead, contract.SharedQueue, false, b.t), "judge the page read"))
 	if err := workflow.ExecuteActivity(actx, contract.ActivityJudge, contract.JudgeRequest{Pages: pages}).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("page judge failed; the page is left unjudged", "error", err)
 		return nil

@@ -110,3 +110,30 @@ func ActivityOptions(class contract.ReplayClass, queue string, hosted bool, t Ti
 	}
 	return o
 }
+
+// summarized sets the line the Temporal UI shows for an activity (user
+// metadata: the server records it, replay does not compare it).
+func summarized(o workflow.ActivityOptions, summary string) workflow.ActivityOptions {
+	o.Summary = summary
+	return o
+}
+
+// openSummary is a create's line: which browser, and why a new one.
+func openSummary(opts contract.SessionOptions, replaces string) string {
+	s := "open browser"
+	if opts.Provider != "" {
+		s += " (" + opts.Provider + ")"
+	}
+	if replaces != "" {
+		s += " replacing " + replaces
+	}
+	return s
+}
+
+// summarize sets the summary for the activities run until the returned
+// function restores the one before.
+func (b *Browser) summarize(s string) func() {
+	prev := b.summary
+	b.summary = s
+	return func() { b.summary = prev }
+}

@@ -93,6 +93,8 @@ type session struct {
 	seen map[string]string
 	// endReason is why the session is ending, once it is.
 	endReason string
+	// lastDetails are the current details last set (setDetails).
+	lastDetails string
 }
 
 // BrowserSession is the custody workflow of one conversation's browser (the
@@ -132,11 +134,11 @@ func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*contract.SessionR
 		s.b.st.Seq = max(p.Seq, 0)
 		s.b.st.TagScheme = tagSchemeInjective
 	}
-	s.b.onChange = s.upsert
+	s.b.onChange = s.sync
 	if err := s.register(ctx); err != nil {
 		return nil, err
 	}
-	s.upsert(ctx)
+	s.sync(ctx)
 	if cfg.Carry != nil {
 		s.b.reconcile(ctx)
 	}
@@ -167,7 +169,7 @@ func (s *session) releaseIfCancelled(ctx workflow.Context, err error) {
 	if f := s.b.releaseDisconnected(ctx); f != nil {
 		workflow.GetLogger(ctx).Warn("releasing the cancelled session's browser failed", "tag", s.b.st.Session.Tag, "code", string(f.Code))
 	}
-	s.upsert(ctx)
+	s.sync(ctx)
 }
 
 func (s *session) register(ctx workflow.Context) error {
@@ -268,7 +270,7 @@ func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMe
 		s.inFlight--
 		s.lastActive = workflow.Now(ctx)
 		s.version++
-		s.upsert(ctx)
+		s.sync(ctx)
 	}()
 	seed := ""
 	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
@@ -379,7 +381,7 @@ func (s *session) end(ctx workflow.Context, reason string) (*contract.SessionRes
 			workflow.GetLogger(ctx).Warn("releasing the browser failed", "tag", s.b.st.Session.Tag, "code", string(f.Code))
 		}
 	}
-	s.upsert(ctx)
+	s.sync(ctx)
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return nil, err
 	}
@@ -437,6 +439,10 @@ func (s *session) state(ctx workflow.Context) contract.SessionState {
 		d := s.lastActive.Add(s.cfg.IdleTimeout)
 		out.IdleDeadline = &d
 	}
+	out.LastCall, out.LastActive = st.Last.Summary, s.lastActive
+	if st.Last.Code != "" {
+		out.LastCall += " → " + st.Last.Code
+	}
 	h := st.Human.clone()
 	out.PendingHandoff, out.Holds = h.Pending, h.Holds
 	out.Approvers, out.Rejected = s.b.approvers.Names(), h.Rejected
@@ -450,6 +456,13 @@ func (s *session) state(ctx workflow.Context) contract.SessionState {
 		out.Total.Tokens += u.Tokens
 	}
 	return out
+}
+
+// sync keeps the current details and search attributes in step with the
+// session.
+func (s *session) sync(ctx workflow.Context) {
+	s.setDetails(ctx)
+	s.upsert(ctx)
 }
 
 // upsert keeps the search attributes in step with the session.
@@ -490,7 +503,7 @@ func (b *Browser) reconcile(ctx workflow.Context) {
 	if !b.st.Created || b.st.Released || b.st.Lost {
 		return
 	}
-	actx := workflow.WithActivityOptions(ctx, ActivityOptions(contract.ClassCustody, b.st.Session.HostQueue, true, b.t))
+	actx := workflow.WithActivityOptions(ctx, summarized(ActivityOptions(contract.ClassCustody, b.st.Session.HostQueue, true, b.t), "check browser "+b.st.Session.Tag+" is still held"))
 	err := workflow.ExecuteActivity(actx, contract.ActivityReconcile, contract.ReleaseRequest{Session: b.st.Session}).Get(ctx, nil)
 	if err == nil {
 		return

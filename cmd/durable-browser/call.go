@@ -103,6 +103,7 @@ Flags:
 		UpdateID: updateID,
 		New:      newSession,
 		Expect:   givenOptions(fs),
+		Caller:   "durable-browser call",
 	})
 	if err != nil {
 		return err

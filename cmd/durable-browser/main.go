@@ -25,6 +25,8 @@ type verb struct {
 type cliEnv struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// stdoutTerminal: stdout is a terminal (sessions --watch redraws in place).
+	stdoutTerminal bool
 }
 
 // exitError carries a specific exit status (1 for a failure envelope).
@@ -67,7 +69,8 @@ func usage(w io.Writer) {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	st, err := os.Stdout.Stat()
+	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, stdoutTerminal: err == nil && st.Mode()&os.ModeCharDevice != 0}
 	os.Exit(run(ctx, env, os.Args[1:]))
 }
 

@@ -177,6 +177,9 @@ type sessionRow struct {
 	Calls          int                      `json:"calls,omitempty"`
 	PendingHandoff *contract.PendingHandoff `json:"pending_handoff,omitempty"`
 	Holds          []contract.Hold          `json:"holds,omitempty"`
+	// LastCall summarises the last call served, and LastActive dates it.
+	LastCall   string    `json:"last_call,omitempty"`
+	LastActive time.Time `json:"last_active,omitzero"`
 	// Ended says why a completed session ended: released, idle,
 	// max_lifetime or closed (its result's reason).
 	Ended string `json:"ended,omitempty"`
@@ -191,11 +194,15 @@ func runSessions(ctx context.Context, env *cliEnv, args []string) error {
 		o           opsFlags
 		all, asJSON bool
 		limit       int
+		watch       bool
+		interval    time.Duration
 	)
 	bindOps(fs, &o)
 	fs.Bool(&all, "all", false, "include sessions that have ended (shown from their search attributes)")
 	fs.Bool(&asJSON, "json", false, "print a JSON array instead of a table")
 	fs.Int(&limit, "limit", 200, "list at most this many sessions")
+	fs.Bool(&watch, "watch", false, "refresh the table in place until Ctrl-C (plain lines, one table a refresh, when stdout is not a terminal)")
+	fs.Duration(&interval, "interval", 2*time.Second, "how often --watch refreshes")
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, `Usage: durable-browser sessions [flags]
 
@@ -224,15 +231,65 @@ Flags:
 	if limit <= 0 {
 		return &config.Error{Flag: "limit", Problem: "must be positive"}
 	}
+	if watch && (asJSON || interval < 100*time.Millisecond) {
+		return &config.Error{Flag: "watch", Problem: "takes no --json and an --interval of at least 100ms"}
+	}
 	ctx, cancel, c, err := o.dial(ctx, env)
 	if err != nil {
 		return err
 	}
 	defer cancel()
 	defer c.Close()
-	execs, err := listSessions(ctx, c, o.t.Namespace, sessionQuery(all, ""), limit)
+	if watch {
+		return o.watchSessions(ctx, env, c, all, limit, interval)
+	}
+	rows, err := o.sessionRows(ctx, c, all, limit)
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		return printJSON(env.stdout, rows)
+	}
+	return printSessions(env, rows, time.Now())
+}
+
+// watchSessions prints the table every interval until ctx ends: in place on
+// a terminal, as successive tables headed by the time otherwise.
+func (o *opsFlags) watchSessions(ctx context.Context, env *cliEnv, c client.Client, all bool, limit int, interval time.Duration) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		rows, err := o.sessionRows(ctx, c, all, limit)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		now := time.Now()
+		if env.stdoutTerminal {
+			fmt.Fprint(env.stdout, "\x1b[H\x1b[2J") // home, clear
+		}
+		fmt.Fprintf(env.stdout, "%s  %d session(s)\n", now.UTC().Format(time.RFC3339), len(rows))
+		if err := printSessions(env, rows, now); err != nil {
+			return err
+		}
+		if !env.stdoutTerminal {
+			fmt.Fprintln(env.stdout)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// sessionRows lists sessions and asks each running one for its state.
+func (o *opsFlags) sessionRows(ctx context.Context, c client.Client, all bool, limit int) ([]sessionRow, error) {
+	execs, err := listSessions(ctx, c, o.t.Namespace, sessionQuery(all, ""), limit)
+	if err != nil {
+		return nil, err
 	}
 	rows := make([]sessionRow, 0, len(execs))
 	for _, e := range execs {
@@ -248,15 +305,19 @@ Flags:
 			} else {
 				r.Tag, r.Provider, r.State, r.URL, r.Title = st.Tag, st.Provider, st.State, st.URL, st.Title
 				r.Calls, r.PendingHandoff, r.Holds = st.Calls, st.PendingHandoff, st.Holds
+				r.LastCall, r.LastActive = st.LastCall, st.LastActive
 			}
 		}
 		rows = append(rows, r)
 	}
-	if asJSON {
-		return printJSON(env.stdout, rows)
-	}
+	return rows, nil
+}
+
+// printSessions writes the table: one row a session, with its pending human
+// steps (a handoff, held requests) and its last call and how long ago.
+func printSessions(env *cliEnv, rows []sessionRow, now time.Time) error {
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKFLOW ID\tTAG\tPROVIDER\tSTATE\tURL")
+	fmt.Fprintln(tw, "WORKFLOW ID\tTAG\tPROVIDER\tSTATE\tURL\tHUMAN\tLAST CALL")
 	for _, r := range rows {
 		state := orDash(r.State)
 		if r.Status != "running" {
@@ -268,7 +329,7 @@ Flags:
 		if r.QueryError != "" {
 			state += " (no answer)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, orDash(r.Tag), orDash(r.Provider), state, orDash(r.URL))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, orDash(r.Tag), orDash(r.Provider), state, orDash(r.URL), humanSteps(r), lastCall(r, now))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -279,6 +340,35 @@ Flags:
 		}
 	}
 	return nil
+}
+
+// humanSteps says what waits for a person: a handoff, held requests.
+func humanSteps(r sessionRow) string {
+	var parts []string
+	if r.PendingHandoff != nil {
+		parts = append(parts, "handoff "+r.PendingHandoff.RequestID)
+	}
+	held := 0
+	for _, h := range r.Holds {
+		if h.Decision == "" {
+			held++
+		}
+	}
+	if held > 0 {
+		parts = append(parts, fmt.Sprintf("%d held", held))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// lastCall is the last call's summary and its age.
+func lastCall(r sessionRow, now time.Time) string {
+	if r.LastCall == "" {
+		return "-"
+	}
+	return r.LastCall + " (" + age(now, r.LastActive) + " ago)"
 }
 
 // endReason reads why a completed session ended from its result, bounded

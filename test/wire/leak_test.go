@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -549,6 +550,18 @@ func addHistories(t *testing.T, c *corpus, ids map[string]bool) {
 		for _, p := range payloads {
 			c.add("history payloads (decoded) of "+r[0], append(p, '\n'))
 			addDecodedJSON(c, "history payloads of "+r[0], p)
+		}
+	}
+	// What the Temporal UI shows as each session's current details, read as
+	// the UI reads it (the metadata query), summaries being in the history.
+	for id := range ids {
+		v, err := env.Client.QueryWorkflow(ctx, id, "", "__temporal_workflow_metadata")
+		if err != nil {
+			continue // a session that ended with its worker may not answer
+		}
+		var md sdkpb.WorkflowMetadata
+		if v.Get(&md) == nil {
+			c.add("current details of "+id, []byte(md.GetCurrentDetails()))
 		}
 	}
 	if len(runs) < len(ids) || n == 0 {
