@@ -24,6 +24,7 @@ core=(
   "./internal/driver FuzzParseActions"
   "./contract FuzzValidate"
   "./contract FuzzCallHash"
+  "./contract FuzzSummary"
   "./internal/netguard FuzzDecideNeverSpecial"
   "./internal/tags FuzzEncode"
   "./internal/tags FuzzCleanTag"
