@@ -71,7 +71,7 @@ func (b *Browser) listen(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, contract.QueryHold, func(holdID string) (contract.HoldDecision, error) {
 		for _, h := range b.st.Human.Holds {
 			if h.HoldID == holdID {
-				return contract.HoldDecision{Decision: h.Decision, By: h.By}, nil
+				return contract.HoldDecision{Decision: h.Decision, By: h.By, Method: h.Method, RequestFacts: h.RequestFacts}, nil
 			}
 		}
 		return contract.HoldDecision{}, nil
@@ -180,8 +180,14 @@ func (b *Browser) onHoldSignal(ctx workflow.Context, raw json.RawMessage) {
 			return // a retried signal
 		}
 	}
-	h.Holds = append(h.Holds, contract.Hold{HoldID: s.HoldID, Method: s.Method, Origin: s.Origin, Path: s.Path,
-		ActivityID: s.ActivityID, HeldAt: workflow.Now(ctx)})
+	// Anyone who may signal can send this: every field is bounded. What
+	// keeps a forged hold from releasing a request is on the worker (ids it
+	// alone knows until it announces them, and its own request compared
+	// with the decision it reads back), not here.
+	f := s.RequestFacts
+	f.URL, f.Digest, f.Body = clip(f.URL, 2048), clip(f.Digest, 64), clip(f.Body, contract.MaxShownBody)
+	h.Holds = append(h.Holds, contract.Hold{HoldID: clip(s.HoldID, 80), Method: clip(s.Method, 16), Origin: clip(s.Origin, 300),
+		Path: clip(s.Path, 300), RequestFacts: f, ActivityID: clip(s.ActivityID, 80), HeldAt: workflow.Now(ctx)})
 	h.pruneHolds()
 	b.changed(ctx)
 }
@@ -213,8 +219,7 @@ func (b *Browser) onApprovalSignal(ctx workflow.Context, raw json.RawMessage) {
 			return
 		}
 		if b.signed() {
-			msg := contract.ApprovalMessage(workflow.GetInfo(ctx).WorkflowExecution.ID, s.HoldID, h.Holds[i].HeldAt,
-				s.Decision, s.By, s.Note, s.ExpiresAt)
+			msg := contract.ApprovalMessage(workflow.GetInfo(ctx).WorkflowExecution.ID, h.Holds[i], s.Decision, s.By, s.Note, s.ExpiresAt)
 			if reason := b.verify(ctx, s.By, msg, s.Signature, s.ExpiresAt); reason != "" {
 				b.reject(ctx, contract.KindApproval, s.HoldID, s.Decision, s.By, reason)
 				return
