@@ -73,8 +73,9 @@ func TestSignedApprovals(t *testing.T) {
 					if mod != nil {
 						mod(&s)
 					}
-					heldAt := held.Holds[0].HeldAt
-					if err := s.Sign(key, wf, heldAt, h.env.Now().Add(validFor)); err != nil {
+					hold := held.Holds[0]
+					hold.HoldID = s.HoldID
+					if err := s.Sign(key, wf, hold, h.env.Now().Add(validFor)); err != nil {
 						t.Fatal(err)
 					}
 					return s
