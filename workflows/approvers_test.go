@@ -185,6 +185,46 @@ func TestSignedHandoff(t *testing.T) {
 	}
 }
 
+// A signed handoff answer is bound to one session: a session started again
+// under the same workflow id (whose first handoff comes from the same
+// update id) names its request otherwise, so an answer signed for the
+// earlier session, replayed, is refused and the handoff stays pending.
+func TestSignedHandoffAnswerFromAnEarlierSessionIsRefused(t *testing.T) {
+	ask := `{"instruction":"Solve the puzzle","completion_condition":{"text":"Pay now"},"expires_in_s":60}`
+	first := newSignedHarness(t, testApprovers)
+	var earlier contract.SessionState
+	first.call(time.Second, "h1", contract.ToolRequestHandoff, ask)
+	first.query(2*time.Second, contract.QueryState, &earlier)
+	var old contract.HandoffSignal
+	first.signal(3*time.Second, contract.SignalHandoff, func() any {
+		old = contract.HandoffSignal{RequestID: earlier.PendingHandoff.RequestID, Outcome: contract.OutcomeDone, By: "ana", Note: "solved"}
+		if err := old.Sign(anaKey, "sess-1", first.env.Now().Add(30*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		return old
+	})
+	first.run(SessionConfig{})
+	if first.results["h1"]["outcome"] != contract.OutcomeDone {
+		t.Fatalf("the first session's answer: %v", first.results["h1"])
+	}
+
+	second := newSignedHarness(t, testApprovers)
+	var after contract.SessionState
+	second.call(time.Second, "h1", contract.ToolRequestHandoff, ask)
+	second.signal(2*time.Second, contract.SignalHandoff, func() any { return old })
+	second.query(3*time.Second, contract.QueryState, &after)
+	second.run(SessionConfig{})
+	if after.PendingHandoff == nil || after.PendingHandoff.RequestID == old.RequestID || after.PendingHandoff.Answer != nil {
+		t.Fatalf("the earlier session's answer was taken: %+v", after.PendingHandoff)
+	}
+	if got := reasons(after); len(got) != 1 || got[0] != contract.RejectNotPending {
+		t.Fatalf("rejected %v, want the replayed answer refused as not pending", got)
+	}
+	if r := second.results["h1"]; r["outcome"] != contract.OutcomeExpired {
+		t.Fatalf("the second handoff: %v", r)
+	}
+}
+
 // Without approvers nothing changes: unsigned decisions count (unsigned
 // mode), and nothing is recorded as rejected.
 func TestUnsignedModeRecordsNoRejections(t *testing.T) {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,6 +23,10 @@ type HumanState struct {
 	Holds    []contract.Hold `json:"holds,omitempty"`
 	// HandoffSeq numbers handoffs asked outside an update.
 	HandoffSeq int `json:"handoff_seq,omitempty"`
+	// Nonce is drawn once per session (and carried across continue-as-new)
+	// and goes into every handoff's request id, so a signed answer made for
+	// an earlier session under the same workflow id names no request here.
+	Nonce string `json:"nonce,omitempty"`
 	// Rejected lists the latest decisions refused for want of a valid
 	// signature (bounded by maxRejected).
 	Rejected []contract.RejectedDecision `json:"rejected,omitempty"`
@@ -320,12 +325,28 @@ func (h *HumanState) pruneHolds() {
 }
 
 // requestID derives a handoff's id from seed (an update id) or, outside an
-// update, from a counter kept in the Browser's state. Either way a replay
-// gives the same id.
+// update, from a counter kept in the Browser's state, and from the
+// session's nonce (recorded, so a replay gives the same id). Sessions from
+// before the change have no nonce: their ids restart with the workflow id.
 func (b *Browser) requestID(ctx workflow.Context, seed string) string {
 	if seed == "" {
 		b.st.Human.HandoffSeq++
 		seed = "call-" + strconv.Itoa(b.st.Human.HandoffSeq)
+	}
+	h := b.human()
+	if h.Nonce == "" && workflow.GetVersion(ctx, changeSessionBoundHandoffs, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		var nonce string
+		if err := workflow.SideEffect(ctx, func(workflow.Context) any {
+			var r [16]byte
+			_, _ = rand.Read(r[:]) // crypto/rand never fails on Linux
+			return hex.EncodeToString(r[:])
+		}).Get(&nonce); err == nil {
+			h.Nonce = nonce
+		}
+	}
+	if h.Nonce != "" {
+		sum := sha256.Sum256([]byte(workflow.GetInfo(ctx).WorkflowExecution.ID + "\x00" + h.Nonce + "\x00" + seed))
+		return "h-" + hex.EncodeToString(sum[:12])
 	}
 	sum := sha256.Sum256([]byte(workflow.GetInfo(ctx).WorkflowExecution.ID + "\x00" + seed))
 	return "h-" + hex.EncodeToString(sum[:6])
