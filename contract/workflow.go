@@ -65,6 +65,17 @@ type ToolCall struct {
 	// running session made otherwise refuses the call instead of ignoring
 	// them (they only apply when a session starts).
 	Expect *Expected `json:"expect,omitempty"`
+	// Join, when set, is who the caller would start the session with: a
+	// running session started with other approvers or granted sites
+	// refuses the call, so whoever starts a session id first cannot choose
+	// them for everyone who joins it.
+	Join *Joined `json:"join,omitempty"`
+}
+
+// Joined is what a caller joining a session requires of it.
+type Joined struct {
+	Approvers Approvers   `json:"approvers,omitempty"`
+	Sites     []SiteGrant `json:"sites,omitempty"`
 }
 
 // updateIDMark joins a caller's update id and the call's hash in the id
