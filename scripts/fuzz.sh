@@ -29,6 +29,12 @@ core=(
   "./internal/tags FuzzCleanTag"
   "./internal/tags FuzzValid"
   "./internal/scrub FuzzURL"
+  "./internal/handoff FuzzVerify"
+  "./contract FuzzApprovalMessage"
+  "./contract FuzzVerifyDecision"
+  "./contract FuzzParseApprovers"
+  "./contract FuzzCheckExpiry"
+  "./contract FuzzCallerUpdateID"
 )
 # The others: their seeds run in go test; FUZZ_ALL=1 (make fuzz) fuzzes them too.
 extra=(
@@ -37,7 +43,6 @@ extra=(
   "./internal/egress FuzzExchanges"
   "./internal/webfetch FuzzGuard"
   "./internal/webfetch FuzzLegacyIPv4"
-  "./internal/handoff FuzzVerify"
   "./internal/evidence FuzzCleanSegment"
   "./internal/chrome FuzzParseDevToolsActivePort"
   "./internal/chrome FuzzParseEndpoint"
