@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/x509"
 	"encoding/json"
 	"sort"
@@ -129,6 +130,9 @@ type Activities struct {
 	creating int // creates past the MaxBrowsers check, not yet in sessions
 	// holding counts requests waiting for a person's decision (metrics).
 	holding atomic.Int64
+	// holdKey keys the digests that bind an approval to one request
+	// (requestFacts). It never leaves this process; holds die with it.
+	holdKey [32]byte
 }
 
 // liveSession is a browser this process holds.
@@ -152,6 +156,9 @@ type liveSession struct {
 	// this browser expires (unix nanoseconds): no call touches the browser
 	// during a handoff, yet it is no orphan. The next call clears it.
 	heldUntil atomic.Int64
+	// holds counts this session's requests waiting for a person (at most
+	// MaxHolds; more are refused unasked).
+	holds atomic.Int32
 	// egress is the proxy the browser's traffic leaves through (nil when
 	// the provider takes none); closed after the browser is released.
 	egress *egress.Proxy
@@ -324,7 +331,11 @@ func New(o Options) *Activities {
 	if o.Attach == nil {
 		o.Attach = attachDriver
 	}
-	return &Activities{o: o, log: o.Logger, sessions: map[string]*liveSession{}}
+	a := &Activities{o: o, log: o.Logger, sessions: map[string]*liveSession{}}
+	if _, err := rand.Read(a.holdKey[:]); err != nil {
+		panic("activities: no randomness for the hold key: " + err.Error()) // crypto/rand never fails on Linux
+	}
+	return a
 }
 
 // Registry is where activities are registered (a Temporal worker).

@@ -103,6 +103,9 @@ type fakeBrowser struct {
 	closed   int
 	runs     [][]driver.Action
 	requests []driver.GatedRequest
+	// concurrent sends the requests all at once, as a page firing many
+	// fetches does; else one after the other.
+	concurrent bool
 	// downloads are the finished downloads Downloads lists.
 	downloads []driver.Download
 	// decisions are the gate's answers to requests, in order.
@@ -134,20 +137,30 @@ func (b *fakeBrowser) Snapshot(context.Context, driver.SnapshotOptions) (*driver
 func (b *fakeBrowser) Run(ctx context.Context, actions []driver.Action, _ driver.RunOptions) (*driver.RunResult, error) {
 	b.mu.Lock()
 	b.runs = append(b.runs, actions)
-	reqs, fn := b.requests, b.runFn
+	reqs, fn, concurrent := b.requests, b.runFn, b.concurrent
 	b.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, r := range reqs {
-		d := driver.GateAllow
-		if b.opts.RequestGate != nil {
-			d = b.opts.RequestGate(ctx, r)
+		send := func() {
+			d := driver.GateAllow
+			if b.opts.RequestGate != nil {
+				d = b.opts.RequestGate(ctx, r)
+			}
+			b.mu.Lock()
+			b.decisions = append(b.decisions, d)
+			if d == driver.GateAllow {
+				b.sent = append(b.sent, driver.SentRequest{Method: r.Method, Origin: r.Origin, Path: r.Path})
+			}
+			b.mu.Unlock()
 		}
-		b.mu.Lock()
-		b.decisions = append(b.decisions, d)
-		if d == driver.GateAllow {
-			b.sent = append(b.sent, driver.SentRequest{Method: r.Method, Origin: r.Origin, Path: r.Path})
+		if !concurrent {
+			send()
+			continue
 		}
-		b.mu.Unlock()
+		wg.Add(1)
+		go func() { defer wg.Done(); send() }()
 	}
+	wg.Wait()
 	if fn != nil {
 		return fn(ctx, actions)
 	}
@@ -266,6 +279,15 @@ func (c *fakeClient) QueryWorkflow(_ context.Context, workflowID, runID, name st
 	var d contract.HoldDecision
 	if c.decide != nil {
 		d = c.decide(args[0].(string))
+	}
+	// As the session does: the answer names the request recorded under the
+	// id, unless decide says otherwise (a forged record).
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.signals {
+		if s.HoldID == args[0].(string) && d.Decision != "" && d.Method == "" {
+			d.Method, d.RequestFacts = s.Method, s.RequestFacts
+		}
 	}
 	return decodedValue{d}, nil
 }

@@ -2,10 +2,17 @@ package activities
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
@@ -95,6 +102,12 @@ func (a *Activities) reachURL(ctx context.Context, s *liveSession, req contract.
 	return ""
 }
 
+// MaxHolds bounds the requests one session may hold for a person at once.
+// A page firing many POSTs under "ask" would otherwise start a poller and a
+// signal per request: the ones past the bound are refused unasked (listed
+// as blocked).
+const MaxHolds = 4
+
 // gate is the session's request gate: asked before every side-effecting
 // request leaves the browser. It journals what it lets go and applies the
 // action policy; under "ask" it holds the request until a person decides.
@@ -116,7 +129,16 @@ func (a *Activities) gate(ls *liveSession) func(ctx context.Context, r driver.Ga
 			if rs == nil {
 				return driver.GateDeny // nobody to ask outside a run
 			}
-			decision, by := a.ask(ctx, rs, req)
+			if n := ls.holds.Add(1); n > MaxHolds {
+				ls.holds.Add(-1)
+				log := a.logger(ctx, "")
+				log.Warn().Str("method", req.Method).Str("origin", req.Origin).Int("holding", MaxHolds).
+					Msg("request refused unasked: the session already holds as many requests as it may")
+				rs.hold(contract.HeldRequest{Method: req.Method, Origin: req.Origin, Path: req.Path, Decision: heldBlocked, By: "policy"})
+				return driver.GateDeny
+			}
+			decision, by := a.ask(ctx, rs, req, a.requestFacts(r))
+			ls.holds.Add(-1)
 			rs.hold(contract.HeldRequest{HoldID: decision.holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, Decision: decision.word, By: by})
 			if decision.word != "approved" {
 				return driver.GateDeny
@@ -131,6 +153,31 @@ func (a *Activities) gate(ls *liveSession) func(ctx context.Context, r driver.Ga
 	}
 }
 
+// heldBlocked is a HeldRequest decision: refused without anyone deciding.
+const heldBlocked = "blocked"
+
+// requestFacts describe r for its approver: the scrubbed URL, the body when
+// small, text and free of secrets, and a digest of the exact request keyed
+// by this process's hold key (a plain hash of a body with a typed password
+// in it would let anyone reading history guess the password offline).
+func (a *Activities) requestFacts(r driver.GatedRequest) contract.RequestFacts {
+	m := hmac.New(sha256.New, a.holdKey[:])
+	for _, part := range [][]byte{[]byte(strings.ToUpper(r.Method)), []byte(r.URL), r.Body} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		m.Write(n[:])
+		m.Write(part)
+	}
+	f := contract.RequestFacts{URL: a.o.Redactor.URL(r.URL), Digest: hex.EncodeToString(m.Sum(nil)), BodySize: len(r.Body)}
+	if f.URL == "" {
+		f.URL = a.o.Redactor.URL(r.Origin) + a.o.Redactor.String(r.Path)
+	}
+	if body := string(r.Body); len(body) <= contract.MaxShownBody && utf8.ValidString(body) && a.o.Redactor.String(body) == body {
+		f.Body = body
+	}
+	return f
+}
+
 func (r *runState) hold(h contract.HeldRequest) {
 	r.mu.Lock()
 	r.held = append(r.held, h)
@@ -139,21 +186,41 @@ func (r *runState) hold(h contract.HeldRequest) {
 
 type holdOutcome struct {
 	holdID string
-	word   string // approved, denied, expired
+	word   string // approved, denied, expired, blocked
 }
+
+// newHoldID is a hold id nobody can guess before the worker announces it:
+// whoever may signal the session could otherwise announce a harmless hold
+// under the id first and have it approved for this request.
+func newHoldID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("activities: no randomness for a hold id: " + err.Error()) // crypto/rand never fails on Linux
+	}
+	return "h" + hex.EncodeToString(b[:])
+}
+
+// Polling a hold's decision starts quick (a person at the prompt answers in
+// seconds) and slows down, so a hold left waiting costs few queries.
+const (
+	holdPollFirst = 250 * time.Millisecond
+	holdPollMax   = 2 * time.Second
+)
 
 // ask holds a request: it tells the workflow, then polls the decision while
 // the run's heartbeat keeps going, until a person answers or time runs out.
-func (a *Activities) ask(ctx context.Context, rs *runState, req contract.SentRequest) (holdOutcome, string) {
-	n := atomic.AddInt64(&rs.holds, 1)
-	holdID := fmt.Sprintf("%s-%d", rs.activityID, n)
+// An approval counts only when the request the session recorded for the
+// hold (and the approver signed) is this one.
+func (a *Activities) ask(ctx context.Context, rs *runState, req contract.SentRequest, facts contract.RequestFacts) (holdOutcome, string) {
+	atomic.AddInt64(&rs.holds, 1)
+	holdID := newHoldID()
 	out := holdOutcome{holdID: holdID, word: "expired"}
 	if a.o.Client == nil || rs.workflowID == "" {
 		return out, ""
 	}
 	log := a.logger(ctx, "")
 	err := a.o.Client.SignalWorkflow(ctx, rs.workflowID, rs.runID, contract.SignalHold, contract.HoldSignal{
-		HoldID: holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, ActivityID: rs.activityID,
+		HoldID: holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, RequestFacts: facts, ActivityID: rs.activityID,
 	})
 	if err != nil {
 		log.Error().Err(err).Str("hold_id", holdID).Msg("telling the workflow about a hold")
@@ -172,15 +239,22 @@ func (a *Activities) ask(ctx context.Context, rs *runState, req contract.SentReq
 	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
+	every := holdPollFirst
 	for {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		v, err := a.o.Client.QueryWorkflow(qctx, rs.workflowID, rs.runID, contract.QueryHold, holdID)
 		cancel()
 		if err == nil {
 			var d contract.HoldDecision
-			if v.Get(&d) == nil {
+			if v.Get(&d) == nil && d.Decision != "" {
+				if d.Method != req.Method || !d.RequestFacts.Same(facts) {
+					// The session recorded another request under this id:
+					// no decision on it can ever be for this one.
+					log.Warn().Str("hold_id", holdID).Str("decision", d.Decision).
+						Msg("hold refused: the session's record of it names another request than the one held")
+					out.word = heldBlocked
+					return out, ""
+				}
 				switch d.Decision {
 				case contract.DecisionApprove:
 					out.word = "approved"
@@ -197,7 +271,8 @@ func (a *Activities) ask(ctx context.Context, rs *runState, req contract.SentReq
 		case <-deadline.C:
 			log.Info().Str("hold_id", holdID).Msg("hold expired unanswered; refused")
 			return out, ""
-		case <-tick.C:
+		case <-time.After(every):
+			every = min(every*2, holdPollMax)
 		}
 	}
 }

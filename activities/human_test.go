@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -93,7 +94,7 @@ func TestRequestGate(t *testing.T) {
 				if hr.Decision != tt.held || hr.By != tt.by || hr.Method != "POST" || hr.Origin != "https://shop.example" || hr.Path != "/buy" {
 					t.Fatalf("held = %+v, want %s by %q", hr, tt.held, tt.by)
 				}
-				if tt.sessionPolicy == contract.PolicyAsk && tt.runPolicy == "" && !strings.HasSuffix(hr.HoldID, "-1") {
+				if tt.sessionPolicy == contract.PolicyAsk && tt.runPolicy == "" && len(hr.HoldID) != 33 {
 					t.Fatalf("hold id = %q", hr.HoldID)
 				}
 			}
@@ -111,6 +112,107 @@ func TestRequestGate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Whoever may signal a session can announce a hold and have it approved,
+// but not for the request the worker holds: hold ids are nonces nobody sees
+// before the worker announces them, and the worker releases its request
+// only when the session's record of the hold (what the approver saw and
+// signed) is that request. Here the session answers for the hold with a
+// forged record, a harmless GET elsewhere, approved: the POST is refused.
+func TestRequestGateReleasesOnlyTheRequestApproved(t *testing.T) {
+	post := driver.GatedRequest{Method: "POST", Origin: "https://bank.example", Path: "/transfer",
+		URL: "https://bank.example/transfer?to=eve", Body: []byte("amount=1000"), ResourceType: "Fetch"}
+	forged := func(mod func(*contract.HoldDecision)) func(string) contract.HoldDecision {
+		return func(string) contract.HoldDecision {
+			d := contract.HoldDecision{Decision: contract.DecisionApprove, By: "ana", Method: "POST",
+				RequestFacts: contract.RequestFacts{URL: "https://bank.example/transfer?to=[redacted]", BodySize: 11, Body: "amount=1000"}}
+			mod(&d)
+			return d
+		}
+	}
+	cases := map[string]func(string) contract.HoldDecision{
+		"a harmless GET elsewhere": forged(func(d *contract.HoldDecision) {
+			d.Method, d.URL, d.BodySize, d.Body = "GET", "https://harmless.example/", 0, ""
+		}),
+		"the same request shown, another digest": forged(func(d *contract.HoldDecision) { d.Digest = strings.Repeat("0", 64) }),
+	}
+	for name, decide := range cases {
+		t.Run(name, func(t *testing.T) {
+			fc := &fakeClient{decide: decide}
+			h := newHarness(t, func(o *Options) { o.HoldTimeout = 2 * time.Second; o.Client = fc })
+			h.setup = func(b *fakeBrowser) { b.requests = []driver.GatedRequest{post} }
+			ref := h.create("t-1", contract.SessionOptions{ActionPolicy: contract.PolicyAsk})
+			res, err := call[contract.RunResult](h, contract.ActivityRun, runReq(ref, []byte(`[{"op":"click","id":"3"}]`)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := h.browser(0).decisions; !reflect.DeepEqual(d, []driver.GateDecision{driver.GateDeny}) {
+				t.Fatalf("gate decisions %v: the POST was released on an approval of another request", d)
+			}
+			if len(res.Held) != 1 || res.Held[0].Decision != "blocked" || len(res.Sent) != 0 {
+				t.Fatalf("held %+v sent %+v", res.Held, res.Sent)
+			}
+			s := fc.signals[0]
+			if len(s.HoldID) != 33 || strings.Contains(s.HoldID, "-") || s.Digest == "" ||
+				s.URL != "https://bank.example/transfer?to=[redacted]" || s.Body != "amount=1000" || s.BodySize != 11 {
+				t.Fatalf("hold signal %+v", s)
+			}
+		})
+	}
+	// The real request's own record releases it; a body with a registered
+	// secret is not shown, and nothing of it is in the signal.
+	fc := &fakeClient{decide: func(string) contract.HoldDecision {
+		return contract.HoldDecision{Decision: contract.DecisionApprove, By: "ana"}
+	}}
+	h := newHarness(t, func(o *Options) { o.HoldTimeout = 2 * time.Second; o.Client = fc })
+	h.red.Register("hunter2hunter2")
+	secret := post
+	secret.Body = []byte("password=hunter2hunter2")
+	h.setup = func(b *fakeBrowser) { b.requests = []driver.GatedRequest{secret} }
+	ref := h.create("t-1", contract.SessionOptions{ActionPolicy: contract.PolicyAsk})
+	res, err := call[contract.RunResult](h, contract.ActivityRun, runReq(ref, []byte(`[{"op":"click","id":"3"}]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Held) != 1 || res.Held[0].Decision != "approved" {
+		t.Fatalf("held %+v", res.Held)
+	}
+	if s := fc.signals[0]; s.Body != "" || s.BodySize != 23 || strings.Contains(fmt.Sprint(s), "hunter2") {
+		t.Fatalf("hold signal shows a secret body: %+v", s)
+	}
+}
+
+// A page firing many side-effecting requests at once under "ask" holds at
+// most MaxHolds of them; the rest are refused unasked, listed as blocked,
+// and cost no signal.
+func TestRequestGateBoundsHolds(t *testing.T) {
+	fc := &fakeClient{} // nobody decides
+	h := newHarness(t, func(o *Options) { o.HoldTimeout = 500 * time.Millisecond; o.Client = fc })
+	n := MaxHolds + 6
+	h.setup = func(b *fakeBrowser) {
+		for range n {
+			b.requests = append(b.requests, buy)
+		}
+		b.concurrent = true
+	}
+	ref := h.create("t-1", contract.SessionOptions{ActionPolicy: contract.PolicyAsk})
+	res, err := call[contract.RunResult](h, contract.ActivityRun, runReq(ref, []byte(`[{"op":"click","id":"3"}]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := map[string]int{}
+	for _, x := range res.Held {
+		words[x.Decision]++
+	}
+	if words["expired"] != MaxHolds || words["blocked"] != n-MaxHolds {
+		t.Fatalf("held decisions %v, want %d expired and %d blocked", words, MaxHolds, n-MaxHolds)
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if len(fc.signals) != MaxHolds {
+		t.Fatalf("%d hold signals, want %d", len(fc.signals), MaxHolds)
 	}
 }
 

@@ -72,6 +72,9 @@ func callSession(ctx context.Context, c client.Client, workflowID string, call c
 	if len(o.Expect) > 0 {
 		call.Expect = &contract.Expected{Options: o.Config.Session, Fields: o.Expect}
 	}
+	// A running session someone else started with other approvers or
+	// granted sites refuses this call instead of serving it under theirs.
+	call.Join = &contract.Joined{Approvers: o.Config.Approvers, Sites: o.Config.Sites}
 	// Most calls find their session running: a plain Update is the cheaper
 	// round trip. Only when no session runs under the id is it started.
 	upd := client.UpdateWorkflowOptions{

@@ -189,14 +189,26 @@ func ParseApprovers(r io.Reader) (Approvers, error) {
 	return out, nil
 }
 
-// ApprovalMessage is the byte string an approver signs to decide a hold:
+// ApprovalMessage is the byte string an approver signs to decide hold h:
 // the session's workflow id, the hold id and when it was held (hold ids can
 // repeat across continue-as-new; the time tells two holds apart), the
-// decision, who decides, their note and the expiry (unix seconds).
-func ApprovalMessage(workflowID, holdID string, heldAt time.Time, decision, by, note string, expiresAt time.Time) []byte {
-	return message(KindApproval, workflowID, holdID, strconv.FormatInt(heldAt.UnixMilli(), 10), decision, by, note,
-		strconv.FormatInt(expiresAt.Unix(), 10))
+// request held (method, scrubbed URL, the worker's digest of the exact
+// request, body size and shown body), the decision, who decides, their note
+// and the expiry (unix seconds). A signature over one request never decides
+// another. A hold recorded before holds named their request (no digest) is
+// signed as it was then, without the request.
+func ApprovalMessage(workflowID string, h Hold, decision, by, note string, expiresAt time.Time) []byte {
+	held := strconv.FormatInt(h.HeldAt.UnixMilli(), 10)
+	expires := strconv.FormatInt(expiresAt.Unix(), 10)
+	if h.Digest == "" {
+		return message(KindApproval, workflowID, h.HoldID, held, decision, by, note, expires)
+	}
+	return message(kindApprovalOfRequest, workflowID, h.HoldID, held, h.Method, h.URL, h.Digest,
+		strconv.Itoa(h.BodySize), h.Body, decision, by, note, expires)
 }
+
+// kindApprovalOfRequest starts a signed approval that covers the request.
+const kindApprovalOfRequest = "approval of request"
 
 // HandoffMessage is the byte string an approver signs to answer a handoff:
 // the session's workflow id, the request id (unique per session), the
@@ -221,14 +233,16 @@ func message(fields ...string) []byte {
 	return []byte(b.String())
 }
 
-// Sign signs the decision for the hold held at heldAt in session workflowID,
-// setting ExpiresAt and Signature. By must name the key's approver.
-func (s *ApprovalSignal) Sign(key ed25519.PrivateKey, workflowID string, heldAt, expiresAt time.Time) error {
+// Sign signs the decision on hold h (as the session's state shows it) in
+// session workflowID, setting HoldID, ExpiresAt and Signature. By must name
+// the key's approver.
+func (s *ApprovalSignal) Sign(key ed25519.PrivateKey, workflowID string, h Hold, expiresAt time.Time) error {
 	if len(key) != ed25519.PrivateKeySize {
 		return errors.New("not an ed25519 private key")
 	}
+	s.HoldID = h.HoldID
 	s.ExpiresAt = expiresAt.Truncate(time.Second)
-	msg := ApprovalMessage(workflowID, s.HoldID, heldAt, s.Decision, s.By, s.Note, s.ExpiresAt)
+	msg := ApprovalMessage(workflowID, h, s.Decision, s.By, s.Note, s.ExpiresAt)
 	s.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
 	return nil
 }

@@ -18,10 +18,17 @@ func testKey(t *testing.T, seed byte) (ed25519.PublicKey, ed25519.PrivateKey) {
 func TestDecisionMessagesAreCanonical(t *testing.T) {
 	held := time.UnixMilli(1_700_000_000_123)
 	exp := time.Unix(1_700_000_300, 0)
-	got := string(ApprovalMessage("wf-1", "7-1", held, DecisionApprove, "ana", "ok", exp))
+	got := string(ApprovalMessage("wf-1", Hold{HoldID: "7-1", HeldAt: held}, DecisionApprove, "ana", "ok", exp))
 	want := "durable-browser decision v1\n8:approval\n4:wf-1\n3:7-1\n13:1700000000123\n7:approve\n3:ana\n2:ok\n10:1700000300\n"
 	if got != want {
 		t.Fatalf("approval message\n%q\nwant\n%q", got, want)
+	}
+	// A hold that names its request is signed with it.
+	req := Hold{HoldID: "h1", HeldAt: held, Method: "POST", RequestFacts: RequestFacts{URL: "https://a.example/x?q=[redacted]", Digest: "ab12", BodySize: 3, Body: "a=1"}}
+	got = string(ApprovalMessage("wf-1", req, DecisionApprove, "ana", "ok", exp))
+	want = "durable-browser decision v1\n19:approval of request\n4:wf-1\n2:h1\n13:1700000000123\n4:POST\n32:https://a.example/x?q=[redacted]\n4:ab12\n1:3\n3:a=1\n7:approve\n3:ana\n2:ok\n10:1700000300\n"
+	if got != want {
+		t.Fatalf("approval message of a request\n%q\nwant\n%q", got, want)
 	}
 	got = string(HandoffMessage("wf-1", "h-abc", OutcomeDone, "ana", "", exp))
 	want = "durable-browser decision v1\n7:handoff\n4:wf-1\n5:h-abc\n0:\n4:done\n3:ana\n0:\n10:1700000300\n"
@@ -29,8 +36,8 @@ func TestDecisionMessagesAreCanonical(t *testing.T) {
 		t.Fatalf("handoff message\n%q\nwant\n%q", got, want)
 	}
 	// Moving bytes between fields changes the message.
-	a := ApprovalMessage("wf", "1", held, "approve", "ana", "x", exp)
-	b := ApprovalMessage("wf", "1", held, "approve", "an", "ax", exp)
+	a := ApprovalMessage("wf", Hold{HoldID: "1", HeldAt: held}, "approve", "ana", "x", exp)
+	b := ApprovalMessage("wf", Hold{HoldID: "1", HeldAt: held}, "approve", "an", "ax", exp)
 	if bytes.Equal(a, b) {
 		t.Fatal("fields are not delimited")
 	}
@@ -42,9 +49,11 @@ func TestSignedApprovalRoundTrip(t *testing.T) {
 	keys := Approvers{{Name: "ana", PublicKey: pub}, {Name: "bob", PublicKey: otherPub}}
 	held := time.UnixMilli(1_700_000_000_123)
 	now := time.Unix(1_700_000_010, 0)
+	hold := Hold{HoldID: "h7", HeldAt: held, Method: "POST",
+		RequestFacts: RequestFacts{URL: "https://shop.example/buy", Digest: "d1", BodySize: 5, Body: "qty=1"}}
 	sign := func(mod func(*ApprovalSignal)) ApprovalSignal {
-		s := ApprovalSignal{HoldID: "7-1", Decision: DecisionApprove, By: "ana", Note: "fine"}
-		if err := s.Sign(priv, "wf-1", held, now.Add(5*time.Minute)); err != nil {
+		s := ApprovalSignal{Decision: DecisionApprove, By: "ana", Note: "fine"}
+		if err := s.Sign(priv, "wf-1", hold, now.Add(5*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		if mod != nil {
@@ -53,10 +62,28 @@ func TestSignedApprovalRoundTrip(t *testing.T) {
 		return s
 	}
 	check := func(s ApprovalSignal, wfID string, heldAt time.Time) string {
-		return keys.Verify(s.By, ApprovalMessage(wfID, s.HoldID, heldAt, s.Decision, s.By, s.Note, s.ExpiresAt), s.Signature)
+		h := hold
+		h.HoldID, h.HeldAt = s.HoldID, heldAt
+		return keys.Verify(s.By, ApprovalMessage(wfID, h, s.Decision, s.By, s.Note, s.ExpiresAt), s.Signature)
 	}
 	if r := check(sign(nil), "wf-1", held); r != "" {
 		t.Fatalf("a good signature: %s", r)
+	}
+	// A signature over one request never verifies for another.
+	good := sign(nil)
+	for name, mod := range map[string]func(*Hold){
+		"method":     func(h *Hold) { h.Method = "GET" },
+		"url":        func(h *Hold) { h.URL = "https://harmless.example/" },
+		"digest":     func(h *Hold) { h.Digest = "d2" },
+		"body size":  func(h *Hold) { h.BodySize = 6 },
+		"body":       func(h *Hold) { h.Body = "qty=9" },
+		"no request": func(h *Hold) { h.RequestFacts = RequestFacts{}; h.Method = "" },
+	} {
+		h := hold
+		mod(&h)
+		if r := keys.Verify(good.By, ApprovalMessage("wf-1", h, good.Decision, good.By, good.Note, good.ExpiresAt), good.Signature); r != RejectBadSignature {
+			t.Errorf("a signature over the request verified for another %s: %q", name, r)
+		}
 	}
 	cases := []struct {
 		name   string
@@ -67,7 +94,7 @@ func TestSignedApprovalRoundTrip(t *testing.T) {
 	}{
 		{"other workflow", nil, "wf-2", held, RejectBadSignature},
 		{"other hold time", nil, "wf-1", held.Add(time.Millisecond), RejectBadSignature},
-		{"hold id", func(s *ApprovalSignal) { s.HoldID = "7-2" }, "wf-1", held, RejectBadSignature},
+		{"hold id", func(s *ApprovalSignal) { s.HoldID = "h8" }, "wf-1", held, RejectBadSignature},
 		{"decision", func(s *ApprovalSignal) { s.Decision = DecisionDeny }, "wf-1", held, RejectBadSignature},
 		{"by another approver", func(s *ApprovalSignal) { s.By = "bob" }, "wf-1", held, RejectBadSignature},
 		{"by a stranger", func(s *ApprovalSignal) { s.By = "eve" }, "wf-1", held, RejectUnknownSigner},
@@ -77,7 +104,7 @@ func TestSignedApprovalRoundTrip(t *testing.T) {
 		{"not base64", func(s *ApprovalSignal) { s.Signature = "!!" }, "wf-1", held, RejectBadSignature},
 		{"short", func(s *ApprovalSignal) { s.Signature = base64.StdEncoding.EncodeToString([]byte("abc")) }, "wf-1", held, RejectBadSignature},
 		{"wrong key", func(s *ApprovalSignal) {
-			_ = s.Sign(otherPriv, "wf-1", held, s.ExpiresAt) // bob's key, says ana
+			_ = s.Sign(otherPriv, "wf-1", hold, s.ExpiresAt) // bob's key, says ana
 		}, "wf-1", held, RejectBadSignature},
 	}
 	for _, c := range cases {
@@ -117,8 +144,8 @@ func TestSignedHandoffRoundTrip(t *testing.T) {
 		t.Error("another workflow's answer verified")
 	}
 	// An approval signature never verifies as a handoff answer.
-	a := ApprovalSignal{HoldID: "h-1", Decision: OutcomeDone, By: "ana", Note: "solved"}
-	_ = a.Sign(priv, "wf-1", time.Time{}, exp)
+	a := ApprovalSignal{Decision: OutcomeDone, By: "ana", Note: "solved"}
+	_ = a.Sign(priv, "wf-1", Hold{HoldID: "h-1"}, exp)
 	s.Signature = a.Signature
 	if verify(s, "wf-1") != RejectBadSignature {
 		t.Error("an approval signature verified as a handoff answer")

@@ -115,11 +115,14 @@ type ActionFailure struct {
 
 // HeldRequest is a side-effecting request that waited for a person.
 type HeldRequest struct {
-	HoldID   string `json:"hold_id"`
-	Method   string `json:"method"`
-	Origin   string `json:"origin"`
-	Path     string `json:"path"`
-	Decision string `json:"decision"` // approved, denied, expired
+	HoldID string `json:"hold_id"`
+	Method string `json:"method"`
+	Origin string `json:"origin"`
+	Path   string `json:"path"`
+	// Decision: approved, denied, expired (nobody decided in time), or
+	// blocked (refused unasked: too many holds wait already, or the
+	// decision read back named another request).
+	Decision string `json:"decision"`
 	By       string `json:"by,omitempty"`
 }
 

@@ -65,6 +65,17 @@ type ToolCall struct {
 	// running session made otherwise refuses the call instead of ignoring
 	// them (they only apply when a session starts).
 	Expect *Expected `json:"expect,omitempty"`
+	// Join, when set, is who the caller would start the session with: a
+	// running session started with other approvers or granted sites
+	// refuses the call, so whoever starts a session id first cannot choose
+	// them for everyone who joins it.
+	Join *Joined `json:"join,omitempty"`
+}
+
+// Joined is what a caller joining a session requires of it.
+type Joined struct {
+	Approvers Approvers   `json:"approvers,omitempty"`
+	Sites     []SiteGrant `json:"sites,omitempty"`
 }
 
 // updateIDMark joins a caller's update id and the call's hash in the id
@@ -109,13 +120,44 @@ type HandoffSignal struct {
 }
 
 // HoldSignal is sent by browser.run when it holds a side-effecting request
-// under the "ask" policy.
+// under the "ask" policy. Its HoldID is a random nonce the worker keeps to
+// itself until it sends this signal, so nobody can announce a hold under
+// that id first; and the worker releases the request only when the decision
+// it reads back names the same method, URL and digest (HoldDecision).
 type HoldSignal struct {
-	HoldID     string `json:"hold_id"`
-	Method     string `json:"method"`
-	Origin     string `json:"origin"`
-	Path       string `json:"path"`
+	HoldID string `json:"hold_id"`
+	Method string `json:"method"`
+	Origin string `json:"origin"`
+	Path   string `json:"path"`
+	RequestFacts
 	ActivityID string `json:"activity_id,omitempty"`
+}
+
+// RequestFacts say which request a hold is, for the approver to read and
+// sign (ApprovalMessage) and for the worker to compare before it releases
+// the request.
+type RequestFacts struct {
+	// URL is the full request URL, scrubbed: query values, userinfo and the
+	// fragment removed, registered secrets redacted.
+	URL string `json:"url,omitempty"`
+	// Digest is the worker's keyed digest (HMAC-SHA256, hex) of the exact
+	// request: method, raw URL and body. It binds a signature to that one
+	// request; being keyed by a secret of the worker process, it tells
+	// nobody anything about a secret in the body or the query.
+	Digest string `json:"digest,omitempty"`
+	// BodySize is the body's length in bytes.
+	BodySize int `json:"body_size,omitempty"`
+	// Body is the body as sent, when it is small (MaxShownBody), text, and
+	// holds no registered secret or credential shape; else empty.
+	Body string `json:"body,omitempty"`
+}
+
+// MaxShownBody bounds the body a hold shows its approver.
+const MaxShownBody = 512
+
+// Same says whether r and o name the same request (method aside).
+func (r RequestFacts) Same(o RequestFacts) bool {
+	return r.URL == o.URL && r.Digest == o.Digest && r.BodySize == o.BodySize && r.Body == o.Body
 }
 
 // ApprovalSignal is a person's decision on a hold.
@@ -137,14 +179,20 @@ type ApprovalSignal struct {
 type HoldDecision struct {
 	Decision string `json:"decision"`
 	By       string `json:"by,omitempty"`
+	// Method and RequestFacts are the request the session recorded for the
+	// hold id (and the approver signed): the worker releases its request
+	// only when they are its own.
+	Method string `json:"method,omitempty"`
+	RequestFacts
 }
 
 // Hold is a request a run is holding for a person.
 type Hold struct {
-	HoldID     string    `json:"hold_id"`
-	Method     string    `json:"method"`
-	Origin     string    `json:"origin"`
-	Path       string    `json:"path"`
+	HoldID string `json:"hold_id"`
+	Method string `json:"method"`
+	Origin string `json:"origin"`
+	Path   string `json:"path"`
+	RequestFacts
 	ActivityID string    `json:"activity_id,omitempty"`
 	HeldAt     time.Time `json:"held_at"`
 	Decision   string    `json:"decision,omitempty"`

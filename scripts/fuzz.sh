@@ -36,12 +36,17 @@ core=(
   "./internal/egress FuzzPlainHTTP"
   "./internal/webfetch FuzzGuard"
   "./internal/netguard FuzzValidateHostList"
+  "./internal/handoff FuzzVerify"
+  "./contract FuzzApprovalMessage"
+  "./contract FuzzVerifyDecision"
+  "./contract FuzzParseApprovers"
+  "./contract FuzzCheckExpiry"
+  "./contract FuzzCallerUpdateID"
 )
 # The others: their seeds run in go test; FUZZ_ALL=1 (make fuzz) fuzzes them too.
 extra=(
   "./internal/redact FuzzString"
   "./internal/webfetch FuzzLegacyIPv4"
-  "./internal/handoff FuzzVerify"
   "./internal/evidence FuzzCleanSegment"
   "./internal/chrome FuzzParseDevToolsActivePort"
   "./internal/chrome FuzzParseEndpoint"

@@ -73,8 +73,9 @@ func TestSignedApprovals(t *testing.T) {
 					if mod != nil {
 						mod(&s)
 					}
-					heldAt := held.Holds[0].HeldAt
-					if err := s.Sign(key, wf, heldAt, h.env.Now().Add(validFor)); err != nil {
+					hold := held.Holds[0]
+					hold.HoldID = s.HoldID
+					if err := s.Sign(key, wf, hold, h.env.Now().Add(validFor)); err != nil {
 						t.Fatal(err)
 					}
 					return s
@@ -184,6 +185,46 @@ func TestSignedHandoff(t *testing.T) {
 	}
 }
 
+// A signed handoff answer is bound to one session: a session started again
+// under the same workflow id (whose first handoff comes from the same
+// update id) names its request otherwise, so an answer signed for the
+// earlier session, replayed, is refused and the handoff stays pending.
+func TestSignedHandoffAnswerFromAnEarlierSessionIsRefused(t *testing.T) {
+	ask := `{"instruction":"Solve the puzzle","completion_condition":{"text":"Pay now"},"expires_in_s":60}`
+	first := newSignedHarness(t, testApprovers)
+	var earlier contract.SessionState
+	first.call(time.Second, "h1", contract.ToolRequestHandoff, ask)
+	first.query(2*time.Second, contract.QueryState, &earlier)
+	var old contract.HandoffSignal
+	first.signal(3*time.Second, contract.SignalHandoff, func() any {
+		old = contract.HandoffSignal{RequestID: earlier.PendingHandoff.RequestID, Outcome: contract.OutcomeDone, By: "ana", Note: "solved"}
+		if err := old.Sign(anaKey, "sess-1", first.env.Now().Add(30*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		return old
+	})
+	first.run(SessionConfig{})
+	if first.results["h1"]["outcome"] != contract.OutcomeDone {
+		t.Fatalf("the first session's answer: %v", first.results["h1"])
+	}
+
+	second := newSignedHarness(t, testApprovers)
+	var after contract.SessionState
+	second.call(time.Second, "h1", contract.ToolRequestHandoff, ask)
+	second.signal(2*time.Second, contract.SignalHandoff, func() any { return old })
+	second.query(3*time.Second, contract.QueryState, &after)
+	second.run(SessionConfig{})
+	if after.PendingHandoff == nil || after.PendingHandoff.RequestID == old.RequestID || after.PendingHandoff.Answer != nil {
+		t.Fatalf("the earlier session's answer was taken: %+v", after.PendingHandoff)
+	}
+	if got := reasons(after); len(got) != 1 || got[0] != contract.RejectNotPending {
+		t.Fatalf("rejected %v, want the replayed answer refused as not pending", got)
+	}
+	if r := second.results["h1"]; r["outcome"] != contract.OutcomeExpired {
+		t.Fatalf("the second handoff: %v", r)
+	}
+}
+
 // Without approvers nothing changes: unsigned decisions count (unsigned
 // mode), and nothing is recorded as rejected.
 func TestUnsignedModeRecordsNoRejections(t *testing.T) {
@@ -248,6 +289,92 @@ func TestSignedHistoryReplaysUnderOtherApprovers(t *testing.T) {
 			if err := r.ReplayWorkflowHistoryWithOptions(nil, h, opts); err != nil {
 				t.Errorf("%s under approvers %v: %v", f, approvers.Names(), err)
 			}
+		}
+	}
+}
+
+// The worker's approvers win: a session's own list only narrows them (same
+// name and key), never replaces or extends them.
+func TestNarrow(t *testing.T) {
+	evePub, _ := approverKey(9)
+	bobPub, _ := approverKey(2)
+	worker := contract.Approvers{{Name: "ana", PublicKey: anaPub}, {Name: "bob", PublicKey: bobPub}}
+	for _, c := range []struct {
+		name            string
+		worker, session contract.Approvers
+		want            []string
+	}{
+		{"no session list", worker, nil, []string{"ana", "bob"}},
+		{"a subset", worker, contract.Approvers{{Name: "bob", PublicKey: bobPub}}, []string{"bob"}},
+		{"a stranger", worker, contract.Approvers{{Name: "eve", PublicKey: evePub}}, []string{NobodyApproves.Name}},
+		{"a known name with another key", worker, contract.Approvers{{Name: "ana", PublicKey: evePub}}, []string{NobodyApproves.Name}},
+		{"extending", worker, contract.Approvers{{Name: "ana", PublicKey: anaPub}, {Name: "eve", PublicKey: evePub}}, []string{"ana"}},
+		{"a worker without approvers", nil, contract.Approvers{{Name: "eve", PublicKey: evePub}}, []string{"eve"}},
+	} {
+		got := Narrow(c.worker, c.session).Names()
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// Whoever starts a session first cannot make themselves its approver: on a
+// worker with approvers, a session started with a stranger's key keeps
+// only the worker's (here none of them, so nobody), and the stranger's
+// signed approval is rejected.
+func TestSessionCannotReplaceWorkerApprovers(t *testing.T) {
+	evePub, eveKey := approverKey(9)
+	h := newSignedHarness(t, testApprovers)
+	var held, after contract.SessionState
+	var decision contract.HoldDecision
+	h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
+	h.signal(2*time.Second, contract.SignalHold, func() any {
+		return contract.HoldSignal{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order"}
+	})
+	h.query(3*time.Second, contract.QueryState, &held)
+	h.signal(4*time.Second, contract.SignalApproval, func() any {
+		s := contract.ApprovalSignal{Decision: contract.DecisionApprove, By: "eve"}
+		if err := s.Sign(eveKey, "sess-1", held.Holds[0], h.env.Now().Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+	h.query(5*time.Second, contract.QueryHold, &decision, "x1")
+	h.query(5*time.Second, contract.QueryState, &after)
+	h.run(SessionConfig{Approvers: contract.Approvers{{Name: "eve", PublicKey: evePub}}})
+	if decision.Decision != "" {
+		t.Fatalf("the session's starter approved a hold with their own key: %+v", decision)
+	}
+	if got := reasons(after); len(got) != 1 || got[0] != contract.RejectUnknownSigner {
+		t.Fatalf("rejected %v", got)
+	}
+	if strings.Contains(strings.Join(after.Approvers, ","), "eve") {
+		t.Fatalf("approvers %v", after.Approvers)
+	}
+}
+
+// A call joining a running session refuses one started with other
+// approvers or granted sites than the caller's; a call asking the same
+// is served.
+func TestJoinRefusesOtherApproversOrSites(t *testing.T) {
+	evePub, _ := approverKey(9)
+	sites := []contract.SiteGrant{{Site: "shop.example", Workflow: "ShopAgent"}}
+	h := newSignedHarness(t, testApprovers)
+	snap := func(j *contract.Joined) contract.ToolCall {
+		return contract.ToolCall{Name: contract.ToolSnapshot, Args: json.RawMessage(`{}`), Join: j}
+	}
+	h.callWith(time.Second, "same", snap(&contract.Joined{Approvers: contract.Approvers{{Name: "eve", PublicKey: evePub}}, Sites: sites}))
+	h.callWith(2*time.Second, "no-approvers", snap(&contract.Joined{Sites: sites}))
+	h.callWith(3*time.Second, "no-sites", snap(&contract.Joined{Approvers: contract.Approvers{{Name: "eve", PublicKey: evePub}}}))
+	h.callWith(4*time.Second, "other-key", snap(&contract.Joined{Approvers: contract.Approvers{{Name: "eve", PublicKey: anaPub}}, Sites: sites}))
+	h.run(SessionConfig{Approvers: contract.Approvers{{Name: "eve", PublicKey: evePub}}, Sites: sites})
+	if h.results["same"] == nil || h.rejected["same"] != nil {
+		t.Fatalf("a join asking the same was refused: %v", h.rejected["same"])
+	}
+	for id, what := range map[string]string{"no-approvers": "approvers", "no-sites": "granted sites", "other-key": "approvers"} {
+		err := h.rejected[id]
+		if err == nil || !strings.Contains(err.Error(), what) {
+			t.Errorf("%s: %v, want a refusal naming %s", id, err, what)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,6 +23,10 @@ type HumanState struct {
 	Holds    []contract.Hold `json:"holds,omitempty"`
 	// HandoffSeq numbers handoffs asked outside an update.
 	HandoffSeq int `json:"handoff_seq,omitempty"`
+	// Nonce is drawn once per session (and carried across continue-as-new)
+	// and goes into every handoff's request id, so a signed answer made for
+	// an earlier session under the same workflow id names no request here.
+	Nonce string `json:"nonce,omitempty"`
 	// Rejected lists the latest decisions refused for want of a valid
 	// signature (bounded by maxRejected).
 	Rejected []contract.RejectedDecision `json:"rejected,omitempty"`
@@ -71,7 +76,7 @@ func (b *Browser) listen(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, contract.QueryHold, func(holdID string) (contract.HoldDecision, error) {
 		for _, h := range b.st.Human.Holds {
 			if h.HoldID == holdID {
-				return contract.HoldDecision{Decision: h.Decision, By: h.By}, nil
+				return contract.HoldDecision{Decision: h.Decision, By: h.By, Method: h.Method, RequestFacts: h.RequestFacts}, nil
 			}
 		}
 		return contract.HoldDecision{}, nil
@@ -180,8 +185,14 @@ func (b *Browser) onHoldSignal(ctx workflow.Context, raw json.RawMessage) {
 			return // a retried signal
 		}
 	}
-	h.Holds = append(h.Holds, contract.Hold{HoldID: s.HoldID, Method: s.Method, Origin: s.Origin, Path: s.Path,
-		ActivityID: s.ActivityID, HeldAt: workflow.Now(ctx)})
+	// Anyone who may signal can send this: every field is bounded. What
+	// keeps a forged hold from releasing a request is on the worker (ids it
+	// alone knows until it announces them, and its own request compared
+	// with the decision it reads back), not here.
+	f := s.RequestFacts
+	f.URL, f.Digest, f.Body = clip(f.URL, 2048), clip(f.Digest, 64), clip(f.Body, contract.MaxShownBody)
+	h.Holds = append(h.Holds, contract.Hold{HoldID: clip(s.HoldID, 80), Method: clip(s.Method, 16), Origin: clip(s.Origin, 300),
+		Path: clip(s.Path, 300), RequestFacts: f, ActivityID: clip(s.ActivityID, 80), HeldAt: workflow.Now(ctx)})
 	h.pruneHolds()
 	b.changed(ctx)
 }
@@ -213,8 +224,7 @@ func (b *Browser) onApprovalSignal(ctx workflow.Context, raw json.RawMessage) {
 			return
 		}
 		if b.signed() {
-			msg := contract.ApprovalMessage(workflow.GetInfo(ctx).WorkflowExecution.ID, s.HoldID, h.Holds[i].HeldAt,
-				s.Decision, s.By, s.Note, s.ExpiresAt)
+			msg := contract.ApprovalMessage(workflow.GetInfo(ctx).WorkflowExecution.ID, h.Holds[i], s.Decision, s.By, s.Note, s.ExpiresAt)
 			if reason := b.verify(ctx, s.By, msg, s.Signature, s.ExpiresAt); reason != "" {
 				b.reject(ctx, contract.KindApproval, s.HoldID, s.Decision, s.By, reason)
 				return
@@ -315,12 +325,28 @@ func (h *HumanState) pruneHolds() {
 }
 
 // requestID derives a handoff's id from seed (an update id) or, outside an
-// update, from a counter kept in the Browser's state. Either way a replay
-// gives the same id.
+// update, from a counter kept in the Browser's state, and from the
+// session's nonce (recorded, so a replay gives the same id). Sessions from
+// before the change have no nonce: their ids restart with the workflow id.
 func (b *Browser) requestID(ctx workflow.Context, seed string) string {
 	if seed == "" {
 		b.st.Human.HandoffSeq++
 		seed = "call-" + strconv.Itoa(b.st.Human.HandoffSeq)
+	}
+	h := b.human()
+	if h.Nonce == "" && workflow.GetVersion(ctx, changeSessionBoundHandoffs, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		var nonce string
+		if err := workflow.SideEffect(ctx, func(workflow.Context) any {
+			var r [16]byte
+			_, _ = rand.Read(r[:]) // crypto/rand never fails on Linux
+			return hex.EncodeToString(r[:])
+		}).Get(&nonce); err == nil {
+			h.Nonce = nonce
+		}
+	}
+	if h.Nonce != "" {
+		sum := sha256.Sum256([]byte(workflow.GetInfo(ctx).WorkflowExecution.ID + "\x00" + h.Nonce + "\x00" + seed))
+		return "h-" + hex.EncodeToString(sum[:12])
 	}
 	sum := sha256.Sum256([]byte(workflow.GetInfo(ctx).WorkflowExecution.ID + "\x00" + seed))
 	return "h-" + hex.EncodeToString(sum[:6])

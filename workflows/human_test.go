@@ -71,8 +71,9 @@ func TestHandoff(t *testing.T) {
 	}
 }
 
-func TestHandoffRequestIDIsDeterministic(t *testing.T) {
-	// Same update id, same request id; a different one differs.
+func TestHandoffRequestIDIsPerSession(t *testing.T) {
+	// Every session names its requests apart, even from the same update id
+	// (a replay gives the same id: the session's nonce is recorded).
 	ids := map[string]bool{}
 	for _, upd := range []string{"u1", "u1", "u2"} {
 		h := newHarness(t)
@@ -82,7 +83,7 @@ func TestHandoffRequestIDIsDeterministic(t *testing.T) {
 		h.run(SessionConfig{})
 		ids[st.PendingHandoff.RequestID] = true
 	}
-	if len(ids) != 2 {
+	if len(ids) != 3 {
 		t.Fatalf("request ids %v", ids)
 	}
 }

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"time"
@@ -48,8 +49,11 @@ type SessionConfig struct {
 	// ended, when this one was started after it on purpose (client.CallOptions.New):
 	// this session's tag takes the next number.
 	Previous *Previous `json:"previous,omitempty"`
-	// Approvers, when set, replace the worker's approvers (--approver-keys)
-	// for this session; see Config.Approvers.
+	// Approvers, when set, narrow the worker's approvers (--approver-keys)
+	// for this session: only those listed with the same name and key stay.
+	// They never replace or extend the worker's list; one naming none of
+	// them leaves nobody who may decide (every hold is refused). On a worker
+	// without approvers they are the session's list.
 	Approvers contract.Approvers `json:"approvers,omitempty"`
 	// Sites are the sites the host grants use_website on; see Config.Sites.
 	Sites []contract.SiteGrant `json:"sites,omitempty"`
@@ -112,10 +116,7 @@ func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*contract.SessionR
 	}
 	now := workflow.Now(ctx)
 	s := &session{cfg: cfg, startedAt: now, lastActive: now, seen: map[string]string{}}
-	bcfg := Config{Session: cfg.Session, Timeouts: cfg.Timeouts, Approvers: cfg.Approvers, Sites: cfg.Sites}
-	if len(bcfg.Approvers) == 0 {
-		bcfg.Approvers = cfg.workerApprovers
-	}
+	bcfg := Config{Session: cfg.Session, Timeouts: cfg.Timeouts, Approvers: Narrow(cfg.workerApprovers, cfg.Approvers), Sites: cfg.Sites}
 	if cfg.Carry != nil {
 		st := cfg.Carry.Browser
 		bcfg.Resume = &st
@@ -215,6 +216,13 @@ func (s *session) validate(ctx workflow.Context, call contract.ToolCall) error {
 	}
 	if _, f := contract.Validate(call.Name, call.Args); f != nil {
 		return envelope.Error(f)
+	}
+	if j := call.Join; j != nil {
+		if diff := s.joinDiffers(*j); diff != "" {
+			return envelope.Error(contract.Fail(contract.CodeRefused,
+				"this session (%s) was started by someone else with other %s than this call asks for; a session's approvers and granted sites are fixed when it starts, and a call never joins a session made otherwise. Use another session id, or close this session and start it again with yours",
+				s.tagOrNew(), diff))
+		}
 	}
 	if e := call.Expect; e != nil {
 		if diff := contract.OptionsDiffer(e.Options, s.b.st.Options, e.Fields, "session"); len(diff) > 0 {
@@ -514,4 +522,60 @@ func (b *Browser) reconcile(ctx workflow.Context) {
 		return
 	}
 	workflow.GetLogger(ctx).Warn("reconciling the carried session failed; keeping it", "tag", b.st.Session.Tag)
+}
+
+// Narrow is who may decide in a session: the worker's approvers, narrowed
+// to those the session lists (same name and key) when it lists any. A list
+// naming none of them leaves nobody (NobodyApproves); without worker
+// approvers the session's list is used as it is, since unsigned mode let
+// anyone decide.
+func Narrow(worker, session contract.Approvers) contract.Approvers {
+	if len(worker) == 0 {
+		return session
+	}
+	if len(session) == 0 {
+		return worker
+	}
+	var out contract.Approvers
+	for _, w := range worker {
+		if k, ok := session.Key(w.Name); ok && bytes.Equal(k, w.PublicKey) {
+			out = append(out, w)
+		}
+	}
+	if len(out) == 0 {
+		out = contract.Approvers{NobodyApproves}
+	}
+	return out
+}
+
+// NobodyApproves is the approver list of a session that narrowed its
+// worker's approvers to none: no key, and a name no signer can carry, so
+// every decision is rejected.
+var NobodyApproves = contract.Approver{Name: "(none of the worker's approvers)"}
+
+// joinDiffers names what a joining call asks otherwise than the session
+// was started with: its approvers or granted sites ("" when alike).
+func (s *session) joinDiffers(j contract.Joined) string {
+	var out []string
+	if !sameApprovers(j.Approvers, s.cfg.Approvers) {
+		out = append(out, "approvers")
+	}
+	a, _ := json.Marshal(j.Sites)
+	b, _ := json.Marshal(s.cfg.Sites)
+	if !bytes.Equal(a, b) && (len(j.Sites) > 0 || len(s.cfg.Sites) > 0) {
+		out = append(out, "granted sites")
+	}
+	return strings.Join(out, " and ")
+}
+
+func sameApprovers(a, b contract.Approvers) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if k, ok := b.Key(x.Name); !ok || !bytes.Equal(k, x.PublicKey) {
+			return false
+		}
+	}
+	return true
 }

@@ -37,6 +37,10 @@ func newHarness(t *testing.T) *harness {
 
 // call sends a tool call as an update at the given time.
 func (h *harness) call(at time.Duration, id, tool, args string) {
+	h.callWith(at, id, contract.ToolCall{Name: tool, Args: json.RawMessage(args)})
+}
+
+func (h *harness) callWith(at time.Duration, id string, call contract.ToolCall) {
 	h.env.RegisterDelayedCallback(func() {
 		h.env.UpdateWorkflow(contract.UpdateTool, id, &testsuite.TestUpdateCallback{
 			OnAccept: func() {},
@@ -63,7 +67,7 @@ func (h *harness) call(at time.Duration, id, tool, args string) {
 				}
 				h.results[id] = m
 			},
-		}, contract.ToolCall{Name: tool, Args: json.RawMessage(args)})
+		}, call)
 	}, at)
 }
 

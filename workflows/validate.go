@@ -46,6 +46,11 @@ const (
 	// nine tokens), as every answer with page text carries it twice.
 	// Sessions from before the change keep the code they had.
 	changeFenceWords = "fence-words"
+	// changeSessionBoundHandoffs: a session draws a nonce (a side effect)
+	// at its first handoff and derives every handoff request id from it,
+	// so a signed answer from an earlier session under the same workflow id
+	// never matches a request of this one.
+	changeSessionBoundHandoffs = "session-bound-handoffs"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -22,8 +23,11 @@ refuses a denied one; a hold nobody answers is refused at the worker's hold
 timeout (5 minutes by default).
 
   list     undecided holds of running sessions: session workflow id, hold id,
-           method, origin, path, age
-  approve  let the held request go
+           age, and the request: method, full URL (query values and
+           secrets scrubbed), body size, the worker's digest of the exact
+           request, and the body when it is small and holds no secret
+  approve  let the held request go (a signed approval covers the request
+           as listed: the worker releases only that request)
   deny     refuse it; the page sees a failed request
   keygen   make an approver's ed25519 key pair: the private key goes to
            --out (mode 0600, never overwritten), the public line for the
@@ -84,7 +88,7 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SESSION WORKFLOW ID\tHOLD ID\tAGE\tREQUEST")
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s%s\n", r.WorkflowID, r.HoldID, age(now, r.HeldAt), r.Method, r.Origin, r.Path)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.WorkflowID, r.HoldID, age(now, r.HeldAt), describeHold(r.Hold))
 		}
 		return tw.Flush()
 	case "approve", "deny":
@@ -137,8 +141,12 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 			}
 		}
 		sig := contract.ApprovalSignal{HoldID: holdID, Decision: decision, By: d.by, Note: note}
+		if found != nil {
+			// What is decided (and, signed, what the signature covers).
+			fmt.Fprintf(env.stderr, "%s: %s\n", decision, describeHold(*found))
+		}
 		if d.signer != nil {
-			if err := sig.Sign(d.signer.key, wfID, found.HeldAt, d.expires); err != nil {
+			if err := sig.Sign(d.signer.key, wfID, *found, d.expires); err != nil {
 				return err
 			}
 		}
@@ -168,4 +176,18 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 		fs.Usage()
 		return fmt.Errorf("unknown subcommand %q: want list, approve, deny or keygen", pos[0])
 	}
+}
+
+// describeHold is the request a hold names, as its approver reads it: the
+// method, the scrubbed URL, the body's size and the worker's digest of the
+// exact request, and the body itself when the worker showed it.
+func describeHold(h contract.Hold) string {
+	if h.Digest == "" { // a hold recorded before holds named their request
+		return h.Method + " " + h.Origin + h.Path
+	}
+	out := fmt.Sprintf("%s %s (body %d bytes, digest %s)", h.Method, h.URL, h.BodySize, h.Digest)
+	if h.Body != "" {
+		out += " body: " + strconv.Quote(h.Body)
+	}
+	return out
 }

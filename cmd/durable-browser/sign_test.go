@@ -36,11 +36,12 @@ func TestKeygenSignsWhatTheWorkerVerifies(t *testing.T) {
 		t.Fatalf("%v %+v", err, s)
 	}
 	held, exp := time.UnixMilli(1_700_000_000_000), time.Now().Add(time.Minute)
-	sig := contract.ApprovalSignal{HoldID: "3-1", Decision: contract.DecisionApprove, By: s.name}
-	if err := sig.Sign(s.key, "wf", held, exp); err != nil {
+	hold := contract.Hold{HoldID: "h3", HeldAt: held, Method: "POST", RequestFacts: contract.RequestFacts{URL: "https://a.example/", Digest: "d"}}
+	sig := contract.ApprovalSignal{Decision: contract.DecisionApprove, By: s.name}
+	if err := sig.Sign(s.key, "wf", hold, exp); err != nil {
 		t.Fatal(err)
 	}
-	if r := keys.Verify("ana", contract.ApprovalMessage("wf", "3-1", held, sig.Decision, "ana", "", sig.ExpiresAt), sig.Signature); r != "" {
+	if r := keys.Verify("ana", contract.ApprovalMessage("wf", hold, sig.Decision, "ana", "", sig.ExpiresAt), sig.Signature); r != "" {
 		t.Fatalf("verify: %s", r)
 	}
 	if err := os.Chmod(key, 0o644); err != nil {

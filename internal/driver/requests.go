@@ -17,13 +17,31 @@ const (
 )
 
 // GatedRequest is a side-effecting request waiting for the RequestGate.
-// It carries no query, body or headers.
+// URL and Body are the request as the page sends it (query and body may
+// hold secrets): the gate digests them to bind an approval to this exact
+// request, and must never show, log or file them unredacted.
 type GatedRequest struct {
 	Method       string
 	Origin       string
 	Path         string
+	URL          string
+	Body         []byte
 	ResourceType string
 	TabID        string
+}
+
+// postBody is the request's body as Chrome hands it over (entries joined).
+func postBody(r *proto.NetworkRequest) []byte {
+	var b []byte
+	for _, e := range r.PostDataEntries {
+		if e != nil {
+			b = append(b, e.Bytes...)
+		}
+	}
+	if len(b) == 0 && r.PostData != "" {
+		b = []byte(r.PostData)
+	}
+	return b
 }
 
 // SentRequest is a side-effecting request that left the browser.
@@ -74,7 +92,7 @@ func (b *Browser) gate(sid proto.TargetSessionID, e *proto.FetchRequestPaused) {
 				b.log.Error().Interface("panic", r).Msg("driver: request gate panicked; request denied")
 			}
 		}()
-		dec = b.o.RequestGate(ctx, GatedRequest{Method: sr.Method, Origin: o, Path: p, ResourceType: string(e.ResourceType), TabID: short})
+		dec = b.o.RequestGate(ctx, GatedRequest{Method: sr.Method, Origin: o, Path: p, URL: e.Request.URL, Body: postBody(e.Request), ResourceType: string(e.ResourceType), TabID: short})
 	}()
 	if ctx.Err() != nil {
 		dec = GateDeny
