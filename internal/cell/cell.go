@@ -160,12 +160,26 @@ func (opts *Options) defaults() {
 	}
 }
 
-// runHere runs the engine in this process: the cell's own process (see
-// child.go), never the worker's. ctx carries the deadline. A builtin the
-// interrupt cannot reach is given grace, then left: the process exits.
-func runHere(ctx context.Context, opts Options, sink sink) (*Result, error) {
-	res := &Result{}
-	c := &cellRun{opts: opts, ctx: ctx, res: res, sink: sink, stop: make(chan struct{})}
+// newCellRun makes a cell's state with its engine set up, before the cell
+// is known: a spare process does this ahead.
+func newCellRun(page Page, sink sink) (*cellRun, error) {
+	c := &cellRun{res: &Result{}, sink: sink, stop: make(chan struct{}), opts: Options{Page: page}}
+	vm := goja.New()
+	vm.SetMaxCallStackSize(maxCallStack)
+	c.vm = vm
+	if err := c.install(vm); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// runHere runs the cell c (its opts set; ctx carries the deadline) in
+// this process: the cell's own process (see child.go), never the
+// worker's. A builtin the interrupt cannot reach is given grace, then
+// left: the process exits after answering.
+func (c *cellRun) runHere(ctx context.Context, opts Options) (*Result, error) {
+	opts.Page = c.opts.Page
+	c.opts, c.ctx = opts, ctx
 	done := make(chan error, 1)
 	go func() { done <- c.run() }()
 	var err error
@@ -257,9 +271,7 @@ func (c *cellRun) output() json.RawMessage {
 }
 
 func (c *cellRun) run() (err error) {
-	vm := goja.New()
-	vm.SetMaxCallStackSize(maxCallStack)
-	c.vm = vm
+	vm := c.vm
 	c.vmp.Store(vm)
 	// An interrupt that came before the store is applied here.
 	if p := c.stopped.Load(); p != nil {
@@ -273,9 +285,6 @@ func (c *cellRun) run() (err error) {
 	}()
 	stopWatch := c.watchHeap()
 	defer stopWatch()
-	if err := c.install(vm); err != nil {
-		return &Error{Kind: KindCode, Message: "setting up the engine failed: " + err.Error()}
-	}
 	// One wrapper line keeps the model's line numbers; await and return work
 	// at the top level.
 	prog, cerr := goja.Compile("cell.js", "(async function(){"+c.opts.Source+"\n})()", false)

@@ -49,6 +49,7 @@ type (
 		Message string          `json:"message,omitempty"`
 	}
 	fromChild struct {
+		Ready   bool            `json:"ready,omitempty"`
 		Call    *pageCall       `json:"call,omitempty"`
 		Emit    json.RawMessage `json:"emit,omitempty"`
 		Console *string         `json:"console,omitempty"`
@@ -70,6 +71,14 @@ type (
 func serveChild(in io.Reader, out io.Writer) int {
 	w := &childWire{enc: json.NewEncoder(out), answers: make(chan answer, 1)}
 	dec := json.NewDecoder(bufio.NewReaderSize(in, 64<<10))
+	c, err := newCellRun(w, w)
+	if err != nil {
+		_ = w.send(fromChild{Done: &done{Err: &Error{Kind: KindCode, Message: "setting up the engine failed: " + err.Error()}}})
+		return 4
+	}
+	if w.send(fromChild{Ready: true}) != nil {
+		return 3
+	}
 	var first toChild
 	if err := dec.Decode(&first); err != nil || first.Job == nil {
 		return 3
@@ -92,8 +101,8 @@ func serveChild(in io.Reader, out io.Writer) int {
 	}()
 	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, j.Deadline))
 	defer cancel()
-	opts := Options{Source: j.Source, Page: w, Deadline: time.Duration(j.Timeout), MaxCalls: j.MaxCalls, MaxOutput: j.MaxOutput, MaxHeapGrowth: j.MaxHeapGrowth, MaxMemory: j.MaxMemory}
-	res, err := runHere(ctx, opts, w)
+	opts := Options{Source: j.Source, Deadline: time.Duration(j.Timeout), MaxCalls: j.MaxCalls, MaxOutput: j.MaxOutput, MaxHeapGrowth: j.MaxHeapGrowth, MaxMemory: j.MaxMemory}
+	res, err := c.runHere(ctx, opts)
 	d := &done{}
 	var ce *Error
 	if errors.As(err, &ce) {

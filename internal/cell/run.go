@@ -33,18 +33,25 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Deadline)
 	defer cancel()
 	dl, _ := ctx.Deadline()
-	p, err := startProc()
+	p, err := takeProc()
 	if err != nil {
 		return nil, fmt.Errorf("cell: starting the cell's process: %w", err)
 	}
-	defer p.stop()
 	if err := p.send(toChild{Job: &job{Source: opts.Source, MaxCalls: opts.MaxCalls, MaxOutput: opts.MaxOutput,
 		Deadline: dl.UnixNano(), Timeout: int64(opts.Deadline), MaxHeapGrowth: opts.MaxHeapGrowth, MaxMemory: opts.MaxMemory}}); err != nil {
+		p.stop()
 		return nil, fmt.Errorf("cell: handing the cell to its process: %w", err)
 	}
 	h := &host{opts: opts}
 	fin := h.serve(ctx, p)
-	p.stop()
+	if fin != nil {
+		// It answered: nothing of it is needed, and its reaping need
+		// not hold the answer up.
+		kill(p.cmd)
+		go p.stop()
+	} else {
+		p.stop()
+	}
 	res := &Result{Calls: h.calls, Console: h.console}
 	if len(h.emitted) > 0 {
 		res.Output, _ = json.Marshal(h.emitted)
@@ -152,7 +159,6 @@ type proc struct {
 	msgs    chan fromChild // closed when the process's output ends
 	tooLong bool           // set before msgs closes
 	peak    uint64         // peak RSS, after stop
-	stopped bool
 }
 
 func startProc() (*proc, error) {
@@ -170,6 +176,12 @@ func startProc() (*proc, error) {
 	}
 	p := &proc{cmd: cmd, stdin: stdin, enc: json.NewEncoder(stdin), msgs: make(chan fromChild, 16)}
 	go p.read(stdout)
+	// Ready once it has started and waits for its cell: a spare is
+	// handed out only then.
+	if m, ok := <-p.msgs; !ok || !m.Ready {
+		p.stop()
+		return nil, errors.New("the cell's process did not start")
+	}
 	return p, nil
 }
 
@@ -195,12 +207,8 @@ func (p *proc) read(r io.Reader) {
 func (p *proc) send(m toChild) error { return p.enc.Encode(m) }
 
 // stop kills the process group and reaps it; after it nothing of the cell
-// runs. It is idempotent.
+// runs. Called once.
 func (p *proc) stop() {
-	if p.stopped {
-		return
-	}
-	p.stopped = true
 	_ = p.stdin.Close()
 	kill(p.cmd)
 	// The reader may be blocked handing on a message: drain it so the
