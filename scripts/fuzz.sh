@@ -29,6 +29,7 @@ core=(
   "./internal/tags FuzzCleanTag"
   "./internal/tags FuzzValid"
   "./internal/scrub FuzzURL"
+  "./internal/cell FuzzCell"
 )
 # The others: their seeds run in go test; FUZZ_ALL=1 (make fuzz) fuzzes them too.
 extra=(
@@ -46,7 +47,6 @@ extra=(
   "./workflows FuzzConditionMet"
   "./cmd/durable-browser FuzzParseInterleaved"
   "./cmd/durable-browser-worker FuzzParseS3URL"
-  "./internal/cell FuzzCell"
   "./internal/recorder FuzzParseChunk"
   "./internal/states FuzzValidName"
   "./contract FuzzForModel"
