@@ -102,6 +102,7 @@ func serveChild(in io.Reader, out io.Writer) int {
 	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, j.Deadline))
 	defer cancel()
 	opts := Options{Source: j.Source, Deadline: time.Duration(j.Timeout), MaxCalls: j.MaxCalls, MaxOutput: j.MaxOutput, MaxHeapGrowth: j.MaxHeapGrowth, MaxMemory: j.MaxMemory}
+	opts.defaults()
 	res, err := c.runHere(ctx, opts)
 	d := &done{}
 	var ce *Error

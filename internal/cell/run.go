@@ -42,8 +42,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		p.stop()
 		return nil, fmt.Errorf("cell: handing the cell to its process: %w", err)
 	}
+	stopped := false
+	defer func() {
+		if !stopped { // a page call panicked: still nothing of the cell runs on
+			p.stop()
+		}
+	}()
 	h := &host{opts: opts}
 	fin := h.serve(ctx, p)
+	stopped = true
 	if fin != nil {
 		// It answered: nothing of it is needed, and its reaping need
 		// not hold the answer up.
