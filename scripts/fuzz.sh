@@ -42,6 +42,7 @@ core=(
   "./contract FuzzParseApprovers"
   "./contract FuzzCheckExpiry"
   "./contract FuzzCallerUpdateID"
+  "./internal/cell FuzzCell"
 )
 # The others: their seeds run in go test; FUZZ_ALL=1 (make fuzz) fuzzes them too.
 extra=(
@@ -55,7 +56,6 @@ extra=(
   "./workflows FuzzConditionMet"
   "./cmd/durable-browser FuzzParseInterleaved"
   "./cmd/durable-browser-worker FuzzParseS3URL"
-  "./internal/cell FuzzCell"
   "./internal/recorder FuzzParseChunk"
   "./internal/states FuzzValidName"
   "./contract FuzzForModel"

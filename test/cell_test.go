@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -211,6 +212,71 @@ return {seen, evalRefused, text: (await page.snapshot()).text};`, env.Demo.URL()
 		}
 		if strings.Contains(env.Log.String(), v) {
 			t.Fatal("the secret is in the worker log")
+		}
+	}
+}
+
+// Code a cell started in the page earlier cannot read a secret typed later
+// and hand it back re-spelled: once page.eval ran in a session, typing a
+// secret is refused there, in the same cell, in a later cell and in a
+// batch, and no spelling of it (plain, reversed, dotted) reaches the
+// result, the history or the log.
+func TestCellPageCodeThenSecretRefused(t *testing.T) {
+	const secret = "c3ll-Spelled-Passphrase-91"
+	t.Setenv("DURABLE_BROWSER_SECRET_CELL_PW", secret)
+	t.Setenv("DURABLE_BROWSER_SECRET_CELL_PW_ORIGINS", redact.OriginOf(env.Demo.URL()))
+	env.StartWorker(t, harness.WorkerOptions{})
+	s := newSession(t, workflows.SessionConfig{})
+	const nameID = `const s = await page.snapshot(); const id = s.text.match(/\[(\d+)\] textbox "Name"/)[1];`
+	var first contract.RunResult
+	s.must("run", code(fmt.Sprintf(`
+await page.goto(%q);
+`+nameID+`
+// Page code that outlives the eval: it re-spells the field into the title.
+await page.eval(() => { setInterval(() => {
+  const v = document.querySelector("input[name=name]").value;
+  if (v) document.title = v.split("").reverse().join("") + " " + v.split("").join(".");
+}, 10) });
+let refused = "";
+try { await page.fill(id, "{{secret:CELL_PW}}") } catch (e) { refused = e.code + ": " + e.message }
+await page.wait(300);
+return {refused, title: await page.title(), value: await page.attr(id, "value")};`, env.Demo.URL()+"/")), &first)
+	var out struct{ Refused, Title, Value string }
+	_ = json.Unmarshal(first.Output, &out)
+	if !strings.HasPrefix(out.Refused, string(contract.CodeRefused)+":") || !strings.Contains(out.Refused, "page.eval") || out.Value != "" {
+		t.Fatalf("the fill after page.eval should be refused, naming why, and type nothing: %s", first.Output)
+	}
+	// In a later cell, and in a batch, the same.
+	var second contract.RunResult
+	s.must("run", code(nameID+`
+try { await page.fill(id, "{{secret:CELL_PW}}"); return "typed" } catch (e) { return e.code }`), &second)
+	if string(second.Output) != `"refused"` {
+		t.Fatalf("a later cell typed the secret: %s", second.Output)
+	}
+	var snap contract.SnapshotResult
+	s.must("snapshot", map[string]any{}, &snap)
+	m := regexp.MustCompile(`\[(\d+)\] textbox "Name"`).FindStringSubmatch(snap.Text)
+	if m == nil {
+		t.Fatalf("no Name field in %s", snap.Text)
+	}
+	f := s.failure("run", actions(map[string]any{"op": "fill", "id": m[1], "value": "{{secret:CELL_PW}}"}))
+	if f.Code != contract.CodeRefused || !strings.Contains(f.Message, "page.eval") {
+		t.Fatalf("a batch typed the secret after page.eval: %+v", f)
+	}
+	rev := []rune(secret)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	raw, _ := json.Marshal([]any{first, second, f})
+	for _, v := range []string{secret, string(rev), strings.Join(strings.Split(secret, ""), ".")} {
+		if strings.Contains(string(raw), v) {
+			t.Fatalf("a result holds a spelling of the secret: %s", raw)
+		}
+		if strings.Contains(historyJSON(t, s.id), v) {
+			t.Fatal("a spelling of the secret is in the workflow history")
+		}
+		if strings.Contains(env.Log.String(), v) {
+			t.Fatal("a spelling of the secret is in the worker log")
 		}
 	}
 }

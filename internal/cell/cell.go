@@ -38,9 +38,16 @@ const (
 	maxConsoleLines = 50
 	maxConsoleLine  = 500
 	maxConsoleChars = 8 << 10
-	// grace is how long a cell may overrun its deadline inside a builtin
-	// before Run stops waiting for it.
-	grace = 2 * time.Second
+	// MaxMemory bounds the cell's process: its address space may grow
+	// this far past what it had when the cell began (RLIMIT_AS), and its
+	// garbage collector works to stay under it.
+	MaxMemory = 512 << 20
+	// grace is how long the engine may overrun an interrupt inside a
+	// builtin before its process answers without it and exits.
+	grace = 100 * time.Millisecond
+	// killGrace is how long the worker waits past the deadline for the
+	// cell's process to answer before it kills the process.
+	killGrace = 400 * time.Millisecond
 )
 
 func init() {
@@ -77,8 +84,12 @@ type Options struct {
 	// Deadline bounds the whole cell (DefaultDeadline when zero; at most
 	// MaxDeadline). ctx's own deadline also applies.
 	Deadline time.Duration
-	// MaxHeapGrowth bounds the worker heap's growth while the cell runs.
+	// MaxHeapGrowth bounds the live heap's growth in the cell's process,
+	// checked as the engine runs (a clean limit answer).
 	MaxHeapGrowth uint64
+	// MaxMemory bounds the cell's process's address space past its start
+	// (enforced by the kernel; the hard bound).
+	MaxMemory uint64
 	// Progress, when set, is told the counts after every page call.
 	Progress func(Counts)
 }
@@ -129,13 +140,8 @@ func (e *limitError) Error() string { return e.msg }
 var Methods = []string{"goto", "snapshot", "click", "fill", "type", "press", "select", "check", "uncheck",
 	"scroll", "wait", "text", "attr", "url", "title", "screenshot", "eval"}
 
-// Run runs opts.Source. It returns the result so far with a non-nil *Error
-// when the cell stopped early; any other error is a bug in the caller's
-// options.
-func Run(ctx context.Context, opts Options) (*Result, error) {
-	if opts.Page == nil {
-		return nil, errors.New("cell: Options.Page is nil")
-	}
+// defaults fills opts' zero limits.
+func (opts *Options) defaults() {
 	if opts.MaxCalls <= 0 {
 		opts.MaxCalls = MaxCalls
 	}
@@ -149,26 +155,47 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.MaxHeapGrowth == 0 {
 		opts.MaxHeapGrowth = MaxHeapGrowth
 	}
-	res := &Result{}
-	if n := len(opts.Source); n > MaxSourceBytes {
-		return res, &Error{Kind: KindLimit, Message: fmt.Sprintf("the code is %d bytes, over the %d-byte (64 KiB) source limit; do less in one cell", n, MaxSourceBytes)}
+	if opts.MaxMemory == 0 {
+		opts.MaxMemory = MaxMemory
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.Deadline)
-	defer cancel()
+}
 
-	c := &cellRun{opts: opts, ctx: ctx, res: res}
+// newCellRun makes a cell's state with its engine set up, before the cell
+// is known: a spare process does this ahead.
+func newCellRun(page Page, sink sink) (*cellRun, error) {
+	c := &cellRun{res: &Result{}, sink: sink, stop: make(chan struct{}), opts: Options{Page: page}}
+	vm := goja.New()
+	vm.SetMaxCallStackSize(maxCallStack)
+	c.vm = vm
+	if err := c.install(vm); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// runHere runs the cell c (its opts set; ctx carries the deadline) in
+// this process: the cell's own process (see child.go), never the
+// worker's. A builtin the interrupt cannot reach is given grace, then
+// left: the process exits after answering.
+func (c *cellRun) runHere(ctx context.Context, opts Options) (*Result, error) {
+	opts.Page = c.opts.Page
+	c.opts, c.ctx = opts, ctx
 	done := make(chan error, 1)
 	go func() { done <- c.run() }()
 	var err error
+	finished := false
 	select {
 	case err = <-done:
+		finished = true
 	case <-ctx.Done():
-		// The engine was interrupted; a builtin may hold it a little longer.
 		c.interrupt(ctx.Err())
+	case <-c.stop:
+	}
+	if !finished {
+		// Interrupted: a builtin may hold the engine a little longer.
 		select {
 		case err = <-done:
 		case <-time.After(grace):
-			// Left to finish its builtin; the interrupt stops it after.
 			err = c.stopErr(ctx.Err())
 		}
 	}
@@ -193,7 +220,17 @@ type cellRun struct {
 	returned    json.RawMessage
 	consoleSize int
 
-	stopped atomic.Pointer[error]
+	stopped  atomic.Pointer[error]
+	stop     chan struct{} // closed at the first interrupt
+	stopOnce sync.Once
+	sink     sink
+}
+
+// sink is told what the cell emits and logs as it happens, so what a cell
+// produced before its process is killed is not lost with it.
+type sink interface {
+	emitted(raw json.RawMessage)
+	logged(line string)
 }
 
 func (c *cellRun) interrupt(err error) {
@@ -201,6 +238,7 @@ func (c *cellRun) interrupt(err error) {
 	if vm := c.vmp.Load(); vm != nil {
 		vm.Interrupt(err)
 	}
+	c.stopOnce.Do(func() { close(c.stop) })
 }
 
 // stopErr maps why the engine stopped to an *Error.
@@ -213,11 +251,15 @@ func (c *cellRun) stopErr(cause error) *Error {
 	case errors.As(cause, &le):
 		return &Error{Kind: KindLimit, Message: le.msg}
 	case errors.Is(cause, context.DeadlineExceeded):
-		return &Error{Kind: KindTimeout, Message: fmt.Sprintf("the cell ran past its deadline (%s) and was stopped; do less per cell or raise timeout_s (at most %d)", c.opts.Deadline.Round(time.Second), int(MaxDeadline/time.Second))}
+		return timeoutError(c.opts.Deadline)
 	case errors.Is(cause, context.Canceled):
 		return &Error{Kind: KindCanceled, Message: "the cell was cancelled"}
 	}
 	return &Error{Kind: KindCode, Message: fmt.Sprint(cause)}
+}
+
+func timeoutError(d time.Duration) *Error {
+	return &Error{Kind: KindTimeout, Message: fmt.Sprintf("the cell ran past its deadline (%s) and was stopped; do less per cell or raise timeout_s (at most %d)", d.Round(time.Second), int(MaxDeadline/time.Second))}
 }
 
 func (c *cellRun) output() json.RawMessage {
@@ -229,9 +271,7 @@ func (c *cellRun) output() json.RawMessage {
 }
 
 func (c *cellRun) run() (err error) {
-	vm := goja.New()
-	vm.SetMaxCallStackSize(maxCallStack)
-	c.vm = vm
+	vm := c.vm
 	c.vmp.Store(vm)
 	// An interrupt that came before the store is applied here.
 	if p := c.stopped.Load(); p != nil {
@@ -245,9 +285,6 @@ func (c *cellRun) run() (err error) {
 	}()
 	stopWatch := c.watchHeap()
 	defer stopWatch()
-	if err := c.install(vm); err != nil {
-		return &Error{Kind: KindCode, Message: "setting up the engine failed: " + err.Error()}
-	}
 	// One wrapper line keeps the model's line numbers; await and return work
 	// at the top level.
 	prog, cerr := goja.Compile("cell.js", "(async function(){"+c.opts.Source+"\n})()", false)
@@ -431,11 +468,17 @@ func (c *cellRun) console(level string, args []goja.Value) {
 	if len(c.res.Console) >= maxConsoleLines || c.consoleSize+len(line) > maxConsoleChars {
 		if n := len(c.res.Console); n > 0 && c.res.Console[n-1] != "…" {
 			c.res.Console = append(c.res.Console, "…")
+			if c.sink != nil {
+				c.sink.logged("…")
+			}
 		}
 		return
 	}
 	c.consoleSize += len(line)
 	c.res.Console = append(c.res.Console, line)
+	if c.sink != nil {
+		c.sink.logged(line)
+	}
 }
 
 // emit adds one value to the output.
@@ -457,6 +500,9 @@ func (c *cellRun) emit(v goja.Value) {
 	c.emitBytes = size
 	c.emitted = append(c.emitted, raw)
 	c.mu.Unlock()
+	if c.sink != nil {
+		c.sink.emitted(raw)
+	}
 }
 
 // call makes one page call, counting it.

@@ -129,6 +129,7 @@ type Browser struct {
 	dl          downloads
 	reach       reachCache
 	armed       *redact.Matcher     // secrets typed in this session; nil until one is
+	pageCode    bool                // Eval ran code in the page: no secret is typed after
 	asked       map[string]struct{} // host:port a page of the session asked for (egressBlocked)
 	seed        string              // the saved-storage script every new tab gets (ImportState)
 }

@@ -16,6 +16,12 @@ const MaxEvalBytes = 64 << 10
 // typed: the page's own script could read it back.
 var ErrSecretTyped = errors.New("page.eval is off in this session because a {{secret:NAME}} value was typed into it, and code in the page could read it back; read the page with snapshot, text or attr instead (their answers are redacted), or use a new session")
 
+// ErrPageCodeRan refuses typing a secret in a session where a cell ran
+// code in the page: what that code started (a timer, a listener) may still
+// run, and could read the field back and write it, re-spelled, where the
+// redactor does not recognise it.
+var ErrPageCodeRan = errors.New("a {{secret:NAME}} value is not typed in this session because page.eval ran code in it, and code it started may still be running and could read the secret back; type the secret in a new session, before any page.eval")
+
 // Hold makes ctx the context the request gate sees between calls as well
 // as during them, until release is called: a code cell's requests are
 // journalled and held for approval exactly as a batch's, also when the page
@@ -92,21 +98,28 @@ const evalJS = `(async () => { const __args = %s; const __f = (%s
 
 // Eval runs source (a function's source, called with args, a JSON array;
 // or an expression) in the active tab's main world and returns the result
-// as JSON, redacted. It is refused in a session where a secret was typed.
+// as JSON, redacted. It is refused in a session where a secret was typed;
+// once it ran, no secret is typed in the session (ErrPageCodeRan): code it
+// started may outlive the call.
 func (b *Browser) Eval(ctx context.Context, source, args string) (json.RawMessage, error) {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
-	b.mu.Lock()
-	typed := b.armed.Len() > 0
-	b.mu.Unlock()
-	if typed {
-		return nil, ErrSecretTyped
-	}
 	if args == "" {
 		args = "[]"
 	}
 	if !json.Valid([]byte(args)) {
 		return nil, &ParseError{Index: -1, Reason: "eval arguments must be a JSON array"}
+	}
+	b.mu.Lock()
+	typed := b.armed.Len() > 0
+	if !typed {
+		// Marked before anything is sent: from here the page may hold
+		// code of the cell's.
+		b.pageCode = true
+	}
+	b.mu.Unlock()
+	if typed {
+		return nil, ErrSecretTyped
 	}
 	t, err := b.activeTab()
 	if err != nil {

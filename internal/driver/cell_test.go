@@ -104,3 +104,39 @@ func TestHoldBetweenCalls(t *testing.T) {
 		t.Fatalf("gate contexts %v, want the cell's then none", seen)
 	}
 }
+
+// Once page code ran (page.eval), typing a secret in the session is
+// refused, naming why: code the eval started (here a timer writing the
+// field reversed and dotted into the title) would read it back. Nothing
+// is typed, so the title never holds it in any spelling.
+func TestEvalThenSecretRefused(t *testing.T) {
+	const secret = "hunter2-eval-first-secret"
+	b := attach(t, Options{Redact: func(s string) string { return strings.ReplaceAll(s, secret, "[redacted]") }})
+	ctx := ctxT(t)
+	gotoPage(t, b, siteURL+"/")
+	email := idOf(t, snap(t, b, SnapshotOptions{}).Text, `textbox "Email"`)
+	if _, err := b.Eval(ctx, `() => { setInterval(() => { const v = document.querySelector("input[name=email]").value;
+  if (v) document.title = v.split("").reverse().join("") + " " + v.split("").join("."); }, 10) }`, "[]"); err != nil {
+		t.Fatal(err)
+	}
+	pw := redact.Secret{Name: "PW", Value: secret, Origins: []string{siteURL}}
+	_, err := b.Run(ctx, secretActs(t, `[{"op":"fill","id":"`+email+`","value":"`+secret+`"}]`, pw), RunOptions{})
+	var ae *ActionError
+	if !errors.Is(err, ErrPageCodeRan) || !errors.As(err, &ae) || ae.Kind != KindRefused || !strings.Contains(ae.Reason, "page.eval") {
+		t.Fatalf("typing a secret after page.eval: %v", err)
+	}
+	mustRun(t, b, `[{"op":"wait","ms":100}]`)
+	rev := []rune(secret)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	title := b.Title(ctx)
+	for _, v := range []string{secret, string(rev), strings.Join(strings.Split(secret, ""), ".")} {
+		if strings.Contains(title, v) {
+			t.Fatalf("the title holds a spelling of the secret: %q", title)
+		}
+	}
+	if len(b.TypedSecrets()) != 0 {
+		t.Fatalf("secrets armed though none was typed: %v", b.TypedSecrets())
+	}
+}

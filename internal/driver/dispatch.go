@@ -38,6 +38,9 @@ func (b *Browser) do(ctx context.Context, t *tab, a Action, r ref) error {
 		return proto.InputDispatchMouseEvent{Type: proto.InputDispatchMouseEventTypeMouseMoved, X: x, Y: y}.Call(page)
 	case "fill", "type":
 		if len(a.Secrets) > 0 {
+			if b.ranPageCode() {
+				return &ActionError{Kind: KindRefused, Reason: ErrPageCodeRan.Error(), Err: ErrPageCodeRan}
+			}
 			if err := b.checkSecretTarget(ctx, r, a.Secrets); err != nil {
 				return err
 			}

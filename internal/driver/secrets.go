@@ -83,6 +83,13 @@ func (b *Browser) armSecrets(secrets []redact.Secret) {
 	}
 }
 
+// ranPageCode reports whether Eval ran code in this session's pages.
+func (b *Browser) ranPageCode() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pageCode
+}
+
 // TypedSecrets names the secrets typed in this session (never values).
 func (b *Browser) TypedSecrets() []string {
 	b.mu.Lock()
