@@ -128,6 +128,8 @@ type Activities struct {
 	mu       sync.Mutex
 	sessions map[string]*liveSession
 	creating int // creates past the MaxBrowsers check, not yet in sessions
+	// starting holds, by tag, a create in progress; closed when it ends.
+	starting map[string]chan struct{}
 	// holding counts requests waiting for a person's decision (metrics).
 	holding atomic.Int64
 	// holdKey keys the digests that bind an approval to one request

@@ -105,16 +105,18 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	defer s.holdSecretFrames(actions)()
 
 	out, err := s.browser.Run(ctx, actions, driver.RunOptions{Observe: string(req.Args.Observe)})
-	if err != nil && cutByStop(ctx) {
+	if err != nil && ctx.Err() != nil {
+		// The call's context ended (its worker stopping, a cancel, its
+		// deadline): whatever ended it, a begun batch may have acted.
 		if out == nil {
 			// Refused before any action: nothing was sent.
-			return nil, a.fail(contract.Fail(contract.CodeAborted, "the worker stopped before the call ran, so nothing was sent; call again"))
+			return nil, a.fail(contract.Fail(contract.CodeAborted, "the call ended before it ran, so nothing was sent; call again"))
 		}
 		sent := rs.sentList()
 		if len(sent) == 0 {
 			sent = a.sentFrom(out.Sent)
 		}
-		f := a.stoppedMidCall(ctx, s, out.URL, sent)
+		f := a.cutMidCall(ctx, s, out.URL, sent)
 		f.Held = rs.heldList()
 		f.Completed = &out.Completed
 		return nil, a.fail(f)
@@ -402,8 +404,8 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 	}
 	defer done()
 	if err := s.browser.Upload(ctx, uploadTarget(req.Args), file.Path); err != nil {
-		if cutByStop(ctx) {
-			return nil, a.fail(a.stoppedMidCall(ctx, s, "", nil))
+		if ctx.Err() != nil {
+			return nil, a.fail(a.cutMidCall(ctx, s, "", nil))
 		}
 		return nil, a.fail(driverFailure(err))
 	}

@@ -81,8 +81,8 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	}
 	var ce *cell.Error
 	if cerr != nil && errors.As(cerr, &ce) {
-		if ce.Kind == cell.KindCanceled && cutByStop(ctx) {
-			f := a.stoppedMidCall(ctx, s, url, sent)
+		if ce.Kind == cell.KindCanceled && ctx.Err() != nil {
+			f := a.cutMidCall(ctx, s, url, sent)
 			f.Held, f.PageCalls = rs.heldList(), &calls
 			return nil, a.fail(f)
 		}

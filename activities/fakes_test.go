@@ -36,6 +36,8 @@ type fakeProvider struct {
 	// made with (nil: none kept). Create and Find find them.
 	found map[string]*contract.SessionOptions
 	finds int
+	// gate, when set, holds Create until closed; entered hears each Create.
+	gate, entered chan struct{}
 }
 
 func (p *fakeProvider) session(tag string) *providers.Session {
@@ -49,6 +51,10 @@ func (p *fakeProvider) session(tag string) *providers.Session {
 }
 
 func (p *fakeProvider) Create(_ context.Context, o providers.CreateOptions) (*providers.Session, error) {
+	if p.gate != nil {
+		p.entered <- struct{}{}
+		<-p.gate
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.created = append(p.created, o)

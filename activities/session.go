@@ -91,6 +91,24 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 			Viewport: s.made.ViewportOrDefault().String()}
 		return res, a.clean(res)
 	}
+	if wait, ok := a.starting[req.Tag]; ok {
+		a.mu.Unlock()
+		// A retry of a create still starting here: the server judged the
+		// first attempt lost (its heartbeats late on a starved host) while
+		// it went on. Wait for it and take what it made, rather than count
+		// the tag twice against --max-browsers or start a second browser.
+		stop := a.heartbeat(ctx, nil)
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			stop()
+			f := contract.Fail(contract.CodeBrowserUnavailable, "the session's browser was still starting when the call ended; try again")
+			f.Retryable = true
+			return nil, a.fail(f)
+		}
+		stop()
+		return a.Create(ctx, req)
+	}
 	if max := a.o.MaxBrowsers; max > 0 && len(a.sessions)+a.creating >= max {
 		a.mu.Unlock()
 		f := contract.Fail(contract.CodeBrowserUnavailable, "this worker already holds its %d browsers (--max-browsers); another worker will take the session", max)
@@ -98,11 +116,18 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		return nil, a.fail(f)
 	}
 	a.creating++
+	if a.starting == nil {
+		a.starting = map[string]chan struct{}{}
+	}
+	started := make(chan struct{})
+	a.starting[req.Tag] = started
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
 		a.creating--
+		delete(a.starting, req.Tag)
 		a.mu.Unlock()
+		close(started)
 	}()
 
 	stop := a.heartbeat(ctx, nil)

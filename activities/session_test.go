@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -298,4 +299,38 @@ func TestMaxBrowsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.create("cap-3", contract.SessionOptions{})
+}
+
+// A retry of a create whose first attempt is still starting its browser
+// here (the server judged it lost while it went on, its heartbeats late)
+// waits for it and takes the same browser: it is neither refused as one
+// browser too many nor given a second one.
+func TestCreateRetryWaitsForStartingBrowser(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.MaxBrowsers = 1 })
+	h.prov.gate, h.prov.entered = make(chan struct{}), make(chan struct{}, 2)
+	type answer struct {
+		res *contract.CreateResult
+		err error
+	}
+	first, retry := make(chan answer, 1), make(chan answer, 1)
+	req := contract.CreateRequest{Tag: "t-1"}
+	go func() { r, err := h.a.Create(context.Background(), req); first <- answer{r, err} }()
+	<-h.prov.entered
+	go func() { r, err := h.a.Create(context.Background(), req); retry <- answer{r, err} }()
+	select {
+	case a := <-retry:
+		t.Fatalf("the retry answered while the first attempt was starting: %+v %v", a.res, a.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(h.prov.gate)
+	a, b := <-first, <-retry
+	if a.err != nil || b.err != nil {
+		t.Fatalf("first: %v; retry: %v", a.err, b.err)
+	}
+	if !b.res.Found || b.res.Session.Tag != "t-1" {
+		t.Fatalf("retry = %+v, want the first attempt's browser, found", b.res)
+	}
+	if created, _ := h.prov.calls(); len(created) != 1 {
+		t.Fatalf("provider created %d browsers, want 1", len(created))
+	}
 }

@@ -41,31 +41,18 @@ func (a *Activities) untilStopped(ctx context.Context) (context.Context, context
 	return cctx, func() { cancel(nil) }
 }
 
-// cutByStop reports whether ctx ended because its worker is stopping.
-func cutByStop(ctx context.Context) bool {
-	if ctx.Err() == nil {
-		return false
-	}
+// cutMidCall is the answer of an effect call whose context ended after it
+// may have acted, whatever ended it (its stopping worker's grace, a cancel,
+// its deadline): effect_unknown, as for a lost worker, with the page it was
+// on and what it sent, so the workflow's guard holds back the identical
+// call once. Never aborted: a request that left cannot be called back.
+func (a *Activities) cutMidCall(ctx context.Context, s *liveSession, url string, sent []contract.SentRequest) *contract.Failure {
+	why := "was cut short"
 	if errors.Is(context.Cause(ctx), errWorkerStopping) {
-		return true
+		why = "its worker stopped"
 	}
-	if activity.IsActivity(ctx) {
-		select {
-		case <-activity.GetWorkerStopChannel(ctx):
-			return true
-		default:
-		}
-	}
-	return false
-}
-
-// stoppedMidCall is the answer of an effect call its stopping worker cut
-// short after it may have acted: effect_unknown, as for a lost worker, with
-// the page it was on and what it sent, so the workflow's guard holds back
-// the identical call once.
-func (a *Activities) stoppedMidCall(ctx context.Context, s *liveSession, url string, sent []contract.SentRequest) *contract.Failure {
 	f := contract.Fail(contract.CodeEffectUnknown,
-		"the call started and then its worker stopped before it finished, so it may already have happened; take a snapshot to see the page before repeating it (the identical call is refused once)").Effected()
+		"the call started and then %s before it finished, so it may already have happened; take a snapshot to see the page before repeating it (the identical call is refused once)", why).Effected()
 	// The call's context is over; ask the page where it is on a short one.
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
@@ -75,6 +62,6 @@ func (a *Activities) stoppedMidCall(ctx context.Context, s *liveSession, url str
 	f.LastURL = a.o.Redactor.URL(url)
 	f.Sent = sent
 	log := a.logger(ctx, s.ref.Tag)
-	log.Warn().Int("sent", len(sent)).Msg("worker stopping: call cut short after its grace; answering effect_unknown")
+	log.Warn().Int("sent", len(sent)).AnErr("cause", context.Cause(ctx)).Msg("call cut short after it began; answering effect_unknown")
 	return f
 }

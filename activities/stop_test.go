@@ -93,3 +93,48 @@ func TestRunFinishesWithinStopGrace(t *testing.T) {
 		t.Fatalf("run = %+v, %v; want the finished result", a.res, a.err)
 	}
 }
+
+// A run whose request left and whose context then ended, whatever ended it
+// (a cancel, its deadline), answers effect_unknown with what was sent, so
+// the guard records it: never aborted, which says nothing ran.
+func TestRunCutAfterSendIsEffectUnknown(t *testing.T) {
+	for name, end := range map[string]func(context.Context) (context.Context, func()){
+		"cancelled": func(ctx context.Context) (context.Context, func()) {
+			ctx, cancel := context.WithCancel(ctx)
+			return ctx, cancel
+		},
+		"deadline": func(ctx context.Context) (context.Context, func()) {
+			ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			return ctx, cancel
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			started, finish := make(chan struct{}, 1), make(chan struct{})
+			defer close(finish)
+			h.setup = stallingRun(started, finish)
+			ref := h.create("t-1", contract.SessionOptions{})
+			ctx, stop := end(context.Background())
+			errc := make(chan error, 1)
+			go func() {
+				_, err := h.a.Run(ctx, runReq(ref, []byte(`[{"op":"click","id":"3"}]`)))
+				errc <- err
+			}()
+			<-started
+			stop()
+			var err error
+			select {
+			case err = <-errc:
+			case <-time.After(8 * time.Second):
+				t.Fatal("the run did not end with its context")
+			}
+			f := wantCode(t, err, contract.CodeEffectUnknown, false)
+			if f.Effect != contract.EffectPossiblyEffected {
+				t.Fatalf("effect = %s, want possibly_effected", f.Effect)
+			}
+			if len(f.Sent) != 1 || f.Sent[0].Method != "POST" || f.Sent[0].Path != "/order" {
+				t.Fatalf("sent = %+v", f.Sent)
+			}
+		})
+	}
+}

@@ -52,6 +52,11 @@ type loadOptions struct {
 	// Kill starts a second worker process once half the calls are answered
 	// and every session has its browser, then kills the first with SIGKILL.
 	Kill bool
+	// Starved: the host is expected to be CPU-starved (many sessions
+	// starting at once on a shared machine). A call may then answer
+	// timeout, or a run effect_unknown (each checked against the site),
+	// but never aborted nor browser_unavailable: the worker took it.
+	Starved bool
 }
 
 // loadCall is one call the driver sent: a unique update id, its tool and
@@ -267,6 +272,17 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 	for _, p := range res.problems {
 		t.Error(p)
 	}
+	if len(res.problems) > 0 {
+		// What the workers said about cancelled or failed calls: the cause
+		// a wrong answer came from.
+		for name, p := range workers.procs {
+			for _, line := range strings.Split(p.Stderr.String(), "\n") {
+				if strings.Contains(line, "Heartbeat") || strings.Contains(line, "cancel") || strings.Contains(line, `"level":"error"`) || strings.Contains(line, `"level":"warn"`) {
+					t.Logf("worker %s: %s", name, line)
+				}
+			}
+		}
+	}
 	return res
 }
 
@@ -374,7 +390,8 @@ func findRef(text, what string) string {
 }
 
 // checkAnswers: every call was answered; ok, or (only when a worker was
-// killed) session_replaced for any tool or effect_unknown for a run.
+// killed) session_replaced for any tool or effect_unknown for a run, or
+// (only on a starved host) timeout or effect_unknown for a run.
 func (r *loadResult) checkAnswers() {
 	for _, c := range r.calls {
 		switch {
@@ -382,7 +399,8 @@ func (r *loadResult) checkAnswers() {
 			r.problem("lost call %s (%s): %v", c.updateID, c.tool, c.err)
 		case c.ok:
 		case r.opts.Kill && c.code == contract.CodeSessionReplaced:
-		case r.opts.Kill && c.code == contract.CodeEffectUnknown && c.toolName == "run":
+		case r.opts.Starved && c.code == contract.CodeTimeout:
+		case (r.opts.Kill || r.opts.Starved) && c.code == contract.CodeEffectUnknown && c.toolName == "run":
 			if c.resend != c.answer {
 				r.problem("effect_unknown %s re-sent with its update id answered\n%s\nnot the recorded\n%s", c.updateID, c.resend, c.answer)
 			}
@@ -752,6 +770,14 @@ func (r *loadResult) report() string {
 // The short version, in make test: invariants only, never timing.
 func TestLoad(t *testing.T) {
 	r := runLoad(t, loadOptions{Sessions: 4, Calls: 10})
+	t.Log(r.report())
+}
+
+// Many sessions started at once on one busy worker: every first call waits
+// for its browser rather than failing, and every answer is classified by
+// what happened (checkAnswers, checkSubmissions).
+func TestLoadInvariants(t *testing.T) {
+	r := runLoad(t, loadOptions{Sessions: 8, Calls: 10, Starved: true})
 	t.Log(r.report())
 }
 
