@@ -62,7 +62,7 @@ func TestEveryToolIsServed(t *testing.T) {
 	acts.RegisterHost(host)
 
 	var help bytes.Buffer
-	_ = runCall(context.Background(), &cliEnv{stdout: &help, stderr: &help, getenv: func(string) string { return "" }}, []string{"--help"})
+	_ = runCall(context.Background(), &cliEnv{Stdout: &help, Stderr: &help, Getenv: func(string) string { return "" }}, []string{"--help"})
 	docs, err := os.ReadFile("../../docs/tools.md")
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ func (o *opsFlags) dial(ctx context.Context, env *cliEnv) (context.Context, cont
 		return nil, nil, nil, &config.Error{Flag: "query-timeout", Problem: "must be positive", Fix: "e.g. 5s"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	c, err := dial.Temporal(ctx, o.t, zerolog.New(env.stderr).Level(lvl), nil)
+	c, err := dial.Temporal(ctx, o.t, zerolog.New(env.Stderr).Level(lvl), nil)
 	if err != nil {
 		cancel()
 		return nil, nil, nil, err
@@ -185,8 +185,8 @@ type sessionRow struct {
 }
 
 func runSessions(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("sessions", env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("sessions", env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var (
 		o           opsFlags
 		all, asJSON bool
@@ -197,7 +197,7 @@ func runSessions(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Bool(&asJSON, "json", false, "print a JSON array instead of a table")
 	fs.Int(&limit, "limit", 200, "list at most this many sessions")
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, `Usage: durable-browser sessions [flags]
+		fmt.Fprint(env.Stderr, `Usage: durable-browser sessions [flags]
 
 Lists BrowserSession workflows (running ones unless --all) and asks each
 running one for its state: workflow id, session tag, provider, state (live,
@@ -253,9 +253,9 @@ Flags:
 		rows = append(rows, r)
 	}
 	if asJSON {
-		return printJSON(env.stdout, rows)
+		return printJSON(env.Stdout, rows)
 	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKFLOW ID\tTAG\tPROVIDER\tSTATE\tURL")
 	for _, r := range rows {
 		state := orDash(r.State)
@@ -275,7 +275,7 @@ Flags:
 	}
 	for _, r := range rows {
 		if r.QueryError != "" {
-			fmt.Fprintln(env.stderr, "warning:", r.QueryError)
+			fmt.Fprintln(env.Stderr, "warning:", r.QueryError)
 		}
 	}
 	return nil
@@ -327,7 +327,7 @@ func (o *opsFlags) runningStates(ctx context.Context, env *cliEnv, c client.Clie
 	if !scan {
 		matching, err := listSessions(ctx, c, o.t.Namespace, sessionQuery(false, fmt.Sprintf("%s = '%s'", contract.SearchAttrState, state)), limit)
 		if err != nil {
-			fmt.Fprintf(env.stderr, "warning: %v; querying every running session instead (register the search attributes: docs/operations.md)\n", err)
+			fmt.Fprintf(env.Stderr, "warning: %v; querying every running session instead (register the search attributes: docs/operations.md)\n", err)
 			scan = true
 		}
 		execs = matching
@@ -352,7 +352,7 @@ func (o *opsFlags) runningStates(ctx context.Context, env *cliEnv, c client.Clie
 	for _, e := range execs {
 		st, err := o.queryState(ctx, c, e.ID)
 		if err != nil {
-			fmt.Fprintln(env.stderr, "warning:", err)
+			fmt.Fprintln(env.Stderr, "warning:", err)
 			continue
 		}
 		if st.WorkflowID == "" {
@@ -368,7 +368,7 @@ func by(env *cliEnv, flagValue string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	return env.getenv("USER")
+	return env.Getenv("USER")
 }
 
 // personVerb describes a verb a person answers with (handoff, approvals):
@@ -407,8 +407,8 @@ type personFlags struct {
 // parsePerson binds and parses a person verb's flags, which may stand before
 // or after the positional arguments, and returns those arguments.
 func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *personFlags, []string, error) {
-	fs := config.NewSet(v.name, env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet(v.name, env.Getenv)
+	fs.SetOutput(env.Stderr)
 	f := &personFlags{}
 	bindOps(fs, &f.opsFlags)
 	fs.String(&f.note, "note", "", v.answers+": "+v.noteHelp)
@@ -427,7 +427,7 @@ func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *person
 		fs.String(&f.liveViewDir, "live-view-dir", config.DefaultLiveViewDir(), "list --show-url: the worker's --live-view-dir")
 	}
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, v.usage)
+		fmt.Fprint(env.Stderr, v.usage)
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)
