@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/durable-browser/durable-browser/internal/chrome"
-	"github.com/durable-browser/durable-browser/internal/rentfake"
+	"github.com/durable-browser/durable-browser/providers/rentfake"
 	"github.com/durable-browser/durable-browser/internal/tags"
 	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/providers/remote"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/chrome"
-	"github.com/durable-browser/durable-browser/internal/rentfake"
+	"github.com/durable-browser/durable-browser/providers/rentfake"
 	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/providers/remote"
 )
