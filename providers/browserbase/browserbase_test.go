@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/durable-browser/durable-browser/internal/chrome"
-	"github.com/durable-browser/durable-browser/providers/rentfake"
 	"github.com/durable-browser/durable-browser/internal/tags"
 	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/providers/remote"
+	"github.com/durable-browser/durable-browser/providers/rentfake"
 )
 
 const testKey = "bb_live_test_key_0123456789"

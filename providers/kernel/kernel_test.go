@@ -10,9 +10,9 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/chrome"
-	"github.com/durable-browser/durable-browser/providers/rentfake"
 	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/providers/remote"
+	"github.com/durable-browser/durable-browser/providers/rentfake"
 )
 
 const testKey = "sk_kernel_test_0123456789"
