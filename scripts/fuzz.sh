@@ -37,7 +37,6 @@ extra=(
   "./internal/egress FuzzExchanges"
   "./internal/webfetch FuzzGuard"
   "./internal/webfetch FuzzLegacyIPv4"
-  "./internal/handoff FuzzVerify"
   "./internal/evidence FuzzCleanSegment"
   "./internal/chrome FuzzParseDevToolsActivePort"
   "./internal/chrome FuzzParseEndpoint"

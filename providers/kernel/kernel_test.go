@@ -106,8 +106,8 @@ func TestKernelCreateFindRelease(t *testing.T) {
 	if n := f.Requests("GET /browsers/{id}"); n < 3 {
 		t.Fatalf("release read the browser %d times; it stays twice after delete", n)
 	}
-	if st, err := p.Status(ctx, "wf-k-1"); err != nil || st != providers.StatusGone {
-		t.Fatalf("after release: %v %v", st, err)
+	if _, err := p.Find(ctx, "wf-k-1"); !errors.Is(err, providers.ErrNotFound) {
+		t.Fatalf("after release: %v", err)
 	}
 	if err := p.Release(ctx, "wf-k-1"); err != nil {
 		t.Fatal(err)
