@@ -488,7 +488,7 @@ func driverFailure(err error) *contract.Failure {
 	case err == nil:
 		return contract.Fail(contract.CodeCommandFailed, "the browser gave no result; take a snapshot and try again")
 	case errors.Is(err, liveview.ErrPersonDriving):
-		// Before ActionError: the action was fenced, never sent.
+		// Before ActionError: the take-over gate refused it, never sent.
 		var de *liveview.DrivingError
 		if errors.As(err, &de) {
 			return personDriving(de)

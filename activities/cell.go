@@ -72,7 +72,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	if len(sent) == 0 {
 		sent = cp.sentList()
 	}
-	if f := cp.fenced.Load(); f != nil {
+	if f := cp.takenOver.Load(); f != nil {
 		// A person took the browser mid-cell: no later page call reached
 		// it, however the code went on.
 		g := personDriving(errors.New(f.Message))
@@ -168,9 +168,9 @@ type cellPage struct {
 	s  *liveSession
 	rs *runState
 
-	// fenced holds the refusal of a page call a person's take-over
+	// takenOver holds the refusal of a page call a person's take-over
 	// stopped: whatever the code did with it, the cell answers with it.
-	fenced atomic.Pointer[contract.Failure]
+	takenOver atomic.Pointer[contract.Failure]
 
 	mu       sync.Mutex
 	calls    cell.Counts
@@ -243,9 +243,9 @@ func (p *cellPage) call(ctx context.Context, method string, args map[string]any)
 	a, b := p.a, p.s.browser
 	if p.s.hands != nil {
 		// After a person took the browser, no page call of the cell goes on.
-		if err := (fence{p.s}).Check(ctx); err != nil {
+		if err := (takeoverGate{p.s}).Check(ctx); err != nil {
 			f := personDriving(err)
-			p.fenced.CompareAndSwap(nil, f)
+			p.takenOver.CompareAndSwap(nil, f)
 			return nil, f
 		}
 	}
@@ -308,10 +308,10 @@ func (p *cellPage) call(ctx context.Context, method string, args map[string]any)
 		var err error
 		eval := func() error { v, err = b.Eval(ctx, src, argv); return nil }
 		if p.s.hands != nil {
-			// Page-side code can act as a click does: sent under the fence.
-			if ferr := (fence{p.s}).Dispatch(ctx, eval); ferr != nil {
+			// Page-side code can act as a click does: sent under the take-over gate.
+			if ferr := (takeoverGate{p.s}).Dispatch(ctx, eval); ferr != nil {
 				f := personDriving(ferr)
-				p.fenced.CompareAndSwap(nil, f)
+				p.takenOver.CompareAndSwap(nil, f)
 				return nil, f
 			}
 		} else {
@@ -387,7 +387,7 @@ func (p *cellPage) act(ctx context.Context, method string, args map[string]any) 
 	if err != nil {
 		f := driverFailure(err)
 		if f.Reason == contract.ReasonPersonDriving {
-			p.fenced.CompareAndSwap(nil, f)
+			p.takenOver.CompareAndSwap(nil, f)
 		}
 		return nil, f
 	}

@@ -53,7 +53,7 @@ func TestDownloadsFiledOnce(t *testing.T) {
 		t.Fatalf("first call: %+v, %d writes", first, writes)
 	}
 	cc := first.Downloads[0].Evidence
-	got, _, err := evidence.GetClaim(context.Background(), mem, cc)
+	got, _, err := evidence.GetVerified(context.Background(), mem, cc.Key)
 	if err != nil || !bytes.Equal(got, body) {
 		t.Fatalf("filed body: %d bytes, %v", len(got), err)
 	}

@@ -40,15 +40,15 @@ func (a *Activities) closeBrowser(s *liveSession) {
 	_ = s.browser.Close()
 }
 
-// fence is the driver's fence for one session: each action is sent under
-// the hands' lock, in the epoch its call began in.
-type fence struct{ s *liveSession }
+// takeoverGate is the driver's take-over gate for one session: each action
+// is sent under the hands' lock, in the epoch its call began in.
+type takeoverGate struct{ s *liveSession }
 
-func (f fence) Dispatch(ctx context.Context, send func() error) error {
+func (f takeoverGate) Dispatch(ctx context.Context, send func() error) error {
 	return f.s.hands.Dispatch(liveview.WithEpoch(ctx, f.s.epoch.Load()), send)
 }
 
-func (f fence) Check(ctx context.Context) error {
+func (f takeoverGate) Check(ctx context.Context) error {
 	return f.s.hands.Check(liveview.WithEpoch(ctx, f.s.epoch.Load()))
 }
 

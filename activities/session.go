@@ -275,7 +275,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	}
 	a.openView(req.Tag, p, sess, ls)
 	if ls.hands != nil {
-		do.Fence = fence{ls}
+		do.Takeover = takeoverGate{ls}
 	}
 	b, err := a.o.Attach(ctx, do)
 	if err != nil {

@@ -233,33 +233,11 @@ const (
 
 // newArgs returns a pointer to a fresh, typed argument value for a tool.
 func newArgs(name string) (any, bool) {
-	switch name {
-	case ToolSnapshot:
-		return &SnapshotArgs{}, true
-	case ToolRun:
-		return &RunArgs{}, true
-	case ToolScreenshot:
-		return &ScreenshotArgs{}, true
-	case ToolRead:
-		return &ReadArgs{}, true
-	case ToolDownloads:
-		return &DownloadsArgs{}, true
-	case ToolUpload:
-		return &UploadArgs{}, true
-	case ToolCheck:
-		return &CheckArgs{}, true
-	case ToolRelease:
-		return &ReleaseArgs{}, true
-	case ToolRelaunch:
-		return &RelaunchArgs{}, true
-	case ToolRequestHandoff:
-		return &HandoffArgs{}, true
-	case ToolWebFetch:
-		return &WebFetchArgs{}, true
-	case ToolWebSearch:
-		return &WebSearchArgs{}, true
+	d, ok := specFor(name)
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	return d.args.new(), true
 }
 
 // compiled holds each tool's compiled schema, built once from Definitions()
@@ -333,7 +311,7 @@ func Validate(name string, raw json.RawMessage) (any, *Failure) {
 			return nil, Fail(CodeRefused, "run.code: %d bytes, over the %d-byte (64 KiB) source limit of a code cell; do less in one cell", len(ra.Code), MaxCodeBytes)
 		}
 	}
-	return derefArgs(ptr), nil
+	return derefArgs(name, ptr), nil
 }
 
 // checkTargets holds what the schemas leave to prose: an action that acts
@@ -401,32 +379,10 @@ func checkTargets(name string, v any) *Failure {
 	return nil
 }
 
-func derefArgs(p any) any {
-	switch a := p.(type) {
-	case *SnapshotArgs:
-		return *a
-	case *RunArgs:
-		return *a
-	case *ScreenshotArgs:
-		return *a
-	case *ReadArgs:
-		return *a
-	case *DownloadsArgs:
-		return *a
-	case *UploadArgs:
-		return *a
-	case *CheckArgs:
-		return *a
-	case *ReleaseArgs:
-		return *a
-	case *RelaunchArgs:
-		return *a
-	case *HandoffArgs:
-		return *a
-	case *WebFetchArgs:
-		return *a
-	case *WebSearchArgs:
-		return *a
+// derefArgs returns the value behind a pointer newArgs made.
+func derefArgs(name string, p any) any {
+	if d, ok := specFor(name); ok {
+		return d.args.deref(p)
 	}
 	return p
 }

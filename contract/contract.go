@@ -171,16 +171,18 @@ const (
   [...document.querySelectorAll("tbody tr")].map(r => [...r.cells].map(c => c.innerText)))`
 )
 
-// definitions is built once; Definitions hands out copies.
-var definitions = sync.OnceValue(func() []Tool {
-	type def struct {
-		name, activity, desc string
-		class                ReplayClass
-		schema               schemaMap
-	}
-	defs := []def{
+// registry is the one place a tool is declared: its name, activity,
+// replay class, queue, argument type, schema, description, how its activity
+// is called and how its answer is rendered for a model. Everything else
+// (Validate, Decode, Definitions, the workflows' dispatch, the worker's
+// registration test, the MCP server, the CLI) reads it from here. Built once.
+var registry = sync.OnceValue(func() []toolSpec {
+	return []toolSpec{
 		{
-			name: ToolSnapshot, activity: ActivitySnapshot, class: ClassRead,
+			name: ToolSnapshot, activity: ActivitySnapshot, class: ClassRead, queue: QueueHost,
+			args: argsOf[SnapshotArgs](), result: resultOf[SnapshotResult](),
+			request: func(c Call, a any) any { return SnapshotRequest{Call: c, Args: argValue[SnapshotArgs](a)} },
+			model:   func(o *object, _ json.RawMessage, _ string) { dropCounts(o) },
 			desc: "See the page as a list of elements, to decide what to do next. Each element you can act on has an id like [5] " +
 				"for run, screenshot and browser_upload. An id stays with its element while the page shows the same document; " +
 				"after the page navigates, take a new snapshot. " +
@@ -195,7 +197,10 @@ var definitions = sync.OnceValue(func() []Tool {
 			}),
 		},
 		{
-			name: ToolRun, activity: ActivityRun, class: ClassEffect,
+			name: ToolRun, activity: ActivityRun, class: ClassEffect, queue: QueueHost,
+			args: argsOf[RunArgs](), result: resultOf[RunResult](),
+			request: func(c Call, a any) any { return RunRequest{Call: c, Args: argValue[RunArgs](a)} },
+			model:   modelRun,
 			desc: "Act on the page. Give actions: a batch (click, fill, type, press, select, check, scroll, navigate, wait, switch " +
 				"or close tabs), each naming its element by an id from the latest snapshot or by a locator ({role, name}, {label}, " +
 				"{text}, {placeholder}, {testid}) found on the page as it is when the action runs; a stale id refuses the whole " +
@@ -220,7 +225,9 @@ var definitions = sync.OnceValue(func() []Tool {
 			}),
 		},
 		{
-			name: ToolScreenshot, activity: ActivityScreenshot, class: ClassRead,
+			name: ToolScreenshot, activity: ActivityScreenshot, class: ClassRead, queue: QueueHost,
+			args: argsOf[ScreenshotArgs](), result: resultOf[ScreenshotResult](),
+			request: func(c Call, a any) any { return ScreenshotRequest{Call: c, Args: argValue[ScreenshotArgs](a)} },
 			desc: "Capture how the page looks, filed as evidence: to check a layout, read a chart, or show a result. " +
 				"The viewport by default; or the full page, a clip in CSS pixels, an element by id from the latest snapshot (or a locator), " +
 				"or one element by CSS selector. PNG by default, jpeg with quality for smaller files. At most 2,000 px on the " +
@@ -241,7 +248,9 @@ var definitions = sync.OnceValue(func() []Tool {
 			}),
 		},
 		{
-			name: ToolRead, activity: ActivityRead, class: ClassRead,
+			name: ToolRead, activity: ActivityRead, class: ClassRead, queue: QueueHost,
+			args: argsOf[ReadArgs](), result: resultOf[ReadResult](),
+			request: func(c Call, a any) any { return ReadRequest{Call: c, Args: argValue[ReadArgs](a)} },
 			desc: "Read the page's content to quote, summarise or cite it, filed as evidence. markdown (default) gives the main " +
 				"content; text, html, url and title are also available. Long content is cut and the result says so.",
 			schema: schemaObject(schemaMap{
@@ -249,7 +258,9 @@ var definitions = sync.OnceValue(func() []Tool {
 			}),
 		},
 		{
-			name: ToolCheck, activity: ActivityCheck, class: ClassRead,
+			name: ToolCheck, activity: ActivityCheck, class: ClassRead, queue: QueueHost,
+			args: argsOf[CheckArgs](), result: resultOf[CheckResult](),
+			request: func(c Call, a any) any { return CheckRequest{Call: c, Args: argValue[CheckArgs](a)} },
 			desc: "Check that the page is as expected, to confirm a step worked before moving on: the URL matches a pattern, " +
 				"text is visible, an element is visible (by id or locator), no console errors, no failed requests. Give at " +
 				"least one expectation. The verdict says passed only when every expectation holds, lists the failed checks " +
@@ -264,13 +275,17 @@ var definitions = sync.OnceValue(func() []Tool {
 			}),
 		},
 		{
-			name: ToolDownloads, activity: ActivityDownloads, class: ClassRead,
+			name: ToolDownloads, activity: ActivityDownloads, class: ClassRead, queue: QueueHost,
+			args: argsOf[DownloadsArgs](), result: resultOf[DownloadsResult](),
+			request: func(c Call, _ any) any { return DownloadsRequest{Call: c} },
 			desc: "List the files this browser has downloaded, with name, size and SHA-256, each filed as evidence. " +
 				"Use it after a run that started a download.",
 			schema: schemaObject(schemaMap{}),
 		},
 		{
-			name: ToolUpload, activity: ActivityUpload, class: ClassEffect,
+			name: ToolUpload, activity: ActivityUpload, class: ClassEffect, queue: QueueHost,
+			args: argsOf[UploadArgs](), result: resultOf[UploadResult](),
+			request: func(c Call, a any) any { return UploadRequest{Call: c, Args: argValue[UploadArgs](a)} },
 			desc: "Choose a file in a file input, as a person picking it would. id is the input's id from the latest snapshot " +
 				"(or a locator finds it); " +
 				"path is a file on the worker. Nothing is submitted: submit with run afterwards. Never retried.",
@@ -281,12 +296,14 @@ var definitions = sync.OnceValue(func() []Tool {
 			}, "path"),
 		},
 		{
-			name: ToolRelease, activity: ActivityRelease, class: ClassCustody,
+			name: ToolRelease, activity: ActivityRelease, class: ClassCustody, queue: QueueHost,
+			args: argsOf[ReleaseArgs](), result: resultOf[ReleaseResult](),
 			desc:   "Close this browser when the task is done. Safe to repeat. A later browser call starts a fresh browser.",
 			schema: schemaObject(schemaMap{}),
 		},
 		{
-			name: ToolRelaunch, activity: ActivityRelaunch, class: ClassCustody,
+			name: ToolRelaunch, activity: ActivityRelaunch, class: ClassCustody, queue: QueueHost,
+			args: argsOf[RelaunchArgs](), result: resultOf[RelaunchResult](),
 			desc: "Replace this browser with a fresh one: with stealth against bot checks, a saved sign-in profile, or a visible " +
 				"window. The old browser is closed and earlier ids no longer apply; take a snapshot next.",
 			schema: schemaObject(schemaMap{
@@ -299,7 +316,8 @@ var definitions = sync.OnceValue(func() []Tool {
 			}),
 		},
 		{
-			name: ToolRequestHandoff, activity: ActivityNotify, class: ClassHuman,
+			name: ToolRequestHandoff, activity: ActivityNotify, class: ClassHuman, queue: QueueHost,
+			args: argsOf[HandoffArgs](), result: resultOf[HandoffResult](),
 			desc: "Ask a person to do a step only a person can do (a CAPTCHA, a sign-in with a second factor, an approval) and " +
 				"wait until they finish, cancel, or the request expires. Say exactly what to do in instruction, and how to tell " +
 				"it is done in completion_condition: text on the page, a URL pattern, or an element by role and name. " +
@@ -322,7 +340,11 @@ var definitions = sync.OnceValue(func() []Tool {
 			}, "instruction", "completion_condition"),
 		},
 		{
-			name: ToolWebFetch, activity: ActivityWebFetch, class: ClassRead,
+			name: ToolWebFetch, activity: ActivityWebFetch, class: ClassRead, queue: QueueShared,
+			args: argsOf[WebFetchArgs](), result: resultOf[WebFetchResult](),
+			request: func(c Call, a any) any {
+				return WebFetchRequest{SessionTag: c.Session.Tag, Args: argValue[WebFetchArgs](a)}
+			},
 			desc: "Read a public web page without the browser: quicker for articles, documentation and plain APIs that need no " +
 				"sign-in or script. Gives markdown (default), or with format raw the bytes by reference; filed as evidence. " +
 				"Only absolute http(s) URLs of public hosts.",
@@ -332,7 +354,11 @@ var definitions = sync.OnceValue(func() []Tool {
 			}, "url"),
 		},
 		{
-			name: ToolWebSearch, activity: ActivityWebSearch, class: ClassRead,
+			name: ToolWebSearch, activity: ActivityWebSearch, class: ClassRead, queue: QueueShared,
+			args: argsOf[WebSearchArgs](), result: resultOf[WebSearchResult](),
+			request: func(c Call, a any) any {
+				return WebSearchRequest{SessionTag: c.Session.Tag, Args: argValue[WebSearchArgs](a)}
+			},
 			desc: "Find pages on the web about a question. Gives up to n hits (default 10), each with title, URL and a short " +
 				"snippet. Then read a hit with web_fetch or the browser.",
 			schema: schemaObject(schemaMap{
@@ -341,14 +367,14 @@ var definitions = sync.OnceValue(func() []Tool {
 			}, "query"),
 		},
 	}
-	out := make([]Tool, 0, len(defs))
-	for _, d := range defs {
-		b, err := json.Marshal(d.schema)
-		if err != nil {
-			// Only maps, slices and scalars above: cannot fail.
-			b = []byte(`{"type":"object","additionalProperties":false}`)
-		}
-		out = append(out, Tool{Name: d.name, Description: d.desc, Schema: b, Class: d.class, Activity: d.activity})
+})
+
+// definitions renders the registry as a model sees it; Definitions hands out copies.
+var definitions = sync.OnceValue(func() []Tool {
+	specs := registry()
+	out := make([]Tool, 0, len(specs))
+	for _, d := range specs {
+		out = append(out, d.tool())
 	}
 	return out
 })

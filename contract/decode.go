@@ -22,5 +22,5 @@ func Decode(name string, raw json.RawMessage) (any, error) {
 	if err := json.Unmarshal(raw, ptr); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return derefArgs(ptr), nil
+	return derefArgs(name, ptr), nil
 }

@@ -39,11 +39,8 @@ func ForModel(call ToolCall, answer json.RawMessage) json.RawMessage {
 	}
 	obj.drop("ok")
 	pageURL := unquote(obj.get("url"))
-	switch call.Name {
-	case ToolRun:
-		modelRun(obj, call.Args, pageURL)
-	case ToolSnapshot:
-		dropCounts(obj)
+	if d, ok := specFor(call.Name); ok && d.model != nil {
+		d.model(obj, call.Args, pageURL)
 	}
 	return obj.encode()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"path"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -29,7 +30,7 @@ func Summary(tool string, args any) string {
 }
 
 func summary(tool string, args any) string {
-	switch a := derefArgs(args).(type) {
+	switch a := valueOf(args).(type) {
 	case SnapshotArgs:
 		s := "snapshot " + orText(a.Mode, "full")
 		if a.Scope != "" {
@@ -278,4 +279,17 @@ func cutRunes(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// valueOf turns a pointer to an argument value into the value (nil for a
+// nil pointer), so summaries read both forms.
+func valueOf(args any) any {
+	v := reflect.ValueOf(args)
+	if v.Kind() != reflect.Pointer {
+		return args
+	}
+	if v.IsNil() {
+		return nil
+	}
+	return v.Elem().Interface()
 }

@@ -105,32 +105,9 @@ type Rented interface {
 	ReleaseMetered(ctx context.Context, tag string) (time.Duration, error)
 }
 
-// Status is what a provider knows of a session now.
-type Status string
-
-const (
-	StatusLive    Status = "live"
-	StatusGone    Status = "gone"
-	StatusUnknown Status = "unknown"
-)
-
-// StatusOf reads a session's status from the error of looking it up by tag
-// (a provider's Find): found is live, ErrNotFound gone, anything else
-// unknown, with that error.
-func StatusOf(findErr error) (Status, error) {
-	switch {
-	case findErr == nil:
-		return StatusLive, nil
-	case errors.Is(findErr, ErrNotFound):
-		return StatusGone, nil
-	}
-	return StatusUnknown, findErr
-}
-
 // Provider is a source of browsers, as the activities use it: they create a
 // session's browser and release it, and nothing else. The implementations
-// (local.Provider, cdp.Provider) also have Name, Capabilities, Find and
-// Status; those are on the concrete types only, so a new provider need not
+// (local.Provider, cdp.Provider) also have Name, Capabilities and Find; those are on the concrete types only, so a new provider need not
 // write them before something calls them.
 type Provider interface {
 	// Create finds a browser by tag, or starts one. Calling it twice with one

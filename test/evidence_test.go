@@ -80,9 +80,9 @@ func TestEvidenceFiledReads(t *testing.T) {
 				t.Fatalf("receipt keeps the query value: %+v", rec)
 			}
 			// The claim check resolves to the same bytes.
-			got, r2, err := evidence.GetClaim(ctx, env.Store, c.cc)
+			got, r2, err := evidence.GetVerified(ctx, env.Store, c.cc.Key)
 			if err != nil || !bytes.Equal(got, body) || r2 == nil || r2.SHA256 != c.cc.SHA256 {
-				t.Fatalf("GetClaim: %v (receipt %+v)", err, r2)
+				t.Fatalf("GetVerified: %v (receipt %+v)", err, r2)
 			}
 			refileWritesNothing(t, ctx, s.id, c.cc, body, rec)
 		})

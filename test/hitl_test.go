@@ -2,8 +2,10 @@ package test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -52,7 +54,7 @@ func newInbox(t *testing.T) *inbox {
 		header := r.Header.Get(handoff.SignatureHeader)
 		in.mu.Lock()
 		defer in.mu.Unlock()
-		if handoff.Verify(in.secret, header, body, time.Now(), 5*time.Minute) != nil {
+		if !signed(in.secret, header, body) {
 			in.bad++
 			w.WriteHeader(http.StatusUnauthorized)
 			return
@@ -283,8 +285,8 @@ func TestHandoffDone(t *testing.T) {
 	}
 	tampered := append([]byte(nil), n.body...)
 	tampered[len(tampered)-2] ^= 1
-	if err := handoff.Verify(in.secret, n.header, tampered, time.Now(), 5*time.Minute); !errors.Is(err, handoff.ErrBadSignature) {
-		t.Fatalf("a changed body verified: %v", err)
+	if signed(in.secret, n.header, tampered) {
+		t.Fatal("a changed body verified")
 	}
 
 	// Meanwhile the agent's other calls answer waiting_for_human.
@@ -572,4 +574,22 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// signed checks a webhook's signature header as its receiver would
+// (docs/operations.md): v1 is the hex HMAC-SHA256 of "<t>.<body>".
+func signed(secret []byte, header string, body []byte) bool {
+	var ts, sig string
+	for _, part := range strings.Split(header, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sig = v
+		}
+	}
+	m := hmac.New(sha256.New, secret)
+	fmt.Fprintf(m, "%s.%s", ts, body)
+	return ts != "" && hmac.Equal([]byte(hex.EncodeToString(m.Sum(nil))), []byte(sig))
 }

@@ -340,7 +340,7 @@ func TestLiveViewDrivesThePage(t *testing.T) {
 	}
 }
 
-func TestLiveViewFencesAPreparedAction(t *testing.T) {
+func TestLiveViewGateRefusesAPreparedAction(t *testing.T) {
 	site := newLiveSite(t)
 	lv := liveWorker(t)
 	s := newSession(t, workflows.SessionConfig{})

@@ -15,8 +15,8 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/demosite"
-	"github.com/durable-browser/durable-browser/internal/rentfake"
 	"github.com/durable-browser/durable-browser/providers"
+	"github.com/durable-browser/durable-browser/providers/rentfake"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )

@@ -312,14 +312,14 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 	}
 	if name == contract.ToolUseWebsite {
 		// The agent has a browser of its own: this one's lock is not held.
-		a, ok := argsAs[contract.UseWebsiteArgs](args)
+		a, ok := contract.ArgsOf[contract.UseWebsiteArgs](args)
 		if !ok {
 			return nil, contract.Fail(contract.CodeRefused, "use_website: arguments have the wrong type"), nil
 		}
 		return b.useWebsite(ctx, a)
 	}
 	if name == contract.ToolRequestHandoff {
-		a, ok := argsAs[contract.HandoffArgs](args)
+		a, ok := contract.ArgsOf[contract.HandoffArgs](args)
 		if !ok {
 			return nil, contract.Fail(contract.CodeRefused, "browser_request_handoff: arguments have the wrong type"), nil
 		}
@@ -371,26 +371,25 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 	return res, f, nil
 }
 
-// dispatch runs one tool; the caller holds the lock.
+// dispatch runs one tool; the caller holds the lock. What activity serves
+// it, on which queue, under which class, is read from the contract's
+// registry (contract.SpecOf); only the custody tools have steps of their own.
 func (b *Browser) dispatch(ctx workflow.Context, name string, args any) (any, *contract.Failure, error) {
 	switch name {
-	case contract.ToolWebFetch:
-		a, _ := argsAs[contract.WebFetchArgs](args)
-		out := &contract.WebFetchResult{}
-		f, _, err := b.exec(ctx, contract.ActivityWebFetch, contract.ClassRead, false,
-			contract.WebFetchRequest{SessionTag: b.st.Session.Tag, Args: a}, out)
-		return orNil(out, f, err)
-	case contract.ToolWebSearch:
-		a, _ := argsAs[contract.WebSearchArgs](args)
-		out := &contract.WebSearchResult{}
-		f, _, err := b.exec(ctx, contract.ActivityWebSearch, contract.ClassRead, false,
-			contract.WebSearchRequest{SessionTag: b.st.Session.Tag, Args: a}, out)
-		return orNil(out, f, err)
 	case contract.ToolRelease:
 		return b.release(ctx)
 	case contract.ToolRelaunch:
-		a, _ := argsAs[contract.RelaunchArgs](args)
+		a, _ := contract.ArgsOf[contract.RelaunchArgs](args)
 		return b.relaunch(ctx, a)
+	}
+	spec, known := contract.SpecOf(name)
+	known = known && spec.Request != nil
+	if known && spec.Queue == contract.QueueShared {
+		// Needs no browser: any worker serves it, and no session is made for it.
+		out := spec.NewResult()
+		f, _, err := b.exec(ctx, spec.Activity, spec.Class, false,
+			spec.Request(contract.Call{Session: contract.SessionRef{Tag: b.st.Session.Tag}}, args), out)
+		return orNil(out, f, err)
 	}
 
 	if b.st.Released {
@@ -399,40 +398,12 @@ func (b *Browser) dispatch(ctx workflow.Context, name string, args any) (any, *c
 	if f := b.ensure(ctx); f != nil {
 		return nil, f, nil
 	}
-	call := contract.Call{Session: b.st.Session, Policy: b.st.Options.ActionPolicy}
-	var (
-		activity string
-		class    = contract.ClassRead
-		input    any
-		out      any
-	)
-	switch name {
-	case contract.ToolSnapshot:
-		a, _ := argsAs[contract.SnapshotArgs](args)
-		activity, input, out = contract.ActivitySnapshot, contract.SnapshotRequest{Call: call, Args: a}, &contract.SnapshotResult{}
-	case contract.ToolRun:
-		a, _ := argsAs[contract.RunArgs](args)
-		activity, class, input, out = contract.ActivityRun, contract.ClassEffect, contract.RunRequest{Call: call, Args: a}, &contract.RunResult{}
-	case contract.ToolScreenshot:
-		a, _ := argsAs[contract.ScreenshotArgs](args)
-		activity, input, out = contract.ActivityScreenshot, contract.ScreenshotRequest{Call: call, Args: a}, &contract.ScreenshotResult{}
-	case contract.ToolRead:
-		a, _ := argsAs[contract.ReadArgs](args)
-		activity, input, out = contract.ActivityRead, contract.ReadRequest{Call: call, Args: a}, &contract.ReadResult{}
-	case contract.ToolCheck:
-		// New tool, new branch: only a browser_check call reaches it, so
-		// no history recorded before it replays differently.
-		a, _ := argsAs[contract.CheckArgs](args)
-		activity, input, out = contract.ActivityCheck, contract.CheckRequest{Call: call, Args: a}, &contract.CheckResult{}
-	case contract.ToolDownloads:
-		activity, input, out = contract.ActivityDownloads, contract.DownloadsRequest{Call: call}, &contract.DownloadsResult{}
-	case contract.ToolUpload:
-		a, _ := argsAs[contract.UploadArgs](args)
-		activity, class, input, out = contract.ActivityUpload, contract.ClassEffect, contract.UploadRequest{Call: call, Args: a}, &contract.UploadResult{}
-	default:
+	if !known {
 		return nil, contract.Fail(contract.CodeRefused, "unknown tool %q: use one of %s", name, strings.Join(contract.ToolNames(), ", ")), nil
 	}
-	f, neverStarted, err := b.exec(ctx, activity, class, true, input, out)
+	call := contract.Call{Session: b.st.Session, Policy: b.st.Options.ActionPolicy}
+	activity, out := spec.Activity, spec.NewResult()
+	f, neverStarted, err := b.exec(ctx, activity, spec.Class, true, spec.Request(call, args), out)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -717,20 +688,6 @@ func (b *Browser) tagFor(ctx workflow.Context, seq int) string {
 // the current scheme, for callers that look a session's evidence up by tag.
 func SessionTag(base string, seq int) string {
 	return tags.Encode(base, "-"+strconv.Itoa(seq))
-}
-
-// argsAs reads typed arguments whether given as a value or a pointer.
-func argsAs[T any](v any) (T, bool) {
-	switch a := v.(type) {
-	case T:
-		return a, true
-	case *T:
-		if a != nil {
-			return *a, true
-		}
-	}
-	var zero T
-	return zero, false
 }
 
 // pageOf finds the page a result left the browser on.

@@ -63,3 +63,63 @@ func hasPrefix(s string, prefixes []string) bool {
 	}
 	return false
 }
+
+// layers ranks the module's packages as docs/architecture.md draws them: a
+// package imports only packages of its own layer or one below (a higher
+// number is a higher layer). The commands' own helpers live under cmd/.
+var layers = []struct {
+	prefix string
+	rank   int
+}{
+	{"cmd/", 6}, {"deploy", 6},
+	{"worker", 5}, {"mcpserver", 5}, {"demo", 5},
+	{"activities", 4}, {"client", 4},
+	{"providers", 3}, {"workflows", 3},
+	{"internal/", 2},
+	{"contract", 1},
+}
+
+func layerOf(rel string) (int, bool) {
+	for _, l := range layers {
+		if rel == strings.TrimSuffix(l.prefix, "/") || strings.HasPrefix(rel, strings.TrimSuffix(l.prefix, "/")+"/") {
+			return l.rank, true
+		}
+	}
+	return 0, false
+}
+
+// TestNoImportGoesBackUp reads every package's imports (not its tests')
+// with go list and fails on one that reaches a higher layer.
+func TestNoImportGoesBackUp(t *testing.T) {
+	const mod = "github.com/durable-browser/durable-browser/"
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, mod+"...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		from := strings.TrimPrefix(f[0], mod)
+		if strings.HasPrefix(from, "test/") || from == "test" {
+			continue // the end-to-end tests stand above everything
+		}
+		rank, ok := layerOf(from)
+		if !ok {
+			t.Errorf("package %s is in no layer: place it in docs/architecture.md and in layers", from)
+			continue
+		}
+		checked++
+		for _, imp := range f[1:] {
+			if !strings.HasPrefix(imp, mod) {
+				continue
+			}
+			to := strings.TrimPrefix(imp, mod)
+			if r, ok := layerOf(to); ok && r > rank {
+				t.Errorf("%s imports %s, a layer above it", from, to)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("checked only %d packages", checked)
+	}
+}

@@ -59,25 +59,25 @@ Flags:
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if len(args) == 0 || args[0] != "crash" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprint(env.stderr, crashUsage)
+			fmt.Fprint(env.Stderr, crashUsage)
 			return flag.ErrHelp
 		}
 		return fmt.Errorf("this binary runs `demo crash`; `demo agent` and `demo handoff` run from durable-browser-worker (`durable-browser demo agent`)")
 	}
-	fs := config.NewSet("demo crash", env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("demo crash", env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var (
 		chrome, logLevel, openaiModel string
 		scriptedOnly                  bool
 		timeout                       time.Duration
 	)
-	fs.String(&chrome, "chrome", env.getenv("CHROME_PATH"), "Chrome or Chromium executable for the workers (also $CHROME_PATH; default: discovered)")
+	fs.String(&chrome, "chrome", env.Getenv("CHROME_PATH"), "Chrome or Chromium executable for the workers (also $CHROME_PATH; default: discovered)")
 	fs.Bool(&scriptedOnly, "scripted", false, "use the scripted stand-in even when OPENAI_API_KEY or ANTHROPIC_API_KEY is set")
 	fs.String(&openaiModel, "openai-model", "", "the OpenAI-compatible model to ask (passed on to demo agent; default its default, or $OPENAI_MODEL)")
 	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.String(&logLevel, "log-level", "warn", "this process's logs: trace, debug, info, warn or error (the workers' logs are printed only if the demo fails)")
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, crashUsage)
+		fmt.Fprint(env.Stderr, crashUsage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args[1:]); err != nil {
@@ -90,7 +90,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if timeout <= 0 {
 		return &config.Error{Flag: "timeout", Problem: "must be positive", Fix: "e.g. 10m"}
 	}
-	log, err := logging.New(logging.Options{Level: logLevel, Out: env.stderr})
+	log, err := logging.New(logging.Options{Level: logLevel, Out: env.Stderr})
 	if err != nil {
 		return &config.Error{Flag: "log-level", Problem: err.Error()}
 	}
@@ -109,7 +109,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c := &crashDemo{out: env.stdout, errOut: env.stderr, log: log, workerBin: workerBin, chrome: chrome}
+	c := &crashDemo{out: env.Stdout, errOut: env.Stderr, log: log, workerBin: workerBin, chrome: chrome}
 	defer c.stop()
 	if err := c.start(ctx); err != nil {
 		return err

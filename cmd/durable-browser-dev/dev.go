@@ -33,8 +33,8 @@ type devFlags struct {
 }
 
 func runDev(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("dev", env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("dev", env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var f devFlags
 	fs.String(&f.stateDir, "state-dir", ".durable-browser", "directory for Temporal's SQLite file, S3 objects and browser profiles")
 	fs.String(&f.temporalAddr, "temporal-address", "127.0.0.1:7233", "embedded Temporal frontend")
@@ -42,7 +42,7 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	fs.String(&f.s3Addr, "s3-address", "127.0.0.1:7070", "loopback S3 server (versitygw)")
 	fs.String(&f.demoAddr, "demo-address", "127.0.0.1:8380", "the bundled demo site")
 	fs.Bool(&f.smoke, "smoke", false, "run the smoke workflow once everything is up, and print what it saw")
-	fs.String(&f.w.Chrome, "chrome", env.getenv("CHROME_PATH"), "Chrome or Chromium executable (also $CHROME_PATH; default: discovered)")
+	fs.String(&f.w.Chrome, "chrome", env.Getenv("CHROME_PATH"), "Chrome or Chromium executable (also $CHROME_PATH; default: discovered)")
 	fs.Bool(&f.w.NoSandbox, "no-sandbox", false, "start Chrome with --no-sandbox (always on when running as root)")
 	fs.Bool(&f.w.Headed, "headed", false, "show browser windows")
 	fs.String(&f.w.SecretsFile, "secrets-file", "", "file of NAME=value lines for {{secret:NAME}}")
@@ -55,7 +55,7 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	fs.String(&f.w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.String(&f.w.ApproverKeys, "approver-keys", "", "file of \"name base64-ed25519-public-key\" lines: require signed approvals and handoff answers (default: unsigned)")
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, `Usage: durable-browser dev [flags]
+		fmt.Fprint(env.Stderr, `Usage: durable-browser dev [flags]
 
 Runs everything on this machine, on loopback: an embedded Temporal server
 persisting to SQLite, the Temporal Web UI, an S3 server (versitygw) with an
@@ -69,7 +69,7 @@ Flags:
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	log, err := logging.New(logging.Options{Level: f.w.LogLevel, Out: env.stderr})
+	log, err := logging.New(logging.Options{Level: f.w.LogLevel, Out: env.Stderr})
 	if err != nil {
 		return &config.Error{Flag: "log-level", Problem: err.Error()}
 	}
@@ -127,7 +127,7 @@ Flags:
 	if f.w.HandoffWebhook == "" {
 		// In dev the person is at this terminal: the inspector address goes
 		// to stdout, never to the structured log.
-		notifier = handoff.LogNotifier{Logger: log, Reach: env.stdout}
+		notifier = handoff.LogNotifier{Logger: log, Reach: env.Stdout}
 	}
 	// dev's browsers may open loopback pages (the demo site), never the
 	// stack's own services.
@@ -140,7 +140,7 @@ Flags:
 	for _, p := range stack.Temporal.InternalPorts() {
 		services = append(services, netguard.Service{Name: "Temporal internal service", Host: "127.0.0.1", Port: strconv.Itoa(p)})
 	}
-	stateKey, err := devStateKey(state, env.getenv)
+	stateKey, err := devStateKey(state, env.Getenv)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ Flags:
 	}
 	defer w.Stop()
 
-	out := env.stdout
+	out := env.Stdout
 	fmt.Fprintf(out, "\ndurable-browser dev is running (state in %s)\n", state)
 	fmt.Fprintf(out, "  Temporal:    %s (namespace default)\n", stack.Temporal.Address())
 	if stack.UI != nil {
@@ -228,7 +228,7 @@ func runSmoke(ctx context.Context, c client.Client, url string, env *cliEnv) err
 	if err := run.Get(ctx, &res); err != nil {
 		return fmt.Errorf("smoke workflow %s failed: %w", id, err)
 	}
-	fmt.Fprintf(env.stdout, "Smoke workflow %s opened %s\n  title: %s\n\n", id, res.URL, res.Title)
+	fmt.Fprintf(env.Stdout, "Smoke workflow %s opened %s\n  title: %s\n\n", id, res.URL, res.Title)
 	return nil
 }
 

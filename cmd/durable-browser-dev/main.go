@@ -11,21 +11,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 )
 
-// cliEnv is what runDev may touch.
-type cliEnv struct {
-	stdout, stderr io.Writer
-	getenv         func(string) string
-}
+// cliEnv is what a verb may touch (cli.Env, shared by the four commands).
+type cliEnv = cli.Env
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	env := cli.OS()
 	name, verb, args := "dev", runDev, os.Args[1:]
 	if len(args) > 0 && args[0] == "demo" {
 		name, verb, args = "demo", runDemo, args[1:]

@@ -10,24 +10,22 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 )
 
-// cliEnv is what runMCP may touch.
-type cliEnv struct {
-	stdout, stderr io.Writer
-	getenv         func(string) string
-}
+// cliEnv is what a verb may touch (cli.Env, shared by the four commands).
+type cliEnv = cli.Env
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	env := cli.OS()
 	err := runMCP(ctx, env, os.Args[1:])
 	stop()
 	switch {

@@ -14,16 +14,16 @@ import (
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-browser/durable-browser/cmd/internal/sessionflags"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
-	"github.com/durable-browser/durable-browser/internal/sessionflags"
 	"github.com/durable-browser/durable-browser/mcpserver"
 )
 
 func runMCP(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("mcp", env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("mcp", env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var t config.Temporal
 	config.BindTemporal(fs, &t)
 	var sf sessionflags.Flags
@@ -42,7 +42,7 @@ func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Int(&maxImage, "max-image-bytes", 384<<10, "largest screenshot attached as image content (at most 384 KiB)")
 	fs.String(&logLevel, "log-level", "warn", "trace, debug, info, warn or error (logs go to stderr)")
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, `Usage: durable-browser mcp [flags]
+		fmt.Fprint(env.Stderr, `Usage: durable-browser mcp [flags]
 
 An MCP server over the durable-browser tools, on stdio (the default) or
 streamable HTTP (--http 127.0.0.1:8931, served at /mcp). It is a Temporal
@@ -94,7 +94,7 @@ Flags:
 	if err != nil {
 		return &config.Error{Flag: "log-level", Problem: err.Error()}
 	}
-	log := zerolog.New(env.stderr).Level(lvl).With().Timestamp().Str("component", "mcp").Logger()
+	log := zerolog.New(env.Stderr).Level(lvl).With().Timestamp().Str("component", "mcp").Logger()
 	if httpAddr != "" && session != "" {
 		return &config.Error{Flag: "session", Problem: "is for stdio", Fix: "over HTTP a client names its session with the " + mcpserver.HeaderSession + " header"}
 	}
@@ -105,7 +105,7 @@ Flags:
 	}
 	if httpAddr == "" && session == "" {
 		session = newSessionID()
-		fmt.Fprintf(env.stderr, "durable-browser mcp: session %s (start with --session %s to come back to this browser)\n", session, session)
+		fmt.Fprintf(env.Stderr, "durable-browser mcp: session %s (start with --session %s to come back to this browser)\n", session, session)
 	}
 	srv := mcpserver.New(mcpserver.Options{
 		Dial: func(ctx context.Context) (client.Client, error) {
@@ -132,12 +132,12 @@ Flags:
 	mux := http.NewServeMux()
 	if token == "" {
 		token = mcpserver.NewToken()
-		fmt.Fprintf(env.stderr, "durable-browser mcp: bearer token %s (clients send the header \"Authorization: Bearer %s\"; set %s to keep one across restarts)\n",
+		fmt.Fprintf(env.Stderr, "durable-browser mcp: bearer token %s (clients send the header \"Authorization: Bearer %s\"; set %s to keep one across restarts)\n",
 			token, token, config.EnvName("http-token"))
 	}
 	mux.Handle("/mcp", srv.HTTPHandler(token))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(env.stderr, "durable-browser mcp: serving MCP at http://%s/mcp (Temporal %s; requests need the bearer token)\n", ln.Addr(), t.Address)
+	fmt.Fprintf(env.Stderr, "durable-browser mcp: serving MCP at http://%s/mcp (Temporal %s; requests need the bearer token)\n", ln.Addr(), t.Address)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

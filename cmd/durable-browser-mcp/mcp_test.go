@@ -46,7 +46,7 @@ func serveHTTP(t *testing.T, environ map[string]string) (string, *syncBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &syncBuffer{}
-	env := &cliEnv{stdout: &syncBuffer{}, stderr: stderr, getenv: func(k string) string { return environ[k] }}
+	env := &cliEnv{Stdout: &syncBuffer{}, Stderr: stderr, Getenv: func(k string) string { return environ[k] }}
 	done := make(chan error, 1)
 	go func() { done <- runMCP(ctx, env, []string{"--address", "127.0.0.1:1", "--http", "127.0.0.1:0"}) }()
 	t.Cleanup(func() {
@@ -144,7 +144,7 @@ func TestMCPHTTPToken(t *testing.T) {
 // A token that is too short is refused at start, naming the flag.
 func TestMCPHTTPTokenTooShort(t *testing.T) {
 	stderr := &syncBuffer{}
-	env := &cliEnv{stdout: &syncBuffer{}, stderr: stderr, getenv: func(k string) string {
+	env := &cliEnv{Stdout: &syncBuffer{}, Stderr: stderr, Getenv: func(k string) string {
 		if k == "DURABLE_BROWSER_HTTP_TOKEN" {
 			return "short"
 		}

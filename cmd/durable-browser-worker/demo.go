@@ -61,18 +61,18 @@ Flags:
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if len(args) == 0 || args[0] != "agent" && args[0] != "handoff" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprint(env.stderr, demoUsage)
+			fmt.Fprint(env.Stderr, demoUsage)
 			return flag.ErrHelp
 		}
-		fmt.Fprint(env.stderr, demoUsage)
+		fmt.Fprint(env.Stderr, demoUsage)
 		return fmt.Errorf("want `demo agent` or `demo handoff` (`demo crash` runs from durable-browser-dev: `durable-browser demo crash`)")
 	}
 	kind := demo.KindShop
 	if args[0] == "handoff" {
 		kind = demo.KindHandoff
 	}
-	fs := config.NewSet("demo "+args[0], env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("demo "+args[0], env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var (
 		t                           config.Temporal
 		site, logLevel, openaiModel string
@@ -83,11 +83,11 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	fs.String(&site, "site", "http://127.0.0.1:8380", "the demo site's address (durable-browser dev serves it there)")
 	fs.Bool(&approve, "approve", false, "approve the order too, without waiting for you")
 	fs.Bool(&scriptedOnly, "scripted", false, "use the scripted stand-in even when OPENAI_API_KEY or ANTHROPIC_API_KEY is set")
-	fs.String(&openaiModel, "openai-model", env.getenv("OPENAI_MODEL"), "the OpenAI-compatible model to ask (default "+demo.DefaultOpenAIModel+"; also $OPENAI_MODEL)")
+	fs.String(&openaiModel, "openai-model", env.Getenv("OPENAI_MODEL"), "the OpenAI-compatible model to ask (default "+demo.DefaultOpenAIModel+"; also $OPENAI_MODEL)")
 	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.String(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, demoUsage)
+		fmt.Fprint(env.Stderr, demoUsage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args[1:]); err != nil {
@@ -108,7 +108,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return &config.Error{Flag: "log-level", Problem: err.Error()}
 	}
-	log := zerolog.New(env.stderr).Level(lvl).With().Timestamp().Logger()
+	log := zerolog.New(env.Stderr).Level(lvl).With().Timestamp().Logger()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c, err := dial.Temporal(ctx, t, log, nil)
@@ -119,8 +119,8 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 
 	w := sdkworker.New(c, demo.TaskQueue, sdkworker.Options{})
 	w.RegisterWorkflowWithOptions(demo.Agent, workflow.RegisterOptions{Name: demo.WorkflowName})
-	mo := demo.ModelOptions{OpenAIKey: env.getenv("OPENAI_API_KEY"), OpenAIBaseURL: env.getenv("OPENAI_BASE_URL"), OpenAIModel: openaiModel,
-		AnthropicKey: env.getenv("ANTHROPIC_API_KEY"), AnthropicBaseURL: env.getenv("ANTHROPIC_BASE_URL"), AnthropicModel: env.getenv("ANTHROPIC_MODEL")}
+	mo := demo.ModelOptions{OpenAIKey: env.Getenv("OPENAI_API_KEY"), OpenAIBaseURL: env.Getenv("OPENAI_BASE_URL"), OpenAIModel: openaiModel,
+		AnthropicKey: env.Getenv("ANTHROPIC_API_KEY"), AnthropicBaseURL: env.Getenv("ANTHROPIC_BASE_URL"), AnthropicModel: env.Getenv("ANTHROPIC_MODEL")}
 	if scriptedOnly {
 		mo.OpenAIKey, mo.AnthropicKey = "", ""
 	}
@@ -150,7 +150,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("starting the agent: %w", err)
 	}
-	out := env.stdout
+	out := env.Stdout
 	fmt.Fprintf(out, "agent %s started on %s (%s; browser under the ask policy)\n", id, where, model)
 	fmt.Fprintf(out, "task: %s\n", in.Task)
 
@@ -205,7 +205,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 
 // report prints what the agent did and its answer.
 func report(env *cliEnv, res demo.Result, kind string) error {
-	out := env.stdout
+	out := env.Stdout
 	fmt.Fprintf(out, "\nthe agent made %d tool calls:\n", res.Calls)
 	for i, s := range res.Steps {
 		status := "ok"

@@ -35,7 +35,7 @@ func runEvidence(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 func evidenceUsage(env *cliEnv) {
-	fmt.Fprint(env.stderr, `Usage: durable-browser evidence get [flags] KEY
+	fmt.Fprint(env.Stderr, `Usage: durable-browser evidence get [flags] KEY
 
 Verbs:
   get   fetch a filed body (or its receipt) by key, verified against its hash
@@ -54,15 +54,15 @@ type evidenceGet struct {
 }
 
 func runEvidenceGet(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("evidence get", env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("evidence get", env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var g evidenceGet
 	config.BindS3(fs, &g.s3)
 	fs.StringVar(&g.out, "o", "", "write to this file instead of stdout (written only once verified); - is stdout, even a terminal")
 	fs.BoolVar(&g.receipt, "receipt", false, "print the receipt JSON instead of the body (a receipt key prints it anyway)")
 	fs.Duration(&g.timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.Usage = func() {
-		fmt.Fprintf(env.stderr, `Usage: durable-browser evidence get [flags] KEY
+		fmt.Fprintf(env.Stderr, `Usage: durable-browser evidence get [flags] KEY
 
 Fetches a filed body by key from S3 and verifies it against the SHA-256
 recorded when it was filed, the hash its key embeds and its receipt's hash,
@@ -139,7 +139,7 @@ Flags:
 		}
 		out = append(out, '\n')
 	}
-	if g.out == "" && env.stdoutTerminal && !g.receipt && !printable(out) {
+	if g.out == "" && env.StdoutTerminal && !g.receipt && !printable(out) {
 		what := "binary"
 		if rec != nil && rec.ContentType != "" {
 			what = rec.ContentType
@@ -147,7 +147,7 @@ Flags:
 		return fmt.Errorf("the body of %s is %d bytes of %s, not written to the terminal: give -o FILE (or -o - to write it here anyway)", key, len(out), what)
 	}
 	if g.out == "" || g.out == "-" {
-		_, err := env.stdout.Write(out)
+		_, err := env.Stdout.Write(out)
 		return err
 	}
 	return writeFileAtomic(g.out, out)
@@ -165,7 +165,7 @@ func getEvidence(ctx context.Context, env *cliEnv, g evidenceGet, key string, ob
 		prefix = ""
 	}
 	o := evidence.S3Options{Bucket: g.s3.Bucket, Prefix: prefix, Endpoint: g.s3.Endpoint, PathStyle: g.s3.PathStyle, Region: g.s3.Region}
-	if g.dev && env.getenv("AWS_ACCESS_KEY_ID") == "" {
+	if g.dev && env.Getenv("AWS_ACCESS_KEY_ID") == "" {
 		o.AccessKey, o.SecretKey = config.DevS3AccessKey, config.DevS3SecretKey
 	}
 	store, err := evidence.NewS3(ctx, o)

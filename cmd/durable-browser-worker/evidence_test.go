@@ -24,7 +24,7 @@ import (
 func runCLI(t *testing.T, envv map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	env := &cliEnv{stdout: &out, stderr: &errb, getenv: func(k string) string { return envv[k] }}
+	env := &cliEnv{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return envv[k] }}
 	code = run(context.Background(), env, args)
 	return code, out.String(), errb.String()
 }
@@ -156,7 +156,7 @@ func TestEvidenceGet(t *testing.T) {
 	}
 	tty := func(extra ...string) (int, string, string) {
 		var out, errb bytes.Buffer
-		env := &cliEnv{stdout: &out, stderr: &errb, getenv: func(k string) string { return awsEnv[k] }, stdoutTerminal: true}
+		env := &cliEnv{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return awsEnv[k] }, StdoutTerminal: true}
 		code := run(context.Background(), env, append(append([]string{"evidence", "get"}, s3flags...), extra...))
 		return code, out.String(), errb.String()
 	}

@@ -17,26 +17,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 )
 
-// cliEnv is what a verb may touch, so tests can run verbs in-process.
-type cliEnv struct {
-	stdout, stderr io.Writer
-	getenv         func(string) string
-	// stdoutTerminal says stdout is a terminal, where binary bytes are
-	// not written unasked.
-	stdoutTerminal bool
-}
-
-// isTerminal reports whether f is a character device (a terminal).
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// cliEnv is what a verb may touch (cli.Env, shared by the four commands).
+type cliEnv = cli.Env
 
 // exitError carries a specific exit status.
 type exitError struct{ code int }
@@ -45,7 +34,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, stdoutTerminal: isTerminal(os.Stdout)}
+	env := cli.OS()
 	code := run(ctx, env, os.Args[1:])
 	stop()
 	os.Exit(code)
@@ -74,7 +63,7 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 	case errors.As(err, &ee):
 		return ee.code
 	default:
-		fmt.Fprintf(env.stderr, "durable-browser %s: %v\n", name, err)
+		fmt.Fprintf(env.Stderr, "durable-browser %s: %v\n", name, err)
 		return 1
 	}
 }

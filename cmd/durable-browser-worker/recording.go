@@ -18,14 +18,14 @@ import (
 
 func runRecording(ctx context.Context, env *cliEnv, args []string) error {
 	if len(args) == 0 || args[0] != "get" {
-		fmt.Fprint(env.stderr, "Usage: durable-browser recording get [flags] WORKFLOW_ID -o run.webm\n\nSee docs/recording.md.\n")
+		fmt.Fprint(env.Stderr, "Usage: durable-browser recording get [flags] WORKFLOW_ID -o run.webm\n\nSee docs/recording.md.\n")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 			return flag.ErrHelp
 		}
 		return exitError{code: 2}
 	}
-	fs := config.NewSet("recording get", env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("recording get", env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var s3 config.S3
 	var out, index, ffmpeg string
 	var timeout time.Duration
@@ -35,7 +35,7 @@ func runRecording(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&ffmpeg, "ffmpeg", "ffmpeg", "the ffmpeg executable (scripts/install-ffmpeg.sh installs Debian's)")
 	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up after this long (ffmpeg included)")
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, `Usage: durable-browser recording get [flags] WORKFLOW_ID -o run.webm
+		fmt.Fprint(env.Stderr, `Usage: durable-browser recording get [flags] WORKFLOW_ID -o run.webm
 
 Reads every recording chunk of the workflow's sessions (SessionOptions.record)
 from the evidence store, verified against their hashes, and writes a WebM made
@@ -71,7 +71,7 @@ Flags:
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	o := evidence.S3Options{Bucket: s3.Bucket, Prefix: strings.Trim(s3.Prefix, "/"), Endpoint: s3.Endpoint, PathStyle: s3.PathStyle, Region: s3.Region}
-	if dev && env.getenv("AWS_ACCESS_KEY_ID") == "" {
+	if dev && env.Getenv("AWS_ACCESS_KEY_ID") == "" {
 		o.AccessKey, o.SecretKey = config.DevS3AccessKey, config.DevS3SecretKey
 	}
 	store, err := evidence.NewS3(ctx, o)
@@ -105,6 +105,6 @@ Flags:
 	if err := os.Rename(tmp, out); err != nil {
 		return fmt.Errorf("-o %s: %w", out, err)
 	}
-	fmt.Fprintf(env.stderr, "wrote %s (%.1f s, %d recordings, %d segments) and %s\n", out, float64(x.VideoMS)/1000, len(x.Recordings), len(x.Segments), index)
+	fmt.Fprintf(env.Stderr, "wrote %s (%.1f s, %d recordings, %d segments) and %s\n", out, float64(x.VideoMS)/1000, len(x.Recordings), len(x.Segments), index)
 	return nil
 }

@@ -33,7 +33,7 @@ func runStates(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 func statesUsage(env *cliEnv) {
-	fmt.Fprint(env.stderr, `Usage: durable-browser states list [flags]
+	fmt.Fprint(env.Stderr, `Usage: durable-browser states list [flags]
        durable-browser states delete [flags] NAME|HASH
 
 Verbs:
@@ -46,8 +46,8 @@ See docs/states.md.
 }
 
 func runStatesVerb(ctx context.Context, env *cliEnv, verb string, args []string) error {
-	fs := config.NewSet("states "+verb, env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("states "+verb, env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var c config.S3
 	config.BindS3(fs, &c)
 	var prefix string
@@ -58,7 +58,7 @@ func runStatesVerb(ctx context.Context, env *cliEnv, verb string, args []string)
 	fs.Duration(&timeout, "timeout", timeout, "give up after this long")
 	fs.Usage = func() {
 		statesUsage(env)
-		fmt.Fprintf(env.stderr, `
+		fmt.Fprintf(env.Stderr, `
 With no bucket named it reads the local `+"`durable-browser dev`"+` stack's S3, as
 `+"`evidence get`"+` does. Credentials come from the standard AWS environment.
 
@@ -88,7 +88,7 @@ Flags:
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	o := evidence.S3Options{Bucket: c.Bucket, Endpoint: c.Endpoint, PathStyle: c.PathStyle, Region: c.Region}
-	if dev && env.getenv("AWS_ACCESS_KEY_ID") == "" {
+	if dev && env.Getenv("AWS_ACCESS_KEY_ID") == "" {
 		o.AccessKey, o.SecretKey = config.DevS3AccessKey, config.DevS3SecretKey
 	}
 	ev, err := evidence.NewS3(ctx, o)
@@ -99,7 +99,7 @@ Flags:
 		return fmt.Errorf("%w: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) to credentials for s3://%s, or name no bucket to use `durable-browser dev` on this machine", evidence.ErrNoCredentials, c.Bucket)
 	}
 	so := states.Options{Client: ev.Client(), Bucket: c.Bucket, Prefix: prefix}
-	k := env.getenv(states.EnvKey)
+	k := env.Getenv(states.EnvKey)
 	if k == "" && dev {
 		// dev keeps the key it made in its state directory (default
 		// .durable-browser, beside where it was started).
@@ -128,7 +128,7 @@ Flags:
 		if n == 0 {
 			return fmt.Errorf("no state %q in s3://%s/%s/ (check --s3-bucket and --state-prefix)", arg, c.Bucket, prefix)
 		}
-		fmt.Fprintf(env.stdout, "deleted state %s (%d objects)\n", arg, n)
+		fmt.Fprintf(env.Stdout, "deleted state %s (%d objects)\n", arg, n)
 		return nil
 	}
 	list, err := store.List(ctx)
@@ -140,10 +140,10 @@ Flags:
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(env.stdout, "%s\n", b)
+		_, err = fmt.Fprintf(env.Stdout, "%s\n", b)
 		return err
 	}
-	w := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tVERSION\tKEPT\tSAVED\tHELD BY\tHASH")
 	for _, in := range list {
 		name := in.Name

@@ -14,12 +14,12 @@ import (
 )
 
 func runWorker(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("worker", env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("worker", env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var cfg config.Worker
 	config.BindWorker(fs, &cfg)
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, `Usage: durable-browser worker [flags]
+		fmt.Fprint(env.Stderr, `Usage: durable-browser worker [flags]
 
 Runs a worker against an existing Temporal and S3. It polls the shared task
 queue "durable-browser" and this process's own host queue, where the browsers
@@ -39,7 +39,7 @@ Flags:
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	log, err := logging.New(logging.Options{Level: cfg.LogLevel, Out: env.stderr})
+	log, err := logging.New(logging.Options{Level: cfg.LogLevel, Out: env.Stderr})
 	if err != nil {
 		return &config.Error{Flag: "log-level", Problem: err.Error()}
 	}

@@ -82,10 +82,10 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 			}
 		}
 		if asJSON {
-			return printJSON(env.stdout, rows)
+			return printJSON(env.Stdout, rows)
 		}
 		now := time.Now()
-		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SESSION WORKFLOW ID\tHOLD ID\tAGE\tREQUEST")
 		for _, r := range rows {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.WorkflowID, r.HoldID, age(now, r.HeldAt), describeHold(r.Hold))
@@ -123,7 +123,7 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 				// The signature covers when the request was held.
 				return fmt.Errorf("signing needs the hold from the session's state: %w", err)
 			}
-			fmt.Fprintf(env.stderr, "warning: %v; sending the signal anyway (the session reads it once a worker runs)\n", err)
+			fmt.Fprintf(env.Stderr, "warning: %v; sending the signal anyway (the session reads it once a worker runs)\n", err)
 		} else {
 			for i := range st.Holds {
 				if st.Holds[i].HoldID == holdID {
@@ -143,7 +143,7 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 		sig := contract.ApprovalSignal{HoldID: holdID, Decision: decision, By: d.by, Note: note}
 		if found != nil {
 			// What is decided (and, signed, what the signature covers).
-			fmt.Fprintf(env.stderr, "%s: %s\n", decision, describeHold(*found))
+			fmt.Fprintf(env.Stderr, "%s: %s\n", decision, describeHold(*found))
 		}
 		if d.signer != nil {
 			if err := sig.Sign(d.signer.key, wfID, *found, d.expires); err != nil {
@@ -165,7 +165,7 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 				return err
 			}
 		}
-		fmt.Fprintf(env.stdout, "hold %s of session %s: %s\n", holdID, wfID, decision)
+		fmt.Fprintf(env.Stdout, "hold %s of session %s: %s\n", holdID, wfID, decision)
 		return nil
 	case "keygen":
 		if len(pos) != 1 {

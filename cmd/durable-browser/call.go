@@ -13,16 +13,16 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/durable-browser/durable-browser/cmd/internal/sessionflags"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
-	"github.com/durable-browser/durable-browser/internal/sessionflags"
 )
 
 func runCall(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("call", env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("call", env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var t config.Temporal
 	config.BindTemporal(fs, &t)
 	var sf sessionflags.Flags
@@ -38,7 +38,7 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up waiting after this long")
 	fs.String(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, `Usage: durable-browser call [flags] <session-workflow-id> <tool> [json-args]
+		fmt.Fprint(env.Stderr, `Usage: durable-browser call [flags] <session-workflow-id> <tool> [json-args]
 
 Sends one tool call to the BrowserSession workflow with that id, as an Update,
 creating the session (update-with-start) when none is running. Prints the
@@ -89,7 +89,7 @@ Flags:
 	if err != nil {
 		return &config.Error{Flag: "log-level", Problem: err.Error()}
 	}
-	log := zerolog.New(env.stderr).Level(lvl)
+	log := zerolog.New(env.Stderr).Level(lvl)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c, err := dial.Temporal(ctx, t, log, nil)
@@ -144,7 +144,7 @@ func printEnvelope(env *cliEnv, out, shown json.RawMessage) error {
 	if json.Indent(&pretty, shown, "", "  ") == nil {
 		shown = pretty.Bytes()
 	}
-	fmt.Fprintln(env.stdout, string(shown))
+	fmt.Fprintln(env.Stdout, string(shown))
 	if !head.OK {
 		return exitError{code: 1}
 	}

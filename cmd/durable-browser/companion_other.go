@@ -15,7 +15,7 @@ import (
 func execCompanion(ctx context.Context, env *cliEnv, path, argv0 string, args []string) error {
 	cmd := exec.Command(path, args...)
 	cmd.Args[0] = argv0
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, env.stdout, env.stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, env.Stdout, env.Stderr
 	if err := cmd.Start(); err != nil {
 		return err
 	}

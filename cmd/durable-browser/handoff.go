@@ -92,10 +92,10 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 			rows = append(rows, r)
 		}
 		if asJSON {
-			return printJSON(env.stdout, rows)
+			return printJSON(env.Stdout, rows)
 		}
 		now := time.Now()
-		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 		if f.showURL {
 			fmt.Fprintln(tw, "SESSION WORKFLOW ID\tREQUEST ID\tAGE\tINSTRUCTION\tLIVE VIEW")
 		} else {
@@ -143,7 +143,7 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 			// A signed answer is checked against the session's approvers first.
 			return fmt.Errorf("signing needs the session's state: %w", err)
 		case err != nil:
-			fmt.Fprintf(env.stderr, "warning: %v; sending the signal anyway (the session reads it once a worker runs)\n", err)
+			fmt.Fprintf(env.Stderr, "warning: %v; sending the signal anyway (the session reads it once a worker runs)\n", err)
 		case st.PendingHandoff == nil || st.PendingHandoff.RequestID != reqID:
 			pending := "no handoff is pending"
 			if st.PendingHandoff != nil {
@@ -174,7 +174,7 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 				return err
 			}
 		}
-		fmt.Fprintf(env.stdout, "handoff %s of session %s answered %s\n", reqID, wfID, outcome)
+		fmt.Fprintf(env.Stdout, "handoff %s of session %s answered %s\n", reqID, wfID, outcome)
 		return nil
 	default:
 		fs.Usage()

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 )
 
 // verb is one subcommand.
@@ -21,13 +23,8 @@ type verb struct {
 	run     func(ctx context.Context, env *cliEnv, args []string) error
 }
 
-// cliEnv is what a verb may touch, so tests can run verbs in-process.
-type cliEnv struct {
-	stdout, stderr io.Writer
-	getenv         func(string) string
-	// stdoutTerminal: stdout is a terminal (sessions --watch redraws in place).
-	stdoutTerminal bool
-}
+// cliEnv is what a verb may touch (cli.Env, shared by the four commands).
+type cliEnv = cli.Env
 
 // exitError carries a specific exit status (1 for a failure envelope).
 type exitError struct{ code int }
@@ -69,14 +66,13 @@ func usage(w io.Writer) {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := os.Stdout.Stat()
-	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, stdoutTerminal: err == nil && st.Mode()&os.ModeCharDevice != 0}
+	env := cli.OS()
 	os.Exit(run(ctx, env, os.Args[1:]))
 }
 
 func run(ctx context.Context, env *cliEnv, args []string) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(env.stdout)
+		usage(env.Stdout)
 		if len(args) == 0 {
 			return 2
 		}
@@ -96,11 +92,11 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 		case errors.As(err, &ee):
 			return ee.code
 		default:
-			fmt.Fprintf(env.stderr, "durable-browser %s: %v\n", v.name, err)
+			fmt.Fprintf(env.Stderr, "durable-browser %s: %v\n", v.name, err)
 			return 1
 		}
 	}
-	fmt.Fprintf(env.stderr, "durable-browser: unknown verb %q\n\n", args[0])
-	usage(env.stderr)
+	fmt.Fprintf(env.Stderr, "durable-browser: unknown verb %q\n\n", args[0])
+	usage(env.Stderr)
 	return 2
 }

@@ -15,7 +15,7 @@ import (
 func opsCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var o, e bytes.Buffer
-	env := &cliEnv{stdout: &o, stderr: &e, getenv: func(string) string { return "" }}
+	env := &cliEnv{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}
 	code = run(context.Background(), env, args)
 	return o.String(), e.String(), code
 }

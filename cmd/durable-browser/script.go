@@ -17,14 +17,14 @@ import (
 
 // runScript prints a finished session's calls as a script to run again.
 func runScript(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("script", env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("script", env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var t config.Temporal
 	config.BindTemporal(fs, &t)
 	var timeout time.Duration
 	fs.Duration(&timeout, "timeout", time.Minute, "give up reading the history after this long")
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, `Usage: durable-browser script [flags] <session-workflow-id> > script.json
+		fmt.Fprint(env.Stderr, `Usage: durable-browser script [flags] <session-workflow-id> > script.json
 
 Turns a session's history into a script of its calls that answered ok (not
 snapshots, releases, relaunches, handoffs or use_website), with each element id
@@ -47,7 +47,7 @@ Flags:
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := dial.Temporal(ctx, t, zerolog.New(env.stderr).Level(zerolog.WarnLevel), nil)
+	c, err := dial.Temporal(ctx, t, zerolog.New(env.Stderr).Level(zerolog.WarnLevel), nil)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(env.stdout)
+	enc := json.NewEncoder(env.Stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(s)
@@ -64,8 +64,8 @@ Flags:
 
 // runReplayScript runs a script on a session with no model.
 func runReplayScript(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("replay-script", env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("replay-script", env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var t config.Temporal
 	config.BindTemporal(fs, &t)
 	var (
@@ -75,7 +75,7 @@ func runReplayScript(ctx context.Context, env *cliEnv, args []string) error {
 	fs.String(&session, "session", "", "the session workflow id to run in (default: script-<time>)")
 	fs.Duration(&timeout, "timeout", 30*time.Minute, "give up after this long")
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, `Usage: durable-browser replay-script [flags] FILE
+		fmt.Fprint(env.Stderr, `Usage: durable-browser replay-script [flags] FILE
 
 Runs a script made by durable-browser script, step by step, in a BrowserSession
 (created when missing), with no model: each locator is resolved on the page as
@@ -110,7 +110,7 @@ Flags:
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := dial.Temporal(ctx, t, zerolog.New(env.stderr).Level(zerolog.WarnLevel), nil)
+	c, err := dial.Temporal(ctx, t, zerolog.New(env.Stderr).Level(zerolog.WarnLevel), nil)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(env.stdout)
+	enc := json.NewEncoder(env.Stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(run); err != nil {

@@ -58,7 +58,7 @@ func (o *opsFlags) dial(ctx context.Context, env *cliEnv) (context.Context, cont
 		return nil, nil, nil, &config.Error{Flag: "query-timeout", Problem: "must be positive", Fix: "e.g. 5s"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	c, err := dial.Temporal(ctx, o.t, zerolog.New(env.stderr).Level(lvl), nil)
+	c, err := dial.Temporal(ctx, o.t, zerolog.New(env.Stderr).Level(lvl), nil)
 	if err != nil {
 		cancel()
 		return nil, nil, nil, err
@@ -188,8 +188,8 @@ type sessionRow struct {
 }
 
 func runSessions(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("sessions", env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("sessions", env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var (
 		o           opsFlags
 		all, asJSON bool
@@ -204,7 +204,7 @@ func runSessions(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Bool(&watch, "watch", false, "refresh the table in place until Ctrl-C (plain lines, one table a refresh, when stdout is not a terminal)")
 	fs.Duration(&interval, "interval", 2*time.Second, "how often --watch refreshes")
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, `Usage: durable-browser sessions [flags]
+		fmt.Fprint(env.Stderr, `Usage: durable-browser sessions [flags]
 
 Lists BrowserSession workflows (running ones unless --all) and asks each
 running one for its state: workflow id, session tag, provider, state (live,
@@ -248,7 +248,7 @@ Flags:
 		return err
 	}
 	if asJSON {
-		return printJSON(env.stdout, rows)
+		return printJSON(env.Stdout, rows)
 	}
 	return printSessions(env, rows, time.Now())
 }
@@ -267,15 +267,15 @@ func (o *opsFlags) watchSessions(ctx context.Context, env *cliEnv, c client.Clie
 			return err
 		}
 		now := time.Now()
-		if env.stdoutTerminal {
-			fmt.Fprint(env.stdout, "\x1b[H\x1b[2J") // home, clear
+		if env.StdoutTerminal {
+			fmt.Fprint(env.Stdout, "\x1b[H\x1b[2J") // home, clear
 		}
-		fmt.Fprintf(env.stdout, "%s  %d session(s)\n", now.UTC().Format(time.RFC3339), len(rows))
+		fmt.Fprintf(env.Stdout, "%s  %d session(s)\n", now.UTC().Format(time.RFC3339), len(rows))
 		if err := printSessions(env, rows, now); err != nil {
 			return err
 		}
-		if !env.stdoutTerminal {
-			fmt.Fprintln(env.stdout)
+		if !env.StdoutTerminal {
+			fmt.Fprintln(env.Stdout)
 		}
 		select {
 		case <-ctx.Done():
@@ -316,7 +316,7 @@ func (o *opsFlags) sessionRows(ctx context.Context, c client.Client, all bool, l
 // printSessions writes the table: one row a session, with its pending human
 // steps (a handoff, held requests) and its last call and how long ago.
 func printSessions(env *cliEnv, rows []sessionRow, now time.Time) error {
-	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKFLOW ID\tTAG\tPROVIDER\tSTATE\tURL\tHUMAN\tLAST CALL")
 	for _, r := range rows {
 		state := orDash(r.State)
@@ -336,7 +336,7 @@ func printSessions(env *cliEnv, rows []sessionRow, now time.Time) error {
 	}
 	for _, r := range rows {
 		if r.QueryError != "" {
-			fmt.Fprintln(env.stderr, "warning:", r.QueryError)
+			fmt.Fprintln(env.Stderr, "warning:", r.QueryError)
 		}
 	}
 	return nil
@@ -417,7 +417,7 @@ func (o *opsFlags) runningStates(ctx context.Context, env *cliEnv, c client.Clie
 	if !scan {
 		matching, err := listSessions(ctx, c, o.t.Namespace, sessionQuery(false, fmt.Sprintf("%s = '%s'", contract.SearchAttrState, state)), limit)
 		if err != nil {
-			fmt.Fprintf(env.stderr, "warning: %v; querying every running session instead (register the search attributes: docs/operations.md)\n", err)
+			fmt.Fprintf(env.Stderr, "warning: %v; querying every running session instead (register the search attributes: docs/operations.md)\n", err)
 			scan = true
 		}
 		execs = matching
@@ -442,7 +442,7 @@ func (o *opsFlags) runningStates(ctx context.Context, env *cliEnv, c client.Clie
 	for _, e := range execs {
 		st, err := o.queryState(ctx, c, e.ID)
 		if err != nil {
-			fmt.Fprintln(env.stderr, "warning:", err)
+			fmt.Fprintln(env.Stderr, "warning:", err)
 			continue
 		}
 		if st.WorkflowID == "" {
@@ -458,7 +458,7 @@ func by(env *cliEnv, flagValue string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	return env.getenv("USER")
+	return env.Getenv("USER")
 }
 
 // personVerb describes a verb a person answers with (handoff, approvals):
@@ -497,8 +497,8 @@ type personFlags struct {
 // parsePerson binds and parses a person verb's flags, which may stand before
 // or after the positional arguments, and returns those arguments.
 func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *personFlags, []string, error) {
-	fs := config.NewSet(v.name, env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet(v.name, env.Getenv)
+	fs.SetOutput(env.Stderr)
 	f := &personFlags{}
 	bindOps(fs, &f.opsFlags)
 	fs.String(&f.note, "note", "", v.answers+": "+v.noteHelp)
@@ -517,7 +517,7 @@ func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *person
 		fs.String(&f.liveViewDir, "live-view-dir", config.DefaultLiveViewDir(), "list --show-url: the worker's --live-view-dir")
 	}
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, v.usage)
+		fmt.Fprint(env.Stderr, v.usage)
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)

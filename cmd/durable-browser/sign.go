@@ -47,8 +47,8 @@ func keygen(env *cliEnv, name, out string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintln(env.stdout, contract.Approver{Name: name, PublicKey: pub}.Line())
-	fmt.Fprintf(env.stderr, "wrote the private key of %s to %s; add the line above to the workers' --approver-keys file\n", name, out)
+	fmt.Fprintln(env.Stdout, contract.Approver{Name: name, PublicKey: pub}.Line())
+	fmt.Fprintf(env.Stderr, "wrote the private key of %s to %s; add the line above to the workers' --approver-keys file\n", name, out)
 	return nil
 }
 
@@ -101,7 +101,7 @@ type decider struct {
 func (f *personFlags) decider(env *cliEnv) (*decider, error) {
 	path := f.key
 	if path == "" {
-		path = env.getenv(approverKeyEnv)
+		path = env.Getenv(approverKeyEnv)
 	}
 	if path == "" {
 		return &decider{by: by(env, f.by)}, nil

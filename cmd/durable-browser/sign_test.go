@@ -61,7 +61,7 @@ func TestDecider(t *testing.T) {
 	if _, errOut, code := opsCLI(t, "approvals", "keygen", "--name", "ana", "--out", key); code != 0 {
 		t.Fatal(errOut)
 	}
-	env := &cliEnv{getenv: func(k string) string {
+	env := &cliEnv{Getenv: func(k string) string {
 		return map[string]string{"USER": "u", approverKeyEnv: key}[k]
 	}}
 	d, err := (&personFlags{expiresIn: 5 * time.Minute}).decider(env)
@@ -74,7 +74,7 @@ func TestDecider(t *testing.T) {
 	if _, err := (&personFlags{key: key, expiresIn: 2 * time.Hour}).decider(env); err == nil {
 		t.Fatal("--expires-in 2h was taken")
 	}
-	unsigned := &cliEnv{getenv: func(k string) string { return map[string]string{"USER": "u"}[k] }}
+	unsigned := &cliEnv{Getenv: func(k string) string { return map[string]string{"USER": "u"}[k] }}
 	d, err = (&personFlags{}).decider(unsigned)
 	if err != nil || d.signer != nil || d.by != "u" {
 		t.Fatalf("unsigned: %v %+v", err, d)

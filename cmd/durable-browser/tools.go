@@ -11,12 +11,12 @@ import (
 )
 
 func runTools(_ context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("tools", env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("tools", env.Getenv)
+	fs.SetOutput(env.Stderr)
 	var format string
 	fs.String(&format, "format", "neutral", "neutral (name, description, schema, replay class, activity), openai, anthropic, or prompt (the system prompt section, as text)")
 	fs.Usage = func() {
-		fmt.Fprint(env.stderr, `Usage: durable-browser tools [--format neutral|openai|anthropic|prompt]
+		fmt.Fprint(env.Stderr, `Usage: durable-browser tools [--format neutral|openai|anthropic|prompt]
 
 Prints the tool definitions as JSON, ready to hand to a model:
   neutral    [{name, description, schema, class, activity}]: the contract itself
@@ -37,7 +37,7 @@ Flags:
 		return fmt.Errorf("tools takes flags only, not %q; see `durable-browser tools --help`", fs.Args())
 	}
 	if format == "prompt" {
-		_, err := fmt.Fprintln(env.stdout, contract.Prompt())
+		_, err := fmt.Fprintln(env.Stdout, contract.Prompt())
 		return err
 	}
 	defs := contract.Definitions()
@@ -61,6 +61,6 @@ Flags:
 		return err
 	}
 	out.WriteByte('\n')
-	_, err := env.stdout.Write(out.Bytes())
+	_, err := env.Stdout.Write(out.Bytes())
 	return err
 }

@@ -12,10 +12,10 @@ import (
 var version = "dev"
 
 func runVersion(_ context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("version", env.getenv)
-	fs.SetOutput(env.stderr)
+	fs := config.NewSet("version", env.Getenv)
+	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "Usage: durable-browser version\n\nPrints the version and the Temporal SDK it was built with.")
+		fmt.Fprintln(env.Stderr, "Usage: durable-browser version\n\nPrints the version and the Temporal SDK it was built with.")
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -28,6 +28,6 @@ func runVersion(_ context.Context, env *cliEnv, args []string) error {
 			}
 		}
 	}
-	fmt.Fprintf(env.stdout, "durable-browser %s (temporal sdk %s)\n", version, sdk)
+	fmt.Fprintf(env.Stdout, "durable-browser %s (temporal sdk %s)\n", version, sdk)
 	return nil
 }

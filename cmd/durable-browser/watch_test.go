@@ -21,7 +21,7 @@ func TestPrintSessions(t *testing.T) {
 		{WorkflowID: "conv-2", Status: "completed", Ended: "idle"},
 	}
 	var out bytes.Buffer
-	if err := printSessions(&cliEnv{stdout: &out}, rows, now); err != nil {
+	if err := printSessions(&cliEnv{Stdout: &out}, rows, now); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

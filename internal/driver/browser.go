@@ -71,17 +71,18 @@ type Options struct {
 	// and what it refuses (a WebSocket off the allow list, a frame
 	// carrying a secret) is listed with the run's blocked requests.
 	Egress *egress.Proxy
-	// Fence, when set, passes each action of a batch to the page: it may
-	// refuse one (a person took the browser since the call began), and it
-	// sends the action under the lock a person's input takes.
-	Fence Fence
+	// Takeover, when set, passes each action of a batch to the page: it
+	// may refuse one (a person took the browser over since the call
+	// began), and it sends the action under the lock a person's input takes.
+	Takeover TakeoverGate
 }
 
-// Fence decides, right before each action, whether the batch still has the
-// browser. Dispatch runs send (the action) under the fence's lock, or
-// refuses it; Check asks the same for an action that sends nothing to the
-// page (a wait).
-type Fence interface {
+// TakeoverGate decides, right before each action, whether the batch still
+// has the browser or a person took it over (the live view). Dispatch runs
+// send (the action) under the gate's lock, or refuses it; Check asks the
+// same for an action that sends nothing to the page (a wait). Not to be
+// confused with the page-text fence of answers (contract.Fence).
+type TakeoverGate interface {
 	Dispatch(ctx context.Context, send func() error) error
 	Check(ctx context.Context) error
 }

@@ -40,15 +40,15 @@ const (
 	KindBlocked    = "blocked"     // the reach guard stopped a navigation this action started
 	KindBrowser    = "browser"     // the browser connection failed
 	KindLocator    = "locator"     // a locator matched no visible element, or several
-	KindFenced     = "fenced"      // the fence refused the action before it reached the page
+	KindTakenOver  = "fenced"      // the take-over gate refused the action before it reached the page (value kept: it may be recorded)
 )
 
-// FencedError is an action the fence (Options.Fence) refused: it never
-// reached the page. Err is the fence's reason.
-type FencedError struct{ Err error }
+// TakenOverError is an action the take-over gate (Options.Takeover)
+// refused: it never reached the page. Err is the gate's reason.
+type TakenOverError struct{ Err error }
 
-func (e *FencedError) Error() string { return e.Err.Error() }
-func (e *FencedError) Unwrap() error { return e.Err }
+func (e *TakenOverError) Error() string { return e.Err.Error() }
+func (e *TakenOverError) Unwrap() error { return e.Err }
 
 // ActionError says which action of a batch failed and why.
 type ActionError struct {

@@ -190,7 +190,7 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		deniedBefore, blockedBefore := len(b.ev.denied), len(b.ev.blocked)
 		b.mu.Unlock()
 		actx, cancel := context.WithTimeout(ctx, b.o.ActionTimeout)
-		err := b.fenced(actx, t, a, r)
+		err := b.gated(actx, t, a, r)
 		cancel()
 		if err == nil {
 			err = b.settle(ctx, t, a)
@@ -221,9 +221,9 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		}
 		if err != nil {
 			var ae *ActionError
-			var fe *FencedError
+			var fe *TakenOverError
 			if errors.As(err, &fe) {
-				ae = &ActionError{Kind: KindFenced, Reason: fe.Error(), Err: fe}
+				ae = &ActionError{Kind: KindTakenOver, Reason: fe.Error(), Err: fe}
 			} else if !errors.As(err, &ae) {
 				ae = &ActionError{Kind: KindBrowser, Reason: b.clip(err.Error(), 200), Err: err}
 				if errors.Is(err, context.DeadlineExceeded) {
@@ -423,27 +423,27 @@ func (b *Browser) observe(ctx context.Context, before *kept, interactive bool) *
 	return snap
 }
 
-// fenced runs one action through the fence, when there is one: refused
-// there, it never reaches the page.
-func (b *Browser) fenced(ctx context.Context, t *tab, a Action, r ref) error {
-	if b.o.Fence == nil {
+// gated runs one action through the take-over gate, when there is one:
+// refused there, it never reaches the page.
+func (b *Browser) gated(ctx context.Context, t *tab, a Action, r ref) error {
+	if b.o.Takeover == nil {
 		return b.do(ctx, t, a, r)
 	}
 	if a.Op == "wait" {
-		// A wait sends nothing; holding the fence through it would keep
+		// A wait sends nothing; holding the gate through it would keep
 		// a person's input waiting.
-		if err := b.o.Fence.Check(ctx); err != nil {
-			return &FencedError{Err: err}
+		if err := b.o.Takeover.Check(ctx); err != nil {
+			return &TakenOverError{Err: err}
 		}
 		return b.do(ctx, t, a, r)
 	}
 	var sent bool
-	err := b.o.Fence.Dispatch(ctx, func() error {
+	err := b.o.Takeover.Dispatch(ctx, func() error {
 		sent = true
 		return b.do(ctx, t, a, r)
 	})
 	if err != nil && !sent {
-		return &FencedError{Err: err}
+		return &TakenOverError{Err: err}
 	}
 	return err
 }

@@ -235,14 +235,6 @@ func TestFileAndGet(t *testing.T) {
 			t.Fatalf("receipt = %+v", r)
 		}
 	}
-	if _, _, err := GetClaim(ctx, mem, cc); err != nil {
-		t.Fatal(err)
-	}
-	wrong := cc
-	wrong.SHA256 = SHA256Hex([]byte("other"))
-	if _, _, err := GetClaim(ctx, mem, wrong); !errors.Is(err, ErrHashMismatch) {
-		t.Fatalf("GetClaim with a wrong hash = %v", err)
-	}
 	if _, _, err := GetVerified(ctx, mem, "ev/nope/x-y-000000000000.md"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing = %v, want ErrNotFound", err)
 	}

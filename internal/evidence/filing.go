@@ -190,16 +190,3 @@ func GetVerifiedMax(ctx context.Context, store Store, key string, max int64) ([]
 	}
 	return body, r, nil
 }
-
-// GetClaim reads the body a claim check names and checks it is the body the
-// claim check was issued for.
-func GetClaim(ctx context.Context, store Store, cc contract.ClaimCheck) ([]byte, *contract.Receipt, error) {
-	body, r, err := GetVerified(ctx, store, cc.Key)
-	if err != nil {
-		return nil, nil, err
-	}
-	if got := SHA256Hex(body); cc.SHA256 != "" && got != cc.SHA256 {
-		return nil, nil, &HashMismatchError{Key: cc.Key, Want: cc.SHA256, Got: got}
-	}
-	return body, r, nil
-}

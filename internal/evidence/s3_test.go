@@ -81,7 +81,7 @@ func TestS3Store(t *testing.T) {
 		if aws.ToString(head.ContentType) != "image/png" || MetaValue(head.Metadata, "sha256") != cc.SHA256 {
 			t.Fatalf("stored object: %v %v", aws.ToString(head.ContentType), head.Metadata)
 		}
-		body, r, err := GetClaim(ctx, store, cc)
+		body, r, err := GetVerified(ctx, store, cc.Key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +234,7 @@ func TestS3SSE(t *testing.T) {
 				}
 				t.Skipf("gateway refuses SSE %s (cleanly): %v", o.SSE, err)
 			}
-			body, _, err := GetClaim(ctx, store, cc)
+			body, _, err := GetVerified(ctx, store, cc.Key)
 			if err != nil || string(body) != "encrypted please" {
 				t.Fatalf("read back = %q, %v", body, err)
 			}

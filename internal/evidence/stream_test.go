@@ -65,7 +65,7 @@ func testFileStreamed(t *testing.T, store Store) {
 	if cc.SHA256 != sum || cc.Size != int64(len(body)) || cc.Inline != "" {
 		t.Fatalf("claim check %+v", cc)
 	}
-	got, r, err := GetClaim(ctx, store, cc)
+	got, r, err := GetVerified(ctx, store, cc.Key)
 	if err != nil || !bytes.Equal(got, body) || r == nil || r.Size != int64(len(body)) {
 		t.Fatalf("get: %d bytes, receipt %+v, %v", len(got), r, err)
 	}

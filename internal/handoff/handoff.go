@@ -140,35 +140,3 @@ func Sign(secret []byte, ts string, body []byte) string {
 	m.Write(body)
 	return hex.EncodeToString(m.Sum(nil))
 }
-
-// ErrBadSignature is returned by Verify for a missing or wrong signature.
-var ErrBadSignature = errors.New("handoff signature does not verify")
-
-// Verify checks a signature header against the body, refusing ones older than maxAge.
-func Verify(secret []byte, header string, body []byte, now time.Time, maxAge time.Duration) error {
-	var ts, sig string
-	for _, part := range bytes.Split([]byte(header), []byte(",")) {
-		k, v, ok := bytes.Cut(bytes.TrimSpace(part), []byte("="))
-		if !ok {
-			continue
-		}
-		switch string(k) {
-		case "t":
-			ts = string(v)
-		case "v1":
-			sig = string(v)
-		}
-	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || sig == "" {
-		return ErrBadSignature
-	}
-	if age := now.Sub(time.Unix(sec, 0)); age > maxAge || age < -maxAge {
-		return fmt.Errorf("%w: timestamp outside %s", ErrBadSignature, maxAge)
-	}
-	want := Sign(secret, ts, body)
-	if !hmac.Equal([]byte(want), []byte(sig)) {
-		return ErrBadSignature
-	}
-	return nil
-}

@@ -147,26 +147,6 @@ func Convert(htmlText string, opts Options) (Result, error) {
 	return res, nil
 }
 
-// Extract returns the outer HTML of the part of the page Convert would use
-// (the first article, else main, else body) after the same cleaning, and
-// which one it was.
-func Extract(htmlText string) (content string, extractor string) {
-	if len(htmlText) > DefaultMaxInputBytes {
-		htmlText = cutBytes(htmlText, DefaultMaxInputBytes)
-	}
-	doc, err := html.Parse(strings.NewReader(htmlText))
-	if err != nil {
-		return "", ExtractorBody
-	}
-	clean(doc, nil)
-	n, ex := selectContent(doc)
-	var b strings.Builder
-	if err := html.Render(&b, n); err != nil {
-		return "", ex
-	}
-	return b.String(), ex
-}
-
 func newConverter() *converter.Converter {
 	return converter.NewConverter(converter.WithPlugins(
 		base.NewBasePlugin(),

@@ -194,20 +194,6 @@ func TestConvertHostileLinks(t *testing.T) {
 	}
 }
 
-func TestExtract(t *testing.T) {
-	tests := []struct{ html, extractor, want, not string }{
-		{`<main>m</main><article>a<script>s</script></article>`, ExtractorArticle, "<article>a</article>", "script"},
-		{`<div><main id="m">m</main></div>`, ExtractorMain, `<main id="m">m</main>`, ""},
-		{`<p>b</p>`, ExtractorBody, "<body><p>b</p></body>", ""},
-	}
-	for _, tt := range tests {
-		got, ex := Extract(tt.html)
-		if ex != tt.extractor || got != tt.want {
-			t.Errorf("Extract(%q) = %q, %q; want %q, %q", tt.html, got, ex, tt.want, tt.extractor)
-		}
-	}
-}
-
 func FuzzConvert(f *testing.F) {
 	for _, s := range []string{
 		"", "<p>x</p>", "<article><a href='?a=b#c'>l</a></article>", "<table><td colspan=3>x",
@@ -234,9 +220,6 @@ func FuzzConvert(f *testing.F) {
 		}
 		if res.FullLength > max && !res.Truncated {
 			t.Fatalf("over the bound but not truncated: %+v", res)
-		}
-		if _, ex := Extract(in); ex == "" {
-			t.Fatalf("Extract(%q) named no extractor", in)
 		}
 	})
 }

@@ -209,7 +209,7 @@ func TestGuardLoopbackMode(t *testing.T) {
 	}
 	// Loopback mode admits loopback only, never private space.
 	for _, u := range []string{"http://10.0.0.1:8080/", "http://mixed.test/", "http://[fd00::1]/", "http://169.254.169.254/"} {
-		if _, err := f.vet(context.Background(), u); !IsRefused(err) {
+		if _, err := f.vet(context.Background(), u); !isRefused(err) {
 			t.Errorf("%s not refused in loopback mode: %v", u, err)
 		}
 	}

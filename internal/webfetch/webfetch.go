@@ -8,7 +8,6 @@ package webfetch
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -418,10 +417,4 @@ func title(body []byte) string {
 			return strings.ToValidUTF8(t, "")
 		}
 	}
-}
-
-// IsRefused reports whether err is a guard refusal.
-func IsRefused(err error) bool {
-	var r *RefusedError
-	return errors.As(err, &r)
 }

@@ -112,7 +112,7 @@ func TestDefaultRefusesLoopback(t *testing.T) {
 		"http://2130706433/page",
 	} {
 		_, err := f.Fetch(context.Background(), Request{URL: raw})
-		if !IsRefused(err) {
+		if !isRefused(err) {
 			t.Errorf("%s: err = %v, want refused", raw, err)
 		}
 	}
@@ -375,4 +375,10 @@ func TestFetchRedactsBeforeConverting(t *testing.T) {
 	if !strings.Contains(res.Markdown, "your key:") {
 		t.Fatalf("markdown lost the page: %q", res.Markdown)
 	}
+}
+
+// isRefused reports whether err is a guard refusal.
+func isRefused(err error) bool {
+	var r *RefusedError
+	return errors.As(err, &r)
 }

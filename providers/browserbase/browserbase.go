@@ -348,12 +348,6 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 	return s, nil
 }
 
-// Status is live while a running session carries the tag.
-func (p *Provider) Status(ctx context.Context, tag string) (providers.Status, error) {
-	_, err := p.Find(ctx, tag)
-	return providers.StatusOf(err)
-}
-
 // Release requests release of every running session carrying the tag and
 // polls each one's status, backing off, until it is no longer running.
 // An unknown tag is not an error.

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/durable-browser/durable-browser/internal/chrome"
-	"github.com/durable-browser/durable-browser/internal/rentfake"
 	"github.com/durable-browser/durable-browser/internal/tags"
 	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/providers/remote"
+	"github.com/durable-browser/durable-browser/providers/rentfake"
 )
 
 const testKey = "bb_live_test_key_0123456789"
@@ -123,8 +123,8 @@ func TestBrowserbaseCreateFindRelease(t *testing.T) {
 	if ran <= 0 {
 		t.Fatalf("metered %s", ran)
 	}
-	if st, err := p.Status(ctx, "wf-a-1"); err != nil || st != providers.StatusGone {
-		t.Fatalf("status after release: %v %v", st, err)
+	if _, err := p.Find(ctx, "wf-a-1"); !errors.Is(err, providers.ErrNotFound) {
+		t.Fatalf("status after release: %v", err)
 	}
 	if err := p.Release(ctx, "wf-a-1"); err != nil {
 		t.Fatalf("second release: %v", err)

@@ -365,13 +365,6 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 	return s, nil
 }
 
-// Status is live while a page of the session is open, gone when none is (or
-// nothing listens at the endpoint), unknown when the browser cannot be asked.
-func (p *Provider) Status(ctx context.Context, tag string) (providers.Status, error) {
-	_, err := p.Find(ctx, tag)
-	return providers.StatusOf(err)
-}
-
 // Release disposes of the session's browser context (closing every page in
 // it, popups too) and its marker's, found by tag in the browser, and waits
 // until the browser no longer lists any of their pages. It works from any

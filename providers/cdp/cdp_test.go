@@ -200,14 +200,14 @@ func TestAttachCreateFindRelease(t *testing.T) {
 	if err != nil || found.TargetID != b.TargetID {
 		t.Fatalf("restarted find: %v %+v", err, found)
 	}
-	if st, err := p2.Status(ctx, "b"); err != nil || st != providers.StatusLive {
-		t.Fatalf("status %v %v", st, err)
+	if _, err := p2.Find(ctx, "b"); err != nil {
+		t.Fatalf("status %v", err)
 	}
 	if err := p2.Release(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := p2.Status(ctx, "b"); st != providers.StatusGone {
-		t.Fatalf("status after release %v", st)
+	if _, err := p2.Find(ctx, "b"); !errors.Is(err, providers.ErrNotFound) {
+		t.Fatalf("status after release %v", err)
 	}
 	if _, err := chrome.ResolveWS(ctx, endpoint); err != nil {
 		t.Fatalf("browser stopped answering: %v", err)
@@ -235,11 +235,11 @@ func TestPageClosedElsewhereIsGone(t *testing.T) {
 	}
 	c.Close()
 	eventually(t, "the closed page to be reported gone", func() bool {
-		st, err := p.Status(ctx, "x")
-		if err != nil {
+		_, err := p.Find(ctx, "x")
+		if err != nil && !errors.Is(err, providers.ErrNotFound) {
 			t.Fatal(err)
 		}
-		return st == providers.StatusGone
+		return errors.Is(err, providers.ErrNotFound)
 	})
 	// Creating again opens a fresh page.
 	s2, err := p.Create(ctx, providers.CreateOptions{Tag: "x"})

@@ -263,12 +263,6 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 	return s, nil
 }
 
-// Status is live while Kernel has a browser for the tag.
-func (p *Provider) Status(ctx context.Context, tag string) (providers.Status, error) {
-	_, err := p.Find(ctx, tag)
-	return providers.StatusOf(err)
-}
-
 // Release deletes the tag's browsers and waits until Kernel no longer has
 // them. An unknown tag is not an error.
 func (p *Provider) Release(ctx context.Context, tag string) error {

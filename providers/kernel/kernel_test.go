@@ -10,9 +10,9 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/chrome"
-	"github.com/durable-browser/durable-browser/internal/rentfake"
 	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/providers/remote"
+	"github.com/durable-browser/durable-browser/providers/rentfake"
 )
 
 const testKey = "sk_kernel_test_0123456789"
@@ -106,8 +106,8 @@ func TestKernelCreateFindRelease(t *testing.T) {
 	if n := f.Requests("GET /browsers/{id}"); n < 3 {
 		t.Fatalf("release read the browser %d times; it stays twice after delete", n)
 	}
-	if st, err := p.Status(ctx, "wf-k-1"); err != nil || st != providers.StatusGone {
-		t.Fatalf("after release: %v %v", st, err)
+	if _, err := p.Find(ctx, "wf-k-1"); !errors.Is(err, providers.ErrNotFound) {
+		t.Fatalf("after release: %v", err)
 	}
 	if err := p.Release(ctx, "wf-k-1"); err != nil {
 		t.Fatal(err)

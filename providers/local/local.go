@@ -212,13 +212,6 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 	return s, nil
 }
 
-// Status is live when the browser's process runs and its DevTools port
-// answers as recorded, gone otherwise.
-func (p *Provider) Status(ctx context.Context, tag string) (providers.Status, error) {
-	_, err := p.Find(ctx, tag)
-	return providers.StatusOf(err)
-}
-
 // Release ends the tag's browser and its process group, waits until every
 // process of it has exited, deletes its session directory (a saved profile
 // being saved stays) and its record. Releasing an unknown tag is not an error.

@@ -30,8 +30,8 @@ import (
 	dbclient "github.com/durable-browser/durable-browser/client"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/liveview/book"
-	"github.com/durable-browser/durable-browser/internal/rentfake"
 	"github.com/durable-browser/durable-browser/internal/states"
+	"github.com/durable-browser/durable-browser/providers/rentfake"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )

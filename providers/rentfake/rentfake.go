@@ -1,5 +1,5 @@
-// Package rentfake serves loopback stand-ins for the browser-renting
-// services (Browserbase, Kernel) for tests. Each follows the service's
+// Package rentfake is the providers' test kit: loopback stand-ins for the
+// browser-renting services (Browserbase, Kernel). Each follows the service's
 // documented REST API (endpoints, request and answer shapes, status codes,
 // pagination, release that completes a little after it is asked) and backs
 // every session with a real local Chromium, whose DevTools address is the
