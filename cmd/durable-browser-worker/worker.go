@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 
 	"go.temporal.io/sdk/client"
 
@@ -39,6 +40,10 @@ Flags:
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if cfg.DNSServer != "" {
+		// This process is the worker: every lookup it makes goes there.
+		net.DefaultResolver = resolverAt(cfg.DNSServer)
+	}
 	log, err := logging.New(logging.Options{Level: cfg.LogLevel, Out: env.Stderr})
 	if err != nil {
 		return &config.Error{Flag: "log-level", Problem: err.Error()}
@@ -73,4 +78,12 @@ Flags:
 	log.Info().Dur("stop_grace", cfg.StopGrace).Msg("stopping: calls in flight may finish for --stop-grace, then browsers are released")
 	w.Stop()
 	return nil
+}
+
+// resolverAt is a resolver that sends every query to server (ip:port).
+func resolverAt(server string) *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, server)
+	}}
 }

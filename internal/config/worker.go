@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
@@ -89,6 +90,9 @@ type Worker struct {
 	// BrowserAllowHosts is a comma-separated list of hosts browsers may
 	// reach whatever their address (never the worker's own services).
 	BrowserAllowHosts string
+	// DNSServer, when set, answers the worker's own name lookups (reach
+	// guard, egress proxy, web_fetch): an IP address and port.
+	DNSServer string
 	// ApproverKeys is a file of "name base64-ed25519-public-key" lines: the
 	// people whose signed decisions sessions act on.
 	ApproverKeys string
@@ -196,6 +200,7 @@ func BindWorker(s *Set, w *Worker) {
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
 	BindLiveView(s, &w.LiveView)
 	s.Bool(&w.BrowserAllowPrivate, "browser-allow-private", false, "let browsers reach private and loopback addresses (never the metadata range or this worker's own services)")
+	s.String(&w.DNSServer, "dns-server", "", "ip:port of the DNS server the worker's own lookups (reach guard, egress proxy, web_fetch) go to (default: the system's resolver)")
 	s.String(&w.BrowserAllowHosts, "browser-allow-hosts", "", "comma-separated hosts browsers may reach whatever their address: names, *.domain wildcards or addresses (never this worker's own services)")
 	s.String(&w.ApproverKeys, "approver-keys", "", "file of \"name base64-ed25519-public-key\" lines: only these people's signed decisions approve holds and answer handoffs")
 	s.Bool(&w.UnsignedApprovals, "unsigned-approvals", false, "run without --approver-keys on purpose: anyone who can signal the namespace can approve and answer handoffs (silences the warning)")
@@ -285,6 +290,11 @@ func ValidateTemporal(t Temporal) error {
 func (w *Worker) Validate() error {
 	if err := ValidateTemporal(w.Temporal); err != nil {
 		return err
+	}
+	if w.DNSServer != "" {
+		if _, err := netip.ParseAddrPort(w.DNSServer); err != nil {
+			return &Error{Flag: "dns-server", Problem: fmt.Sprintf("%q is not an ip:port", w.DNSServer), Fix: "give the server's address and port, e.g. 10.0.0.2:53 (a name would need a lookup of its own)"}
+		}
 	}
 	if err := ValidateS3(w.S3); err != nil {
 		return err

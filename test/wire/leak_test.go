@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	sdkpb "go.temporal.io/api/sdk/v1"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -197,7 +199,17 @@ func TestLeakScan(t *testing.T) {
 
 	// The worker serves a live view too: its viewer tokens are credentials.
 	lvBook := book.Book{Dir: t.TempDir()}
+	// Every name the worker looks up goes to a recorder on loopback.
+	dns := startDNSRecorder(t)
+	// The in-process worker too (either worker may take a session).
+	prevResolver := net.DefaultResolver
+	net.DefaultResolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, dns.addr())
+	}}
+	t.Cleanup(func() { net.DefaultResolver = prevResolver })
 	proc := env.StartWorkerProcess(t, harness.ProcessOptions{Env: []string{
+		"DURABLE_BROWSER_DNS_SERVER=" + dns.addr(),
 		"DURABLE_BROWSER_PROVIDERS=browserbase", "BROWSERBASE_API_KEY=" + rentedKey,
 		"BROWSERBASE_PROJECT_ID=wire-project", "BROWSERBASE_BASE_URL=" + bb.URL(),
 		"DURABLE_BROWSER_LIVE_VIEW=127.0.0.1:0", "DURABLE_BROWSER_LIVE_VIEW_DIR=" + lvBook.Dir,
@@ -306,6 +318,15 @@ func TestLeakScan(t *testing.T) {
 	c.add("in-process worker log", []byte(env.Log.String()))
 	addHistories(t, c, rec.ids)
 	addBucket(t, c)
+	// The names the worker asked its DNS server for: the exfiltrating page
+	// opened a WebSocket to a host spelling the typed secret in hex, and one
+	// to a name without it, which must have been asked (else the recorder
+	// saw nothing and proves nothing).
+	names := dns.asked()
+	c.add("DNS names the worker looked up", []byte(strings.Join(names, "\n")))
+	if !slices.Contains(names, "control.evil.example") {
+		t.Errorf("the worker never asked its DNS server for control.evil.example (asked: %q): the DNS part of the scan proves nothing", names)
+	}
 	needles := allNeedles(secrets)
 	t.Logf("scanned %d sources, %d bytes, for %d spellings of %d secrets (%s so far)", len(c.names), c.size(), len(needles), len(secrets), time.Since(start).Round(time.Second))
 	for _, n := range c.names {

