@@ -29,6 +29,15 @@ core=(
   "./internal/tags FuzzCleanTag"
   "./internal/tags FuzzValid"
   "./internal/scrub FuzzURL"
+  "./internal/redact FuzzExpandSecrets"
+  "./internal/redact FuzzOriginOf"
+  "./internal/redact FuzzParseOrigins"
+  "./internal/redact FuzzParseFileSource"
+  "./internal/redact FuzzCheckEnv"
+  "./internal/redact FuzzMatcherFind"
+  "./activities FuzzVetUpload"
+  "./internal/states FuzzOpen"
+  "./internal/evidence FuzzReceipt"
 )
 # The others: their seeds run in go test; FUZZ_ALL=1 (make fuzz) fuzzes them too.
 extra=(
