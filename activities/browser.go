@@ -494,6 +494,10 @@ func driverFailure(err error) *contract.Failure {
 			return personDriving(de)
 		}
 		return personDriving(err)
+	case errors.As(err, &blocked):
+		// A policy refusal, whichever action's navigation met it: blocked,
+		// as web_fetch answers the same decision, so no caller retries it.
+		return contract.Fail(contract.CodeBlocked, "%v", err)
 	case errors.As(err, &actErr) && !errors.Is(err, context.Canceled):
 		// Before the bare timeout: an action that ran out of time says
 		// which action and what it waited for.
@@ -518,8 +522,6 @@ func driverFailure(err error) *contract.Failure {
 		// The page waits on a server; nothing was done, and a later call
 		// may succeed.
 		return contract.Fail(contract.CodeTimeout, "%v", err)
-	case errors.As(err, &blocked):
-		return contract.Fail(contract.CodeBlocked, "%v", err)
 	case errors.As(err, &refused):
 		return contract.Fail(contract.CodeRefused, "%v", err)
 	case errors.As(err, &parse):

@@ -86,7 +86,14 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 			f.Held, f.PageCalls = rs.heldList(), &calls
 			return nil, a.fail(f)
 		}
-		return nil, a.fail(a.cellFailure(ce, out, url, sent, rs.heldList()))
+		f := a.cellFailure(ce, out, url, sent, rs.heldList())
+		if r := cp.refused.Load(); r != nil && ce.Kind == cell.KindCode && ce.Code == string(contract.CodeBlocked) {
+			// The cell let a policy refusal escape: it answers as a batch
+			// whose navigation was refused does, so no caller retries it.
+			f.Code, f.Retryable = contract.CodeBlocked, false
+			f.Message = "the code cell stopped on a refused page call: " + r.Message
+		}
+		return nil, a.fail(f)
 	}
 	res := &contract.RunResult{
 		OK:        true,
@@ -171,6 +178,9 @@ type cellPage struct {
 	// takenOver holds the refusal of a page call a person's take-over
 	// stopped: whatever the code did with it, the cell answers with it.
 	takenOver atomic.Pointer[contract.Failure]
+	// refused holds the last page call the reach guard refused (code
+	// blocked): a cell stopped by that refusal answers it.
+	refused atomic.Pointer[contract.Failure]
 
 	mu       sync.Mutex
 	calls    cell.Counts
@@ -234,6 +244,9 @@ func (p *cellPage) Call(ctx context.Context, method string, args map[string]any)
 	p.mu.Unlock()
 	if f != nil {
 		msg := p.a.o.Redactor.String(f.Message)
+		if f.Code == contract.CodeBlocked {
+			p.refused.Store(&contract.Failure{Code: f.Code, Message: msg})
+		}
 		return nil, &cell.PageError{Code: string(f.Code), Message: msg}
 	}
 	return raw, nil

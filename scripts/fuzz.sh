@@ -36,13 +36,21 @@ core=(
   "./internal/egress FuzzPlainHTTP"
   "./internal/webfetch FuzzGuard"
   "./internal/netguard FuzzValidateHostList"
-  "./internal/handoff FuzzVerify"
   "./contract FuzzApprovalMessage"
   "./contract FuzzVerifyDecision"
   "./contract FuzzParseApprovers"
   "./contract FuzzCheckExpiry"
   "./contract FuzzCallerUpdateID"
   "./internal/cell FuzzCell"
+  "./internal/redact FuzzExpandSecrets"
+  "./internal/redact FuzzOriginOf"
+  "./internal/redact FuzzParseOrigins"
+  "./internal/redact FuzzParseFileSource"
+  "./internal/redact FuzzCheckEnv"
+  "./internal/redact FuzzMatcherFind"
+  "./activities FuzzVetUpload"
+  "./internal/states FuzzOpen"
+  "./internal/evidence FuzzReceipt"
 )
 # The others: their seeds run in go test; FUZZ_ALL=1 (make fuzz) fuzzes them too.
 extra=(

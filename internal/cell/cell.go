@@ -127,6 +127,11 @@ type Error struct {
 	Kind    Kind
 	Message string
 	Stack   string
+	// Code is, for KindCode, the code of the PageError the cell let
+	// escape (what it threw carries name PageError and a code), else "".
+	// The host checks it against the page calls it failed: the cell's own
+	// code can throw any object.
+	Code string
 }
 
 func (e *Error) Error() string { return string(e.Kind) + ": " + e.Message }
@@ -356,6 +361,7 @@ func (c *cellRun) thrown(v goja.Value) *Error {
 			e.Message = n + ": " + msg.String()
 			if code := o.Get("code"); code != nil && !goja.IsUndefined(code) && n == "PageError" {
 				e.Message += " (code " + code.String() + ")"
+				e.Code = code.String()
 			}
 			return e
 		}

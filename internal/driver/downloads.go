@@ -88,7 +88,7 @@ func (b *Browser) downloadProgress(e *proto.BrowserDownloadProgress) {
 // finishDownload renames the GUID-named file to a safe unique name and hashes it.
 func (b *Browser) finishDownload(d *download) {
 	src := filepath.Join(b.o.DownloadDir, d.guid)
-	name := safeName(d.suggested)
+	name := b.safeName(d.suggested)
 	b.mu.Lock()
 	skipped := d.skipped
 	b.mu.Unlock()
@@ -127,8 +127,15 @@ func hashFile(p string) (*Download, error) {
 	return &Download{Name: filepath.Base(p), Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Path: p}, nil
 }
 
-// safeName keeps a page-suggested file name inside the download directory.
-func safeName(s string) string {
+// safeName keeps a page-suggested file name inside the download directory
+// and short. The name is redacted before it is cut (clip), so a secret
+// straddling the cut is hidden whole instead of leaving its prefix in the
+// file's name, its listing and its evidence receipt; and before its
+// characters are replaced, so a secret holding one of them is still found.
+func (b *Browser) safeName(s string) string {
+	if b.o.Redact != nil {
+		s = b.o.Redact(s)
+	}
 	s = filepath.Base(strings.ReplaceAll(s, "\\", "/"))
 	s = strings.Map(func(r rune) rune {
 		if r < 32 || r == 127 || strings.ContainsRune(`/:*?"<>|`, r) {
@@ -140,7 +147,7 @@ func safeName(s string) string {
 	if s == "" {
 		s = "download"
 	}
-	return truncate(s, 120)
+	return b.clip(s, 120)
 }
 
 func uniquePath(dir, name string) string {

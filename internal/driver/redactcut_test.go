@@ -2,6 +2,9 @@ package driver
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -57,5 +60,52 @@ func TestSnapshotValueCutAfterRedaction(t *testing.T) {
 	}
 	if !strings.Contains(s.Text, strings.Repeat("a", 80)) {
 		t.Fatalf("snapshot lost the value before the secret:\n%s", s.Text)
+	}
+}
+
+// A download's name is redacted before it is cut to 120 characters: a
+// secret straddling the cut is hidden whole, in the listing and on disk.
+func TestDownloadNameRedactedBeforeCut(t *testing.T) {
+	r := redact.New()
+	r.Register(cutSecret)
+	// The cut at 120 falls 20 characters into the secret.
+	name := strings.Repeat("n", 100) + cutSecret + ".csv"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/file" {
+			w.Header().Set("Content-Type", "text/csv")
+			w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name))
+			fmt.Fprint(w, "a,b\n1,2\n")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<!doctype html><title>dl</title><a href="/file">Get the file</a>`)
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	b := attach(t, Options{DownloadDir: dir, Redact: r.String})
+	gotoPage(t, b, srv.URL+"/")
+	s := snap(t, b, SnapshotOptions{})
+	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":"%s"}]`, idOf(t, s.Text, "Get the file")))
+	var dls []Download
+	eventually(t, "the download", func() bool {
+		var err error
+		dls, err = b.Downloads(ctxT(t))
+		return err == nil && len(dls) == 1
+	})
+	if !strings.HasPrefix(dls[0].Name, strings.Repeat("n", 100)+"[redacted]") {
+		t.Fatalf("download named %q, want the secret redacted", dls[0].Name)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := []string{dls[0].Name, dls[0].Path}
+	for _, e := range entries {
+		seen = append(seen, e.Name())
+	}
+	for _, n := range seen {
+		if piece := leaks(n, cutSecret); piece != "" {
+			t.Fatalf("%q keeps %q of the secret", n, piece)
+		}
 	}
 }

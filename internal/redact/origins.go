@@ -70,13 +70,20 @@ func parseOrigin(s string) (string, error) {
 	} else if strings.HasSuffix(u.Host, ":") {
 		return "", errors.New("empty port")
 	}
-	return OriginOf(s), nil
+	o := OriginOf(s)
+	if o == "" {
+		return "", errors.New("no host (or one ending in an empty label); write scheme://host[:port]")
+	}
+	return o, nil
 }
 
 // OriginOf returns rawURL's origin as scheme://host[:port]: scheme and host
 // in lower case, a trailing dot dropped from the host, and the port left out
 // when it is the scheme's default. It is "" for a URL without a host
-// (data:, blob:, about:...).
+// (data:, blob:, about:...), without a scheme, and for an IPv6 address with a zone
+// ("[fe80::1%25eth0]"): a zone names one machine's interface, never a web
+// origin (browsers refuse it), and its spelling is no fixed point, so no
+// secret can be bound to it and every secret is searched for toward it.
 func OriginOf(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
@@ -84,6 +91,11 @@ func OriginOf(rawURL string) string {
 	}
 	scheme := strings.ToLower(u.Scheme)
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	// No scheme ("//h"), no host left ("https://./") or an empty label
+	// at the end ("h.."): no origin, and none a secret can be bound to.
+	if scheme == "" || host == "" || strings.HasSuffix(host, ".") || strings.Contains(host, "%") {
+		return ""
+	}
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}

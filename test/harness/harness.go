@@ -25,6 +25,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
 	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/worker"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -174,6 +175,9 @@ type WorkerOptions struct {
 	// SiteRoots verifies loopback TLS sites where the egress proxy
 	// decrypts a browser's TLS (httptest.NewTLSServer's certificate).
 	SiteRoots *x509.CertPool
+	// BrowserServices are more services of the worker's own that its
+	// browsers must never reach (a test's loopback server standing for one).
+	BrowserServices []netguard.Service
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -223,10 +227,11 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 		Evidence: e.Store,
 		Notifier: o.Notifier,
 		// Approval tests shorten the wait for an unanswered hold.
-		HoldTimeout: o.HoldTimeout,
-		Approvers:   o.Approvers,
-		PageJudge:   o.PageJudge,
-		SiteRoots:   o.SiteRoots,
+		HoldTimeout:     o.HoldTimeout,
+		Approvers:       o.Approvers,
+		PageJudge:       o.PageJudge,
+		SiteRoots:       o.SiteRoots,
+		BrowserServices: o.BrowserServices,
 		// Tests read their own loopback pages through web_fetch.
 		FetchAllowLoopback: true,
 		Logger:             log,
