@@ -55,6 +55,9 @@ func judgedByServer(ctx context.Context, log zerolog.Logger) (context.Context, f
 	out, cancel := context.WithCancelCause(base)
 	stopWatch := context.AfterFunc(ctx, func() {
 		cause := context.Cause(ctx)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return // base carries the same deadline and ends out with DeadlineExceeded
+		}
 		if errors.Is(ctx.Err(), context.Canceled) && heartbeatUnsent(cause) {
 			log.Warn().AnErr("cause", cause).Msg("a heartbeat did not reach the server in time; the call goes on, the server judges whether it is lost")
 			return
