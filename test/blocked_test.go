@@ -54,6 +54,8 @@ func TestGuardedNavigationAnswersBlocked(t *testing.T) {
 	s.must("run", actions(map[string]any{"op": "goto", "url": page}), nil)
 
 	wantBlocked(t, "batch goto", s.failure("run", actions(map[string]any{"op": "goto", "url": svc.URL + "/"})))
+	// The refused goto leaves the browser's error page: back to the start.
+	s.must("run", actions(map[string]any{"op": "goto", "url": page}), nil)
 	wantBlocked(t, "click that navigates", s.failure("run", actions(
 		map[string]any{"op": "click", "locator": map[string]any{"role": "link", "name": "admin"}})))
 	wantBlocked(t, "page.goto in a cell", s.failure("run", code(`await page.goto(`+jsString(svc.URL+"/cell")+`); return "went"`)))
