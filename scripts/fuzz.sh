@@ -25,6 +25,7 @@ core=(
   "./contract FuzzValidate"
   "./contract FuzzCallHash"
   "./contract FuzzSummary"
+  "./internal/liveview FuzzInput"
   "./internal/netguard FuzzDecideNeverSpecial"
   "./internal/tags FuzzEncode"
   "./internal/tags FuzzCleanTag"

@@ -299,70 +299,91 @@ var (
 
 func okCoord(f float64) bool { return !math.IsNaN(f) && f >= -maxCoord && f <= maxCoord }
 
-// apply sends one input to the page, under the hands.
-func (v *viewer) apply(ctx context.Context, in input) error {
-	h := v.se.hands
+// command is what one viewer input asks of the page: a DevTools method and
+// its parameters, and how the hands take it. It checks the whole message
+// first (bounded coordinates, known event types, short keys and texts, an
+// http or https address), so nothing malformed reaches the page.
+type command struct {
+	method string
+	params any
+	// take and give move the hands; move is a plain cursor move (it
+	// reaches the page only while the person drives); back reads the
+	// history first.
+	take, give, move, back bool
+}
+
+// commandOf reads an input message; an error is an errInput.
+func commandOf(in input) (command, error) {
 	if !okCoord(in.X) || !okCoord(in.Y) || !okCoord(in.DX) || !okCoord(in.DY) {
-		return errInput("coordinates out of range")
+		return command{}, errInput("coordinates out of range")
 	}
 	if in.Modifiers < 0 || in.Modifiers > 15 || in.ClickCount < 0 || in.ClickCount > 3 || in.Buttons < 0 || in.Buttons > 31 {
-		return errInput("modifiers, click count or buttons out of range")
+		return command{}, errInput("modifiers, click count or buttons out of range")
 	}
-	sid := v.currentSID()
 	switch in.T {
 	case "take":
-		h.TakeOver()
-		return nil
+		return command{take: true}, nil
 	case "give":
-		h.GiveBack()
-		return nil
+		return command{give: true}, nil
 	case "mouse":
 		typ, ok := mouseTypes[in.Type]
 		btn, ok2 := buttons[in.Button]
 		if !ok || !ok2 {
-			return errInput("unknown mouse event")
+			return command{}, errInput("unknown mouse event")
 		}
-		ev := proto.InputDispatchMouseEvent{Type: typ, X: in.X, Y: in.Y, Button: btn, Buttons: &in.Buttons, ClickCount: in.ClickCount, Modifiers: in.Modifiers}
-		send := func() error { _, err := v.call(ctx, sid, "Input.dispatchMouseEvent", ev); return err }
-		if typ == proto.InputDispatchMouseEventTypeMouseMoved && in.Buttons == 0 {
-			// A cursor resting over the view is no one driving: a plain
-			// move reaches the page only while the person has it.
-			_, err := h.Move(send)
-			return err
-		}
-		return h.Person(send)
+		b := in.Buttons
+		ev := proto.InputDispatchMouseEvent{Type: typ, X: in.X, Y: in.Y, Button: btn, Buttons: &b, ClickCount: in.ClickCount, Modifiers: in.Modifiers}
+		return command{method: "Input.dispatchMouseEvent", params: ev, move: typ == proto.InputDispatchMouseEventTypeMouseMoved && in.Buttons == 0}, nil
 	case "wheel":
 		ev := proto.InputDispatchMouseEvent{Type: proto.InputDispatchMouseEventTypeMouseWheel, X: in.X, Y: in.Y, DeltaX: in.DX, DeltaY: in.DY, Modifiers: in.Modifiers}
-		return h.Person(func() error { _, err := v.call(ctx, sid, "Input.dispatchMouseEvent", ev); return err })
+		return command{method: "Input.dispatchMouseEvent", params: ev}, nil
 	case "key":
 		typ, ok := keyTypes[in.Type]
 		if !ok || len(in.Key) > 32 || len(in.Code) > 32 || len(in.Text) > 8 || in.KeyCode < 0 || in.KeyCode > 255 || in.Location < 0 || in.Location > 3 {
-			return errInput("unknown key event")
+			return command{}, errInput("unknown key event")
 		}
 		if typ == proto.InputDispatchKeyEventTypeKeyDown && in.Text == "" {
 			typ = proto.InputDispatchKeyEventTypeRawKeyDown
 		}
+		loc := in.Location
 		ev := proto.InputDispatchKeyEvent{Type: typ, Key: in.Key, Code: in.Code, Text: in.Text, UnmodifiedText: in.Text,
-			WindowsVirtualKeyCode: in.KeyCode, Modifiers: in.Modifiers, Location: &in.Location}
-		return h.Person(func() error { _, err := v.call(ctx, sid, "Input.dispatchKeyEvent", ev); return err })
+			WindowsVirtualKeyCode: in.KeyCode, Modifiers: in.Modifiers, Location: &loc}
+		return command{method: "Input.dispatchKeyEvent", params: ev}, nil
 	case "paste":
 		if len(in.Text) > maxPaste {
-			return errInput("paste over 64 KiB")
+			return command{}, errInput("paste over 64 KiB")
 		}
-		return h.Person(func() error {
-			_, err := v.call(ctx, sid, "Input.insertText", proto.InputInsertText{Text: in.Text})
-			return err
-		})
+		return command{method: "Input.insertText", params: proto.InputInsertText{Text: in.Text}}, nil
 	case "goto":
 		u, err := url.Parse(in.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(in.URL) > 8192 {
-			return errInput("the address bar takes an http or https address")
+			return command{}, errInput("the address bar takes an http or https address")
 		}
-		return h.Person(func() error {
-			_, err := v.call(ctx, sid, "Page.navigate", proto.PageNavigate{URL: in.URL})
-			return err
-		})
+		return command{method: "Page.navigate", params: proto.PageNavigate{URL: in.URL}}, nil
 	case "back":
+		return command{back: true}, nil
+	case "reload":
+		return command{method: "Page.reload", params: proto.PageReload{}}, nil
+	}
+	return command{}, errInput("unknown message " + fmt.Sprintf("%q", in.T))
+}
+
+// apply sends one input to the page, under the hands.
+func (v *viewer) apply(ctx context.Context, in input) error {
+	c, err := commandOf(in)
+	if err != nil {
+		return err
+	}
+	h := v.se.hands
+	sid := v.currentSID()
+	switch {
+	case c.take:
+		h.TakeOver()
+		return nil
+	case c.give:
+		h.GiveBack()
+		return nil
+	case c.back:
 		return h.Person(func() error {
 			raw, err := v.call(ctx, sid, "Page.getNavigationHistory", nil)
 			if err != nil {
@@ -378,10 +399,15 @@ func (v *viewer) apply(ctx context.Context, in input) error {
 			_, err = v.call(ctx, sid, "Page.navigateToHistoryEntry", proto.PageNavigateToHistoryEntry{EntryID: hist.Entries[hist.CurrentIndex-1].ID})
 			return err
 		})
-	case "reload":
-		return h.Person(func() error { _, err := v.call(ctx, sid, "Page.reload", proto.PageReload{}); return err })
 	}
-	return errInput("unknown message " + fmt.Sprintf("%q", in.T))
+	send := func() error { _, err := v.call(ctx, sid, c.method, c.params); return err }
+	if c.move {
+		// A cursor resting over the view is no one driving: a plain
+		// move reaches the page only while the person has it.
+		_, err := h.Move(send)
+		return err
+	}
+	return h.Person(send)
 }
 
 // readJSON reads one text message into v.
