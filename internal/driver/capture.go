@@ -9,6 +9,8 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/durable-browser/durable-browser/internal/capture"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // Capture types, so callers of Screenshot and Read need only this package.
@@ -34,7 +36,7 @@ type ScreenshotOptions struct {
 	// ID is an id of the latest snapshot: that element is captured.
 	ID string
 	// Locator, instead of ID, finds the element on the page as it is.
-	Locator *Locator
+	Locator *contract.Locator
 	// Selector is a CSS selector that must match exactly one element.
 	Selector string
 	// Type is "png" (default) or "jpeg".

@@ -21,6 +21,8 @@ import (
 
 	"github.com/durable-browser/durable-browser/internal/demosite"
 	"github.com/rs/zerolog"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // One Chrome and two demo-site servers per test binary: 127.0.0.1 and
@@ -147,7 +149,7 @@ func ctxT(t testing.TB) context.Context {
 	return ctx
 }
 
-func mustRun(t testing.TB, b *Browser, js string) *RunResult {
+func mustRun(t testing.TB, b *Browser, js string) *contract.RunResult {
 	t.Helper()
 	acts, err := ParseActions(json.RawMessage(js))
 	if err != nil {
@@ -160,7 +162,7 @@ func mustRun(t testing.TB, b *Browser, js string) *RunResult {
 	return res
 }
 
-func snap(t testing.TB, b *Browser, o SnapshotOptions) *Snapshot {
+func snap(t testing.TB, b *Browser, o SnapshotOptions) *contract.SnapshotResult {
 	t.Helper()
 	s, err := b.Snapshot(ctxT(t), o)
 	if err != nil {
@@ -254,7 +256,7 @@ func TestFormFilledAndSubmitted(t *testing.T) {
 func TestFramesAndShadow(t *testing.T) {
 	b := attach(t, Options{})
 	gotoPage(t, b, siteURL+"/iframes.html?other="+otherURL)
-	var s *Snapshot
+	var s *contract.SnapshotResult
 	eventually(t, "both frames in the snapshot", func() bool {
 		s = snap(t, b, SnapshotOptions{})
 		return strings.Count(s.Text, `button "Inner button"`) == 2
@@ -361,7 +363,7 @@ func TestDownloadAndUpload(t *testing.T) {
 	gotoPage(t, b, siteURL+"/download.html")
 	s := snap(t, b, SnapshotOptions{})
 	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":"%s"}]`, idOf(t, s.Text, "Download report")))
-	var dls []Download
+	var dls []contract.Download
 	eventually(t, "the download", func() bool {
 		var err error
 		dls, err = b.Downloads(ctxT(t))
@@ -400,7 +402,7 @@ func TestCoveredElementNamesCover(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Kind != KindCovered || !strings.Contains(ae.Cover, "div#banner.cookie-banner") {
 		t.Fatalf("covered click: %v", err)
 	}
-	if res == nil || res.Completed != 0 || res.Failed == nil || res.Failed.Kind != KindCovered {
+	if res == nil || res.Completed != 0 || res.Failed == nil || res.Failed.Op != "click" || res.Failed.Reason != ae.Reason {
 		t.Fatalf("result %+v", res)
 	}
 	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":"%s"},{"op":"click","id":"%s"},{"op":"wait","text":"bought"}]`, idOf(t, s.Text, "Accept cookies"), idOf(t, s.Text, "Buy now")))
@@ -461,7 +463,7 @@ func TestRequestGate(t *testing.T) {
 	if !errors.As(err, &re) || re.Method != "POST" || re.Path != "/submit" {
 		t.Fatalf("gated submit: %v", err)
 	}
-	if res.Completed != 1 || len(res.Denied) != 1 {
+	if res.Completed != 1 || len(res.Sent) != 0 {
 		t.Fatalf("result %+v", res)
 	}
 	if n := len(site.Submissions()); n != before {
@@ -513,7 +515,7 @@ func TestTabActions(t *testing.T) {
 }
 
 // tabsOpenedID is the id of the tab that is not first.
-func tabsOpenedID(_ *RunResult, tabs []Tab, first string) string {
+func tabsOpenedID(_ *contract.RunResult, tabs []contract.Tab, first string) string {
 	for _, tb := range tabs {
 		if tb.ID != first {
 			return tb.ID

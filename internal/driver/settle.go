@@ -126,7 +126,7 @@ func (b *Browser) wait(ctx context.Context, t *tab, a Action, r ref) error {
 			var what string
 			switch {
 			case a.Locator != nil:
-				what = "an element matching " + a.Locator.String() + " did not appear"
+				what = "an element matching " + locatorText(*a.Locator) + " did not appear"
 			case a.Text != "":
 				what = "text " + strconv.Quote(b.clip(a.Text, 40)) + " did not appear"
 			case a.ID != "":

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // SnapshotOptions choose what a snapshot shows.
@@ -29,23 +31,6 @@ type SnapshotOptions struct {
 	// Since, an earlier snapshot's epoch, shows only what changed since
 	// then, or the whole page saying why when it cannot be compared.
 	Since int
-}
-
-// Snapshot is the page as compact text, one element a line.
-type Snapshot struct {
-	Text        string `json:"text"`
-	Epoch       int    `json:"epoch"`
-	URL         string `json:"url"`
-	Title       string `json:"title"`
-	Elements    int    `json:"elements"`    // element lines with ids in the full rendering
-	Interactive int    `json:"interactive"` // actionable elements among them
-	Truncated   bool   `json:"truncated"`
-	Cut         string `json:"cut,omitempty"`         // what was left out and how to see it
-	NextOffset  int    `json:"next_offset,omitempty"` // the offset of the next page; 0 at the end
-	Viewport    string `json:"viewport"`              // WIDTHxHEIGHT in CSS pixels
-	// Changes is set for a snapshot since an earlier one: Text then holds
-	// only the changed lines, unless Changes.Full.
-	Changes *Changes `json:"changes,omitempty"`
 }
 
 // ref is what an id points to.
@@ -135,7 +120,7 @@ const maxWalkNodes = 30000
 const worldName = "durable-browser"
 
 // Snapshot renders the active tab and makes its ids the ones actions use.
-func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, error) {
+func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*contract.SnapshotResult, error) {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
 	t, err := b.activeTab()
@@ -185,7 +170,7 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 		b.mu.Lock()
 		base := b.kept[so.Since]
 		b.mu.Unlock()
-		snap.Changes = &Changes{Since: so.Since, Full: true}
+		snap.Changes = &contract.Changes{Since: so.Since, Full: true}
 		switch {
 		case base == nil:
 			snap.Changes.Reason = fmt.Sprintf("snapshot %d is not kept (the last %d snapshots are)", so.Since, keptSnapshots)
@@ -226,8 +211,8 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*Snapshot, 
 }
 
 // newSnapshot starts a snapshot's result from a walk: where, and what it counts.
-func (b *Browser) newSnapshot(r *renderer, docs []*frameDoc) *Snapshot {
-	snap := &Snapshot{URL: docs[0].res.U, Title: docs[0].res.Ti, Viewport: b.Viewport()}
+func (b *Browser) newSnapshot(r *renderer, docs []*frameDoc) *contract.SnapshotResult {
+	snap := &contract.SnapshotResult{OK: true, Page: contract.Page{URL: docs[0].res.U, Title: docs[0].res.Ti}, Viewport: b.Viewport()}
 	for _, l := range r.lines {
 		if l.id > 0 {
 			snap.Elements++
