@@ -31,33 +31,23 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 		return nil, err
 	}
 	defer done()
-	snap, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: req.Args.Mode, Scope: req.Args.Scope, Offset: req.Args.Offset, Since: req.Args.Since})
-	if err != nil {
-		return nil, a.fail(driverFailure(err))
+	res, f := a.snapshot(ctx, s, req.Args)
+	if f != nil {
+		return nil, a.fail(f)
 	}
-	res := a.snapshotResult(snap)
 	s.stamp(&res.Page)
 	return res, a.clean(res)
 }
 
-// snapshotResult is a driver snapshot as the contract says it.
-func (a *Activities) snapshotResult(snap *driver.Snapshot) *contract.SnapshotResult {
-	res := &contract.SnapshotResult{
-		OK:          true,
-		Page:        contract.Page{URL: a.o.Redactor.URL(snap.URL), Title: snap.Title},
-		Text:        snap.Text,
-		Epoch:       snap.Epoch,
-		Elements:    snap.Elements,
-		Interactive: snap.Interactive,
-		Truncated:   snap.Truncated,
-		Cut:         snap.Cut,
-		NextOffset:  snap.NextOffset,
-		Viewport:    snap.Viewport,
+// snapshot takes a snapshot as the snapshot tool and a code cell's
+// page.snapshot answer it, its URL scrubbed.
+func (a *Activities) snapshot(ctx context.Context, s *liveSession, args contract.SnapshotArgs) (*contract.SnapshotResult, *contract.Failure) {
+	res, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: args.Mode, Scope: args.Scope, Offset: args.Offset, Since: args.Since})
+	if err != nil {
+		return nil, driverFailure(err)
 	}
-	if c := snap.Changes; c != nil {
-		res.Changes = &contract.Changes{Since: c.Since, Full: c.Full, Reason: c.Reason, Added: c.Added, Removed: c.Removed, Changed: c.Changed, Title: c.Title, SamePage: c.SamePage}
-	}
-	return res
+	res.URL = a.o.Redactor.URL(res.URL)
+	return res, nil
 }
 
 // Run answers the run tool: a batch of actions, sent one at a time. It runs
@@ -89,12 +79,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	}
 	ctx, cancelStop := a.untilStopped(ctx)
 	defer cancelStop()
-	rs := &runState{a: a, policy: req.Policy}
-	if activity.IsActivity(ctx) {
-		info := activity.GetInfo(ctx)
-		rs.workflowID, rs.runID, rs.activityID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID
-	}
-	ctx = context.WithValue(ctx, runStateKey{}, rs)
+	ctx, rs := a.startRun(ctx, req.Policy)
 	s, done, err := a.begin(ctx, req.Session, func(s *liveSession) any {
 		return rs.progress(s.browser.URL(ctx), s.browser.SentSoFar())
 	})
@@ -114,7 +99,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		}
 		sent := rs.sentList()
 		if len(sent) == 0 {
-			sent = a.sentFrom(out.Sent)
+			sent = a.redactSent(out.Sent)
 		}
 		f := a.cutMidCall(ctx, s, out.URL, sent)
 		f.Held = rs.heldList()
@@ -124,30 +109,12 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	if out == nil {
 		return nil, a.fail(driverFailure(err))
 	}
-	res := &contract.RunResult{
-		OK:             err == nil,
-		Page:           contract.Page{URL: a.o.Redactor.URL(out.URL), Title: out.Title},
-		Completed:      out.Completed,
-		Total:          out.Total,
-		ConsoleErrors:  out.ConsoleErrors,
-		FailedRequests: out.FailedRequests,
-		Sent:           rs.sentList(),
-		Held:           rs.heldList(),
+	res := a.redactRun(out)
+	// The request gate's journal, when it kept one, is what the run sent.
+	if sent := rs.sentList(); len(sent) > 0 {
+		res.Sent = sent
 	}
-	if len(res.Sent) == 0 {
-		res.Sent = a.sentFrom(out.Sent)
-	}
-	res.Blocked = append(res.Blocked, a.blockedFrom(out.Blocked)...)
-	res.TabsOpened = append(res.TabsOpened, a.tabsFrom(out.TabsOpened)...)
-	res.Dialogs = append(res.Dialogs, dialogsFrom(out.Dialogs)...)
-	if out.Failed != nil {
-		res.Failed = &contract.ActionFailure{Index: out.Failed.Index, Op: out.Failed.Op, Reason: out.Failed.Reason}
-	}
-	if out.Observed != nil {
-		o := a.snapshotResult(out.Observed)
-		res.Observed = &contract.Observation{Text: o.Text, Epoch: o.Epoch, Elements: o.Elements, Interactive: o.Interactive,
-			Truncated: o.Truncated, Cut: o.Cut, NextOffset: o.NextOffset, Changes: o.Changes}
-	}
+	res.Held = rs.heldList()
 	if err != nil {
 		// A batch stopped partway is a result the model can act on: it says
 		// how many actions completed and which failed. It goes back as a
@@ -224,7 +191,7 @@ func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequ
 func (a *Activities) screenshot(ctx context.Context, s *liveSession, args contract.ScreenshotArgs, suffix string) (*contract.ScreenshotResult, *contract.Failure) {
 	req := struct{ Args contract.ScreenshotArgs }{args}
 	o := driver.ScreenshotOptions{FullPage: req.Args.FullPage, ID: strings.TrimSpace(req.Args.ID), Selector: strings.TrimSpace(req.Args.Selector), Type: req.Args.Type, Quality: req.Args.Quality,
-		Locator: driverLocator(req.Args.Locator)}
+		Locator: req.Args.Locator}
 	if c := req.Args.Clip; c != nil && c.Width > 0 && c.Height > 0 {
 		o.Clip = &driver.Rect{X: c.X, Y: c.Y, Width: c.Width, Height: c.Height}
 	}
@@ -321,24 +288,25 @@ func (a *Activities) Downloads(ctx context.Context, req contract.DownloadsReques
 	}
 	res := &contract.DownloadsResult{OK: true, Downloads: []contract.Download{}}
 	for _, d := range list {
-		cc, err := a.fileDownload(ctx, s.ref.Tag, d)
+		cc, err := a.fileDownload(ctx, s.ref.Tag, filepath.Join(s.sess.DownloadDir, d.Name), d)
 		if err != nil {
 			return nil, a.fail(err)
 		}
-		res.Downloads = append(res.Downloads, contract.Download{Name: d.Name, Size: d.Size, SHA256: d.SHA256, Evidence: cc})
+		d.Evidence = cc
+		res.Downloads = append(res.Downloads, d)
 	}
 	return res, a.clean(res)
 }
 
-// fileDownload files one download once per session: its call id is
+// fileDownload files one download (the file at path) once per session: its call id is
 // "download", not the call's, so its key (download-browser_downloads-<sha256[:12]>.<ext>,
 // the one key format) depends on the session and the bytes only, and a later
 // call finds it filed and writes nothing. A download that fits the inline
 // budget is read and filed whole, so its result carries an inline copy when
 // it is text or an image; a larger one is streamed to the store, never read
 // whole.
-func (a *Activities) fileDownload(ctx context.Context, tag string, d driver.Download) (contract.ClaimCheck, *contract.Failure) {
-	f, err := os.Open(d.Path)
+func (a *Activities) fileDownload(ctx context.Context, tag, path string, d contract.Download) (contract.ClaimCheck, *contract.Failure) {
+	f, err := os.Open(path)
 	if err != nil {
 		return contract.ClaimCheck{}, contract.Fail(contract.CodeCommandFailed, "reading download %s: %v", d.Name, err)
 	}
@@ -442,7 +410,7 @@ func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details
 
 // refusalMessage says why the request gate refused a request: the
 // session's policy (deny), or a person's decision or its absence (ask).
-func refusalMessage(failed *driver.ActionFailure, policy string, r *driver.RefusedError, held []contract.HeldRequest) string {
+func refusalMessage(failed *contract.ActionFailure, policy string, r *driver.RefusedError, held []contract.HeldRequest) string {
 	at := ""
 	if failed != nil {
 		at = fmt.Sprintf("action %d (%s): ", failed.Index+1, failed.Op)
@@ -548,55 +516,47 @@ type runState struct {
 	held []contract.HeldRequest
 }
 
-func (r *runState) progress(url string, sent []driver.SentRequest) contract.RunProgress {
+func (r *runState) progress(url string, sent []contract.SentRequest) contract.RunProgress {
 	p := contract.RunProgress{URL: r.a.o.Redactor.URL(url), Sent: r.sentList()}
 	if len(p.Sent) == 0 {
-		p.Sent = r.a.sentFrom(sent)
+		p.Sent = r.a.redactSent(sent)
 	}
 	return p
 }
 
-// sentFrom converts the driver's journal, redacting as it goes.
-func (a *Activities) sentFrom(in []driver.SentRequest) []contract.SentRequest {
-	var out []contract.SentRequest
-	for _, s := range in {
-		out = append(out, contract.SentRequest{Method: s.Method, Origin: a.o.Redactor.URL(s.Origin), Path: a.o.Redactor.String(s.Path)})
+// startRun opens a run's journal (a batch's or a code cell's) and puts it
+// in ctx, where the session's request gate finds it.
+func (a *Activities) startRun(ctx context.Context, policy string) (context.Context, *runState) {
+	rs := &runState{a: a, policy: policy}
+	if activity.IsActivity(ctx) {
+		info := activity.GetInfo(ctx)
+		rs.workflowID, rs.runID, rs.activityID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID
 	}
-	return out
+	return context.WithValue(ctx, runStateKey{}, rs), rs
 }
 
-// blockedFrom is the driver's blocked requests as a result lists them,
-// origins redacted.
-func (a *Activities) blockedFrom(in []driver.BlockedRequest) []contract.BlockedRequest {
-	var out []contract.BlockedRequest
-	for _, b := range in {
-		out = append(out, contract.BlockedRequest{Method: b.Method, Origin: a.o.Redactor.URL(b.Origin), Rule: b.Rule, Secret: b.Secret})
+// redactRun scrubs the addresses a driver's run result carries, in place
+// (the rest of it is redacted as every result is, whole): its page's,
+// its requests' and its new tabs'.
+func (a *Activities) redactRun(res *contract.RunResult) *contract.RunResult {
+	res.URL = a.o.Redactor.URL(res.URL)
+	res.Sent = a.redactSent(res.Sent)
+	for i := range res.Blocked {
+		res.Blocked[i].Origin = a.o.Redactor.URL(res.Blocked[i].Origin)
 	}
-	return out
+	for i := range res.TabsOpened {
+		res.TabsOpened[i].URL = a.o.Redactor.URL(res.TabsOpened[i].URL)
+	}
+	return res
 }
 
-// tabsFrom is the driver's opened tabs as a result lists them, URLs
-// redacted.
-func (a *Activities) tabsFrom(in []driver.Tab) []contract.Tab {
-	var out []contract.Tab
-	for _, t := range in {
-		out = append(out, contract.Tab{ID: t.ID, URL: a.o.Redactor.URL(t.URL), Title: t.Title, Active: t.Active})
+// redactSent scrubs the driver's journal of requests in place: no query
+// values or userinfo in an origin, no secret in a path.
+func (a *Activities) redactSent(sent []contract.SentRequest) []contract.SentRequest {
+	for i := range sent {
+		sent[i].Origin, sent[i].Path = a.o.Redactor.URL(sent[i].Origin), a.o.Redactor.String(sent[i].Path)
 	}
-	return out
-}
-
-// dialogsFrom is the driver's dialogs as a result lists them, with the
-// answer each got.
-func dialogsFrom(in []driver.Dialog) []contract.Dialog {
-	var out []contract.Dialog
-	for _, d := range in {
-		ans := "dismissed"
-		if d.Accepted {
-			ans = "accepted"
-		}
-		out = append(out, contract.Dialog{Type: d.Type, Message: d.Message, Answer: ans})
-	}
-	return out
+	return sent
 }
 
 func (r *runState) sentList() []contract.SentRequest {
@@ -613,13 +573,5 @@ func (r *runState) heldList() []contract.HeldRequest {
 
 // uploadTarget is the file input an upload names, by id or by locator.
 func uploadTarget(a contract.UploadArgs) driver.Target {
-	return driver.Target{ID: a.ID, Locator: driverLocator(a.Locator)}
-}
-
-// driverLocator is a contract locator as the driver takes it.
-func driverLocator(l *contract.Locator) *driver.Locator {
-	if l == nil {
-		return nil
-	}
-	return &driver.Locator{Role: l.Role, Name: l.Name, Label: l.Label, Text: l.Text, Placeholder: l.Placeholder, TestID: l.TestID}
+	return driver.Target{ID: a.ID, Locator: a.Locator}
 }

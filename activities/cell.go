@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.temporal.io/sdk/activity"
-
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/cell"
 	"github.com/durable-browser/durable-browser/internal/driver"
@@ -28,12 +26,7 @@ const cellMargin = 5 * time.Second
 func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*contract.RunResult, error) {
 	ctx, cancelStop := a.untilStopped(ctx)
 	defer cancelStop()
-	rs := &runState{a: a, policy: req.Policy}
-	if activity.IsActivity(ctx) {
-		info := activity.GetInfo(ctx)
-		rs.workflowID, rs.runID, rs.activityID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID
-	}
-	ctx = context.WithValue(ctx, runStateKey{}, rs)
+	ctx, rs := a.startRun(ctx, req.Policy)
 	cp := &cellPage{a: a, rs: rs}
 	s, done, err := a.begin(ctx, req.Session, func(s *liveSession) any {
 		p := rs.progress(s.browser.URL(ctx), s.browser.SentSoFar())
@@ -270,14 +263,11 @@ func (p *cellPage) call(ctx context.Context, method string, args map[string]any)
 		if f := p.validate(contract.ToolSnapshot, method, args, &so); f != nil {
 			return nil, f
 		}
-		snap, err := b.Snapshot(ctx, driver.SnapshotOptions{Mode: so.Mode, Scope: so.Scope, Offset: so.Offset})
-		if err != nil {
-			return nil, driverFailure(err)
+		res, f := a.snapshot(ctx, p.s, so)
+		if f != nil {
+			return nil, f
 		}
-		return p.answer(contract.SnapshotResult{
-			OK: true, Page: contract.Page{URL: a.o.Redactor.URL(snap.URL), Title: snap.Title}, Text: snap.Text, Epoch: snap.Epoch,
-			Elements: snap.Elements, Interactive: snap.Interactive, Truncated: snap.Truncated, Cut: snap.Cut,
-		})
+		return p.answer(res)
 	case method == "screenshot":
 		var so contract.ScreenshotArgs
 		if f := p.validate(contract.ToolScreenshot, method, args, &so); f != nil {
@@ -388,11 +378,12 @@ func (p *cellPage) act(ctx context.Context, method string, args map[string]any) 
 	out, err := p.s.browser.Run(ctx, actions, driver.RunOptions{})
 	release()
 	if out != nil {
+		a.redactRun(out)
 		p.mu.Lock()
-		p.sent = bounded(p.sent, a.sentFrom(out.Sent)...)
-		p.blocked = bounded(p.blocked, a.blockedFrom(out.Blocked)...)
-		p.tabs = bounded(p.tabs, a.tabsFrom(out.TabsOpened)...)
-		p.dialogs = bounded(p.dialogs, dialogsFrom(out.Dialogs)...)
+		p.sent = bounded(p.sent, out.Sent...)
+		p.blocked = bounded(p.blocked, out.Blocked...)
+		p.tabs = bounded(p.tabs, out.TabsOpened...)
+		p.dialogs = bounded(p.dialogs, out.Dialogs...)
 		p.consoleE = bounded(p.consoleE, out.ConsoleErrors...)
 		p.failedRq = bounded(p.failedRq, out.FailedRequests...)
 		p.mu.Unlock()
@@ -404,7 +395,7 @@ func (p *cellPage) act(ctx context.Context, method string, args map[string]any) 
 		}
 		return nil, f
 	}
-	return p.answer(contract.Page{URL: a.o.Redactor.URL(out.URL), Title: out.Title})
+	return p.answer(out.Page)
 }
 
 // answer writes v as JSON for the cell, redacted: the cell never holds a

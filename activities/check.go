@@ -3,9 +3,6 @@ package activities
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
@@ -25,15 +22,15 @@ func (a *Activities) Check(ctx context.Context, req contract.CheckRequest) (*con
 	}
 	defer done()
 	out, err := s.browser.Check(ctx, driver.CheckOptions{
-		URL: req.Args.URL, Text: req.Args.ExpectText, ID: req.Args.ExpectID, Locator: driverLocator(req.Args.ExpectLocator),
+		URL: req.Args.URL, Text: req.Args.ExpectText, ID: req.Args.ExpectID, Locator: req.Args.ExpectLocator,
 		NoConsoleErrors: req.Args.NoConsoleErrors, NoFailedRequests: req.Args.NoFailedRequests,
 	})
 	if err != nil {
 		return nil, a.fail(driverFailure(err))
 	}
-	res := verdict(out)
+	res := out.Verdict
 	s.stamp(&res.Page)
-	res.URL = a.o.Redactor.URL(out.URL)
+	res.URL = a.o.Redactor.URL(res.URL)
 	for i := range res.Checks {
 		if res.Checks[i].Check == "url" {
 			res.Checks[i].Found = a.o.Redactor.URL(res.Checks[i].Found)
@@ -63,42 +60,4 @@ func (a *Activities) Check(ctx context.Context, req contract.CheckRequest) (*con
 	}
 	res.Evidence = cc
 	return res, a.clean(res)
-}
-
-// verdict turns what the driver found into the contract's verdict: passed
-// only when there was something to check and every check held; errors the
-// page shows that nobody asked about are warnings.
-func verdict(out *driver.CheckResult) *contract.CheckResult {
-	res := &contract.CheckResult{OK: true, Page: contract.Page{Title: out.Title}, Passed: len(out.Checks) > 0, Checks: []contract.CheckItem{}}
-	asked := map[string]bool{}
-	for _, c := range out.Checks {
-		asked[c.Name] = true
-		res.Checks = append(res.Checks, contract.CheckItem{Check: c.Name, Passed: c.Passed, Expected: c.Expected, Found: c.Found})
-		if !c.Passed {
-			res.Passed = false
-			res.Failed = append(res.Failed, c.Name)
-		}
-	}
-	warn := func(name, what string, got []string) {
-		if !asked[name] && len(got) > 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%d %s (not checked): %s", len(got), what, clipText(strings.Join(got, "; "), 300)))
-		}
-	}
-	warn("no_console_errors", "console errors", out.ConsoleErrors)
-	warn("no_failed_requests", "failed requests", out.FailedRequests)
-	if out.Loading {
-		res.Warnings = append(res.Warnings, "the page had not finished loading; check again after a wait if something is missing")
-	}
-	return res
-}
-
-// clipText bounds s to n bytes on a rune boundary.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }

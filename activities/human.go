@@ -90,16 +90,11 @@ func (a *Activities) reachURL(ctx context.Context, s *liveSession, req contract.
 	if err != nil || u.Host == "" {
 		return ""
 	}
-	tabs, err := s.browser.Tabs(ctx)
-	if err != nil {
+	target, err := s.browser.ActiveTarget()
+	if err != nil || target == "" {
 		return ""
 	}
-	for _, t := range tabs {
-		if t.Active && t.TargetID != "" {
-			return fmt.Sprintf("http://%s/devtools/inspector.html?ws=%s/devtools/page/%s", u.Host, u.Host, t.TargetID)
-		}
-	}
-	return ""
+	return fmt.Sprintf("http://%s/devtools/inspector.html?ws=%s/devtools/page/%s", u.Host, u.Host, target)
 }
 
 // MaxHolds bounds the requests one session may hold for a person at once.
