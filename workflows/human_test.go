@@ -124,7 +124,7 @@ func TestApprovals(t *testing.T) {
 
 func TestConditionMet(t *testing.T) {
 	s := &contract.SnapshotResult{Page: contract.Page{URL: "https://shop.example/orders/42", Title: "Order"},
-		Text: "[1] heading \"Order 42\" level=1\n  [2] button \"Pay now\"\n  link \"Help\" -> /help"}
+		Observation: contract.Observation{Text: "[1] heading \"Order 42\" level=1\n  [2] button \"Pay now\"\n  link \"Help\" -> /help"}}
 	cases := []struct {
 		c    contract.Condition
 		want bool
@@ -158,7 +158,7 @@ func FuzzConditionMet(f *testing.F) {
 	f.Add("**", "", "", "", "")
 	f.Add("*a*b*", "link", "\"", "link \"\\\"\"", "ab")
 	f.Fuzz(func(t *testing.T, url, role, name, text, pageURL string) {
-		s := &contract.SnapshotResult{Page: contract.Page{URL: pageURL}, Text: text}
+		s := &contract.SnapshotResult{Page: contract.Page{URL: pageURL}, Observation: contract.Observation{Text: text}}
 		ConditionMet(contract.Condition{URL: url, Role: role, Name: name}, s)
 		if strings.Contains(url, "*") && globMatch(url, pageURL) && !globMatch(strings.ReplaceAll(url, "*", "**"), pageURL) {
 			t.Fatalf("doubling stars changed the match of %q on %q", url, pageURL)
