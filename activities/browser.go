@@ -110,6 +110,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		return nil, a.fail(driverFailure(err))
 	}
 	res := a.redactRun(out)
+	res.OK = err == nil
 	// The request gate's journal, when it kept one, is what the run sent.
 	if sent := rs.sentList(); len(sent) > 0 {
 		res.Sent = sent

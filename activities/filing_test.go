@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/durable-browser/durable-browser/contract"
-	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 )
 
