@@ -136,7 +136,7 @@ func (sv *stateSaver) save(now states.State) <-chan struct{} {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 		defer cancel()
-		// Fencing: only the lease's holder writes. A session whose lease
+		// Only the lease's holder writes. A session whose lease
 		// lapsed and went to another keeps running, unsaved.
 		if err := sv.store.Renew(ctx, sv.name, sv.tag); err != nil {
 			sv.log.Warn().Err(err).Str("state", sv.name).Msg("state not saved: this session no longer holds it")

@@ -36,15 +36,8 @@ type Checked struct {
 	ConsoleErrors, FailedRequests []string
 }
 
-// excerptJS finds text in the body's visible text and returns a bounded
-// excerpt around its first occurrence, or null.
-const excerptJS = `(function(want){
-  const t = document.body ? document.body.innerText : "";
-  const i = t.indexOf(want);
-  if (i < 0) return null;
-  const from = Math.max(0, i - 80), to = Math.min(t.length, i + want.length + 80);
-  return (from > 0 ? "..." : "") + t.slice(from, to).replace(/\s+/g, " ").trim() + (to < t.length ? "..." : "");
-})`
+// excerptJS (js/excerpt.js) finds text in the body's visible text.
+var excerptJS = program("excerpt.js")
 
 // Check tests expectations on the active tab without acting on it. An id
 // that is stale answers *StaleError (it cannot be judged); every other
@@ -69,7 +62,7 @@ func (b *Browser) Check(ctx context.Context, o CheckOptions) (*Checked, error) {
 		res.Checks = append(res.Checks, contract.CheckItem{Check: "url", Expected: o.URL, Passed: urlMatches(o.URL, loc), Found: loc})
 	}
 	if o.Text != "" {
-		r, err := proto.RuntimeEvaluate{Expression: excerptJS + "(" + strconv.Quote(o.Text) + ")", ReturnByValue: true}.Call(page)
+		r, err := proto.RuntimeEvaluate{Expression: invoke(excerptJS, strconv.Quote(o.Text)), ReturnByValue: true}.Call(page)
 		if err != nil {
 			return nil, fmt.Errorf("driver: reading the page's text: %w", err)
 		}

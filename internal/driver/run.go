@@ -196,9 +196,9 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		}
 		if err != nil {
 			var ae *ActionError
-			var fe *TakenOverError
-			if errors.As(err, &fe) {
-				ae = &ActionError{Kind: KindTakenOver, Reason: fe.Error(), Err: fe}
+			var te *TakenOverError
+			if errors.As(err, &te) {
+				ae = &ActionError{Kind: KindTakenOver, Reason: te.Error(), Err: te}
 			} else if !errors.As(err, &ae) {
 				ae = &ActionError{Kind: KindBrowser, Reason: b.clip(err.Error(), 200), Err: err}
 				if errors.Is(err, context.DeadlineExceeded) {

@@ -67,7 +67,8 @@ func (b *Browser) settle(ctx context.Context, t *tab, a Action) error {
 	}
 }
 
-const visibleJS = `function(){ const r=this.getBoundingClientRect(); return this.isConnected && r.width>0 && r.height>0; }`
+// visibleJS (js/visible.js) tells whether an element has a box on screen.
+var visibleJS = program("visible.js")
 
 // wait polls a condition until it holds or the action's timeout passes.
 func (b *Browser) wait(ctx context.Context, t *tab, a Action, r ref) error {
