@@ -22,6 +22,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/internal/scrub"
 )
 
 // Snapshot answers the snapshot tool.
@@ -33,18 +34,18 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 	defer done()
 	snap, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: req.Args.Mode, Scope: req.Args.Scope, Offset: req.Args.Offset, Since: req.Args.Since})
 	if err != nil {
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	res := a.snapshotResult(snap)
 	s.stamp(&res.Page)
-	return res, a.clean(res)
+	return res, nil
 }
 
 // snapshotResult is a driver snapshot as the contract says it.
 func (a *Activities) snapshotResult(snap *driver.Snapshot) *contract.SnapshotResult {
 	res := &contract.SnapshotResult{
 		OK:          true,
-		Page:        contract.Page{URL: a.o.Redactor.URL(snap.URL), Title: snap.Title},
+		Page:        contract.Page{URL: scrub.URL(snap.URL), Title: snap.Title},
 		Text:        snap.Text,
 		Epoch:       snap.Epoch,
 		Elements:    snap.Elements,
@@ -65,27 +66,27 @@ func (a *Activities) snapshotResult(snap *driver.Snapshot) *contract.SnapshotRes
 // side-effecting requests it let go, so a lost worker can say what was sent.
 func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contract.RunResult, error) {
 	if _, f := a.session(req.Session); f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	// The run schema is the one definition of the ops and their fields: the
 	// batch is held to it here, whoever built the request, and the driver
 	// checks only what a schema cannot say.
 	rawArgs, err := json.Marshal(req.Args)
 	if err != nil {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "run.actions: not valid JSON; send an array of action objects such as [{\"op\":\"click\",\"id\":\"5\"}]"))
+		return nil, contract.Fail(contract.CodeRefused, "run.actions: not valid JSON; send an array of action objects such as [{\"op\":\"click\",\"id\":\"5\"}]")
 	}
 	if _, f := contract.Validate(contract.ToolRun, rawArgs); f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	if req.Args.Code != "" {
 		return a.runCell(ctx, req)
 	}
 	actions, err := driver.ParseActions(req.Args.Actions)
 	if err != nil {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
+		return nil, contract.Fail(contract.CodeRefused, "%v", err)
 	}
 	if f := a.expandSecrets(actions, 0); f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	ctx, cancelStop := a.untilStopped(ctx)
 	defer cancelStop()
@@ -110,7 +111,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		// deadline): whatever ended it, a begun batch may have acted.
 		if out == nil {
 			// Refused before any action: nothing was sent.
-			return nil, a.fail(contract.Fail(contract.CodeAborted, "the call ended before it ran, so nothing was sent; call again"))
+			return nil, contract.Fail(contract.CodeAborted, "the call ended before it ran, so nothing was sent; call again")
 		}
 		sent := rs.sentList()
 		if len(sent) == 0 {
@@ -119,14 +120,14 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		f := a.cutMidCall(ctx, s, out.URL, sent)
 		f.Held = rs.heldList()
 		f.Completed = &out.Completed
-		return nil, a.fail(f)
+		return nil, f
 	}
 	if out == nil {
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	res := &contract.RunResult{
 		OK:             err == nil,
-		Page:           contract.Page{URL: a.o.Redactor.URL(out.URL), Title: out.Title},
+		Page:           contract.Page{URL: scrub.URL(out.URL), Title: out.Title},
 		Completed:      out.Completed,
 		Total:          out.Total,
 		ConsoleErrors:  out.ConsoleErrors,
@@ -164,23 +165,21 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		f.Sent = res.Sent
 		f.Held = res.Held
 		f.Completed = &res.Completed
-		if cerr := a.clean(res); cerr == nil {
-			where := res.URL
-			if where == "" {
-				// A failed navigation leaves the browser's own error page,
-				// whose address is no page's.
-				where = "the browser's error page"
-			}
-			f.WithDetail(fmt.Sprintf("completed %d of %d actions; now at %s (%s)", res.Completed, res.Total, where, res.Title))
+		where := res.URL
+		if where == "" {
+			// A failed navigation leaves the browser's own error page,
+			// whose address is no page's.
+			where = "the browser's error page"
 		}
+		f.WithDetail(fmt.Sprintf("completed %d of %d actions; now at %s (%s)", res.Completed, res.Total, where, res.Title))
 		if out.Completed > 0 {
 			a.saveAfterEffect(ctx, s)
 		}
-		return nil, a.fail(f)
+		return nil, f
 	}
 	a.saveAfterEffect(ctx, s)
 	s.stamp(&res.Page)
-	return res, a.clean(res)
+	return res, nil
 }
 
 // expandSecrets resolves {{secret:NAME}} on the worker: the value goes to
@@ -214,9 +213,9 @@ func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequ
 	defer done()
 	res, f := a.screenshot(ctx, s, req.Args, "")
 	if f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
-	return res, a.clean(res)
+	return res, nil
 }
 
 // screenshot captures and files one screenshot; suffix separates several
@@ -232,7 +231,7 @@ func (a *Activities) screenshot(ctx context.Context, s *liveSession, args contra
 	if err != nil {
 		return nil, driverFailure(err)
 	}
-	url, title := a.o.Redactor.URL(s.browser.URL(ctx)), s.browser.Title(ctx)
+	url, title := scrub.URL(s.browser.URL(ctx)), s.browser.Title(ctx)
 	ct := "image/" + shot.Type
 	cc, err := a.file(ctx, filing{
 		tool: contract.ToolScreenshot, args: req.Args, session: s.ref.Tag, ext: shot.Type, contentType: ct,
@@ -273,7 +272,7 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 	defer done()
 	r, err := s.browser.Read(ctx, driver.ReadOptions{What: req.Args.What})
 	if err != nil {
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	// What is filed is the redacted text, so evidence holds no secret either.
 	body := a.o.Redactor.Bytes(r.Raw)
@@ -288,20 +287,20 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 	case strings.Contains(ct, "markdown"):
 		ext = "md"
 	}
-	url := a.o.Redactor.URL(r.URL)
+	url := scrub.URL(r.URL)
 	cc, err := a.file(ctx, filing{
 		tool: contract.ToolRead, args: req.Args, session: s.ref.Tag, ext: ext, contentType: ct, body: body,
 		finalURL: url, title: r.Title, extractor: r.Extractor,
 	})
 	if err != nil {
-		return nil, a.fail(evidenceFailure(err))
+		return nil, evidenceFailure(err)
 	}
 	res := &contract.ReadResult{
 		OK: true, Page: contract.Page{URL: url, Title: r.Title}, What: r.What, Status: r.Status, Content: r.Content,
 		Extractor: r.Extractor, Truncated: r.Truncated, FullLength: r.FullLength, Evidence: cc,
 	}
 	s.stamp(&res.Page)
-	return res, a.clean(res)
+	return res, nil
 }
 
 // Downloads lists finished downloads and files each one; a retry finds them
@@ -313,21 +312,21 @@ func (a *Activities) Downloads(ctx context.Context, req contract.DownloadsReques
 	}
 	defer done()
 	if s.sess.DownloadDir == "" {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "this session's provider (%s) keeps no downloads; use a local session to download files", s.ref.Provider))
+		return nil, contract.Fail(contract.CodeRefused, "this session's provider (%s) keeps no downloads; use a local session to download files", s.ref.Provider)
 	}
 	list, err := s.browser.Downloads(ctx)
 	if err != nil {
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	res := &contract.DownloadsResult{OK: true, Downloads: []contract.Download{}}
 	for _, d := range list {
 		cc, err := a.fileDownload(ctx, s.ref.Tag, d)
 		if err != nil {
-			return nil, a.fail(err)
+			return nil, err
 		}
 		res.Downloads = append(res.Downloads, contract.Download{Name: d.Name, Size: d.Size, SHA256: d.SHA256, Evidence: cc})
 	}
-	return res, a.clean(res)
+	return res, nil
 }
 
 // fileDownload files one download once per session: its call id is
@@ -387,14 +386,14 @@ func downloadType(ext string, head []byte) string {
 // without one, every upload is refused.
 func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*contract.UploadResult, error) {
 	if _, f := a.session(req.Session); f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	if a.o.UploadDir == "" {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "uploads are off on this worker: the host allows them by naming a directory of files with --upload-dir (DURABLE_BROWSER_UPLOAD_DIR); a model cannot"))
+		return nil, contract.Fail(contract.CodeRefused, "uploads are off on this worker: the host allows them by naming a directory of files with --upload-dir (DURABLE_BROWSER_UPLOAD_DIR); a model cannot")
 	}
 	file, err := vetUpload(a.o.UploadDir, req.Args.Path)
 	if err != nil {
-		return nil, a.fail(a.uploadRefusal(req.Args.Path, err))
+		return nil, a.uploadRefusal(req.Args.Path, err)
 	}
 	ctx, cancelStop := a.untilStopped(ctx)
 	defer cancelStop()
@@ -405,14 +404,14 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 	defer done()
 	if err := s.browser.Upload(ctx, uploadTarget(req.Args), file.Path); err != nil {
 		if ctx.Err() != nil {
-			return nil, a.fail(a.cutMidCall(ctx, s, "", nil))
+			return nil, a.cutMidCall(ctx, s, "", nil)
 		}
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	a.saveAfterEffect(ctx, s)
-	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Size: file.Size}
+	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: scrub.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Size: file.Size}
 	s.stamp(&res.Page)
-	return res, a.clean(res)
+	return res, nil
 }
 
 // begin opens a call on a session this process holds: it heartbeats (with
@@ -421,7 +420,7 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details func(*liveSession) any) (*liveSession, func(), error) {
 	s, f := a.session(ref)
 	if f != nil {
-		return nil, nil, a.fail(f)
+		return nil, nil, f
 	}
 	var beat func() any
 	if details != nil {
@@ -430,12 +429,12 @@ func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details
 	stop := a.heartbeat(ctx, beat)
 	if f := s.lock(ctx); f != nil {
 		stop()
-		return nil, nil, a.fail(f)
+		return nil, nil, f
 	}
 	if f := s.agentTurn(); f != nil {
 		s.unlock()
 		stop()
-		return nil, nil, a.fail(f)
+		return nil, nil, f
 	}
 	return s, func() { s.followActiveTab(ctx); s.unlock(); stop() }, nil
 }
@@ -549,7 +548,7 @@ type runState struct {
 }
 
 func (r *runState) progress(url string, sent []driver.SentRequest) contract.RunProgress {
-	p := contract.RunProgress{URL: r.a.o.Redactor.URL(url), Sent: r.sentList()}
+	p := contract.RunProgress{URL: scrub.URL(url), Sent: r.sentList()}
 	if len(p.Sent) == 0 {
 		p.Sent = r.a.sentFrom(sent)
 	}
@@ -560,7 +559,7 @@ func (r *runState) progress(url string, sent []driver.SentRequest) contract.RunP
 func (a *Activities) sentFrom(in []driver.SentRequest) []contract.SentRequest {
 	var out []contract.SentRequest
 	for _, s := range in {
-		out = append(out, contract.SentRequest{Method: s.Method, Origin: a.o.Redactor.URL(s.Origin), Path: a.o.Redactor.String(s.Path)})
+		out = append(out, contract.SentRequest{Method: s.Method, Origin: scrub.URL(s.Origin), Path: s.Path})
 	}
 	return out
 }
@@ -570,7 +569,7 @@ func (a *Activities) sentFrom(in []driver.SentRequest) []contract.SentRequest {
 func (a *Activities) blockedFrom(in []driver.BlockedRequest) []contract.BlockedRequest {
 	var out []contract.BlockedRequest
 	for _, b := range in {
-		out = append(out, contract.BlockedRequest{Method: b.Method, Origin: a.o.Redactor.URL(b.Origin), Rule: b.Rule, Secret: b.Secret})
+		out = append(out, contract.BlockedRequest{Method: b.Method, Origin: scrub.URL(b.Origin), Rule: b.Rule, Secret: b.Secret})
 	}
 	return out
 }
@@ -580,7 +579,7 @@ func (a *Activities) blockedFrom(in []driver.BlockedRequest) []contract.BlockedR
 func (a *Activities) tabsFrom(in []driver.Tab) []contract.Tab {
 	var out []contract.Tab
 	for _, t := range in {
-		out = append(out, contract.Tab{ID: t.ID, URL: a.o.Redactor.URL(t.URL), Title: t.Title, Active: t.Active})
+		out = append(out, contract.Tab{ID: t.ID, URL: scrub.URL(t.URL), Title: t.Title, Active: t.Active})
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/cell"
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/scrub"
 )
 
 // cellMargin is kept between a cell's deadline and its activity's, so a
@@ -64,7 +65,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	}
 	out, cerr := cell.Run(ctx, cell.Options{Source: req.Args.Code, Page: cp, Deadline: deadline})
 	if out == nil {
-		return nil, a.fail(contract.Fail(contract.CodeCommandFailed, "the code cell could not start: %v", cerr))
+		return nil, contract.Fail(contract.CodeCommandFailed, "the code cell could not start: %v", cerr)
 	}
 	url, title := s.browser.URL(ctx), s.browser.Title(ctx)
 	calls := contract.PageCalls(out.Calls)
@@ -77,14 +78,14 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 		// it, however the code went on.
 		g := personDriving(errors.New(f.Message))
 		g.PageCalls = &calls
-		return nil, a.fail(a.effected(g, url, sent, rs.heldList(), calls))
+		return nil, a.effected(g, url, sent, rs.heldList(), calls)
 	}
 	var ce *cell.Error
 	if cerr != nil && errors.As(cerr, &ce) {
 		if ce.Kind == cell.KindCanceled && ctx.Err() != nil {
 			f := a.cutMidCall(ctx, s, url, sent)
 			f.Held, f.PageCalls = rs.heldList(), &calls
-			return nil, a.fail(f)
+			return nil, f
 		}
 		f := a.cellFailure(ce, out, url, sent, rs.heldList())
 		if r := cp.refused.Load(); r != nil && ce.Kind == cell.KindCode && ce.Code == string(contract.CodeBlocked) {
@@ -93,11 +94,11 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 			f.Code, f.Retryable = contract.CodeBlocked, false
 			f.Message = "the code cell stopped on a refused page call: " + r.Message
 		}
-		return nil, a.fail(f)
+		return nil, f
 	}
 	res := &contract.RunResult{
 		OK:        true,
-		Page:      contract.Page{URL: a.o.Redactor.URL(url), Title: title},
+		Page:      contract.Page{URL: scrub.URL(url), Title: title},
 		Completed: calls.Completed,
 		Total:     calls.Made,
 		Sent:      sent,
@@ -109,15 +110,12 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	s.stamp(&res.Page)
 	cp.fill(res)
 	a.saveAfterEffect(ctx, s)
-	if err := a.clean(res); err != nil {
-		return nil, a.fail(contract.Fail(contract.CodeCommandFailed, "the cell's result could not be cleaned of secrets, so it is not returned: %v", err))
-	}
-	// Redaction may lengthen the output ("[redacted]"); the limit holds
-	// for what the model is sent.
-	if len(res.Output) > cell.MaxOutputBytes {
-		f := contract.Fail(contract.CodeRefused, "the output is %d bytes of JSON after redaction, over the %d-byte (64 KiB) output limit; emit less", len(res.Output), cell.MaxOutputBytes)
+	// The gate's redaction may lengthen the output ("[redacted]"); the
+	// limit holds for what the model is sent, so it is measured redacted.
+	if n := len(a.o.Redactor.JSON(res.Output)); n > cell.MaxOutputBytes {
+		f := contract.Fail(contract.CodeRefused, "the output is %d bytes of JSON after redaction, over the %d-byte (64 KiB) output limit; emit less", n, cell.MaxOutputBytes)
 		f.PageCalls = &calls
-		return nil, a.fail(a.effected(f, res.URL, sent, rs.heldList(), calls))
+		return nil, a.effected(f, res.URL, sent, rs.heldList(), calls)
 	}
 	return res, nil
 }
@@ -162,7 +160,7 @@ func (a *Activities) effected(f *contract.Failure, url string, sent []contract.S
 		// Never retried blindly: the cell may have acted.
 		f.Retryable = false
 	}
-	f.LastURL, f.Sent, f.Held = a.o.Redactor.URL(url), sent, held
+	f.LastURL, f.Sent, f.Held = url, sent, held
 	return f
 }
 
