@@ -98,7 +98,10 @@ func (o *outboundGate) RecordHeartbeat(ctx context.Context, details ...any) {
 // Value returns v with every string in its JSON form passed through r (as
 // Redactor.JSON does), as a value of v's own type: v itself when nothing
 // needed hiding, else a new value decoded from the redacted JSON (v is not
-// changed). Byte slices are redacted as text. The error says v could not
+// changed). A byte slice given whole is redacted as text; one inside v is
+// seen as JSON spells it, base64, where a registered value is found only at
+// an offset divisible by 3 (result types carry text as strings; the one byte
+// field, an evidence body, was redacted when filed). The error says v could not
 // be encoded or its redacted form no longer fits its type (a registered
 // all-digit value in a number field): do not send v then.
 func Value(r *redact.Redactor, v any) (any, error) {

@@ -59,7 +59,7 @@ func env(t *testing.T, fns map[string]any) (*testsuite.TestActivityEnvironment, 
 // An activity that returns, heartbeats and fails with a registered value in
 // every field it has, calling no redactor itself, hands back none of it.
 func TestGateRedactsWhatAnActivityHandsBack(t *testing.T) {
-	in := &result{URL: "https://a.example/p/" + secret, Items: []string{"x " + secret, "ok"}, Raw: []byte("raw " + secret),
+	in := &result{URL: "https://a.example/p/" + secret, Items: []string{"x " + secret, "ok"}, Raw: []byte("raw bytes"),
 		N: 7, Inner: &result{URL: "token=" + "abcdefgh12345"}, Tags: map[string]bool{secret: true}}
 	e, beats := env(t, map[string]any{
 		"result": func(ctx context.Context) (*result, error) {
@@ -98,7 +98,7 @@ func TestGateRedactsWhatAnActivityHandsBack(t *testing.T) {
 	if sp := leaks(s); sp != "" {
 		t.Fatalf("the result kept %q: %s", sp, s)
 	}
-	if got.N != 7 || got.Items[1] != "ok" || !strings.Contains(got.URL, redact.Placeholder) || got.Inner.URL != "token="+redact.Placeholder {
+	if got.N != 7 || got.Items[1] != "ok" || string(got.Raw) != "raw bytes" || !strings.Contains(got.URL, redact.Placeholder) || got.Inner.URL != "token="+redact.Placeholder {
 		t.Fatalf("the result lost what was not secret: %+v", got)
 	}
 	if in.URL != "https://a.example/p/"+secret {
@@ -127,7 +127,8 @@ func TestGateRedactsWhatAnActivityHandsBack(t *testing.T) {
 		if name != "bare" {
 			continue
 		}
-		if f.Code != contract.CodeRefused || len(f.Detail) > contract.MaxDetail || !strings.HasSuffix(f.Detail, redact.Placeholder) {
+		// Cut first, the detail would end with the secret's first 4 bytes.
+		if f.Code != contract.CodeRefused || len(f.Detail) > contract.MaxDetail || !strings.HasSuffix(f.Detail, redact.Placeholder[:4]) {
 			t.Fatalf("the detail was not redacted whole and then bounded: code %s, %d bytes, ends %q", f.Code, len(f.Detail), f.Detail[len(f.Detail)-20:])
 		}
 		if f.LastURL != "https://a.example/x?k="+redact.Placeholder || f.Sent[0].Path != "/"+redact.Placeholder {
@@ -159,22 +160,27 @@ func TestGateRedactsWhatAnActivityHandsBack(t *testing.T) {
 }
 
 // A result whose redacted form no longer fits its type (a registered
-// all-digit value in a number field) is not sent: the call fails closed.
+// all-digit value in a number field, a byte field whose base64 held one) is
+// not sent: the call fails closed.
 func TestGateFailsClosed(t *testing.T) {
 	red := redact.New()
 	red.Register("4111111111111111")
 	type card struct {
 		Number int64 `json:"number"`
 	}
-	v, err := Value(red, card{Number: 4111111111111111})
-	if err == nil {
-		t.Fatalf("Value = %+v, want an error", v)
+	type body struct {
+		Body []byte `json:"body"`
+	}
+	for _, v := range []any{card{Number: 4111111111111111}, &body{Body: []byte("4111111111111111")}} {
+		if out, err := Value(red, v); err == nil {
+			t.Fatalf("Value(%+v) = %+v, want an error", v, out)
+		}
 	}
 	var s testsuite.WorkflowTestSuite
 	e := s.NewTestActivityEnvironment()
 	e.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{New(red)}})
 	e.RegisterActivityWithOptions(func(context.Context) (card, error) { return card{Number: 4111111111111111}, nil }, activity.RegisterOptions{Name: "card"})
-	_, err = e.ExecuteActivity("card")
+	_, err := e.ExecuteActivity("card")
 	f, ok := envelope.From(err)
 	if !ok || f.Code != contract.CodeCommandFailed || f.Retryable || strings.Contains(err.Error(), "4111111111111111") {
 		t.Fatalf("error %v (%+v), want a non-retryable command_failed without the value", err, f)
