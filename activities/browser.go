@@ -22,6 +22,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/internal/scrub"
 )
 
 // Snapshot answers the snapshot tool.
@@ -33,10 +34,10 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 	defer done()
 	res, f := a.snapshot(ctx, s, req.Args)
 	if f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	s.stamp(&res.Page)
-	return res, a.clean(res)
+	return res, nil
 }
 
 // snapshot takes a snapshot as the snapshot tool and a code cell's
@@ -46,7 +47,7 @@ func (a *Activities) snapshot(ctx context.Context, s *liveSession, args contract
 	if err != nil {
 		return nil, driverFailure(err)
 	}
-	res.URL = a.o.Redactor.URL(res.URL)
+	res.URL = scrub.URL(res.URL)
 	return res, nil
 }
 
@@ -55,27 +56,27 @@ func (a *Activities) snapshot(ctx context.Context, s *liveSession, args contract
 // side-effecting requests it let go, so a lost worker can say what was sent.
 func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contract.RunResult, error) {
 	if _, f := a.session(req.Session); f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	// The run schema is the one definition of the ops and their fields: the
 	// batch is held to it here, whoever built the request, and the driver
 	// checks only what a schema cannot say.
 	rawArgs, err := json.Marshal(req.Args)
 	if err != nil {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "run.actions: not valid JSON; send an array of action objects such as [{\"op\":\"click\",\"id\":\"5\"}]"))
+		return nil, contract.Fail(contract.CodeRefused, "run.actions: not valid JSON; send an array of action objects such as [{\"op\":\"click\",\"id\":\"5\"}]")
 	}
 	if _, f := contract.Validate(contract.ToolRun, rawArgs); f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	if req.Args.Code != "" {
 		return a.runCell(ctx, req)
 	}
 	actions, err := driver.ParseActions(req.Args.Actions)
 	if err != nil {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
+		return nil, contract.Fail(contract.CodeRefused, "%v", err)
 	}
 	if f := a.expandSecrets(actions, 0); f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	ctx, cancelStop := a.untilStopped(ctx)
 	defer cancelStop()
@@ -95,7 +96,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		// deadline): whatever ended it, a begun batch may have acted.
 		if out == nil {
 			// Refused before any action: nothing was sent.
-			return nil, a.fail(contract.Fail(contract.CodeAborted, "the call ended before it ran, so nothing was sent; call again"))
+			return nil, contract.Fail(contract.CodeAborted, "the call ended before it ran, so nothing was sent; call again")
 		}
 		sent := rs.sentList()
 		if len(sent) == 0 {
@@ -104,10 +105,10 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		f := a.cutMidCall(ctx, s, out.URL, sent)
 		f.Held = rs.heldList()
 		f.Completed = &out.Completed
-		return nil, a.fail(f)
+		return nil, f
 	}
 	if out == nil {
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	res := a.redactRun(out)
 	res.OK = err == nil
@@ -132,23 +133,21 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		f.Sent = res.Sent
 		f.Held = res.Held
 		f.Completed = &res.Completed
-		if cerr := a.clean(res); cerr == nil {
-			where := res.URL
-			if where == "" {
-				// A failed navigation leaves the browser's own error page,
-				// whose address is no page's.
-				where = "the browser's error page"
-			}
-			f.WithDetail(fmt.Sprintf("completed %d of %d actions; now at %s (%s)", res.Completed, res.Total, where, res.Title))
+		where := res.URL
+		if where == "" {
+			// A failed navigation leaves the browser's own error page,
+			// whose address is no page's.
+			where = "the browser's error page"
 		}
+		f.WithDetail(fmt.Sprintf("completed %d of %d actions; now at %s (%s)", res.Completed, res.Total, where, res.Title))
 		if out.Completed > 0 {
 			a.saveAfterEffect(ctx, s)
 		}
-		return nil, a.fail(f)
+		return nil, f
 	}
 	a.saveAfterEffect(ctx, s)
 	s.stamp(&res.Page)
-	return res, a.clean(res)
+	return res, nil
 }
 
 // expandSecrets resolves {{secret:NAME}} on the worker: the value goes to
@@ -182,9 +181,9 @@ func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequ
 	defer done()
 	res, f := a.screenshot(ctx, s, req.Args, "")
 	if f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
-	return res, a.clean(res)
+	return res, nil
 }
 
 // screenshot captures and files one screenshot; suffix separates several
@@ -200,7 +199,7 @@ func (a *Activities) screenshot(ctx context.Context, s *liveSession, args contra
 	if err != nil {
 		return nil, driverFailure(err)
 	}
-	url, title := a.o.Redactor.URL(s.browser.URL(ctx)), s.browser.Title(ctx)
+	url, title := scrub.URL(s.browser.URL(ctx)), s.browser.Title(ctx)
 	ct := "image/" + shot.Type
 	cc, err := a.file(ctx, filing{
 		tool: contract.ToolScreenshot, args: req.Args, session: s.ref.Tag, ext: shot.Type, contentType: ct,
@@ -241,7 +240,7 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 	defer done()
 	r, err := s.browser.Read(ctx, driver.ReadOptions{What: req.Args.What})
 	if err != nil {
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	// What is filed is the redacted text, so evidence holds no secret either.
 	body := a.o.Redactor.Bytes(r.Raw)
@@ -256,20 +255,20 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 	case strings.Contains(ct, "markdown"):
 		ext = "md"
 	}
-	url := a.o.Redactor.URL(r.URL)
+	url := scrub.URL(r.URL)
 	cc, err := a.file(ctx, filing{
 		tool: contract.ToolRead, args: req.Args, session: s.ref.Tag, ext: ext, contentType: ct, body: body,
 		finalURL: url, title: r.Title, extractor: r.Extractor,
 	})
 	if err != nil {
-		return nil, a.fail(evidenceFailure(err))
+		return nil, evidenceFailure(err)
 	}
 	res := &contract.ReadResult{
 		OK: true, Page: contract.Page{URL: url, Title: r.Title}, What: r.What, Status: r.Status, Content: r.Content,
 		Extractor: r.Extractor, Truncated: r.Truncated, FullLength: r.FullLength, Evidence: cc,
 	}
 	s.stamp(&res.Page)
-	return res, a.clean(res)
+	return res, nil
 }
 
 // Downloads lists finished downloads and files each one; a retry finds them
@@ -281,22 +280,22 @@ func (a *Activities) Downloads(ctx context.Context, req contract.DownloadsReques
 	}
 	defer done()
 	if s.sess.DownloadDir == "" {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "this session's provider (%s) keeps no downloads; use a local session to download files", s.ref.Provider))
+		return nil, contract.Fail(contract.CodeRefused, "this session's provider (%s) keeps no downloads; use a local session to download files", s.ref.Provider)
 	}
 	list, err := s.browser.Downloads(ctx)
 	if err != nil {
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	res := &contract.DownloadsResult{OK: true, Downloads: []contract.Download{}}
 	for _, d := range list {
 		cc, err := a.fileDownload(ctx, s.ref.Tag, filepath.Join(s.sess.DownloadDir, d.Name), d)
 		if err != nil {
-			return nil, a.fail(err)
+			return nil, err
 		}
 		d.Evidence = cc
 		res.Downloads = append(res.Downloads, d)
 	}
-	return res, a.clean(res)
+	return res, nil
 }
 
 // fileDownload files one download (the file at path) once per session: its call id is
@@ -356,14 +355,14 @@ func downloadType(ext string, head []byte) string {
 // without one, every upload is refused.
 func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*contract.UploadResult, error) {
 	if _, f := a.session(req.Session); f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	if a.o.UploadDir == "" {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "uploads are off on this worker: the host allows them by naming a directory of files with --upload-dir (DURABLE_BROWSER_UPLOAD_DIR); a model cannot"))
+		return nil, contract.Fail(contract.CodeRefused, "uploads are off on this worker: the host allows them by naming a directory of files with --upload-dir (DURABLE_BROWSER_UPLOAD_DIR); a model cannot")
 	}
 	file, err := vetUpload(a.o.UploadDir, req.Args.Path)
 	if err != nil {
-		return nil, a.fail(a.uploadRefusal(req.Args.Path, err))
+		return nil, a.uploadRefusal(req.Args.Path, err)
 	}
 	ctx, cancelStop := a.untilStopped(ctx)
 	defer cancelStop()
@@ -374,14 +373,14 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 	defer done()
 	if err := s.browser.Upload(ctx, uploadTarget(req.Args), file.Path); err != nil {
 		if ctx.Err() != nil {
-			return nil, a.fail(a.cutMidCall(ctx, s, "", nil))
+			return nil, a.cutMidCall(ctx, s, "", nil)
 		}
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	a.saveAfterEffect(ctx, s)
-	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Size: file.Size}
+	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: scrub.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Size: file.Size}
 	s.stamp(&res.Page)
-	return res, a.clean(res)
+	return res, nil
 }
 
 // begin opens a call on a session this process holds: it heartbeats (with
@@ -390,7 +389,7 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details func(*liveSession) any) (*liveSession, func(), error) {
 	s, f := a.session(ref)
 	if f != nil {
-		return nil, nil, a.fail(f)
+		return nil, nil, f
 	}
 	var beat func() any
 	if details != nil {
@@ -399,12 +398,12 @@ func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details
 	stop := a.heartbeat(ctx, beat)
 	if f := s.lock(ctx); f != nil {
 		stop()
-		return nil, nil, a.fail(f)
+		return nil, nil, f
 	}
 	if f := s.agentTurn(); f != nil {
 		s.unlock()
 		stop()
-		return nil, nil, a.fail(f)
+		return nil, nil, f
 	}
 	return s, func() { s.followActiveTab(ctx); s.unlock(); stop() }, nil
 }
@@ -518,7 +517,7 @@ type runState struct {
 }
 
 func (r *runState) progress(url string, sent []contract.SentRequest) contract.RunProgress {
-	p := contract.RunProgress{URL: r.a.o.Redactor.URL(url), Sent: r.sentList()}
+	p := contract.RunProgress{URL: scrub.URL(url), Sent: r.sentList()}
 	if len(p.Sent) == 0 {
 		p.Sent = r.a.redactSent(sent)
 	}
@@ -540,22 +539,23 @@ func (a *Activities) startRun(ctx context.Context, policy string) (context.Conte
 // (the rest of it is redacted as every result is, whole): its page's,
 // its requests' and its new tabs'.
 func (a *Activities) redactRun(res *contract.RunResult) *contract.RunResult {
-	res.URL = a.o.Redactor.URL(res.URL)
+	res.URL = scrub.URL(res.URL)
 	res.Sent = a.redactSent(res.Sent)
 	for i := range res.Blocked {
-		res.Blocked[i].Origin = a.o.Redactor.URL(res.Blocked[i].Origin)
+		res.Blocked[i].Origin = scrub.URL(res.Blocked[i].Origin)
 	}
 	for i := range res.TabsOpened {
-		res.TabsOpened[i].URL = a.o.Redactor.URL(res.TabsOpened[i].URL)
+		res.TabsOpened[i].URL = scrub.URL(res.TabsOpened[i].URL)
 	}
 	return res
 }
 
 // redactSent scrubs the driver's journal of requests in place: no query
-// values or userinfo in an origin, no secret in a path.
+// values or userinfo in an origin (the redaction gate finds secrets in
+// the rest).
 func (a *Activities) redactSent(sent []contract.SentRequest) []contract.SentRequest {
 	for i := range sent {
-		sent[i].Origin, sent[i].Path = a.o.Redactor.URL(sent[i].Origin), a.o.Redactor.String(sent[i].Path)
+		sent[i].Origin = scrub.URL(sent[i].Origin)
 	}
 	return sent
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/scrub"
 )
 
 // Check answers browser_check: it tests the expectations on the page as it
@@ -14,7 +15,7 @@ import (
 // look alone is never a pass.
 func (a *Activities) Check(ctx context.Context, req contract.CheckRequest) (*contract.CheckResult, error) {
 	if !req.Args.Expects() {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "browser_check: nothing to check: give at least one expectation (url, expect_text, expect_id, expect_locator, no_console_errors, no_failed_requests)"))
+		return nil, contract.Fail(contract.CodeRefused, "browser_check: nothing to check: give at least one expectation (url, expect_text, expect_id, expect_locator, no_console_errors, no_failed_requests)")
 	}
 	s, done, err := a.beginPage(ctx, req.Session)
 	if err != nil {
@@ -26,14 +27,14 @@ func (a *Activities) Check(ctx context.Context, req contract.CheckRequest) (*con
 		NoConsoleErrors: req.Args.NoConsoleErrors, NoFailedRequests: req.Args.NoFailedRequests,
 	})
 	if err != nil {
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	res := out.Verdict
 	s.stamp(&res.Page)
-	res.URL = a.o.Redactor.URL(res.URL)
+	res.URL = scrub.URL(res.URL)
 	for i := range res.Checks {
 		if res.Checks[i].Check == "url" {
-			res.Checks[i].Found = a.o.Redactor.URL(res.Checks[i].Found)
+			res.Checks[i].Found = scrub.URL(res.Checks[i].Found)
 		}
 	}
 	// The filed verdict also lists every console error and failed request
@@ -49,15 +50,15 @@ func (a *Activities) Check(ctx context.Context, req contract.CheckRequest) (*con
 		FailedRequests []string             `json:"failed_requests,omitempty"`
 	}{res.URL, res.Title, res.Passed, res.Failed, res.Checks, res.Warnings, out.ConsoleErrors, out.FailedRequests})
 	if err != nil {
-		return nil, a.fail(contract.Fail(contract.CodeCommandFailed, "encoding the verdict: %v", err))
+		return nil, contract.Fail(contract.CodeCommandFailed, "encoding the verdict: %v", err)
 	}
 	cc, err := a.file(ctx, filing{
 		tool: contract.ToolCheck, args: req.Args, session: s.ref.Tag, ext: "json", contentType: "application/json",
 		body: a.o.Redactor.Bytes(body), finalURL: res.URL, title: res.Title, extractor: "check",
 	})
 	if err != nil {
-		return nil, a.fail(evidenceFailure(err))
+		return nil, evidenceFailure(err)
 	}
 	res.Evidence = cc
-	return res, a.clean(res)
+	return res, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/jsengine"
+	"github.com/durable-browser/durable-browser/internal/scrub"
 )
 
 // cellMargin is kept between a cell's deadline and its activity's, so a
@@ -57,7 +58,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	}
 	out, cerr := jsengine.Run(ctx, jsengine.Options{Source: req.Args.Code, Page: cp, Deadline: deadline})
 	if out == nil {
-		return nil, a.fail(contract.Fail(contract.CodeCommandFailed, "the code cell could not start: %v", cerr))
+		return nil, contract.Fail(contract.CodeCommandFailed, "the code cell could not start: %v", cerr)
 	}
 	url, title := s.browser.URL(ctx), s.browser.Title(ctx)
 	calls := contract.PageCalls(out.Calls)
@@ -70,14 +71,14 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 		// it, however the code went on.
 		g := personDriving(errors.New(f.Message))
 		g.PageCalls = &calls
-		return nil, a.fail(a.effected(g, url, sent, rs.heldList(), calls))
+		return nil, a.effected(g, url, sent, rs.heldList(), calls)
 	}
 	var ce *jsengine.Error
 	if cerr != nil && errors.As(cerr, &ce) {
 		if ce.Kind == jsengine.KindCanceled && ctx.Err() != nil {
 			f := a.cutMidCall(ctx, s, url, sent)
 			f.Held, f.PageCalls = rs.heldList(), &calls
-			return nil, a.fail(f)
+			return nil, f
 		}
 		f := a.cellFailure(ce, out, url, sent, rs.heldList())
 		if r := cp.refused.Load(); r != nil && ce.Kind == jsengine.KindCode && ce.Code == string(contract.CodeBlocked) {
@@ -86,11 +87,11 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 			f.Code, f.Retryable = contract.CodeBlocked, false
 			f.Message = "the code cell stopped on a refused page call: " + r.Message
 		}
-		return nil, a.fail(f)
+		return nil, f
 	}
 	res := &contract.RunResult{
 		OK:        true,
-		Page:      contract.Page{URL: a.o.Redactor.URL(url), Title: title},
+		Page:      contract.Page{URL: scrub.URL(url), Title: title},
 		Completed: calls.Completed,
 		Total:     calls.Made,
 		Sent:      sent,
@@ -102,15 +103,12 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	s.stamp(&res.Page)
 	cp.fill(res)
 	a.saveAfterEffect(ctx, s)
-	if err := a.clean(res); err != nil {
-		return nil, a.fail(contract.Fail(contract.CodeCommandFailed, "the cell's result could not be cleaned of secrets, so it is not returned: %v", err))
-	}
-	// Redaction may lengthen the output ("[redacted]"); the limit holds
-	// for what the model is sent.
-	if len(res.Output) > jsengine.MaxOutputBytes {
-		f := contract.Fail(contract.CodeRefused, "the output is %d bytes of JSON after redaction, over the %d-byte (64 KiB) output limit; emit less", len(res.Output), jsengine.MaxOutputBytes)
+	// The gate's redaction may lengthen the output ("[redacted]"); the
+	// limit holds for what the model is sent, so it is measured redacted.
+	if n := len(a.o.Redactor.JSON(res.Output)); n > jsengine.MaxOutputBytes {
+		f := contract.Fail(contract.CodeRefused, "the output is %d bytes of JSON after redaction, over the %d-byte (64 KiB) output limit; emit less", n, jsengine.MaxOutputBytes)
 		f.PageCalls = &calls
-		return nil, a.fail(a.effected(f, res.URL, sent, rs.heldList(), calls))
+		return nil, a.effected(f, res.URL, sent, rs.heldList(), calls)
 	}
 	return res, nil
 }
@@ -155,7 +153,7 @@ func (a *Activities) effected(f *contract.Failure, url string, sent []contract.S
 		// Never retried blindly: the cell may have acted.
 		f.Retryable = false
 	}
-	f.LastURL, f.Sent, f.Held = a.o.Redactor.URL(url), sent, held
+	f.LastURL, f.Sent, f.Held = url, sent, held
 	return f
 }
 

@@ -12,13 +12,16 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/envelope"
 	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/internal/redactgate"
 	"github.com/durable-browser/durable-browser/providers"
 )
 
@@ -339,6 +342,8 @@ func newHarness(t *testing.T, mod func(*Options)) *harness {
 	h.a = New(o)
 	var s testsuite.WorkflowTestSuite
 	h.env = s.NewTestActivityEnvironment()
+	// The worker's redaction gate, as every activity runs behind it.
+	h.env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{redactgate.New(h.red)}})
 	reg := &onceRegistry{r: h.env, seen: map[string]bool{}}
 	h.a.RegisterShared(reg)
 	h.a.RegisterHost(reg)

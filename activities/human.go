@@ -25,10 +25,10 @@ import (
 func (a *Activities) Notify(ctx context.Context, req contract.NotifyRequest) (*contract.ReleaseResult, error) {
 	s, f := a.session(req.Session)
 	if f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	if a.o.Notifier == nil {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "no handoff port is configured on this worker; set --handoff-webhook or run with the log port"))
+		return nil, contract.Fail(contract.CodeRefused, "no handoff port is configured on this worker; set --handoff-webhook or run with the log port")
 	}
 	// A webhook may take longer than the heartbeat timeout.
 	defer a.heartbeat(ctx, nil)()
@@ -50,9 +50,9 @@ func (a *Activities) Notify(ctx context.Context, req contract.NotifyRequest) (*c
 	}
 	s.heldUntil.Store(until.UnixNano())
 	if err := a.o.Notifier.Notify(ctx, n); err != nil {
-		f := contract.Fail(contract.CodeCommandFailed, "the person could not be notified; it will be retried").WithDetail(a.o.Redactor.String(err.Error()))
+		f := contract.Fail(contract.CodeCommandFailed, "the person could not be notified; it will be retried").WithDetail(err.Error())
 		f.Retryable = true
-		return nil, a.fail(f)
+		return nil, f
 	}
 	return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
 }
