@@ -31,7 +31,8 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 		return nil, err
 	}
 	defer done()
-	snap, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: req.Args.Mode, Scope: req.Args.Scope, Offset: req.Args.Offset, Since: req.Args.Since})
+	snap, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: req.Args.Mode, Scope: req.Args.Scope, Offset: req.Args.Offset, Since: req.Args.Since,
+		Budget: req.Args.Budget, Find: req.Args.Find, Role: req.Args.Role})
 	if err != nil {
 		return nil, a.fail(driverFailure(err))
 	}
@@ -525,6 +526,8 @@ func driverFailure(err error) *contract.Failure {
 	case errors.As(err, &refused):
 		return contract.Fail(contract.CodeRefused, "%v", err)
 	case errors.As(err, &parse):
+		return contract.Fail(contract.CodeRefused, "%v", err)
+	case errors.As(err, new(*driver.FindError)):
 		return contract.Fail(contract.CodeRefused, "%v", err)
 	case errors.As(err, &capRefused):
 		return contract.Fail(contract.CodeRefused, "%v", err)

@@ -270,7 +270,8 @@ func (p *cellPage) call(ctx context.Context, method string, args map[string]any)
 		if f := p.validate(contract.ToolSnapshot, method, args, &so); f != nil {
 			return nil, f
 		}
-		snap, err := b.Snapshot(ctx, driver.SnapshotOptions{Mode: so.Mode, Scope: so.Scope, Offset: so.Offset})
+		snap, err := b.Snapshot(ctx, driver.SnapshotOptions{Mode: so.Mode, Scope: so.Scope, Offset: so.Offset,
+			Budget: so.Budget, Find: so.Find, Role: so.Role})
 		if err != nil {
 			return nil, driverFailure(err)
 		}
