@@ -59,10 +59,11 @@ func (m *matcher) text(s string) bool {
 // (a link also by its target, a field by its value); text by its words,
 // when no role is asked for.
 func (m *matcher) match(l line) bool {
-	if !l.elem {
+	if !l.elem || l.id == 0 {
+		// Text, or a paragraph or cell holding it.
 		return m.role == "" && (m.sub != "" || m.re != nil) && m.text(l.name)
 	}
-	if l.id == 0 || (m.role != "" && strings.ToLower(l.role) != m.role) {
+	if m.role != "" && strings.ToLower(l.role) != m.role {
 		return false
 	}
 	if m.sub == "" && m.re == nil {
@@ -93,7 +94,7 @@ func (r *renderer) find(m *matcher, max, offset int) page {
 			}
 		}
 		s := l.format(false)
-		if !l.elem {
+		if !l.elem || l.id == 0 {
 			if a := r.owner(i); a >= 0 {
 				s += " in " + r.lines[a].format(false)
 			}

@@ -101,9 +101,9 @@ func TestOutline(t *testing.T) {
 		max                int
 		subsections, chaps bool // sections folded into chapters; chapters folded
 	}{
-		{max: 60000},
-		{max: 12000, subsections: true},
-		{max: 1500, subsections: true, chaps: true},
+		{max: 12000},
+		{max: 1500, subsections: true},
+		{max: 600, subsections: true, chaps: true},
 	} {
 		t.Run(fmt.Sprint(tc.max), func(t *testing.T) {
 			if !r.full(tc.max, 0).truncated {
@@ -165,7 +165,7 @@ func TestSection(t *testing.T) {
 	if strings.Contains(sub, "Section 2.3") || strings.Contains(sub, "Section 2.1") || !strings.Contains(sub, `"Save 2.2"`) {
 		t.Errorf("section of 2.2:\n%s", sub)
 	}
-	if interactive := s.interactive(1<<30, 0).text; !strings.HasPrefix(interactive, "["+id+`] heading "Chapter 2"`) {
+	if interactive := s.interactive(1<<30, 0).text; strings.Contains(interactive, "Chapter 3") || !strings.Contains(interactive, "["+save+`] button "Save 2.2"`) {
 		t.Errorf("interactive section:\n%s", interactive)
 	}
 }
