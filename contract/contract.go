@@ -189,10 +189,10 @@ var registry = sync.OnceValue(func() []toolSpec {
 			desc: "See the page as a list of elements, to decide what to do next. Each element you can act on has an id like [5] " +
 				"for run, screenshot and browser_upload. An id stays with its element while the page shows the same document; " +
 				"after the page navigates, take a new snapshot. " +
-				`mode "interactive" lists only actionable elements (shorter; where links go shows in full mode, scope for one part). ` +
-				"A page over the budget (about 4,000 tokens) is answered with an outline: its headings and landmarks, how many actionable " +
-				"elements of which roles each holds and the first few; read one with scope (a heading's id reads its section), or find " +
-				"elements by name or text (find) and role without reading the page. Not evidence: cite with browser_read or screenshot.",
+				`mode "interactive" lists only actionable elements. A page over the budget (about 4,000 tokens) is answered with an ` +
+				"outline: headings and landmarks, how many actionable elements of which roles each holds and the first few; read one " +
+				"with scope (a heading's id reads its section), or get only the elements matching find (name or text) and role. " +
+				"Not evidence: cite with browser_read or screenshot.",
 			schema: schemaObject(schemaMap{
 				"mode":   schemaEnum("full (default) or interactive.", "full", "interactive"),
 				"scope":  idProp(`Show only this element's subtree, e.g. "[12]".`),
