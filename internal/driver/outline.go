@@ -21,13 +21,14 @@ import (
 type region struct {
 	line   int            // its line in r.lines
 	parent int            // index of the region it is in, -1 at the top
-	depth  int            // regions above it
+	depth  int            // regions above it, not counting one that holds only it
 	last   int            // the last line of its section
 	roles  map[string]int // actionable elements in its section, subregions included, by role
 	own    int            // actionable elements directly in it (not in a subregion)
 	total  int            // actionable elements in its section, subregions included
 	first  []int          // the first few actionable lines of its section
 	subs   int            // regions in its section, at any depth
+	kids   int            // regions directly in it
 }
 
 // outlineSamples is how many actionable elements the outline shows of a region at most.
@@ -46,11 +47,17 @@ func (r *renderer) regions() (regs []region, in []int) {
 		for len(stack) > 0 && stack[len(stack)-1].limit < i {
 			stack = stack[:len(stack)-1]
 		}
+		in[i] = -1
+		if len(stack) > 0 {
+			in[i] = stack[len(stack)-1].reg
+		}
 		if !l.outline || l.id == 0 {
-			in[i] = -1
-			if len(stack) > 0 {
-				in[i] = stack[len(stack)-1].reg
-			}
+			continue
+		}
+		if k := in[i]; l.role == "heading" && k >= 0 && len(stack) > 0 && !stack[len(stack)-1].heading &&
+			regs[k].line == i-1 && strings.EqualFold(r.lines[k0(regs, k)].name, l.name) {
+			// A landmark's first line is a heading of its name (a
+			// section labelled by its heading): one region, not two.
 			continue
 		}
 		level := 0
@@ -75,10 +82,29 @@ func (r *renderer) regions() (regs []region, in []int) {
 		regs = append(regs, region{line: i, parent: parent, depth: depth, last: i, roles: map[string]int{}})
 		stack = append(stack, open{reg: len(regs) - 1, limit: limit, level: level, heading: l.role == "heading"})
 	}
+	// A region that is the only one in its parent (the h1 of a main) sits
+	// at its parent's depth: a level of one says nothing.
+	for k := range regs {
+		if p := regs[k].parent; p >= 0 {
+			regs[p].kids++
+		}
+	}
+	for k := range regs {
+		if p := regs[k].parent; p >= 0 {
+			regs[k].depth = regs[p].depth
+			if regs[p].kids > 1 {
+				regs[k].depth++
+			}
+		}
+	}
 	// Sections, counts and samples, up the chain of regions each line is in.
+	starts := map[int]bool{}
+	for _, g := range regs {
+		starts[g.line] = true
+	}
 	for i, l := range r.lines {
 		k := in[i]
-		if l.outline && l.id > 0 {
+		if starts[i] {
 			for p := k; p >= 0; p = regs[p].parent {
 				regs[p].subs++
 			}
@@ -140,12 +166,19 @@ func (r *renderer) outline(max int) page {
 			maxDepth = g.depth
 		}
 	}
-	render := func(depth, samples int) []string {
-		var out []string
+	// samples < 0 is the tersest form: each region's id, name and how many
+	// actionable elements it holds. Each line comes with its region (-1 for
+	// the line of elements outside any).
+	type oline struct {
+		text string
+		reg  int
+	}
+	render := func(depth, samples int) []oline {
+		var out []oline
 		if n := sumCounts(lonely); n > 0 {
-			out = append(out, "(outside any heading or landmark)"+r.counts(lonely, n, lonelyFirst, samples))
+			out = append(out, oline{"(outside any heading or landmark)" + r.counts(lonely, n, lonelyFirst, samples), -1})
 		}
-		for _, g := range regs {
+		for k, g := range regs {
 			if g.depth > depth {
 				continue
 			}
@@ -156,7 +189,22 @@ func (r *renderer) outline(max int) page {
 			l := r.lines[g.line]
 			l.name = clipRunes(l.name, 80)
 			sb.WriteString(l.format(false))
-			hidden := g.depth == depth && g.subs > 0
+			hidden := g.depth == depth && g.kids > 1
+			if samples < 0 {
+				n := g.own
+				if hidden {
+					n = g.total
+				}
+				if n > 0 || hidden {
+					sb.WriteString(" (" + strconv.Itoa(n) + " actionable")
+					if hidden {
+						sb.WriteString(", " + strconv.Itoa(g.subs) + " subsections")
+					}
+					sb.WriteString(")")
+				}
+				out = append(out, oline{sb.String(), k})
+				continue
+			}
 			sb.WriteString(" (" + strconv.Itoa(g.last-g.line+1) + " lines")
 			if hidden {
 				sb.WriteString(", " + strconv.Itoa(g.subs) + " subsections")
@@ -170,59 +218,66 @@ func (r *renderer) outline(max int) page {
 				own, first := r.ownCounts(regs, in, g)
 				sb.WriteString(r.counts(own, g.own, first, samples))
 			}
-			out = append(out, sb.String())
+			out = append(out, oline{sb.String(), k})
 		}
 		return out
 	}
-	fits := func(lines []string) bool {
+	size := func(lines []oline) int {
 		n := 0
-		for _, s := range lines {
-			n += len(s) + 1
+		for _, l := range lines {
+			n += len(l.text) + 1
 		}
-		return n <= max
+		return n
 	}
-	var lines []string
-	found := false
-	for d := maxDepth; d >= 0 && !found; d-- {
-		for _, s := range []int{outlineSamples, 1, 0} {
-			if lines = render(d, s); fits(lines) {
-				found = true
-				break
-			}
-		}
-	}
-	if !found {
-		// Even the top regions alone are too many: list what fits, count the rest.
-		all := lines
-		lines = nil
+	// partial lists the regions of depth at most d, tersely, as many as fit,
+	// and counts the rest: where they start, to read on with offset.
+	partial := func(d int) []oline {
+		var out []oline
 		used := 0
-		for _, s := range all {
-			if used+len(s)+1 > max-200 && len(lines) > 0 {
+		all := render(d, -1)
+		for _, l := range all {
+			if used+len(l.text)+1 > max-300 && len(out) > 0 && l.reg >= 0 {
+				cut := l.reg
+				more, acts := 0, 0
+				for k := cut; k < len(regs); k++ {
+					more++
+					if p := regs[k].parent; p < cut {
+						acts += regs[k].total
+					}
+				}
+				out = append(out, oline{fmt.Sprintf("... %d more regions holding %d actionable elements, from line %d: offset=%d reads on from there, find lists elements by role or name",
+					more, acts, regs[cut].line+1, regs[cut].line+1), -1})
+				return out
+			}
+			out = append(out, l)
+			used += len(l.text) + 1
+		}
+		return out
+	}
+	var lines []oline
+	best := -1
+	for d := maxDepth; d >= 0 && best < 0; d-- {
+		for _, s := range []int{outlineSamples, 1, 0, -1} {
+			if l := render(d, s); size(l) <= max {
+				lines, best = l, d
 				break
 			}
-			lines = append(lines, s)
-			used += len(s) + 1
 		}
-		rest, restActions := 0, 0
-		shown := len(lines)
-		if sumCounts(lonely) > 0 {
-			shown--
+	}
+	switch {
+	case best < 0:
+		// Even the top regions are too many.
+		lines = partial(0)
+	case best < maxDepth && len(lines) < 8:
+		// A coarse outline, of a level of few regions above one of
+		// many: better as many of the many as fit.
+		if p := partial(best + 1); len(p) > len(lines) {
+			lines = p
 		}
-		for _, g := range regs {
-			if g.depth == 0 {
-				if shown > 0 {
-					shown--
-					continue
-				}
-				rest++
-				restActions += g.total
-			}
-		}
-		lines = append(lines, fmt.Sprintf("... %d more regions holding %d actionable elements: find lists them by role or name", rest, restActions))
 	}
 	var sb strings.Builder
-	for _, s := range lines {
-		sb.WriteString(s)
+	for _, l := range lines {
+		sb.WriteString(l.text)
 		sb.WriteByte('\n')
 	}
 	return page{text: sb.String(), truncated: true, next: 1, cut: fmt.Sprintf(
@@ -291,6 +346,9 @@ func (r *renderer) counts(roles map[string]int, total int, first []int, samples 
 	return out
 }
 
+// k0 is region k's line.
+func k0(regs []region, k int) int { return regs[k].line }
+
 func sumCounts(m map[string]int) int {
 	n := 0
 	for _, v := range m {
@@ -311,11 +369,21 @@ func clipRunes(s string, n int) string {
 // section is the renderer for one region's lines: a heading's section
 // (see region) or a landmark's subtree, as a scope on it shows them.
 func (r *renderer) section(id int) *renderer {
-	regs, _ := r.regions()
-	for _, g := range regs {
-		if r.lines[g.line].id == id {
-			return r.slice(g.line, g.last)
+	regs, in := r.regions()
+	for i, l := range r.lines {
+		if l.id != id {
+			continue
 		}
+		for _, g := range regs {
+			if g.line == i {
+				return r.slice(g.line, g.last)
+			}
+		}
+		if k := in[i]; k >= 0 && regs[k].line == i-1 {
+			// The heading that names its landmark reads the landmark.
+			return r.slice(regs[k].line, regs[k].last)
+		}
+		return r.slice(i, l.end)
 	}
 	return nil
 }
