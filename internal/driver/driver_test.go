@@ -414,8 +414,18 @@ func TestBigPageOverBound(t *testing.T) {
 	if !s.Truncated || s.NextOffset != 1 || !strings.Contains(s.Cut, "an outline") || !strings.Contains(s.Cut, "scope") || !strings.Contains(s.Cut, "offset=1") {
 		t.Fatalf("not an outline: %v %d %q", s.Truncated, s.NextOffset, s.Cut)
 	}
-	if len(s.Text) > max || !strings.Contains(s.Text, `region "Section 150"`) {
-		t.Errorf("outline: %d characters (bound %d), every section listed:\n%.1000s", len(s.Text), max, s.Text)
+	// The sections that fit are listed; the last line says where the rest
+	// start, and that offset reads on from the first of them.
+	more := regexp.MustCompile(`\.\.\. (\d+) more regions holding (\d+) actionable elements, from line \d+: offset=(\d+)`).FindStringSubmatch(s.Text)
+	if len(s.Text) > max || !strings.Contains(s.Text, `region "Section 7"`) || more == nil {
+		t.Fatalf("outline: %d characters (bound %d):\n%s", len(s.Text), max, s.Text)
+	}
+	listed := strings.Count(s.Text, `region "Section `)
+	if atoi(more[1]) != 150-listed || atoi(more[2]) != 5*(150-listed) {
+		t.Errorf("%d sections listed, the rest counted as %s regions, %s elements", listed, more[1], more[2])
+	}
+	if on := snap(t, b, SnapshotOptions{Offset: atoi(more[3])}); !strings.Contains(strings.SplitN(on.Text, "\n", 2)[0], fmt.Sprintf(`region "Section %d"`, listed+1)) {
+		t.Errorf("offset=%s starts with %.200s", more[3], on.Text)
 	}
 	if s.Elements < 1000 {
 		t.Errorf("elements %d", s.Elements)
