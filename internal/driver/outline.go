@@ -145,7 +145,9 @@ func (r *renderer) first(interactive bool, max int) page {
 // outline renders r's regions in at most max characters: as deep as fits,
 // with as many samples as fit; regions too deep to show are counted in the
 // one above them, and regions that do not fit at all are counted last.
-func (r *renderer) outline(max int) page {
+func (r *renderer) outline(budget int) page {
+	// The cut that goes with it says how to go on, in about 400 characters.
+	max := budget - 400
 	regs, in := r.regions()
 	actions, lonely := 0, map[string]int{}
 	var lonelyFirst []int
@@ -283,7 +285,7 @@ func (r *renderer) outline(max int) page {
 	return page{text: sb.String(), truncated: true, next: 1, cut: fmt.Sprintf(
 		"an outline: the page's %d lines (%d actionable elements) are over the budget of %d characters; "+
 			"read a region with scope \"[id]\" (a heading's id reads its section), find elements with find (a name or text, /regex/) "+
-			"and role, or page through every line in order with offset=1", len(r.lines), actions, max)}
+			"and role, or page through every line in order with offset=1", len(r.lines), actions, budget)}
 }
 
 // ownCounts counts the actionable elements directly in region g, not in a
