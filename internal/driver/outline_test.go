@@ -101,7 +101,7 @@ func TestOutline(t *testing.T) {
 	}
 	actions := r.actionable()
 	for _, tc := range []struct {
-		max                int
+		max               int
 		subsections, more bool // sections folded into chapters; regions left for offset
 	}{
 		{max: 12000},
