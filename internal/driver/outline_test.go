@@ -105,8 +105,8 @@ func TestOutline(t *testing.T) {
 		subsections, more bool // sections folded into chapters; regions left for offset
 	}{
 		{max: 12000},
-		{max: 1500, subsections: true},
-		{max: 600, subsections: true, more: true},
+		{max: 1900, subsections: true},
+		{max: 1000, subsections: true, more: true},
 	} {
 		t.Run(fmt.Sprint(tc.max), func(t *testing.T) {
 			if !r.full(tc.max, 0).truncated {
