@@ -43,7 +43,8 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 // snapshot takes a snapshot as the snapshot tool and a code cell's
 // page.snapshot answer it, its URL scrubbed.
 func (a *Activities) snapshot(ctx context.Context, s *liveSession, args contract.SnapshotArgs) (*contract.SnapshotResult, *contract.Failure) {
-	res, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: args.Mode, Scope: args.Scope, Offset: args.Offset, Since: args.Since})
+	res, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: args.Mode, Scope: args.Scope, Offset: args.Offset, Since: args.Since,
+		Budget: args.Budget, Find: args.Find, Role: args.Role})
 	if err != nil {
 		return nil, driverFailure(err)
 	}
@@ -493,6 +494,8 @@ func driverFailure(err error) *contract.Failure {
 	case errors.As(err, &refused):
 		return contract.Fail(contract.CodeRefused, "%v", err)
 	case errors.As(err, &parse):
+		return contract.Fail(contract.CodeRefused, "%v", err)
+	case errors.As(err, new(*driver.FindError)):
 		return contract.Fail(contract.CodeRefused, "%v", err)
 	case errors.As(err, &capRefused):
 		return contract.Fail(contract.CodeRefused, "%v", err)

@@ -413,11 +413,21 @@ func TestBigPageOverBound(t *testing.T) {
 	b := attach(t, Options{MaxSnapshotChars: max})
 	gotoPage(t, b, siteURL+"/big.html")
 	s := snap(t, b, SnapshotOptions{})
-	if !s.Truncated || s.NextOffset != 1 || !strings.Contains(s.Cut, "scope") || !strings.Contains(s.Cut, "offset=1") {
-		t.Fatalf("not cut: %v %d %q", s.Truncated, s.NextOffset, s.Cut)
+	if !s.Truncated || s.NextOffset != 1 || !strings.Contains(s.Cut, "an outline") || !strings.Contains(s.Cut, "scope") || !strings.Contains(s.Cut, "offset=1") {
+		t.Fatalf("not an outline: %v %d %q", s.Truncated, s.NextOffset, s.Cut)
 	}
-	if len(s.Text) > max || !strings.Contains(s.Text, `heading "Section 30"`) {
-		t.Errorf("first page: %d characters (bound %d), headings first:\n%.1000s", len(s.Text), max, s.Text)
+	// The sections that fit are listed; the last line says where the rest
+	// start, and that offset reads on from the first of them.
+	more := regexp.MustCompile(`\.\.\. (\d+) more regions holding (\d+) actionable elements, from line \d+: offset=(\d+)`).FindStringSubmatch(s.Text)
+	if len(s.Text) > max || !strings.Contains(s.Text, `region "Section 7"`) || more == nil {
+		t.Fatalf("outline: %d characters (bound %d):\n%s", len(s.Text), max, s.Text)
+	}
+	listed := strings.Count(s.Text, `region "Section `)
+	if atoi(more[1]) != 150-listed || atoi(more[2]) != 5*(150-listed) {
+		t.Errorf("%d sections listed, the rest counted as %s regions, %s elements", listed, more[1], more[2])
+	}
+	if on := snap(t, b, SnapshotOptions{Offset: atoi(more[3])}); !strings.Contains(strings.SplitN(on.Text, "\n", 2)[0], fmt.Sprintf(`region "Section %d"`, listed+1)) {
+		t.Errorf("offset=%s starts with %.200s", more[3], on.Text)
 	}
 	if s.Elements < 1000 {
 		t.Errorf("elements %d", s.Elements)
@@ -447,8 +457,48 @@ func TestBigPageOverBound(t *testing.T) {
 		}
 	}
 	in := snap(t, b, SnapshotOptions{Mode: "interactive"})
-	if strings.Contains(in.Text, "Paragraph") || !strings.Contains(in.Text, `heading "Section 3"`) || len(in.Text) > max || in.NextOffset == 0 {
-		t.Errorf("interactive:\n%.2000s", in.Text)
+	if in.Text != s.Text {
+		t.Errorf("interactive over the bound is not the outline:\n%.2000s", in.Text)
+	}
+}
+
+// TestOutlineFindClick: on a page of 750 controls the first look is an
+// outline within the default budget; a named button is then found and
+// clicked in two calls, and the ids of the outline, a region read, a find
+// and a later snapshot are the same.
+func TestOutlineFindClick(t *testing.T) {
+	b := attach(t, Options{})
+	gotoPage(t, b, siteURL+"/big.html")
+	out := snap(t, b, SnapshotOptions{Mode: "interactive"})
+	if !strings.Contains(out.Cut, "an outline") || len(out.Text) > 12000 || out.Interactive < 750 {
+		t.Fatalf("first look: %d characters, %d actionable, cut %q", len(out.Text), out.Interactive, out.Cut)
+	}
+	sec := idOf(t, out.Text, `region "Section 77"`)
+	// Call 1: find. Call 2: click what it found.
+	f := snap(t, b, SnapshotOptions{Find: "act 77", Role: "button"})
+	if f.Truncated || !strings.Contains(f.Text, "["+sec+`] region "Section 77"`) || strings.Count(f.Text, "\n") != 2 {
+		t.Fatalf("find:\n%s\ncut %q", f.Text, f.Cut)
+	}
+	btn := idOf(t, f.Text, `button "Act 77"`)
+	if n := len(f.Text) + len(f.Cut); n > 1000 {
+		t.Errorf("find answered %d characters", n)
+	}
+	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":%q}]`, btn))
+	// The region read and a later full snapshot give the same ids.
+	region := snap(t, b, SnapshotOptions{Scope: sec})
+	if idOf(t, region.Text, `button "Act 77"`) != btn || !strings.Contains(region.Text, "Paragraph 77") {
+		t.Errorf("region read:\n%s", region.Text)
+	}
+	h2 := idOf(t, snap(t, b, SnapshotOptions{Scope: sec, Mode: "full"}).Text, `heading "Section 77"`)
+	if sc := snap(t, b, SnapshotOptions{Scope: h2}); idOf(t, sc.Text, `button "Act 77"`) != btn || strings.Contains(sc.Text, "Section 78") {
+		t.Errorf("the heading's section:\n%s", sc.Text)
+	}
+	all := snap(t, b, SnapshotOptions{Offset: 1, Budget: 30000})
+	if idOf(t, all.Text, `button "Act 77"`) != btn {
+		t.Errorf("a later snapshot gives Act 77 another id")
+	}
+	if _, err := b.Snapshot(ctxT(t), SnapshotOptions{Find: "/(/"}); !errors.As(err, new(*FindError)) {
+		t.Errorf("bad regex: %v", err)
 	}
 }
 

@@ -394,11 +394,7 @@ func (b *Browser) observe(ctx context.Context, before *kept, interactive bool) *
 		pg = changesPage(text, b.o.MaxSnapshotChars)
 	} else {
 		snap.Changes = &contract.Changes{Full: true, Reason: why}
-		if interactive {
-			pg = r.interactive(b.o.MaxSnapshotChars, 0)
-		} else {
-			pg = r.full(b.o.MaxSnapshotChars, 0)
-		}
+		pg = r.first(interactive, b.o.MaxSnapshotChars)
 	}
 	snap.Text, snap.Truncated, snap.Cut, snap.NextOffset = pg.text, pg.truncated, pg.cut, pg.next
 	snap.Epoch = b.record(t, navSeq, now.url, r, now)

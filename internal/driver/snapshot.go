@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -33,7 +34,20 @@ type SnapshotOptions struct {
 	// Since, an earlier snapshot's epoch, shows only what changed since
 	// then, or the whole page saying why when it cannot be compared.
 	Since int
+	// Budget bounds the answer in tokens (about three characters each);
+	// 0 means the browser's MaxSnapshotChars. A page over it is answered
+	// with an outline (outline.go) unless Offset pages through it.
+	Budget int
+	// Find and Role ask for the matching elements only (find.go): Find a
+	// case-insensitive substring of a name or text, or a /regex/; Role a
+	// role as the snapshot prints it.
+	Find string
+	Role string
 }
+
+// charsPerToken turns a budget in tokens into characters: snapshot text
+// (ids, quotes, short names) runs under four characters a token.
+const charsPerToken = 3
 
 // ref is what an id points to.
 type ref struct {
@@ -126,8 +140,20 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*contract.S
 	if so.Offset < 0 {
 		return nil, fmt.Errorf("driver: snapshot offset must be 0 or more")
 	}
-	if so.Since != 0 && (so.Offset != 0 || strings.TrimSpace(so.Scope) != "") {
-		return nil, fmt.Errorf("driver: since compares whole pages: leave out scope and offset")
+	if so.Since != 0 && (so.Offset != 0 || strings.TrimSpace(so.Scope) != "" || so.Find != "" || so.Role != "") {
+		return nil, fmt.Errorf("driver: since compares whole pages: leave out scope, offset, find and role")
+	}
+	max := b.o.MaxSnapshotChars
+	if so.Budget > 0 {
+		max = so.Budget * charsPerToken
+	}
+	var find *matcher
+	if so.Find != "" || so.Role != "" {
+		m, err := newMatcher(so.Role, so.Find)
+		if err != nil {
+			return nil, err
+		}
+		find = m
 	}
 	var scope *ref
 	if strings.TrimSpace(so.Scope) != "" {
@@ -146,9 +172,21 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*contract.S
 	b.mu.Unlock()
 
 	t0 := time.Now()
-	r, docs, err := b.walkPage(ctx, t, scope, so.Scope)
+	// A heading's section is not a subtree: walk the page and cut it out.
+	walkScope := scope
+	if scope != nil && scope.role == "heading" {
+		walkScope = nil
+	}
+	r, docs, err := b.walkPage(ctx, t, walkScope, so.Scope)
 	if err != nil {
 		return nil, pendingErr(ctx, err)
+	}
+	if walkScope == nil && scope != nil {
+		id, _ := NormalizeID(so.Scope)
+		n, _ := strconv.Atoi(id)
+		if r = r.section(n); r == nil {
+			return nil, &StaleError{ID: so.Scope, Reason: "is no longer on the page"}
+		}
 	}
 	loc := docs[0].res.U
 	b.log.Debug().Dur("walk", time.Since(t0)).Int("frames", len(docs)).Msg("driver: snapshot")
@@ -175,10 +213,14 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*contract.S
 	}
 	switch {
 	case snap.Changes != nil && !snap.Changes.Full:
+	case find != nil:
+		pg = r.find(find, max, so.Offset)
+	case so.Offset == 0:
+		pg = r.first(so.Mode == "interactive", max)
 	case so.Mode == "interactive":
-		pg = r.interactive(b.o.MaxSnapshotChars, so.Offset)
+		pg = r.interactive(max, so.Offset)
 	default:
-		pg = r.full(b.o.MaxSnapshotChars, so.Offset)
+		pg = r.full(max, so.Offset)
 	}
 	snap.Text, snap.Truncated, snap.Cut, snap.NextOffset = pg.text, pg.truncated, pg.cut, pg.next
 	for _, d := range docs {
