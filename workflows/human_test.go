@@ -122,6 +122,56 @@ func TestApprovals(t *testing.T) {
 	}
 }
 
+// A hold is named in the timeline by a timer that lasts until the worker
+// gives up on it (or its default when the worker does not say), and is
+// cancelled as soon as someone decides.
+func TestHoldNamedInTimeline(t *testing.T) {
+	h := newHarness(t)
+	scheduled := map[string]time.Duration{}
+	cancelled := map[string]bool{}
+	h.env.SetOnTimerScheduledListener(func(id string, d time.Duration) { scheduled[id] = d })
+	h.env.SetOnTimerCanceledListener(func(id string) { cancelled[id] = true })
+	h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
+	h.signal(2*time.Second, contract.SignalHold, func() any {
+		return contract.HoldSignal{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order", ExpiresAt: h.env.Now().Add(3 * time.Minute)}
+	})
+	h.signal(3*time.Second, contract.SignalHold, func() any {
+		return contract.HoldSignal{HoldID: "x2", Method: "POST", Origin: "https://shop.example", Path: "/pay"}
+	})
+	var held contract.SessionState
+	h.query(4*time.Second, contract.QueryState, &held)
+	h.signal(6*time.Second, contract.SignalApproval, func() any {
+		return contract.ApprovalSignal{HoldID: "x1", Decision: contract.DecisionApprove, By: "ana"}
+	})
+	h.run(SessionConfig{})
+
+	var holdTimers []string
+	for id, d := range scheduled {
+		if d == 3*time.Minute || d == defaultHoldWait {
+			holdTimers = append(holdTimers, id)
+		}
+	}
+	if len(holdTimers) != 2 {
+		t.Fatalf("timers scheduled %v: want one of 3m for x1 and one of %v for x2", scheduled, defaultHoldWait)
+	}
+	for _, id := range holdTimers {
+		if want := scheduled[id] == 3*time.Minute; cancelled[id] != want {
+			t.Errorf("timer %s (%v): cancelled %v, want %v (only the approved hold's wait ends early)", id, scheduled[id], cancelled[id], want)
+		}
+	}
+	if len(held.Holds) != 2 || !held.Holds[0].ExpiresAt.Equal(held.Holds[0].HeldAt.Add(3*time.Minute)) || !held.Holds[1].ExpiresAt.IsZero() {
+		t.Fatalf("holds in state: %+v", held.Holds)
+	}
+}
+
+func TestHoldSummary(t *testing.T) {
+	at := time.Date(2026, 12, 2, 14, 32, 0, 0, time.FixedZone("CET", 3600))
+	got := holdSummary(contract.Hold{Method: "POST", Origin: "https://shop.example", Path: "/checkout\nnext"}, at)
+	if want := "waiting for approval: POST https://shop.example/checkout next (expires 13:32 UTC)"; got != want {
+		t.Fatalf("holdSummary = %q, want %q", got, want)
+	}
+}
+
 func TestConditionMet(t *testing.T) {
 	s := &contract.SnapshotResult{Page: contract.Page{URL: "https://shop.example/orders/42", Title: "Order"},
 		Text: "[1] heading \"Order 42\" level=1\n  [2] button \"Pay now\"\n  link \"Help\" -> /help"}
