@@ -228,9 +228,13 @@ func (b *Browser) nameHold(ctx workflow.Context, hold contract.Hold) {
 		expires = hold.HeldAt.Add(defaultHoldWait)
 	}
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		opts := workflow.AwaitOptions{Timeout: expires.Sub(workflow.Now(ctx)),
-			TimerOptions: workflow.TimerOptions{Summary: holdSummary(hold, expires)}}
-		_, _ = workflow.AwaitWithOptions(ctx, opts, func() bool { return b.stopping || !b.human().undecided(hold.HoldID) })
+		// Cancelled explicitly once decided (AwaitWithOptions leaves its
+		// timer running under this SDK's defaults), so the timeline shows
+		// when the wait ended.
+		tctx, cancel := workflow.WithCancel(ctx)
+		defer cancel()
+		timer := workflow.NewTimerWithOptions(tctx, expires.Sub(workflow.Now(ctx)), workflow.TimerOptions{Summary: holdSummary(hold, expires)})
+		_ = workflow.Await(ctx, func() bool { return timer.IsReady() || b.stopping || !b.human().undecided(hold.HoldID) })
 	})
 }
 
