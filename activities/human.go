@@ -214,16 +214,6 @@ func (a *Activities) ask(ctx context.Context, rs *runState, req contract.SentReq
 		return out, ""
 	}
 	log := a.logger(ctx, "")
-	err := a.o.Client.SignalWorkflow(ctx, rs.workflowID, rs.runID, contract.SignalHold, contract.HoldSignal{
-		HoldID: holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, RequestFacts: facts, ActivityID: rs.activityID,
-	})
-	if err != nil {
-		log.Error().Err(err).Str("hold_id", holdID).Msg("telling the workflow about a hold")
-		return out, ""
-	}
-	log.Info().Str("hold_id", holdID).Str("method", req.Method).Str("origin", req.Origin).Msg("request held for approval")
-	a.holding.Add(1)
-	defer a.holding.Add(-1)
 	// Never wait past the run's own deadline: a hold nobody answers must end
 	// as a refusal, not as the run timing out (which reads as effect_unknown).
 	wait := a.o.HoldTimeout
@@ -232,6 +222,17 @@ func (a *Activities) ask(ctx context.Context, rs *runState, req contract.SentReq
 			wait = max(left, time.Second)
 		}
 	}
+	err := a.o.Client.SignalWorkflow(ctx, rs.workflowID, rs.runID, contract.SignalHold, contract.HoldSignal{
+		HoldID: holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, RequestFacts: facts, ActivityID: rs.activityID,
+		ExpiresAt: time.Now().Add(wait).UTC(),
+	})
+	if err != nil {
+		log.Error().Err(err).Str("hold_id", holdID).Msg("telling the workflow about a hold")
+		return out, ""
+	}
+	log.Info().Str("hold_id", holdID).Str("method", req.Method).Str("origin", req.Origin).Msg("request held for approval")
+	a.holding.Add(1)
+	defer a.holding.Add(-1)
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	every := holdPollFirst

@@ -51,6 +51,10 @@ const (
 	// so a signed answer from an earlier session under the same workflow id
 	// never matches a request of this one.
 	changeSessionBoundHandoffs = "session-bound-handoffs"
+	// changeNamedHolds: a hold reported by a run starts a timer whose
+	// summary names it in the UI's timeline ("waiting for approval: POST
+	// …"); it is cancelled when someone decides or the run ends.
+	changeNamedHolds = "named-holds"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict
