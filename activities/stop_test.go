@@ -7,6 +7,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/redactgate"
 )
 
 // stallingRun makes a run click, announce itself on started and then wait
@@ -118,7 +119,9 @@ func TestRunCutAfterSendIsEffectUnknown(t *testing.T) {
 			errc := make(chan error, 1)
 			go func() {
 				_, err := h.a.Run(ctx, runReq(ref, []byte(`[{"op":"click","id":"3"}]`)))
-				errc <- err
+				// Called directly, not through a worker: the gate makes
+				// the error what the worker would send.
+				errc <- redactgate.Error(h.red, err)
 			}()
 			<-started
 			stop()

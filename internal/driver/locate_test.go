@@ -82,7 +82,7 @@ func TestLocatorOneMatchActsElseRefusesWithCandidates(t *testing.T) {
 		t.Fatalf("no id for Act 2 in %v", err)
 	}
 	mustRun(t, b, fmt.Sprintf(`[{"op":"hover","id":"%s"}]`, id[1]))
-	if s := snap(t, b, SnapshotOptions{Mode: "interactive"}); idOf(t, s.Text, `button "Act 2"`) != id[1] {
+	if s := snap(t, b, SnapshotOptions{Mode: "interactive", Role: "button", Find: "/^Act 2$/"}); idOf(t, s.Text, `button "Act 2"`) != id[1] {
 		t.Fatalf("snapshot gives Act 2 another id than the locator's [%s]", id[1])
 	}
 
