@@ -432,6 +432,11 @@ func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details
 		stop()
 		return nil, nil, a.fail(f)
 	}
+	if f := a.crashed(ctx, s); f != nil {
+		s.unlock()
+		stop()
+		return nil, nil, a.fail(f)
+	}
 	if f := s.agentTurn(); f != nil {
 		s.unlock()
 		stop()
