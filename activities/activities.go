@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/x509"
-	"encoding/json"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/egress"
-	"github.com/durable-browser/durable-browser/internal/envelope"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
 	"github.com/durable-browser/durable-browser/internal/liveview"
@@ -506,24 +504,4 @@ func (a *Activities) heartbeat(ctx context.Context, details func() any) (stop fu
 		}
 	}()
 	return func() { once.Do(func() { close(done) }) }
-}
-
-// clean redacts a result before it leaves the activity: every string in
-// its JSON form passes through the redactor.
-func (a *Activities) clean(v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(a.o.Redactor.JSON(raw), v)
-}
-
-// fail turns a failure into the activity's error, redacted.
-func (a *Activities) fail(f *contract.Failure) error {
-	f.Message = a.o.Redactor.String(f.Message)
-	// Details arrive whole (contract.Failure.WithDetail): redacted, then bounded.
-	f.Detail = a.o.Redactor.String(f.Detail)
-	f.LastURL = a.o.Redactor.URL(f.LastURL)
-	f.BoundDetail()
-	return envelope.Error(f)
 }

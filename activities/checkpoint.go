@@ -10,6 +10,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/internal/states"
+	"github.com/durable-browser/durable-browser/internal/scrub"
 )
 
 // Checkpoints: every session whose worker has a state key is saved after
@@ -145,8 +146,8 @@ func (a *Activities) restore(ctx context.Context, s *liveSession, from string, l
 		out.Cookies, out.Origins = 0, 0
 	}
 	for _, t := range r.RestoreTabs(ctx, st.Tabs) {
-		out.Tabs = append(out.Tabs, contract.RestoredTab{URL: a.o.Redactor.URL(t.URL), Title: a.o.Redactor.String(t.Title),
-			Active: t.Active, Reason: t.Reason, Was: a.o.Redactor.URL(t.Was)})
+		out.Tabs = append(out.Tabs, contract.RestoredTab{URL: scrub.URL(t.URL), Title: t.Title,
+			Active: t.Active, Reason: t.Reason, Was: scrub.URL(t.Was)})
 	}
 	log.Info().Str("replaces", from).Int64("checkpoint_version", v).Int("tabs", len(out.Tabs)).Int("cookies", out.Cookies).Msg("session restored from its checkpoint")
 	return out, st

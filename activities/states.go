@@ -147,7 +147,7 @@ func (sv *stateSaver) save(now states.State) <-chan struct{} {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 		defer cancel()
-		// Fencing: only the lease's holder writes. A session whose lease
+		// Only the lease's holder writes. A session whose lease
 		// lapsed and went to another keeps running, unsaved.
 		if !sv.checkpoint {
 			if err := sv.store.Renew(ctx, sv.name, sv.tag); err != nil {

@@ -16,17 +16,17 @@ import (
 func stallingRun(started chan<- struct{}, finish <-chan struct{}) func(*fakeBrowser) {
 	return func(b *fakeBrowser) {
 		b.url = "https://shop.example/checkout"
-		b.runFn = func(ctx context.Context, actions []driver.Action) (*driver.RunResult, error) {
-			sent := []driver.SentRequest{{Method: "POST", Origin: "https://shop.example", Path: "/order"}}
+		b.runFn = func(ctx context.Context, actions []driver.Action) (*contract.RunResult, error) {
+			sent := []contract.SentRequest{{Method: "POST", Origin: "https://shop.example", Path: "/order"}}
 			started <- struct{}{}
 			select {
 			case <-ctx.Done():
-				return &driver.RunResult{Completed: 0, Total: len(actions), Sent: sent},
+				return &contract.RunResult{Completed: 0, Total: len(actions), Sent: sent},
 					&driver.ActionError{Index: 0, Op: "click", Kind: driver.KindBrowser, Reason: ctx.Err().Error(), Err: ctx.Err()}
 			case <-finish:
 			case <-time.After(10 * time.Second):
 			}
-			return &driver.RunResult{Completed: len(actions), Total: len(actions), URL: b.url, Sent: sent}, nil
+			return &contract.RunResult{Page: contract.Page{URL: b.url}, Completed: len(actions), Total: len(actions), Sent: sent}, nil
 		}
 	}
 }

@@ -148,8 +148,9 @@ func Fail(code Code, msg string, args ...any) *Failure {
 	return &Failure{Code: code, Retryable: defaultRetryable[code], Effect: EffectNone, Message: msg}
 }
 
-// WithDetail sets the detail as given, whole. Whoever sends the failure
-// redacts it and then bounds it with BoundDetail: cutting first could leave
+// WithDetail sets the detail as given, whole. Whoever sends the failure (for
+// an activity, the worker's redaction gate) redacts it and then bounds it
+// with BoundDetail: cutting first could leave
 // a secret's prefix that redaction would no longer recognise.
 func (f *Failure) WithDetail(d string) *Failure {
 	f.Detail = d

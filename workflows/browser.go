@@ -85,6 +85,9 @@ type Browser struct {
 	stopping bool
 	// Signal channels, kept to drain them before continue-as-new.
 	sigHandoff, sigHold, sigApproval workflow.ReceiveChannel
+	// draining is set while signals are drained before continue-as-new:
+	// a hold reported then is carried to the next run unnamed.
+	draining bool
 	// approvers, when set, are the only people whose decisions count.
 	approvers contract.Approvers
 	// reattaching is set while a call runs again after its lost worker's

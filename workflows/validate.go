@@ -58,6 +58,10 @@ const (
 	// the host) restores in the same call instead of answering
 	// session_ended. Histories from before answer session_replaced.
 	changeRestore = "restore"
+	// changeNamedHolds: a hold reported by a run starts a timer whose
+	// summary names it in the UI's timeline ("waiting for approval: POST
+	// …"); it is cancelled when someone decides or the run ends.
+	changeNamedHolds = "named-holds"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict

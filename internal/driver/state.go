@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,7 +72,7 @@ func (b *Browser) ExportState(ctx context.Context) (states.State, error) {
 	seen := map[string]bool{}
 	for _, tb := range tabs {
 		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		r, err := proto.RuntimeEvaluate{Expression: readStorageJS, ReturnByValue: true}.Call(b.client(tctx, tb.sess))
+		r, err := proto.RuntimeEvaluate{Expression: invoke(readStorageJS), ReturnByValue: true}.Call(b.client(tctx, tb.sess))
 		cancel()
 		if err != nil || r.ExceptionDetails != nil || r.Result == nil {
 			continue // a tab busy or gone: its origin keeps what was saved before
@@ -115,15 +116,8 @@ func (b *Browser) ExportState(ctx context.Context) (states.State, error) {
 // secret: it is kept as about:blank.
 const MethodWithheld = "withheld"
 
-// readStorageJS reads a page's origin's storage, at most 2,000 items and
-// 256 KiB a storage area: a page cannot grow its session's state (and
-// every later session's start) beyond that.
-const readStorageJS = `(() => {
-  const r = {o: location.origin, l: {}, s: {}, h: location.href, t: document.title, x: window.scrollX, y: window.scrollY};
-  const read = (st, into) => { try { let n = 0; for (let i = 0; i < st.length && i < 2000; i++) { const k = st.key(i); const v = st.getItem(k); n += k.length + v.length; if (n > 262144) break; into[k] = v; } } catch (e) {} };
-  read(localStorage, r.l); read(sessionStorage, r.s);
-  return r;
-})()`
+// readStorageJS (js/readstorage.js) reads a page's origin's storage, bounded.
+var readStorageJS = program("readstorage.js")
 
 // ImportState puts a saved state into a fresh browser: its cookies at
 // once, and each origin's storage the first time a tab of this session
@@ -170,7 +164,7 @@ func (b *Browser) ImportState(ctx context.Context, st states.State) error {
 	if err != nil {
 		return err
 	}
-	seed := fmt.Sprintf(seedJS, raw, seededMark)
+	seed := invoke(seedJS, string(raw), strconv.Quote(seededMark)) + ";"
 	b.mu.Lock()
 	b.seed = seed
 	var sess []proto.TargetSessionID
@@ -188,12 +182,6 @@ func (b *Browser) ImportState(ctx context.Context, st states.State) error {
 	return nil
 }
 
-// seedJS puts an origin's saved storage back on the first document of that
-// origin in a tab; keys the page already has win.
-const seedJS = `(() => { try {
-  const d = (%s)[location.origin]; const m = %q;
-  if (!d || sessionStorage.getItem(m)) return;
-  for (const [k, v] of Object.entries(d.l || {})) if (localStorage.getItem(k) === null) localStorage.setItem(k, v);
-  for (const [k, v] of Object.entries(d.s || {})) if (sessionStorage.getItem(k) === null) sessionStorage.setItem(k, v);
-  sessionStorage.setItem(m, "1");
-} catch (e) {} })();`
+// seedJS (js/seed.js) puts an origin's saved storage back on the first
+// document of that origin in a tab; keys the page already has win.
+var seedJS = program("seed.js")

@@ -1,6 +1,6 @@
 //go:build unix
 
-package cell
+package jsengine
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // timed). child-cpu-ms/op is what the cell's processes cost the machine
 // per cell, their start included. Rerun with
 //
-//	go test -run '^$' -bench BenchmarkCell -benchtime 50x ./internal/cell/
+//	go test -run '^$' -bench BenchmarkCell -benchtime 50x ./internal/jsengine/
 func BenchmarkCellSmall(b *testing.B) {
 	for _, c := range []struct{ name, src string }{
 		{"return", `return 1`},

@@ -1,4 +1,4 @@
-package cell
+package jsengine
 
 // ru_maxrss is in bytes on Darwin.
 const maxrssUnit = 1

@@ -21,10 +21,9 @@ func TestRunCellResult(t *testing.T) {
 	h := newHarness(t, func(o *Options) { o.Secrets = secrets{"PASSWORD": pw} })
 	var runs [][]driver.Action
 	h.setup = func(b *fakeBrowser) {
-		b.runFn = func(_ context.Context, actions []driver.Action) (*driver.RunResult, error) {
+		b.runFn = func(_ context.Context, actions []driver.Action) (*contract.RunResult, error) {
 			runs = append(runs, actions)
-			return &driver.RunResult{Completed: 1, Total: 1, URL: "https://example.com/a?token=x", Title: "A",
-				Sent: []driver.SentRequest{{Method: "POST", Origin: "https://example.com", Path: "/p"}}}, nil
+			return &contract.RunResult{Page: contract.Page{URL: "https://example.com/a?token=x", Title: "A"}, Completed: 1, Total: 1, Sent: []contract.SentRequest{{Method: "POST", Origin: "https://example.com", Path: "/p"}}}, nil
 		}
 	}
 	ref := h.create("t-1", contract.SessionOptions{})

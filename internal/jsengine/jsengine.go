@@ -1,8 +1,8 @@
-// Package cell runs a code cell: a model's JavaScript in an embedded engine
+// Package jsengine runs a code cell: a model's JavaScript in an embedded engine
 // (dop251/goja) with a page object over a Page, under limits on page calls,
 // source and output size, time and memory. The engine knows nothing of
 // browsers: the caller's Page carries each call to the driver.
-package cell
+package jsengine
 
 import (
 	"context"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-rod/rod/lib/proto"
 )
@@ -38,12 +39,11 @@ func (b *Browser) Hold(ctx context.Context) (release func()) {
 	}
 }
 
-const textJS = `function(){ if(!this.isConnected) return {gone:true}; return {v: (this.innerText !== undefined ? this.innerText : this.textContent) || ""}; }`
+// textJS (js/text.js) reads an element's rendered text.
+var textJS = program("text.js")
 
-const attrJS = `function(n){ if(!this.isConnected) return {gone:true};
-if(n==="value" && ("value" in this)) return {v: String(this.value)};
-if(n==="checked" && ("checked" in this)) return {v: String(this.checked)};
-const a=this.getAttribute(n); return a===null ? {} : {v:a}; }`
+// attrJS (js/attr.js) reads an element's attribute.
+var attrJS = program("attr.js")
 
 // Text returns the rendered text of the element id names in the latest
 // snapshot, redacted and cut to the snapshot's bound. A stale id fails
@@ -91,10 +91,15 @@ func (b *Browser) onElement(ctx context.Context, id, fn string, args ...any) (st
 	return b.clip(v.Str(), b.o.MaxSnapshotChars), true, nil
 }
 
-// evalJS runs a cell's function (or expression) in the page's main world
-// with JSON arguments and returns its result as JSON.
-const evalJS = `(async () => { const __args = %s; const __f = (%s
-); const __r = typeof __f === "function" ? await __f(...__args) : await __f; return __r === undefined ? null : JSON.stringify(__r); })()`
+// evalJS (js/eval.js) runs a cell's function (or expression) in the page's
+// main world with JSON arguments and returns its result as JSON.
+var evalJS = program("eval.js")
+
+// evalExpr puts args (a JSON array) and source into evalJS in one pass, so
+// neither's text is read for the other's placeholder.
+func evalExpr(args, source string) string {
+	return strings.NewReplacer("__ARGS__", args, "__SOURCE__", source).Replace(evalJS)
+}
 
 // Eval runs source (a function's source, called with args, a JSON array;
 // or an expression) in the active tab's main world and returns the result
@@ -137,7 +142,7 @@ func (b *Browser) Eval(ctx context.Context, source, args string) (json.RawMessag
 	defer pcancel()
 	actx, cancel := context.WithTimeout(pctx, b.o.ActionTimeout)
 	defer cancel()
-	res, err := proto.RuntimeEvaluate{Expression: fmt.Sprintf(evalJS, args, source), ReturnByValue: true, AwaitPromise: true, UserGesture: true}.Call(b.client(actx, t.sess))
+	res, err := proto.RuntimeEvaluate{Expression: evalExpr(args, source), ReturnByValue: true, AwaitPromise: true, UserGesture: true}.Call(b.client(actx, t.sess))
 	if err != nil {
 		if pe := pendingErr(pctx, err); pe != err {
 			return nil, pe

@@ -1,3 +1,8 @@
+// Run in an isolated world of one frame with (scopeIdx, maxNodes).
+// Returns the frame's document as a JSON string {d: document token, u: URL,
+// ti: title, c: tree, cut: whether maxNodes cut it}; node fields are listed
+// beside walkJS in walk.go. Keeps the elements it numbered in
+// globalThis.__dbSnap.els for resolve.js.
 function walkSnapshot(scopeIdx, maxNodes){
 const old=globalThis.__dbSnap;
 const scopeEl=(old&&scopeIdx>0)?old.els.get(scopeIdx):null;

@@ -10,11 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.temporal.io/sdk/activity"
-
 	"github.com/durable-browser/durable-browser/contract"
-	"github.com/durable-browser/durable-browser/internal/cell"
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/jsengine"
+	"github.com/durable-browser/durable-browser/internal/scrub"
 )
 
 // cellMargin is kept between a cell's deadline and its activity's, so a
@@ -28,13 +27,8 @@ const cellMargin = 5 * time.Second
 func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*contract.RunResult, error) {
 	ctx, cancelStop := a.untilStopped(ctx)
 	defer cancelStop()
-	rs := &runState{a: a, policy: req.Policy}
-	if activity.IsActivity(ctx) {
-		info := activity.GetInfo(ctx)
-		rs.workflowID, rs.runID, rs.activityID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID
-	}
-	ctx = context.WithValue(ctx, runStateKey{}, rs)
-	cp := &cellPage{a: a, rs: rs}
+	ctx, rs := a.startRun(ctx, req.Policy)
+	cp := &pageBridge{a: a, rs: rs}
 	s, done, err := a.begin(ctx, req.Session, func(s *liveSession) any {
 		p := rs.progress(s.browser.URL(ctx), s.browser.SentSoFar())
 		calls := cp.counts()
@@ -62,9 +56,9 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 			deadline = max(left, time.Second)
 		}
 	}
-	out, cerr := cell.Run(ctx, cell.Options{Source: req.Args.Code, Page: cp, Deadline: deadline})
+	out, cerr := jsengine.Run(ctx, jsengine.Options{Source: req.Args.Code, Page: cp, Deadline: deadline})
 	if out == nil {
-		return nil, a.fail(contract.Fail(contract.CodeCommandFailed, "the code cell could not start: %v", cerr))
+		return nil, contract.Fail(contract.CodeCommandFailed, "the code cell could not start: %v", cerr)
 	}
 	url, title := s.browser.URL(ctx), s.browser.Title(ctx)
 	calls := contract.PageCalls(out.Calls)
@@ -77,27 +71,27 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 		// it, however the code went on.
 		g := personDriving(errors.New(f.Message))
 		g.PageCalls = &calls
-		return nil, a.fail(a.effected(g, url, sent, rs.heldList(), calls))
+		return nil, a.effected(g, url, sent, rs.heldList(), calls)
 	}
-	var ce *cell.Error
+	var ce *jsengine.Error
 	if cerr != nil && errors.As(cerr, &ce) {
-		if ce.Kind == cell.KindCanceled && ctx.Err() != nil {
+		if ce.Kind == jsengine.KindCanceled && ctx.Err() != nil {
 			f := a.cutMidCall(ctx, s, url, sent)
 			f.Held, f.PageCalls = rs.heldList(), &calls
-			return nil, a.fail(f)
+			return nil, f
 		}
 		f := a.cellFailure(ce, out, url, sent, rs.heldList())
-		if r := cp.refused.Load(); r != nil && ce.Kind == cell.KindCode && ce.Code == string(contract.CodeBlocked) {
+		if r := cp.refused.Load(); r != nil && ce.Kind == jsengine.KindCode && ce.Code == string(contract.CodeBlocked) {
 			// The cell let a policy refusal escape: it answers as a batch
 			// whose navigation was refused does, so no caller retries it.
 			f.Code, f.Retryable = contract.CodeBlocked, false
 			f.Message = "the code cell stopped on a refused page call: " + r.Message
 		}
-		return nil, a.fail(f)
+		return nil, f
 	}
 	res := &contract.RunResult{
 		OK:        true,
-		Page:      contract.Page{URL: a.o.Redactor.URL(url), Title: title},
+		Page:      contract.Page{URL: scrub.URL(url), Title: title},
 		Completed: calls.Completed,
 		Total:     calls.Made,
 		Sent:      sent,
@@ -109,30 +103,27 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	s.stamp(&res.Page)
 	cp.fill(res)
 	a.saveAfterEffect(ctx, s)
-	if err := a.clean(res); err != nil {
-		return nil, a.fail(contract.Fail(contract.CodeCommandFailed, "the cell's result could not be cleaned of secrets, so it is not returned: %v", err))
-	}
-	// Redaction may lengthen the output ("[redacted]"); the limit holds
-	// for what the model is sent.
-	if len(res.Output) > cell.MaxOutputBytes {
-		f := contract.Fail(contract.CodeRefused, "the output is %d bytes of JSON after redaction, over the %d-byte (64 KiB) output limit; emit less", len(res.Output), cell.MaxOutputBytes)
+	// The gate's redaction may lengthen the output ("[redacted]"); the
+	// limit holds for what the model is sent, so it is measured redacted.
+	if n := len(a.o.Redactor.JSON(res.Output)); n > jsengine.MaxOutputBytes {
+		f := contract.Fail(contract.CodeRefused, "the output is %d bytes of JSON after redaction, over the %d-byte (64 KiB) output limit; emit less", n, jsengine.MaxOutputBytes)
 		f.PageCalls = &calls
-		return nil, a.fail(a.effected(f, res.URL, sent, rs.heldList(), calls))
+		return nil, a.effected(f, res.URL, sent, rs.heldList(), calls)
 	}
 	return res, nil
 }
 
 // cellFailure is the envelope of a cell that stopped early: the code by
 // why, the counts, and in the detail the stack, console and output so far.
-func (a *Activities) cellFailure(ce *cell.Error, out *cell.Result, url string, sent []contract.SentRequest, held []contract.HeldRequest) *contract.Failure {
+func (a *Activities) cellFailure(ce *jsengine.Error, out *jsengine.Result, url string, sent []contract.SentRequest, held []contract.HeldRequest) *contract.Failure {
 	calls := contract.PageCalls(out.Calls)
 	var f *contract.Failure
 	switch ce.Kind {
-	case cell.KindCode:
+	case jsengine.KindCode:
 		f = contract.Fail(contract.CodeCodeError, "the code cell failed: %s; fix the code and run it again (%d of %d page calls completed before it stopped; take a snapshot first if they changed the page)", ce.Message, calls.Completed, calls.Made)
-	case cell.KindLimit:
+	case jsengine.KindLimit:
 		f = contract.Fail(contract.CodeRefused, "%s (%d of %d page calls completed)", ce.Message, calls.Completed, calls.Made)
-	case cell.KindTimeout:
+	case jsengine.KindTimeout:
 		f = contract.Fail(contract.CodeTimeout, "%s (%d of %d page calls completed)", ce.Message, calls.Completed, calls.Made)
 	default:
 		f = contract.Fail(contract.CodeAborted, "the code cell was cancelled (%d of %d page calls completed)", calls.Completed, calls.Made)
@@ -162,15 +153,15 @@ func (a *Activities) effected(f *contract.Failure, url string, sent []contract.S
 		// Never retried blindly: the cell may have acted.
 		f.Retryable = false
 	}
-	f.LastURL, f.Sent, f.Held = a.o.Redactor.URL(url), sent, held
+	f.LastURL, f.Sent, f.Held = url, sent, held
 	return f
 }
 
-// cellPage carries a cell's page calls to the driver. Each call is checked
+// pageBridge carries a cell's page calls to the driver. Each call is checked
 // as the run tool checks a batch's action (the run schema is the one
 // definition of the ops), and what each call sent, blocked, opened or
 // logged is kept for the result.
-type cellPage struct {
+type pageBridge struct {
 	a  *Activities
 	s  *liveSession
 	rs *runState
@@ -183,7 +174,7 @@ type cellPage struct {
 	refused atomic.Pointer[contract.Failure]
 
 	mu       sync.Mutex
-	calls    cell.Counts
+	calls    jsengine.Counts
 	sent     []contract.SentRequest
 	blocked  []contract.BlockedRequest
 	tabs     []contract.Tab
@@ -195,20 +186,20 @@ type cellPage struct {
 
 const cellListed = 50
 
-func (p *cellPage) counts() contract.PageCalls {
+func (p *pageBridge) counts() contract.PageCalls {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return contract.PageCalls(p.calls)
 }
 
-func (p *cellPage) sentList() []contract.SentRequest {
+func (p *pageBridge) sentList() []contract.SentRequest {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]contract.SentRequest(nil), p.sent...)
 }
 
 // fill puts what the cell's calls collected into its result.
-func (p *cellPage) fill(res *contract.RunResult) {
+func (p *pageBridge) fill(res *contract.RunResult) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	res.Blocked, res.TabsOpened, res.Dialogs = p.blocked, p.tabs, p.dialogs
@@ -229,8 +220,8 @@ func bounded[T any](list []T, more ...T) []T {
 var actionMethods = map[string]bool{"goto": true, "click": true, "fill": true, "type": true, "press": true,
 	"select": true, "check": true, "uncheck": true, "scroll": true, "wait": true}
 
-// Call implements cell.Page.
-func (p *cellPage) Call(ctx context.Context, method string, args map[string]any) (json.RawMessage, error) {
+// Call implements jsengine.Page.
+func (p *pageBridge) Call(ctx context.Context, method string, args map[string]any) (json.RawMessage, error) {
 	p.mu.Lock()
 	p.calls.Made++
 	p.mu.Unlock()
@@ -247,12 +238,12 @@ func (p *cellPage) Call(ctx context.Context, method string, args map[string]any)
 		if f.Code == contract.CodeBlocked {
 			p.refused.Store(&contract.Failure{Code: f.Code, Message: msg})
 		}
-		return nil, &cell.PageError{Code: string(f.Code), Message: msg}
+		return nil, &jsengine.PageError{Code: string(f.Code), Message: msg}
 	}
 	return raw, nil
 }
 
-func (p *cellPage) call(ctx context.Context, method string, args map[string]any) (json.RawMessage, *contract.Failure) {
+func (p *pageBridge) call(ctx context.Context, method string, args map[string]any) (json.RawMessage, *contract.Failure) {
 	a, b := p.a, p.s.browser
 	if p.s.hands != nil {
 		// After a person took the browser, no page call of the cell goes on.
@@ -270,14 +261,11 @@ func (p *cellPage) call(ctx context.Context, method string, args map[string]any)
 		if f := p.validate(contract.ToolSnapshot, method, args, &so); f != nil {
 			return nil, f
 		}
-		snap, err := b.Snapshot(ctx, driver.SnapshotOptions{Mode: so.Mode, Scope: so.Scope, Offset: so.Offset})
-		if err != nil {
-			return nil, driverFailure(err)
+		res, f := a.snapshot(ctx, p.s, so)
+		if f != nil {
+			return nil, f
 		}
-		return p.answer(contract.SnapshotResult{
-			OK: true, Page: contract.Page{URL: a.o.Redactor.URL(snap.URL), Title: snap.Title}, Text: snap.Text, Epoch: snap.Epoch,
-			Elements: snap.Elements, Interactive: snap.Interactive, Truncated: snap.Truncated, Cut: snap.Cut,
-		})
+		return p.answer(res)
 	case method == "screenshot":
 		var so contract.ScreenshotArgs
 		if f := p.validate(contract.ToolScreenshot, method, args, &so); f != nil {
@@ -342,7 +330,7 @@ func (p *cellPage) call(ctx context.Context, method string, args map[string]any)
 }
 
 // validate holds a call's options to the tool's own schema and decodes them.
-func (p *cellPage) validate(tool, method string, args map[string]any, into any) *contract.Failure {
+func (p *pageBridge) validate(tool, method string, args map[string]any, into any) *contract.Failure {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return contract.Fail(contract.CodeRefused, "page.%s: the options are not JSON", method)
@@ -360,7 +348,7 @@ func (p *cellPage) validate(tool, method string, args map[string]any, into any) 
 // act runs one action through the batch path: the run schema, the
 // driver's parse, secrets bound to origins, the stale check against the
 // latest snapshot.
-func (p *cellPage) act(ctx context.Context, method string, args map[string]any) (json.RawMessage, *contract.Failure) {
+func (p *pageBridge) act(ctx context.Context, method string, args map[string]any) (json.RawMessage, *contract.Failure) {
 	a := p.a
 	action := map[string]any{"op": method}
 	for k, v := range args {
@@ -388,11 +376,12 @@ func (p *cellPage) act(ctx context.Context, method string, args map[string]any) 
 	out, err := p.s.browser.Run(ctx, actions, driver.RunOptions{})
 	release()
 	if out != nil {
+		a.redactRun(out)
 		p.mu.Lock()
-		p.sent = bounded(p.sent, a.sentFrom(out.Sent)...)
-		p.blocked = bounded(p.blocked, a.blockedFrom(out.Blocked)...)
-		p.tabs = bounded(p.tabs, a.tabsFrom(out.TabsOpened)...)
-		p.dialogs = bounded(p.dialogs, dialogsFrom(out.Dialogs)...)
+		p.sent = bounded(p.sent, out.Sent...)
+		p.blocked = bounded(p.blocked, out.Blocked...)
+		p.tabs = bounded(p.tabs, out.TabsOpened...)
+		p.dialogs = bounded(p.dialogs, out.Dialogs...)
 		p.consoleE = bounded(p.consoleE, out.ConsoleErrors...)
 		p.failedRq = bounded(p.failedRq, out.FailedRequests...)
 		p.mu.Unlock()
@@ -404,12 +393,12 @@ func (p *cellPage) act(ctx context.Context, method string, args map[string]any) 
 		}
 		return nil, f
 	}
-	return p.answer(contract.Page{URL: a.o.Redactor.URL(out.URL), Title: out.Title})
+	return p.answer(out.Page)
 }
 
 // answer writes v as JSON for the cell, redacted: the cell never holds a
 // secret's value, so it cannot put one in its output in another spelling.
-func (p *cellPage) answer(v any) (json.RawMessage, *contract.Failure) {
+func (p *pageBridge) answer(v any) (json.RawMessage, *contract.Failure) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, contract.Fail(contract.CodeCommandFailed, "the answer could not be written as JSON")

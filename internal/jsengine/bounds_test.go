@@ -1,6 +1,6 @@
 //go:build linux
 
-package cell
+package jsengine
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package cell
+package jsengine
 
 import (
 	"errors"
