@@ -9,8 +9,8 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/redact"
-	"github.com/durable-browser/durable-browser/internal/states"
 	"github.com/durable-browser/durable-browser/internal/scrub"
+	"github.com/durable-browser/durable-browser/internal/states"
 )
 
 // Checkpoints: every session whose worker has a state key is saved after
