@@ -179,6 +179,9 @@ type liveSession struct {
 	rec atomic.Pointer[recorder.Recorder]
 	// saver keeps the session's named state (nil when it keeps none).
 	saver *stateSaver
+	// ckpt keeps the session's checkpoint (nil: no state key, or the
+	// session asked for restore false). See checkpoint.go.
+	ckpt *stateSaver
 }
 
 // runningS is how long the session's rented browser has run, in seconds
@@ -431,6 +434,8 @@ func (a *Activities) Close(ctx context.Context) {
 		}
 		cancel()
 		s.stopRecording(recorder.GapWorkerStopped)
+		// The session goes on, restored, on another worker.
+		a.keepCheckpoint(ctx, s)
 		if rented(s.provider) {
 			// Its lease lapses unless the session's next call, on another
 			// worker, takes it on.

@@ -401,6 +401,11 @@ func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details
 		stop()
 		return nil, nil, f
 	}
+	if f := a.crashed(ctx, s); f != nil {
+		s.unlock()
+		stop()
+		return nil, nil, f
+	}
 	if f := s.agentTurn(); f != nil {
 		s.unlock()
 		stop()

@@ -318,13 +318,26 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	if req.Options.Record {
 		a.startRecording(ctx, ls, workflowIDOf(ctx))
 	}
-	if req.Options.StartURL != "" && !sess.Found {
+	// A session whose host was lost is made again from its checkpoint;
+	// the guards were armed at Attach, before any tab loads.
+	var restored *contract.Restored
+	var from *states.State
+	if req.Restore && req.Replaces != "" && !sess.Found {
+		restored, from = a.restore(ctx, ls, req.Replaces, log)
+	}
+	if req.Options.StartURL != "" && !sess.Found && restored == nil {
 		if _, err := b.Run(ctx, []driver.Action{{Op: "goto", URL: req.Options.StartURL}}, driver.RunOptions{}); err != nil {
 			log.Warn().Err(err).Msg("opening start url")
 		}
 	}
+	replaced := ""
+	if restored != nil {
+		replaced = req.Replaces
+	}
+	a.startCheckpoint(ls, req.Options, replaced, from, log)
+	a.checkpointNow(ctx, ls)
 	res := &contract.CreateResult{Session: ls.ref, Found: sess.Found, URL: scrub.URL(b.URL(ctx)), Title: b.Title(ctx),
-		Viewport: want.Viewport.String()}
+		Viewport: want.Viewport.String(), Restored: restored}
 	return res, nil
 }
 
@@ -346,6 +359,8 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 		}
 		// The state as the session leaves it, before the browser goes.
 		a.endState(ctx, s)
+		// Released on purpose: nothing is left to restore.
+		a.dropCheckpoint(ctx, req.Session.Tag, s)
 		a.mu.Lock()
 		if a.sessions[req.Session.Tag] == s {
 			delete(a.sessions, req.Session.Tag)
@@ -361,6 +376,7 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 	}
 	if s == nil {
 		a.releaseStateLease(ctx, req.Session)
+		a.dropCheckpoint(ctx, req.Session.Tag, nil)
 	}
 	if p == nil {
 		return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,17 +50,29 @@ func (b *Browser) ExportState(ctx context.Context) (states.State, error) {
 			Expires: exp, HTTPOnly: c.HTTPOnly, Secure: c.Secure, SameSite: string(c.SameSite)})
 	}
 	b.mu.Lock()
-	var sess []proto.TargetSessionID
+	type open struct {
+		sess   proto.TargetSessionID
+		method string
+		active bool
+		order  int
+	}
+	var tabs []open
 	for _, tb := range b.tabs {
 		if !tb.closed {
-			sess = append(sess, tb.sess)
+			tabs = append(tabs, open{tb.sess, tb.docMethod, tb == b.active, tb.openedAt})
 		}
 	}
+	armed := b.armed
 	b.mu.Unlock()
+	slices.SortFunc(tabs, func(x, y open) int { return x.order - y.order })
+	// A typed secret stays out of what is saved, wherever a page put it:
+	// only the cookies a site set may carry one.
+	holds := func(parts ...string) bool { _, found := armed.Find("", parts...); return found }
+	st.Secrets = armed.Names()
 	seen := map[string]bool{}
-	for _, sid := range sess {
+	for _, tb := range tabs {
 		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		r, err := proto.RuntimeEvaluate{Expression: invoke(readStorageJS), ReturnByValue: true}.Call(b.client(tctx, sid))
+		r, err := proto.RuntimeEvaluate{Expression: invoke(readStorageJS), ReturnByValue: true}.Call(b.client(tctx, tb.sess))
 		cancel()
 		if err != nil || r.ExceptionDetails != nil || r.Result == nil {
 			continue // a tab busy or gone: its origin keeps what was saved before
@@ -68,18 +81,40 @@ func (b *Browser) ExportState(ctx context.Context) (states.State, error) {
 			Origin  string            `json:"o"`
 			Local   map[string]string `json:"l"`
 			Session map[string]string `json:"s"`
+			Href    string            `json:"h"`
+			Title   string            `json:"t"`
+			X       float64           `json:"x"`
+			Y       float64           `json:"y"`
 		}
-		if json.Unmarshal([]byte(r.Result.Value.JSON("", "")), &o) != nil || seen[o.Origin] ||
-			!(strings.HasPrefix(o.Origin, "http://") || strings.HasPrefix(o.Origin, "https://")) {
+		if json.Unmarshal([]byte(r.Result.Value.JSON("", "")), &o) != nil {
+			continue
+		}
+		t := states.Tab{URL: o.Href, Title: o.Title, ScrollX: o.X, ScrollY: o.Y, Active: tb.active, Method: tb.method}
+		if holds(t.URL, t.Title) {
+			t = states.Tab{URL: "about:blank", Active: tb.active, Method: MethodWithheld}
+		}
+		st.Tabs = append(st.Tabs, t)
+		if seen[o.Origin] || !(strings.HasPrefix(o.Origin, "http://") || strings.HasPrefix(o.Origin, "https://")) {
 			continue
 		}
 		seen[o.Origin] = true
 		delete(o.Session, seededMark)
+		for _, area := range []map[string]string{o.Local, o.Session} {
+			for k, v := range area {
+				if holds(k, v) {
+					delete(area, k)
+				}
+			}
+		}
 		st.Origins = append(st.Origins, states.Origin{Origin: o.Origin, Local: o.Local, Session: o.Session})
 	}
 	st.Normalize()
 	return st, nil
 }
+
+// MethodWithheld marks a checkpoint's tab whose URL or title held a typed
+// secret: it is kept as about:blank.
+const MethodWithheld = "withheld"
 
 // readStorageJS (js/readstorage.js) reads a page's origin's storage, bounded.
 var readStorageJS = program("readstorage.js")

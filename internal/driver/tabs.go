@@ -31,6 +31,9 @@ type tab struct {
 	docConsole, docFailed []string
 	// docStatus is the HTTP status of the document the tab shows (0: none seen).
 	docStatus int
+	// docMethod is the method of the main frame's latest document request
+	// (a checkpoint loads a tab again only when it was a GET).
+	docMethod string
 }
 
 // popupCreated attaches to a page opened by one of this session's tabs
