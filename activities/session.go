@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/netguard"
@@ -20,13 +22,65 @@ import (
 	"github.com/durable-browser/durable-browser/providers/remote"
 )
 
-// Create finds or starts the browser for a tag on this process and says
-// which host queue serves it. Creating twice with one tag yields one browser.
-func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*contract.CreateResult, error) {
-	log := a.logger(ctx, req.Tag)
-	if req.Tag == "" {
-		return nil, contract.Fail(contract.CodeRefused, "a session needs a tag")
+// driverOptions is how the session's browser is driven, found or started:
+// the reach guard, and under "ask" and "deny" the approval gate, in force
+// from the first request this worker lets go. unlist takes the browser's
+// DevTools endpoint off the worker's services again when the create fails.
+func (a *Activities) driverOptions(req contract.CreateRequest, prov providers.Provider, ls *liveSession, pol *netguard.Policy, log zerolog.Logger) (do driver.Options, unlist func()) {
+	unlist = func() {}
+	// Found or started, the browser is driven with the same options: the
+	// reach guard, and under "ask" and "deny" the approval gate, are in
+	// force on it from the first request this worker lets go.
+	do = driver.Options{
+		CDPURL:         ls.sess.CDPURL,
+		TargetID:       ls.sess.TargetID,
+		Stealth:        req.Options.Stealth,
+		DownloadDir:    ls.sess.DownloadDir,
+		ActionTimeout:  a.o.ActionTimeout,
+		ViewportWidth:  ls.made.Viewport.Width,
+		ViewportHeight: ls.made.Viewport.Height,
+		// Page text is redacted before the driver cuts it to length.
+		Redact: a.o.Redactor.String,
+		Logger: log,
+		// A worker that can type secrets keeps them from leaving toward
+		// origins they do not belong to.
+		GuardSecrets: a.o.Secrets != nil,
 	}
+	// Every session's requests are held at the Request stage and judged
+	// by the reach guard; "ask" and "deny" add the approval gate.
+	if pol != nil {
+		p := *pol
+		// The browser's own DevTools endpoint is a service too, for this
+		// session and (listed while it lives) for every other one of the
+		// worker: through it a page would read and drive this browser.
+		if s, ok := netguard.ServiceFromAddress("browser DevTools endpoint", ls.sess.CDPURL); ok {
+			p.Services = append(append([]netguard.Service(nil), p.Services...), s)
+			if l := p.Listeners; l != nil {
+				key := fmt.Sprintf("%s %p", req.Tag, ls)
+				l.Add(key, s)
+				ls.unlist = func() { l.Remove(key) }
+				unlist = ls.unlist
+			}
+		}
+		do.Reach = &p
+		if ls.egress != nil {
+			ls.egress.SetPolicy(&p)
+			do.Egress = ls.egress
+		}
+	}
+	if p := req.Options.ActionPolicy; p == contract.PolicyAsk || p == contract.PolicyDeny {
+		do.RequestGate = a.gate(ls)
+	}
+	a.openView(req.Tag, prov, ls.sess, ls)
+	if ls.hands != nil {
+		do.Takeover = takeoverGate{ls}
+	}
+	return do, unlist
+}
+
+// refuseCreate checks what a create asks for before anything starts: a
+// provider this worker has, and options it can hold the browser to.
+func (a *Activities) refuseCreate(req contract.CreateRequest) (providers.Provider, string, *contract.Failure) {
 	name := req.Options.Provider
 	if name == "" {
 		name = a.o.DefaultProvider
@@ -34,35 +88,35 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	p, ok := a.o.Providers[name]
 	if !ok {
 		if how, known := setup[name]; known {
-			return nil, contract.Fail(contract.CodeRefused, "provider %q is not configured on this worker (%s); use one of %v", name, how, a.providerNames())
+			return nil, "", contract.Fail(contract.CodeRefused, "provider %q is not configured on this worker (%s); use one of %v", name, how, a.providerNames())
 		}
-		return nil, contract.Fail(contract.CodeRefused, "provider %q is not configured on this worker; use one of %v", name, a.providerNames())
+		return nil, "", contract.Fail(contract.CodeRefused, "provider %q is not configured on this worker; use one of %v", name, a.providerNames())
 	}
 	if len(req.Options.AllowHosts) > 0 {
 		if err := netguard.ValidateHostList(req.Options.AllowHosts); err != nil {
-			return nil, contract.Fail(contract.CodeRefused, "allow_hosts: %v", err)
+			return nil, "", contract.Fail(contract.CodeRefused, "allow_hosts: %v", err)
 		}
 		if a.o.Reach == nil {
 			// Nothing here would hold the browser to the list: refuse
 			// rather than open a session that ignores it.
-			return nil, contract.Fail(contract.CodeRefused, "this worker cannot enforce the allow_hosts policy (it runs without the reach guard); open the session without allow_hosts or on another worker")
+			return nil, "", contract.Fail(contract.CodeRefused, "this worker cannot enforce the allow_hosts policy (it runs without the reach guard); open the session without allow_hosts or on another worker")
 		}
 		if !holdsSafely(p) {
 			// Request interception holds pages' HTTP to the list, but a
 			// WebSocket or WebRTC leaves such a browser unseen: only a
 			// browser routed through this worker's egress proxy is held.
-			return nil, contract.Fail(contract.CodeRefused,
+			return nil, "", contract.Fail(contract.CodeRefused,
 				"a %s browser reaches the network by itself, so its WebSockets and WebRTC would escape the allow_hosts policy; use provider local for a session with allow_hosts, or open it without the list", name)
 		}
 	}
 	if v := req.Options.Viewport; v != nil {
 		if err := v.Validate(); err != nil {
-			return nil, contract.Fail(contract.CodeRefused, "%v", err)
+			return nil, "", contract.Fail(contract.CodeRefused, "%v", err)
 		}
 	}
 	if pr := req.Options.Profile; pr != nil {
 		if err := pr.Validate(); err != nil {
-			return nil, contract.Fail(contract.CodeRefused, "%v", err)
+			return nil, "", contract.Fail(contract.CodeRefused, "%v", err)
 		}
 		// The host grants profiles; whatever asked for this one (a model's
 		// browser_relaunch) cannot.
@@ -71,13 +125,53 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 			if pr.Save {
 				what = "save"
 			}
-			return nil, contract.Fail(contract.CodeRefused,
+			return nil, "", contract.Fail(contract.CodeRefused,
 				"profile %q is not granted to this session (to %s it); continue without it, or ask the host to grant it: the session's profile_grants (durable-browser call --grant-profile) or the worker's --profile-grants", pr.Name, what)
 		}
 	}
 	if req.Options.ActionPolicy == contract.PolicyAsk && !holdsSafely(p) {
-		return nil, contract.Fail(contract.CodeRefused,
+		return nil, "", contract.Fail(contract.CodeRefused,
 			"action_policy ask holds a request in the browser until a person decides, and a %s browser would send it unapproved if this worker died meanwhile (it outlives the worker and reaches the network by itself); use provider local for ask, or action_policy deny", name)
+	}
+	return p, name, nil
+}
+
+// firstPages gives a new session its first pages: those of the checkpoint
+// of the session it replaces when asked to restore (the guards were armed
+// at Attach, before any tab loads), else its start URL; then it starts
+// the session's own checkpoints.
+func (a *Activities) firstPages(ctx context.Context, ls *liveSession, req contract.CreateRequest, found bool, log zerolog.Logger) *contract.Restored {
+	// A session whose host was lost is made again from its checkpoint;
+	// the guards were armed at Attach, before any tab loads.
+	var restored *contract.Restored
+	var from *states.State
+	if req.Restore && req.Replaces != "" && !found {
+		restored, from = a.restore(ctx, ls, req.Replaces, log)
+	}
+	if req.Options.StartURL != "" && !found && restored == nil {
+		if _, err := ls.browser.Run(ctx, []driver.Action{{Op: "goto", URL: req.Options.StartURL}}, driver.RunOptions{}); err != nil {
+			log.Warn().Err(err).Msg("opening start url")
+		}
+	}
+	replaced := ""
+	if restored != nil {
+		replaced = req.Replaces
+	}
+	a.startCheckpoint(ls, req.Options, replaced, from, log)
+	a.checkpointNow(ctx, ls)
+	return restored
+}
+
+// Create finds or starts the browser for a tag on this process and says
+// which host queue serves it. Creating twice with one tag yields one browser.
+func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*contract.CreateResult, error) {
+	log := a.logger(ctx, req.Tag)
+	if req.Tag == "" {
+		return nil, contract.Fail(contract.CodeRefused, "a session needs a tag")
+	}
+	p, name, f := a.refuseCreate(req)
+	if f != nil {
+		return nil, f
 	}
 	// What the browser is made with, kept with it: a later create of the
 	// tag that finds it must ask for the same, or is refused.
@@ -227,57 +321,12 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		}
 	}
 	ls.lastUsed.Store(time.Now().UnixNano())
-	// Found or started, the browser is driven with the same options: the
-	// reach guard, and under "ask" and "deny" the approval gate, are in
-	// force on it from the first request this worker lets go.
-	do := driver.Options{
-		CDPURL:         sess.CDPURL,
-		TargetID:       sess.TargetID,
-		Stealth:        req.Options.Stealth,
-		DownloadDir:    sess.DownloadDir,
-		ActionTimeout:  a.o.ActionTimeout,
-		ViewportWidth:  want.Viewport.Width,
-		ViewportHeight: want.Viewport.Height,
-		// Page text is redacted before the driver cuts it to length.
-		Redact: a.o.Redactor.String,
-		Logger: log,
-		// A worker that can type secrets keeps them from leaving toward
-		// origins they do not belong to.
-		GuardSecrets: a.o.Secrets != nil,
-	}
-	// Every session's requests are held at the Request stage and judged
-	// by the reach guard; "ask" and "deny" add the approval gate.
-	if pol != nil {
-		p := *pol
-		// The browser's own DevTools endpoint is a service too, for this
-		// session and (listed while it lives) for every other one of the
-		// worker: through it a page would read and drive this browser.
-		if s, ok := netguard.ServiceFromAddress("browser DevTools endpoint", sess.CDPURL); ok {
-			p.Services = append(append([]netguard.Service(nil), p.Services...), s)
-			if l := p.Listeners; l != nil {
-				key := fmt.Sprintf("%s %p", req.Tag, ls)
-				l.Add(key, s)
-				ls.unlist = func() { l.Remove(key) }
-				defer func() {
-					if !kept {
-						l.Remove(key)
-					}
-				}()
-			}
+	do, unlist := a.driverOptions(req, p, ls, pol, log)
+	defer func() {
+		if !kept {
+			unlist()
 		}
-		do.Reach = &p
-		if eg != nil {
-			eg.SetPolicy(&p)
-			do.Egress = eg
-		}
-	}
-	if p := req.Options.ActionPolicy; p == contract.PolicyAsk || p == contract.PolicyDeny {
-		do.RequestGate = a.gate(ls)
-	}
-	a.openView(req.Tag, p, sess, ls)
-	if ls.hands != nil {
-		do.Takeover = takeoverGate{ls}
-	}
+	}()
 	b, err := a.o.Attach(ctx, do)
 	if err != nil {
 		a.endView(req.Tag, ls)
@@ -318,24 +367,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	if req.Options.Record {
 		a.startRecording(ctx, ls, workflowIDOf(ctx))
 	}
-	// A session whose host was lost is made again from its checkpoint;
-	// the guards were armed at Attach, before any tab loads.
-	var restored *contract.Restored
-	var from *states.State
-	if req.Restore && req.Replaces != "" && !sess.Found {
-		restored, from = a.restore(ctx, ls, req.Replaces, log)
-	}
-	if req.Options.StartURL != "" && !sess.Found && restored == nil {
-		if _, err := b.Run(ctx, []driver.Action{{Op: "goto", URL: req.Options.StartURL}}, driver.RunOptions{}); err != nil {
-			log.Warn().Err(err).Msg("opening start url")
-		}
-	}
-	replaced := ""
-	if restored != nil {
-		replaced = req.Replaces
-	}
-	a.startCheckpoint(ls, req.Options, replaced, from, log)
-	a.checkpointNow(ctx, ls)
+	restored := a.firstPages(ctx, ls, req, sess.Found, log)
 	res := &contract.CreateResult{Session: ls.ref, Found: sess.Found, URL: scrub.URL(b.URL(ctx)), Title: b.Title(ctx),
 		Viewport: want.Viewport.String(), Restored: restored}
 	return res, nil
