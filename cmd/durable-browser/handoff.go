@@ -114,25 +114,16 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return tw.Flush()
 	case "done", "cancel":
-		if len(pos) != 3 {
-			fs.Usage()
-			return fmt.Errorf("want handoff %s <session-workflow-id> <request-id>, got %d arguments", pos[0], len(pos)-1)
+		ctx, c, d, stop, err := f.startAnswer(ctx, env, fs, "handoff", "request-id", pos)
+		if err != nil {
+			return err
 		}
+		defer stop()
 		outcome := contract.OutcomeDone
 		if pos[0] == "cancel" {
 			outcome = contract.OutcomeCancelled
 		}
 		wfID, reqID := pos[1], pos[2]
-		d, err := f.decider(env)
-		if err != nil {
-			return err
-		}
-		ctx, cancel, c, err := o.dial(ctx, env)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		defer c.Close()
 		// The workflow ignores a signal for a request that is not pending;
 		// check first so the person hears it instead.
 		st, err := o.queryState(ctx, c, wfID)
