@@ -9,6 +9,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/liveview/book"
+	"github.com/durable-browser/durable-browser/internal/oneline"
 )
 
 const handoffUsage = `Usage:
@@ -107,10 +108,10 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 				if u == "" {
 					u = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneLine(r.Instruction, 100), u)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneline.Cut(r.Instruction, 100), u)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneLine(r.Instruction, 100))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneline.Cut(r.Instruction, 100))
 		}
 		return tw.Flush()
 	case "done", "cancel":
@@ -192,18 +193,4 @@ func parseInterleaved(fs *config.Set, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-}
-
-// oneLine flattens s to one line of at most n runes.
-func oneLine(s string, n int) string {
-	r := []rune(s)
-	for i, c := range r {
-		if c == '\n' || c == '\r' || c == '\t' {
-			r[i] = ' '
-		}
-	}
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return string(r)
 }
