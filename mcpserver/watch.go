@@ -12,6 +12,7 @@ import (
 
 	dbclient "github.com/durable-browser/durable-browser/client"
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/oneline"
 )
 
 // watch follows one call in flight by reading its session's state every
@@ -90,7 +91,7 @@ func (w *watch) people(ctx context.Context, st *contract.SessionState) string {
 	}
 	if p := st.PendingHandoff; p != nil && p.Answer == nil {
 		cli := fmt.Sprintf("durable-browser handoff done %s %s (or cancel)", w.wfID, p.RequestID)
-		msg = fmt.Sprintf("waiting for a person: %s; when it is done: %s", oneLine(p.Instruction, 200), cli)
+		msg = fmt.Sprintf("waiting for a person: %s; when it is done: %s", oneline.Cut(p.Instruction, 200), cli)
 		if !w.asked["handoff/"+p.RequestID] {
 			w.asked["handoff/"+p.RequestID] = true
 			if w.canElicit(st) {
@@ -131,7 +132,7 @@ func (w *watch) tell(ctx context.Context, msg string) {
 // by names the client as the one who answered.
 func (w *watch) by() string {
 	if ci := w.req.Session.InitializeParams(); ci != nil && ci.ClientInfo != nil && ci.ClientInfo.Name != "" {
-		return "mcp:" + oneLine(ci.ClientInfo.Name, 60)
+		return "mcp:" + oneline.Cut(ci.ClientInfo.Name, 60)
 	}
 	return "mcp"
 }
@@ -176,7 +177,7 @@ func (w *watch) askHandoff(ctx context.Context, p contract.PendingHandoff, cli s
 	res, err := w.req.Session.Elicit(ctx, &mcp.ElicitParams{
 		Mode: "form",
 		Message: fmt.Sprintf("The agent (session %s) asks a person to do this in its browser: %s\n\nThe way to reach the browser went to the worker's handoff notice. Answer when it is done, or cancel.",
-			w.wfID, oneLine(p.Instruction, 2000)),
+			w.wfID, oneline.Cut(p.Instruction, 2000)),
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -206,18 +207,4 @@ func (w *watch) askHandoff(ctx context.Context, p contract.PendingHandoff, cli s
 	if err := w.c.SignalWorkflow(ctx, w.wfID, "", contract.SignalHandoff, sig); err != nil && ctx.Err() == nil {
 		w.tell(ctx, fmt.Sprintf("sending the answer failed (%v); answer with %s", err, cli))
 	}
-}
-
-// oneLine flattens s to one line of at most n runes.
-func oneLine(s string, n int) string {
-	r := []rune(s)
-	for i, c := range r {
-		if c == '\n' || c == '\r' || c == '\t' {
-			r[i] = ' '
-		}
-	}
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return string(r)
 }

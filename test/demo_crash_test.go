@@ -30,7 +30,7 @@ func TestDemoCrash(t *testing.T) {
 	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
 	cmd := exec.Command(env.Bin, "demo", "crash", "--timeout", "4m")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=")
-	out := &harness.SyncBuffer{}
+	out := &devstack.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

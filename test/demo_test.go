@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/durable-browser/durable-browser/internal/devstack"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/test/harness"
 )
@@ -69,10 +70,10 @@ func TestDemoAgent(t *testing.T) {
 
 // startDemo runs `durable-browser demo <verb>` against the test stack until
 // the test ends; exited closes when it has, and waitErr is then its exit.
-func startDemo(t *testing.T, verb string) (*harness.SyncBuffer, <-chan struct{}, func() error) {
+func startDemo(t *testing.T, verb string) (*devstack.SyncBuffer, <-chan struct{}, func() error) {
 	t.Helper()
 	cmd := exec.Command(env.Bin, "demo", verb, "--address", env.Temporal.Address(), "--site", env.Demo.URL(), "--timeout", "4m")
-	out := &harness.SyncBuffer{}
+	out := &devstack.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

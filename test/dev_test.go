@@ -61,7 +61,7 @@ func cleanEnv(extra ...string) []string {
 // devProc is `durable-browser dev` running as a child process.
 type devProc struct {
 	cmd            *exec.Cmd
-	stdout, stderr *harness.SyncBuffer
+	stdout, stderr *devstack.SyncBuffer
 	done           chan struct{}
 	err            error
 }
@@ -72,7 +72,7 @@ func startDev(t *testing.T, stateDir string, args ...string) *devProc {
 	t.Helper()
 	cmd := exec.Command(env.Bin, append([]string{"dev", "--state-dir", stateDir, "--log-level", "info"}, args...)...)
 	cmd.Env = cleanEnv()
-	p := &devProc{cmd: cmd, stdout: &harness.SyncBuffer{}, stderr: &harness.SyncBuffer{}, done: make(chan struct{})}
+	p := &devProc{cmd: cmd, stdout: &devstack.SyncBuffer{}, stderr: &devstack.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -267,7 +267,7 @@ func runRefused(t *testing.T, stateDir string, environ []string, args ...string)
 	cmd := exec.CommandContext(ctx, env.Bin, args...)
 	cmd.Env = environ
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr, stdout harness.SyncBuffer
+	var stderr, stdout devstack.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if stateDir != "" {

@@ -28,7 +28,7 @@ import (
 type mcpServer struct {
 	cmd    *exec.Cmd
 	cs     *mcp.ClientSession
-	stderr *harness.SyncBuffer
+	stderr *devstack.SyncBuffer
 }
 
 // closeSessionAtEnd closes the BrowserSession the test's MCP calls made.
@@ -50,7 +50,7 @@ func startMCPStdio(t *testing.T, c *mcp.Client, args ...string) *mcpServer {
 	}
 	full := append([]string{"mcp", "--address", env.Temporal.Address(), "--namespace", "default", "--log-level", "debug"}, args...)
 	cmd := exec.Command(env.Bin, full...)
-	buf := &harness.SyncBuffer{}
+	buf := &devstack.SyncBuffer{}
 	cmd.Stderr = buf
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -184,7 +184,7 @@ func TestMCPHTTP(t *testing.T) {
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(env.Bin, "mcp", "--address", env.Temporal.Address(), "--http", addr, "--log-level", "debug")
-	buf := &harness.SyncBuffer{}
+	buf := &devstack.SyncBuffer{}
 	cmd.Stderr = buf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

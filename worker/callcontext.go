@@ -9,6 +9,8 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/durable-browser/durable-browser/internal/actintercept"
 )
 
 // serverJudged gives every activity a context that the server, not one slow
@@ -21,26 +23,12 @@ import (
 // sent their POST answered as cancelled. The context given on keeps the
 // deadline and every other end: the server's cancel, its "not found" (it
 // already timed the call out), a pause or reset, the worker's stop.
-type serverJudged struct {
-	interceptor.WorkerInterceptorBase
-	log zerolog.Logger
-}
-
-func (s *serverJudged) InterceptActivity(ctx context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
-	i := &serverJudgedActivity{log: s.log}
-	i.Next = next
-	return i
-}
-
-type serverJudgedActivity struct {
-	interceptor.ActivityInboundInterceptorBase
-	log zerolog.Logger
-}
-
-func (a *serverJudgedActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
-	cctx, stop := judgedByServer(ctx, a.log)
-	defer stop()
-	return a.Next.ExecuteActivity(cctx, in)
+func serverJudged(log zerolog.Logger) interceptor.WorkerInterceptor {
+	return actintercept.Around(func(ctx context.Context, in *interceptor.ExecuteActivityInput, next actintercept.Next) (any, error) {
+		cctx, stop := judgedByServer(ctx, log)
+		defer stop()
+		return next(cctx, in)
+	})
 }
 
 // judgedByServer returns a context with ctx's values and deadline that ends

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
 
+	"github.com/durable-browser/durable-browser/internal/actintercept"
 	"github.com/durable-browser/durable-browser/internal/envelope"
 )
 
@@ -15,28 +16,14 @@ import (
 // with its code; one an operator must act on (no browser, evidence not
 // filed, a lost worker) at warn here, besides the SDK's own error line.
 // The SDK logs the first kind at debug only (envelope.Error marks it benign).
-type failureLog struct {
-	interceptor.WorkerInterceptorBase
-	log zerolog.Logger
-}
-
-func (f *failureLog) InterceptActivity(ctx context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
-	i := &failureLogActivity{log: f.log}
-	i.Next = next
-	return i
-}
-
-type failureLogActivity struct {
-	interceptor.ActivityInboundInterceptorBase
-	log zerolog.Logger
-}
-
-func (a *failureLogActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
-	out, err := a.Next.ExecuteActivity(ctx, in)
-	if err != nil {
-		logFailure(a.log, activity.GetInfo(ctx), err)
-	}
-	return out, err
+func failureLog(log zerolog.Logger) interceptor.WorkerInterceptor {
+	return actintercept.Around(func(ctx context.Context, in *interceptor.ExecuteActivityInput, next actintercept.Next) (any, error) {
+		out, err := next(ctx, in)
+		if err != nil {
+			logFailure(log, activity.GetInfo(ctx), err)
+		}
+		return out, err
+	})
 }
 
 func logFailure(log zerolog.Logger, info activity.Info, err error) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -209,7 +208,7 @@ func (c *crashDemo) run(ctx context.Context, agentArgs []string) error {
 	args := append([]string{"demo", "agent", "--address", c.temporal.Address(), "--namespace", "default",
 		"--site", c.siteURL, "--approve"}, agentArgs...)
 	agent := exec.CommandContext(agentCtx, c.workerBin, args...)
-	agentOut := &syncBuffer{}
+	agentOut := &devstack.SyncBuffer{}
 	agent.Stdout, agent.Stderr = io.MultiWriter(c.out, agentOut), c.errOut
 	if err := agent.Start(); err != nil {
 		return fmt.Errorf("starting demo agent (%s): %w", c.workerBin, err)
@@ -324,7 +323,7 @@ func (c *crashDemo) startWorker(ctx context.Context) (*workerProc, error) {
 	cmd := exec.Command(c.workerBin, args...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+c.s3.AccessKey(), "AWS_SECRET_ACCESS_KEY="+c.s3.SecretKey(), "AWS_REGION=us-east-1",
 		"TMPDIR="+filepath.Join(c.dir, "t"))
-	w := &workerProc{cmd: cmd, log: &syncBuffer{}, exited: make(chan struct{})}
+	w := &workerProc{cmd: cmd, log: &devstack.SyncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = w.log, w.log
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting worker %d (%s): %w", n, c.workerBin, err)
@@ -382,7 +381,7 @@ func (c *crashDemo) stop() {
 // workerProc is a worker child process.
 type workerProc struct {
 	cmd    *exec.Cmd
-	log    *syncBuffer
+	log    *devstack.SyncBuffer
 	exited chan struct{}
 }
 
@@ -471,22 +470,4 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// syncBuffer collects a child's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -92,25 +92,16 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return tw.Flush()
 	case "approve", "deny":
-		if len(pos) != 3 {
-			fs.Usage()
-			return fmt.Errorf("want approvals %s <session-workflow-id> <hold-id>, got %d arguments", pos[0], len(pos)-1)
+		ctx, c, d, stop, err := f.startAnswer(ctx, env, fs, "approvals", "hold-id", pos)
+		if err != nil {
+			return err
 		}
+		defer stop()
 		decision := contract.DecisionApprove
 		if pos[0] == "deny" {
 			decision = contract.DecisionDeny
 		}
 		wfID, holdID := pos[1], pos[2]
-		d, err := f.decider(env)
-		if err != nil {
-			return err
-		}
-		ctx, cancel, c, err := o.dial(ctx, env)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		defer c.Close()
 		// The workflow ignores a decision on an unknown or decided hold;
 		// check first so the person hears it instead.
 		st, err := o.queryState(ctx, c, wfID)

@@ -9,6 +9,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/liveview/book"
+	"github.com/durable-browser/durable-browser/internal/oneline"
 )
 
 const handoffUsage = `Usage:
@@ -107,32 +108,23 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 				if u == "" {
 					u = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneLine(r.Instruction, 100), u)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneline.Cut(r.Instruction, 100), u)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneLine(r.Instruction, 100))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneline.Cut(r.Instruction, 100))
 		}
 		return tw.Flush()
 	case "done", "cancel":
-		if len(pos) != 3 {
-			fs.Usage()
-			return fmt.Errorf("want handoff %s <session-workflow-id> <request-id>, got %d arguments", pos[0], len(pos)-1)
+		ctx, c, d, stop, err := f.startAnswer(ctx, env, fs, "handoff", "request-id", pos)
+		if err != nil {
+			return err
 		}
+		defer stop()
 		outcome := contract.OutcomeDone
 		if pos[0] == "cancel" {
 			outcome = contract.OutcomeCancelled
 		}
 		wfID, reqID := pos[1], pos[2]
-		d, err := f.decider(env)
-		if err != nil {
-			return err
-		}
-		ctx, cancel, c, err := o.dial(ctx, env)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		defer c.Close()
 		// The workflow ignores a signal for a request that is not pending;
 		// check first so the person hears it instead.
 		st, err := o.queryState(ctx, c, wfID)
@@ -201,18 +193,4 @@ func parseInterleaved(fs *config.Set, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-}
-
-// oneLine flattens s to one line of at most n runes.
-func oneLine(s string, n int) string {
-	r := []rune(s)
-	for i, c := range r {
-		if c == '\n' || c == '\r' || c == '\t' {
-			r[i] = ' '
-		}
-	}
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return string(r)
 }

@@ -35,14 +35,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return fmt.Errorf("want <session-workflow-id>, got %d arguments", fs.NArg())
-	}
-	if err := config.ValidateTemporal(t); err != nil {
+	if err := parseOneArg(fs, args, "<session-workflow-id>", t); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -86,14 +79,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return fmt.Errorf("want FILE, got %d arguments", fs.NArg())
-	}
-	if err := config.ValidateTemporal(t); err != nil {
+	if err := parseOneArg(fs, args, "FILE", t); err != nil {
 		return err
 	}
 	b, err := os.ReadFile(fs.Arg(0))
@@ -128,4 +114,17 @@ Flags:
 		return cli.ExitError{Code: 1}
 	}
 	return nil
+}
+
+// parseOneArg parses the flags of a verb that takes one argument (want
+// names it in the error) and checks the Temporal flags.
+func parseOneArg(fs *config.Set, args []string, want string, t config.Temporal) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fmt.Errorf("want %s, got %d arguments", want, fs.NArg())
+	}
+	return config.ValidateTemporal(t)
 }

@@ -530,6 +530,26 @@ func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *person
 	return fs, f, pos, nil
 }
 
+// startAnswer begins an answer subcommand (approvals approve/deny, handoff
+// done/cancel): it checks the arguments are <session-workflow-id> <idName>,
+// learns who answers (and their signer) and dials the server. The caller
+// defers stop.
+func (f *personFlags) startAnswer(ctx context.Context, env *cliEnv, fs *config.Set, verb, idName string, pos []string) (context.Context, client.Client, *decider, func(), error) {
+	if len(pos) != 3 {
+		fs.Usage()
+		return nil, nil, nil, nil, fmt.Errorf("want %s %s <session-workflow-id> <%s>, got %d arguments", verb, pos[0], idName, len(pos)-1)
+	}
+	d, err := f.decider(env)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	ctx, cancel, c, err := f.dial(ctx, env)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return ctx, c, d, func() { c.Close(); cancel() }, nil
+}
+
 // listStates is the state of every running session a person verb lists.
 func (f *personFlags) listStates(ctx context.Context, env *cliEnv, state string) ([]*contract.SessionState, error) {
 	ctx, cancel, c, err := f.dial(ctx, env)

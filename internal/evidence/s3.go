@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -216,14 +217,7 @@ func (s *S3Store) Get(ctx context.Context, key string) ([]byte, Meta, error) {
 	if err != nil {
 		return nil, Meta{}, s.wrap("reading", key, err)
 	}
-	m := Meta{
-		Key:          key,
-		SHA256:       MetaValue(out.Metadata, metaSHA256),
-		Size:         aws.ToInt64(out.ContentLength),
-		ContentType:  aws.ToString(out.ContentType),
-		ETag:         aws.ToString(out.ETag),
-		LastModified: aws.ToTime(out.LastModified),
-	}
+	m := objectMeta(key, out.Metadata, out.ContentLength, out.ContentType, out.ETag, out.LastModified)
 	if err := verify(key, body, m.SHA256); err != nil {
 		return nil, m, err
 	}
@@ -239,14 +233,20 @@ func (s *S3Store) Head(ctx context.Context, key string) (Meta, error) {
 	if err != nil {
 		return Meta{}, s.wrap("looking up", key, err)
 	}
+	return objectMeta(key, out.Metadata, out.ContentLength, out.ContentType, out.ETag, out.LastModified), nil
+}
+
+// objectMeta is the Meta of an object as S3 describes it (GetObject and
+// HeadObject answer the same fields in different types).
+func objectMeta(key string, metadata map[string]string, size *int64, contentType, etag *string, modified *time.Time) Meta {
 	return Meta{
 		Key:          key,
-		SHA256:       MetaValue(out.Metadata, metaSHA256),
-		Size:         aws.ToInt64(out.ContentLength),
-		ContentType:  aws.ToString(out.ContentType),
-		ETag:         aws.ToString(out.ETag),
-		LastModified: aws.ToTime(out.LastModified),
-	}, nil
+		SHA256:       MetaValue(metadata, metaSHA256),
+		Size:         aws.ToInt64(size),
+		ContentType:  aws.ToString(contentType),
+		ETag:         aws.ToString(etag),
+		LastModified: aws.ToTime(modified),
+	}
 }
 
 // wrap names the object and maps "not there" to ErrNotFound.

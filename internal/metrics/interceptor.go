@@ -9,34 +9,19 @@ import (
 	"go.temporal.io/sdk/interceptor"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/actintercept"
 	"github.com/durable-browser/durable-browser/internal/envelope"
 )
 
 // Interceptor records every activity execution of the worker it is given
 // to (tool_calls_total, tool_duration_seconds).
-func (m *Metrics) Interceptor() interceptor.WorkerInterceptor { return &workerInterceptor{m: m} }
-
-type workerInterceptor struct {
-	interceptor.WorkerInterceptorBase
-	m *Metrics
-}
-
-func (w *workerInterceptor) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
-	i := &activityInbound{m: w.m}
-	i.Next = next
-	return i
-}
-
-type activityInbound struct {
-	interceptor.ActivityInboundInterceptorBase
-	m *Metrics
-}
-
-func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
-	start := time.Now()
-	out, err := a.Next.ExecuteActivity(ctx, in)
-	a.m.Observe(toolFor(activity.GetInfo(ctx).ActivityType.Name), codeFor(ctx, err), time.Since(start))
-	return out, err
+func (m *Metrics) Interceptor() interceptor.WorkerInterceptor {
+	return actintercept.Around(func(ctx context.Context, in *interceptor.ExecuteActivityInput, next actintercept.Next) (any, error) {
+		start := time.Now()
+		out, err := next(ctx, in)
+		m.Observe(toolFor(activity.GetInfo(ctx).ActivityType.Name), codeFor(ctx, err), time.Since(start))
+		return out, err
+	})
 }
 
 // tools maps an activity name to the tool it serves.

@@ -24,6 +24,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/actintercept"
 	"github.com/durable-browser/durable-browser/internal/envelope"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/internal/scrub"
@@ -32,48 +33,35 @@ import (
 // New returns the gate over r. Give it to the worker after every other
 // interceptor (the innermost), so those see only redacted output too.
 func New(r *redact.Redactor) interceptor.WorkerInterceptor {
-	return &gate{r: r}
+	return actintercept.New(actintercept.Options{
+		Execute: func(ctx context.Context, in *interceptor.ExecuteActivityInput, next actintercept.Next) (any, error) {
+			return execute(ctx, r, in, next)
+		},
+		Outbound: func(next interceptor.ActivityOutboundInterceptor) interceptor.ActivityOutboundInterceptor {
+			o := &outboundGate{r: r}
+			o.Next = next
+			return o
+		},
+	})
 }
 
-type gate struct {
-	interceptor.WorkerInterceptorBase
-	r *redact.Redactor
-}
-
-func (g *gate) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
-	i := &inbound{r: g.r}
-	i.Next = next
-	return i
-}
-
-type inbound struct {
-	interceptor.ActivityInboundInterceptorBase
-	r *redact.Redactor
-}
-
-func (i *inbound) Init(outbound interceptor.ActivityOutboundInterceptor) error {
-	o := &outboundGate{r: i.r}
-	o.Next = outbound
-	return i.Next.Init(o)
-}
-
-func (i *inbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
-	out, err := i.Next.ExecuteActivity(ctx, in)
+func execute(ctx context.Context, r *redact.Redactor, in *interceptor.ExecuteActivityInput, next actintercept.Next) (any, error) {
+	out, err := next(ctx, in)
 	if f, ok := err.(*contract.Failure); ok && f == nil {
 		// A nil envelope handed back as an error is no failure.
 		err = nil
 	}
 	if err != nil {
-		return nil, Error(i.r, err)
+		return nil, Error(r, err)
 	}
-	clean, cerr := Value(i.r, out)
+	clean, cerr := Value(r, out)
 	if cerr != nil {
 		// Fail closed: an answer that cannot be redacted is not sent.
 		f := contract.Fail(contract.CodeCommandFailed,
 			"the call finished, but its result could not be cleaned of secrets, so it is not returned; what the call did stands, so check before repeating it").
 			WithDetail(cerr.Error()).Effected()
 		f.Retryable = false
-		return nil, Error(i.r, f)
+		return nil, Error(r, f)
 	}
 	return clean, nil
 }

@@ -71,12 +71,7 @@ func (b *Brave) Search(ctx context.Context, q string, n int) ([]Hit, error) {
 	return hits, nil
 }
 
-func (b *Brave) client() *http.Client {
-	if b.Client != nil {
-		return b.Client
-	}
-	return http.DefaultClient
-}
+func (b *Brave) client() *http.Client { return clientOr(b.Client) }
 
 // Exa is the Exa search API source: POST {base}/search with header x-api-key
 // and JSON {query, numResults, contents: {text: {maxCharacters}}}, answering
@@ -145,9 +140,12 @@ func (e *Exa) Search(ctx context.Context, q string, n int) ([]Hit, error) {
 	return hits, nil
 }
 
-func (e *Exa) client() *http.Client {
-	if e.Client != nil {
-		return e.Client
+func (e *Exa) client() *http.Client { return clientOr(e.Client) }
+
+// clientOr is c, or http.DefaultClient when c is nil.
+func clientOr(c *http.Client) *http.Client {
+	if c != nil {
+		return c
 	}
 	return http.DefaultClient
 }

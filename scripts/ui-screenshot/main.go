@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -42,26 +41,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ui-screenshot:", err)
 		os.Exit(1)
 	}
-}
-
-// lines collects a child's output, safe for its writes and our reads.
-type lines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func newLines() *lines { return &lines{} }
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 func run(out, chrome string) error {
@@ -93,7 +72,7 @@ func run(out, chrome string) error {
 	temporal, ui, s3, demo := addr(), addr(), addr(), addr()
 	dev := exec.Command(filepath.Join(bin, "durable-browser"), "dev", "--state-dir", filepath.Join(work, "state"),
 		"--temporal-address", temporal, "--ui-address", ui, "--s3-address", s3, "--demo-address", demo)
-	stdout, stderr := newLines(), newLines()
+	stdout, stderr := &devstack.SyncBuffer{}, &devstack.SyncBuffer{}
 	dev.Stdout, dev.Stderr = stdout, stderr
 	dev.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := dev.Start(); err != nil {

@@ -41,7 +41,7 @@ type Env struct {
 	// Bin is the durable-browser binary, built once per test binary.
 	Bin string
 	// Log collects every log line of in-process workers (checked for leaks).
-	Log *SyncBuffer
+	Log *devstack.SyncBuffer
 
 	temporalOpts devstack.TemporalOptions
 }
@@ -76,7 +76,7 @@ func Start(o Options) (_ *Env, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Dir: dir, Log: &SyncBuffer{}}
+	e := &Env{Dir: dir, Log: &devstack.SyncBuffer{}}
 	defer func() {
 		if err != nil {
 			e.Close()
@@ -259,7 +259,7 @@ type ProcessOptions struct {
 type Process struct {
 	Cmd         *exec.Cmd
 	ProfileRoot string
-	Stderr      *SyncBuffer
+	Stderr      *devstack.SyncBuffer
 }
 
 // StartWorkerProcess runs `durable-browser worker` as a child process and
@@ -287,7 +287,7 @@ func (e *Env) StartWorkerProcess(t testing.TB, o ProcessOptions) *Process {
 	cmd.Env = append(os.Environ(),
 		"AWS_ACCESS_KEY_ID="+e.S3.AccessKey(), "AWS_SECRET_ACCESS_KEY="+e.S3.SecretKey(), "AWS_REGION=us-east-1")
 	cmd.Env = append(cmd.Env, o.Env...)
-	buf := &SyncBuffer{}
+	buf := &devstack.SyncBuffer{}
 	cmd.Stderr = buf
 	cmd.Stdout = buf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

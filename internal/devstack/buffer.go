@@ -1,11 +1,12 @@
-package harness
+package devstack
 
 import (
 	"bytes"
 	"sync"
 )
 
-// SyncBuffer is a bytes.Buffer safe for concurrent writers.
+// SyncBuffer is a bytes.Buffer safe for concurrent writers: a child
+// process's output that is read while it runs.
 type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
