@@ -263,7 +263,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	// seconds late would be judged lost while its call goes on. Sending
 	// every beat the activities record leaves 8 s of slack instead.
 	wo := sdkworker.Options{WorkerStopTimeout: stopGrace(cfg) + stopMargin, MaxHeartbeatThrottleInterval: heartbeatEvery,
-		Interceptors: []interceptor.WorkerInterceptor{&serverJudged{log: log}, &failureLog{log: log}}}
+		Interceptors: append([]interceptor.WorkerInterceptor{&serverJudged{log: log}, &failureLog{log: log}}, crashHooks(log)...)}
 	if m := o.Metrics; m != nil {
 		wo.Interceptors = append(wo.Interceptors, m.Interceptor())
 		m.Watch(func() metrics.Snapshot {
