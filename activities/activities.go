@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/x509"
-	"encoding/json"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/egress"
-	"github.com/durable-browser/durable-browser/internal/envelope"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
 	"github.com/durable-browser/durable-browser/internal/liveview"
@@ -181,6 +179,9 @@ type liveSession struct {
 	rec atomic.Pointer[recorder.Recorder]
 	// saver keeps the session's named state (nil when it keeps none).
 	saver *stateSaver
+	// ckpt keeps the session's checkpoint (nil: no state key, or the
+	// session asked for restore false). See checkpoint.go.
+	ckpt *stateSaver
 }
 
 // runningS is how long the session's rented browser has run, in seconds
@@ -433,6 +434,8 @@ func (a *Activities) Close(ctx context.Context) {
 		}
 		cancel()
 		s.stopRecording(recorder.GapWorkerStopped)
+		// The session goes on, restored, on another worker.
+		a.keepCheckpoint(ctx, s)
 		if rented(s.provider) {
 			// Its lease lapses unless the session's next call, on another
 			// worker, takes it on.
@@ -501,24 +504,4 @@ func (a *Activities) heartbeat(ctx context.Context, details func() any) (stop fu
 		}
 	}()
 	return func() { once.Do(func() { close(done) }) }
-}
-
-// clean redacts a result before it leaves the activity: every string in
-// its JSON form passes through the redactor.
-func (a *Activities) clean(v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(a.o.Redactor.JSON(raw), v)
-}
-
-// fail turns a failure into the activity's error, redacted.
-func (a *Activities) fail(f *contract.Failure) error {
-	f.Message = a.o.Redactor.String(f.Message)
-	// Details arrive whole (contract.Failure.WithDetail): redacted, then bounded.
-	f.Detail = a.o.Redactor.String(f.Detail)
-	f.LastURL = a.o.Redactor.URL(f.LastURL)
-	f.BoundDetail()
-	return envelope.Error(f)
 }

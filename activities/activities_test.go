@@ -29,10 +29,10 @@ func (h *harness) age(tag string, d time.Duration) {
 // release is closed.
 func blockRuns(started chan<- string, release <-chan struct{}) func(*fakeBrowser) {
 	return func(b *fakeBrowser) {
-		b.runFn = func(ctx context.Context, actions []driver.Action) (*driver.RunResult, error) {
+		b.runFn = func(ctx context.Context, actions []driver.Action) (*contract.RunResult, error) {
 			started <- b.opts.CDPURL
 			<-release
-			return &driver.RunResult{Completed: len(actions), Total: len(actions)}, nil
+			return &contract.RunResult{Completed: len(actions), Total: len(actions)}, nil
 		}
 	}
 }
@@ -204,9 +204,9 @@ func TestFailuresAreRedacted(t *testing.T) {
 			name: "run stopped partway",
 			prep: func(h *harness) {
 				h.setup = func(b *fakeBrowser) {
-					b.runFn = func(context.Context, []driver.Action) (*driver.RunResult, error) {
-						return &driver.RunResult{Completed: 1, Total: 2, URL: "https://example.com/?key=" + secret, Title: "Key " + secret,
-								Sent: []driver.SentRequest{{Method: "POST", Origin: "https://example.com", Path: "/t/" + secret}}},
+					b.runFn = func(context.Context, []driver.Action) (*contract.RunResult, error) {
+						return &contract.RunResult{Page: contract.Page{URL: "https://example.com/?key=" + secret, Title: "Key " + secret}, Completed: 1, Total: 2,
+								Sent: []contract.SentRequest{{Method: "POST", Origin: "https://example.com", Path: "/t/" + secret}}},
 							&driver.ActionError{Index: 1, Op: "click", Kind: driver.KindCovered, Reason: "covered by " + secret, Err: leak}
 					}
 				}
@@ -220,7 +220,7 @@ func TestFailuresAreRedacted(t *testing.T) {
 			name: "run lost the browser",
 			prep: func(h *harness) {
 				h.setup = func(b *fakeBrowser) {
-					b.runFn = func(context.Context, []driver.Action) (*driver.RunResult, error) { return nil, leak }
+					b.runFn = func(context.Context, []driver.Action) (*contract.RunResult, error) { return nil, leak }
 				}
 			},
 			do: func(h *harness, ref contract.SessionRef) error {
@@ -270,7 +270,7 @@ func TestResultsAreRedacted(t *testing.T) {
 		b.url = "https://example.com/account?session=" + secret
 		b.title = "Hello " + secret
 		b.requests = []driver.GatedRequest{{Method: "POST", Origin: "https://example.com", Path: "/api/" + secret}}
-		b.snap = &driver.Snapshot{Text: "- text \"" + secret + "\"", URL: b.url, Title: b.title}
+		b.snap = &contract.SnapshotResult{OK: true, Page: contract.Page{URL: b.url, Title: b.title}, Observation: contract.Observation{Text: "- text \"" + secret + "\""}}
 	}
 	ref := h.create("t-1", contract.SessionOptions{ActionPolicy: contract.PolicyDeny})
 	snap, err := call[contract.SnapshotResult](h, contract.ActivitySnapshot, contract.SnapshotRequest{Call: contract.Call{Session: ref}})

@@ -22,6 +22,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/internal/scrub"
 )
 
 // Snapshot answers the snapshot tool.
@@ -31,33 +32,24 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 		return nil, err
 	}
 	defer done()
-	snap, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: req.Args.Mode, Scope: req.Args.Scope, Offset: req.Args.Offset, Since: req.Args.Since})
-	if err != nil {
-		return nil, a.fail(driverFailure(err))
+	res, f := a.snapshot(ctx, s, req.Args)
+	if f != nil {
+		return nil, f
 	}
-	res := a.snapshotResult(snap)
 	s.stamp(&res.Page)
-	return res, a.clean(res)
+	return res, nil
 }
 
-// snapshotResult is a driver snapshot as the contract says it.
-func (a *Activities) snapshotResult(snap *driver.Snapshot) *contract.SnapshotResult {
-	res := &contract.SnapshotResult{
-		OK:          true,
-		Page:        contract.Page{URL: a.o.Redactor.URL(snap.URL), Title: snap.Title},
-		Text:        snap.Text,
-		Epoch:       snap.Epoch,
-		Elements:    snap.Elements,
-		Interactive: snap.Interactive,
-		Truncated:   snap.Truncated,
-		Cut:         snap.Cut,
-		NextOffset:  snap.NextOffset,
-		Viewport:    snap.Viewport,
+// snapshot takes a snapshot as the snapshot tool and a code cell's
+// page.snapshot answer it, its URL scrubbed.
+func (a *Activities) snapshot(ctx context.Context, s *liveSession, args contract.SnapshotArgs) (*contract.SnapshotResult, *contract.Failure) {
+	res, err := s.browser.Snapshot(ctx, driver.SnapshotOptions{Mode: args.Mode, Scope: args.Scope, Offset: args.Offset, Since: args.Since,
+		Budget: args.Budget, Find: args.Find, Role: args.Role})
+	if err != nil {
+		return nil, driverFailure(err)
 	}
-	if c := snap.Changes; c != nil {
-		res.Changes = &contract.Changes{Since: c.Since, Full: c.Full, Reason: c.Reason, Added: c.Added, Removed: c.Removed, Changed: c.Changed, Title: c.Title, SamePage: c.SamePage}
-	}
-	return res
+	res.URL = scrub.URL(res.URL)
+	return res, nil
 }
 
 // Run answers the run tool: a batch of actions, sent one at a time. It runs
@@ -65,36 +57,31 @@ func (a *Activities) snapshotResult(snap *driver.Snapshot) *contract.SnapshotRes
 // side-effecting requests it let go, so a lost worker can say what was sent.
 func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contract.RunResult, error) {
 	if _, f := a.session(req.Session); f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	// The run schema is the one definition of the ops and their fields: the
 	// batch is held to it here, whoever built the request, and the driver
 	// checks only what a schema cannot say.
 	rawArgs, err := json.Marshal(req.Args)
 	if err != nil {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "run.actions: not valid JSON; send an array of action objects such as [{\"op\":\"click\",\"id\":\"5\"}]"))
+		return nil, contract.Fail(contract.CodeRefused, "run.actions: not valid JSON; send an array of action objects such as [{\"op\":\"click\",\"id\":\"5\"}]")
 	}
 	if _, f := contract.Validate(contract.ToolRun, rawArgs); f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	if req.Args.Code != "" {
 		return a.runCell(ctx, req)
 	}
 	actions, err := driver.ParseActions(req.Args.Actions)
 	if err != nil {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
+		return nil, contract.Fail(contract.CodeRefused, "%v", err)
 	}
 	if f := a.expandSecrets(actions, 0); f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	ctx, cancelStop := a.untilStopped(ctx)
 	defer cancelStop()
-	rs := &runState{a: a, policy: req.Policy}
-	if activity.IsActivity(ctx) {
-		info := activity.GetInfo(ctx)
-		rs.workflowID, rs.runID, rs.activityID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID
-	}
-	ctx = context.WithValue(ctx, runStateKey{}, rs)
+	ctx, rs := a.startRun(ctx, req.Policy)
 	s, done, err := a.begin(ctx, req.Session, func(s *liveSession) any {
 		return rs.progress(s.browser.URL(ctx), s.browser.SentSoFar())
 	})
@@ -110,44 +97,27 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		// deadline): whatever ended it, a begun batch may have acted.
 		if out == nil {
 			// Refused before any action: nothing was sent.
-			return nil, a.fail(contract.Fail(contract.CodeAborted, "the call ended before it ran, so nothing was sent; call again"))
+			return nil, contract.Fail(contract.CodeAborted, "the call ended before it ran, so nothing was sent; call again")
 		}
 		sent := rs.sentList()
 		if len(sent) == 0 {
-			sent = a.sentFrom(out.Sent)
+			sent = a.redactSent(out.Sent)
 		}
 		f := a.cutMidCall(ctx, s, out.URL, sent)
 		f.Held = rs.heldList()
 		f.Completed = &out.Completed
-		return nil, a.fail(f)
+		return nil, f
 	}
 	if out == nil {
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
-	res := &contract.RunResult{
-		OK:             err == nil,
-		Page:           contract.Page{URL: a.o.Redactor.URL(out.URL), Title: out.Title},
-		Completed:      out.Completed,
-		Total:          out.Total,
-		ConsoleErrors:  out.ConsoleErrors,
-		FailedRequests: out.FailedRequests,
-		Sent:           rs.sentList(),
-		Held:           rs.heldList(),
+	res := a.redactRun(out)
+	res.OK = err == nil
+	// The request gate's journal, when it kept one, is what the run sent.
+	if sent := rs.sentList(); len(sent) > 0 {
+		res.Sent = sent
 	}
-	if len(res.Sent) == 0 {
-		res.Sent = a.sentFrom(out.Sent)
-	}
-	res.Blocked = append(res.Blocked, a.blockedFrom(out.Blocked)...)
-	res.TabsOpened = append(res.TabsOpened, a.tabsFrom(out.TabsOpened)...)
-	res.Dialogs = append(res.Dialogs, dialogsFrom(out.Dialogs)...)
-	if out.Failed != nil {
-		res.Failed = &contract.ActionFailure{Index: out.Failed.Index, Op: out.Failed.Op, Reason: out.Failed.Reason}
-	}
-	if out.Observed != nil {
-		o := a.snapshotResult(out.Observed)
-		res.Observed = &contract.Observation{Text: o.Text, Epoch: o.Epoch, Elements: o.Elements, Interactive: o.Interactive,
-			Truncated: o.Truncated, Cut: o.Cut, NextOffset: o.NextOffset, Changes: o.Changes}
-	}
+	res.Held = rs.heldList()
 	if err != nil {
 		// A batch stopped partway is a result the model can act on: it says
 		// how many actions completed and which failed. It goes back as a
@@ -164,23 +134,21 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		f.Sent = res.Sent
 		f.Held = res.Held
 		f.Completed = &res.Completed
-		if cerr := a.clean(res); cerr == nil {
-			where := res.URL
-			if where == "" {
-				// A failed navigation leaves the browser's own error page,
-				// whose address is no page's.
-				where = "the browser's error page"
-			}
-			f.WithDetail(fmt.Sprintf("completed %d of %d actions; now at %s (%s)", res.Completed, res.Total, where, res.Title))
+		where := res.URL
+		if where == "" {
+			// A failed navigation leaves the browser's own error page,
+			// whose address is no page's.
+			where = "the browser's error page"
 		}
+		f.WithDetail(fmt.Sprintf("completed %d of %d actions; now at %s (%s)", res.Completed, res.Total, where, res.Title))
 		if out.Completed > 0 {
 			a.saveAfterEffect(ctx, s)
 		}
-		return nil, a.fail(f)
+		return nil, f
 	}
 	a.saveAfterEffect(ctx, s)
 	s.stamp(&res.Page)
-	return res, a.clean(res)
+	return res, nil
 }
 
 // expandSecrets resolves {{secret:NAME}} on the worker: the value goes to
@@ -214,9 +182,9 @@ func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequ
 	defer done()
 	res, f := a.screenshot(ctx, s, req.Args, "")
 	if f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
-	return res, a.clean(res)
+	return res, nil
 }
 
 // screenshot captures and files one screenshot; suffix separates several
@@ -224,7 +192,7 @@ func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequ
 func (a *Activities) screenshot(ctx context.Context, s *liveSession, args contract.ScreenshotArgs, suffix string) (*contract.ScreenshotResult, *contract.Failure) {
 	req := struct{ Args contract.ScreenshotArgs }{args}
 	o := driver.ScreenshotOptions{FullPage: req.Args.FullPage, ID: strings.TrimSpace(req.Args.ID), Selector: strings.TrimSpace(req.Args.Selector), Type: req.Args.Type, Quality: req.Args.Quality,
-		Locator: driverLocator(req.Args.Locator)}
+		Locator: req.Args.Locator}
 	if c := req.Args.Clip; c != nil && c.Width > 0 && c.Height > 0 {
 		o.Clip = &driver.Rect{X: c.X, Y: c.Y, Width: c.Width, Height: c.Height}
 	}
@@ -232,7 +200,7 @@ func (a *Activities) screenshot(ctx context.Context, s *liveSession, args contra
 	if err != nil {
 		return nil, driverFailure(err)
 	}
-	url, title := a.o.Redactor.URL(s.browser.URL(ctx)), s.browser.Title(ctx)
+	url, title := scrub.URL(s.browser.URL(ctx)), s.browser.Title(ctx)
 	ct := "image/" + shot.Type
 	cc, err := a.file(ctx, filing{
 		tool: contract.ToolScreenshot, args: req.Args, session: s.ref.Tag, ext: shot.Type, contentType: ct,
@@ -273,7 +241,7 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 	defer done()
 	r, err := s.browser.Read(ctx, driver.ReadOptions{What: req.Args.What})
 	if err != nil {
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	// What is filed is the redacted text, so evidence holds no secret either.
 	body := a.o.Redactor.Bytes(r.Raw)
@@ -288,20 +256,20 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 	case strings.Contains(ct, "markdown"):
 		ext = "md"
 	}
-	url := a.o.Redactor.URL(r.URL)
+	url := scrub.URL(r.URL)
 	cc, err := a.file(ctx, filing{
 		tool: contract.ToolRead, args: req.Args, session: s.ref.Tag, ext: ext, contentType: ct, body: body,
 		finalURL: url, title: r.Title, extractor: r.Extractor,
 	})
 	if err != nil {
-		return nil, a.fail(evidenceFailure(err))
+		return nil, evidenceFailure(err)
 	}
 	res := &contract.ReadResult{
 		OK: true, Page: contract.Page{URL: url, Title: r.Title}, What: r.What, Status: r.Status, Content: r.Content,
 		Extractor: r.Extractor, Truncated: r.Truncated, FullLength: r.FullLength, Evidence: cc,
 	}
 	s.stamp(&res.Page)
-	return res, a.clean(res)
+	return res, nil
 }
 
 // Downloads lists finished downloads and files each one; a retry finds them
@@ -313,32 +281,33 @@ func (a *Activities) Downloads(ctx context.Context, req contract.DownloadsReques
 	}
 	defer done()
 	if s.sess.DownloadDir == "" {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "this session's provider (%s) keeps no downloads; use a local session to download files", s.ref.Provider))
+		return nil, contract.Fail(contract.CodeRefused, "this session's provider (%s) keeps no downloads; use a local session to download files", s.ref.Provider)
 	}
 	list, err := s.browser.Downloads(ctx)
 	if err != nil {
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	res := &contract.DownloadsResult{OK: true, Downloads: []contract.Download{}}
 	for _, d := range list {
-		cc, err := a.fileDownload(ctx, s.ref.Tag, d)
+		cc, err := a.fileDownload(ctx, s.ref.Tag, filepath.Join(s.sess.DownloadDir, d.Name), d)
 		if err != nil {
-			return nil, a.fail(err)
+			return nil, err
 		}
-		res.Downloads = append(res.Downloads, contract.Download{Name: d.Name, Size: d.Size, SHA256: d.SHA256, Evidence: cc})
+		d.Evidence = cc
+		res.Downloads = append(res.Downloads, d)
 	}
-	return res, a.clean(res)
+	return res, nil
 }
 
-// fileDownload files one download once per session: its call id is
+// fileDownload files one download (the file at path) once per session: its call id is
 // "download", not the call's, so its key (download-browser_downloads-<sha256[:12]>.<ext>,
 // the one key format) depends on the session and the bytes only, and a later
 // call finds it filed and writes nothing. A download that fits the inline
 // budget is read and filed whole, so its result carries an inline copy when
 // it is text or an image; a larger one is streamed to the store, never read
 // whole.
-func (a *Activities) fileDownload(ctx context.Context, tag string, d driver.Download) (contract.ClaimCheck, *contract.Failure) {
-	f, err := os.Open(d.Path)
+func (a *Activities) fileDownload(ctx context.Context, tag, path string, d contract.Download) (contract.ClaimCheck, *contract.Failure) {
+	f, err := os.Open(path)
 	if err != nil {
 		return contract.ClaimCheck{}, contract.Fail(contract.CodeCommandFailed, "reading download %s: %v", d.Name, err)
 	}
@@ -387,14 +356,14 @@ func downloadType(ext string, head []byte) string {
 // without one, every upload is refused.
 func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*contract.UploadResult, error) {
 	if _, f := a.session(req.Session); f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	if a.o.UploadDir == "" {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "uploads are off on this worker: the host allows them by naming a directory of files with --upload-dir (DURABLE_BROWSER_UPLOAD_DIR); a model cannot"))
+		return nil, contract.Fail(contract.CodeRefused, "uploads are off on this worker: the host allows them by naming a directory of files with --upload-dir (DURABLE_BROWSER_UPLOAD_DIR); a model cannot")
 	}
 	file, err := vetUpload(a.o.UploadDir, req.Args.Path)
 	if err != nil {
-		return nil, a.fail(a.uploadRefusal(req.Args.Path, err))
+		return nil, a.uploadRefusal(req.Args.Path, err)
 	}
 	ctx, cancelStop := a.untilStopped(ctx)
 	defer cancelStop()
@@ -405,14 +374,14 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 	defer done()
 	if err := s.browser.Upload(ctx, uploadTarget(req.Args), file.Path); err != nil {
 		if ctx.Err() != nil {
-			return nil, a.fail(a.cutMidCall(ctx, s, "", nil))
+			return nil, a.cutMidCall(ctx, s, "", nil)
 		}
-		return nil, a.fail(driverFailure(err))
+		return nil, driverFailure(err)
 	}
 	a.saveAfterEffect(ctx, s)
-	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Size: file.Size}
+	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: scrub.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Size: file.Size}
 	s.stamp(&res.Page)
-	return res, a.clean(res)
+	return res, nil
 }
 
 // begin opens a call on a session this process holds: it heartbeats (with
@@ -421,7 +390,7 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details func(*liveSession) any) (*liveSession, func(), error) {
 	s, f := a.session(ref)
 	if f != nil {
-		return nil, nil, a.fail(f)
+		return nil, nil, f
 	}
 	var beat func() any
 	if details != nil {
@@ -430,19 +399,24 @@ func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details
 	stop := a.heartbeat(ctx, beat)
 	if f := s.lock(ctx); f != nil {
 		stop()
-		return nil, nil, a.fail(f)
+		return nil, nil, f
+	}
+	if f := a.crashed(ctx, s); f != nil {
+		s.unlock()
+		stop()
+		return nil, nil, f
 	}
 	if f := s.agentTurn(); f != nil {
 		s.unlock()
 		stop()
-		return nil, nil, a.fail(f)
+		return nil, nil, f
 	}
 	return s, func() { s.followActiveTab(ctx); s.unlock(); stop() }, nil
 }
 
 // refusalMessage says why the request gate refused a request: the
 // session's policy (deny), or a person's decision or its absence (ask).
-func refusalMessage(failed *driver.ActionFailure, policy string, r *driver.RefusedError, held []contract.HeldRequest) string {
+func refusalMessage(failed *contract.ActionFailure, policy string, r *driver.RefusedError, held []contract.HeldRequest) string {
 	at := ""
 	if failed != nil {
 		at = fmt.Sprintf("action %d (%s): ", failed.Index+1, failed.Op)
@@ -526,6 +500,8 @@ func driverFailure(err error) *contract.Failure {
 		return contract.Fail(contract.CodeRefused, "%v", err)
 	case errors.As(err, &parse):
 		return contract.Fail(contract.CodeRefused, "%v", err)
+	case errors.As(err, new(*driver.FindError)):
+		return contract.Fail(contract.CodeRefused, "%v", err)
 	case errors.As(err, &capRefused):
 		return contract.Fail(contract.CodeRefused, "%v", err)
 	}
@@ -548,55 +524,48 @@ type runState struct {
 	held []contract.HeldRequest
 }
 
-func (r *runState) progress(url string, sent []driver.SentRequest) contract.RunProgress {
-	p := contract.RunProgress{URL: r.a.o.Redactor.URL(url), Sent: r.sentList()}
+func (r *runState) progress(url string, sent []contract.SentRequest) contract.RunProgress {
+	p := contract.RunProgress{URL: scrub.URL(url), Sent: r.sentList()}
 	if len(p.Sent) == 0 {
-		p.Sent = r.a.sentFrom(sent)
+		p.Sent = r.a.redactSent(sent)
 	}
 	return p
 }
 
-// sentFrom converts the driver's journal, redacting as it goes.
-func (a *Activities) sentFrom(in []driver.SentRequest) []contract.SentRequest {
-	var out []contract.SentRequest
-	for _, s := range in {
-		out = append(out, contract.SentRequest{Method: s.Method, Origin: a.o.Redactor.URL(s.Origin), Path: a.o.Redactor.String(s.Path)})
+// startRun opens a run's journal (a batch's or a code cell's) and puts it
+// in ctx, where the session's request gate finds it.
+func (a *Activities) startRun(ctx context.Context, policy string) (context.Context, *runState) {
+	rs := &runState{a: a, policy: policy}
+	if activity.IsActivity(ctx) {
+		info := activity.GetInfo(ctx)
+		rs.workflowID, rs.runID, rs.activityID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID
 	}
-	return out
+	return context.WithValue(ctx, runStateKey{}, rs), rs
 }
 
-// blockedFrom is the driver's blocked requests as a result lists them,
-// origins redacted.
-func (a *Activities) blockedFrom(in []driver.BlockedRequest) []contract.BlockedRequest {
-	var out []contract.BlockedRequest
-	for _, b := range in {
-		out = append(out, contract.BlockedRequest{Method: b.Method, Origin: a.o.Redactor.URL(b.Origin), Rule: b.Rule, Secret: b.Secret})
+// redactRun scrubs the addresses a driver's run result carries, in place
+// (the rest of it is redacted as every result is, whole): its page's,
+// its requests' and its new tabs'.
+func (a *Activities) redactRun(res *contract.RunResult) *contract.RunResult {
+	res.URL = scrub.URL(res.URL)
+	res.Sent = a.redactSent(res.Sent)
+	for i := range res.Blocked {
+		res.Blocked[i].Origin = scrub.URL(res.Blocked[i].Origin)
 	}
-	return out
+	for i := range res.TabsOpened {
+		res.TabsOpened[i].URL = scrub.URL(res.TabsOpened[i].URL)
+	}
+	return res
 }
 
-// tabsFrom is the driver's opened tabs as a result lists them, URLs
-// redacted.
-func (a *Activities) tabsFrom(in []driver.Tab) []contract.Tab {
-	var out []contract.Tab
-	for _, t := range in {
-		out = append(out, contract.Tab{ID: t.ID, URL: a.o.Redactor.URL(t.URL), Title: t.Title, Active: t.Active})
+// redactSent scrubs the driver's journal of requests in place: no query
+// values or userinfo in an origin (the redaction gate finds secrets in
+// the rest).
+func (a *Activities) redactSent(sent []contract.SentRequest) []contract.SentRequest {
+	for i := range sent {
+		sent[i].Origin = scrub.URL(sent[i].Origin)
 	}
-	return out
-}
-
-// dialogsFrom is the driver's dialogs as a result lists them, with the
-// answer each got.
-func dialogsFrom(in []driver.Dialog) []contract.Dialog {
-	var out []contract.Dialog
-	for _, d := range in {
-		ans := "dismissed"
-		if d.Accepted {
-			ans = "accepted"
-		}
-		out = append(out, contract.Dialog{Type: d.Type, Message: d.Message, Answer: ans})
-	}
-	return out
+	return sent
 }
 
 func (r *runState) sentList() []contract.SentRequest {
@@ -613,13 +582,5 @@ func (r *runState) heldList() []contract.HeldRequest {
 
 // uploadTarget is the file input an upload names, by id or by locator.
 func uploadTarget(a contract.UploadArgs) driver.Target {
-	return driver.Target{ID: a.ID, Locator: driverLocator(a.Locator)}
-}
-
-// driverLocator is a contract locator as the driver takes it.
-func driverLocator(l *contract.Locator) *driver.Locator {
-	if l == nil {
-		return nil
-	}
-	return &driver.Locator{Role: l.Role, Name: l.Name, Label: l.Label, Text: l.Text, Placeholder: l.Placeholder, TestID: l.TestID}
+	return driver.Target{ID: a.ID, Locator: a.Locator}
 }

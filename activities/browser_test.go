@@ -24,13 +24,13 @@ func TestRunReportsCompleted(t *testing.T) {
 	h := newHarness(t, nil)
 	h.setup = func(b *fakeBrowser) {
 		b.title = "C"
-		b.sent = []driver.SentRequest{{Method: "POST", Origin: "https://example.com", Path: "/log"}}
-		b.runFn = func(_ context.Context, actions []driver.Action) (*driver.RunResult, error) {
-			return &driver.RunResult{
-				Completed: len(actions), Total: len(actions), URL: "https://example.com/c", Title: "C",
-				Sent:       []driver.SentRequest{{Method: "POST", Origin: "https://example.com", Path: "/log"}},
-				TabsOpened: []driver.Tab{{ID: "t2", URL: "https://example.com/popup", Title: "Popup"}},
-				Dialogs:    []driver.Dialog{{Type: "confirm", Message: "Sure?", Accepted: true}, {Type: "alert", Message: "Hi"}},
+		b.sent = []contract.SentRequest{{Method: "POST", Origin: "https://example.com", Path: "/log"}}
+		b.runFn = func(_ context.Context, actions []driver.Action) (*contract.RunResult, error) {
+			return &contract.RunResult{
+				Page: contract.Page{URL: "https://example.com/c", Title: "C"}, Completed: len(actions), Total: len(actions),
+				Sent:       []contract.SentRequest{{Method: "POST", Origin: "https://example.com", Path: "/log"}},
+				TabsOpened: []contract.Tab{{ID: "t2", URL: "https://example.com/popup", Title: "Popup"}},
+				Dialogs:    []contract.Dialog{{Type: "confirm", Message: "Sure?", Answer: "accepted"}, {Type: "alert", Message: "Hi", Answer: "dismissed"}},
 			}, nil
 		}
 	}
@@ -58,16 +58,15 @@ func TestRunReportsCompleted(t *testing.T) {
 }
 
 func TestRunFailureCodes(t *testing.T) {
-	partial := func(done int) *driver.RunResult {
-		return &driver.RunResult{Completed: done, Total: 3, URL: "https://example.com/b", Title: "B",
-			Failed: &driver.ActionFailure{Index: done, Op: "click", Reason: "it failed"}}
+	partial := func(done int) *contract.RunResult {
+		return &contract.RunResult{Page: contract.Page{URL: "https://example.com/b", Title: "B"}, Completed: done, Total: 3, Failed: &contract.ActionFailure{Index: done, Op: "click", Reason: "it failed"}}
 	}
 	actErr := func(kind string) error {
 		return &driver.ActionError{Index: 1, Op: "click", Kind: kind, Reason: "it failed"}
 	}
 	tests := []struct {
 		name      string
-		out       *driver.RunResult
+		out       *contract.RunResult
 		err       error
 		code      contract.Code
 		retryable bool
@@ -95,7 +94,7 @@ func TestRunFailureCodes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, nil)
 			h.setup = func(b *fakeBrowser) {
-				b.runFn = func(context.Context, []driver.Action) (*driver.RunResult, error) { return tt.out, tt.err }
+				b.runFn = func(context.Context, []driver.Action) (*contract.RunResult, error) { return tt.out, tt.err }
 			}
 			ref := h.create("t-1", contract.SessionOptions{})
 			_, err := call[contract.RunResult](h, contract.ActivityRun, runReq(ref, gotoBatch))
@@ -143,9 +142,9 @@ func TestRunSecretRefusedForOrigin(t *testing.T) {
 	h := newHarness(t, func(o *Options) { o.Secrets = secrets{"PASSWORD": pw} })
 	reason := "secret PASSWORD is not typed into https://other.example: it belongs to https://example.com"
 	h.setup = func(b *fakeBrowser) {
-		b.runFn = func(_ context.Context, actions []driver.Action) (*driver.RunResult, error) {
+		b.runFn = func(_ context.Context, actions []driver.Action) (*contract.RunResult, error) {
 			ae := &driver.ActionError{Index: 0, Op: "fill", Kind: driver.KindRefused, Reason: reason}
-			return &driver.RunResult{Total: 1, URL: "https://other.example/", Failed: &driver.ActionFailure{Index: 0, Op: "fill", Kind: ae.Kind, Reason: ae.Reason}}, ae
+			return &contract.RunResult{Page: contract.Page{URL: "https://other.example/"}, Total: 1, Failed: &contract.ActionFailure{Index: 0, Op: "fill", Reason: ae.Reason}}, ae
 		}
 	}
 	ref := h.create("t-1", contract.SessionOptions{})
@@ -185,9 +184,9 @@ func TestRunExpandsSecretsOnTheWorker(t *testing.T) {
 	const pw = "correct-horse-battery"
 	h := newHarness(t, func(o *Options) { o.Secrets = secrets{"PASSWORD": pw} })
 	h.setup = func(b *fakeBrowser) {
-		b.runFn = func(_ context.Context, actions []driver.Action) (*driver.RunResult, error) {
+		b.runFn = func(_ context.Context, actions []driver.Action) (*contract.RunResult, error) {
 			// The page echoes what was typed into its address and title.
-			return &driver.RunResult{Completed: 1, Total: 1, URL: "https://example.com/?q=" + actions[0].Value, Title: "typed " + actions[0].Value}, nil
+			return &contract.RunResult{Page: contract.Page{URL: "https://example.com/?q=" + actions[0].Value, Title: "typed " + actions[0].Value}, Completed: 1, Total: 1}, nil
 		}
 	}
 	ref := h.create("t-1", contract.SessionOptions{})
@@ -214,7 +213,7 @@ func TestRunExpandsSecretsOnTheWorker(t *testing.T) {
 func TestSnapshot(t *testing.T) {
 	h := newHarness(t, nil)
 	h.setup = func(b *fakeBrowser) {
-		b.snap = &driver.Snapshot{Text: "- button \"Buy\" [3]", Epoch: 4, URL: "https://example.com/shop", Title: "Shop", Elements: 1, Interactive: 1}
+		b.snap = &contract.SnapshotResult{OK: true, Page: contract.Page{URL: "https://example.com/shop", Title: "Shop"}, Observation: contract.Observation{Text: "- button \"Buy\" [3]", Epoch: 4, Elements: 1, Interactive: 1}}
 	}
 	ref := h.create("t-1", contract.SessionOptions{})
 	res, err := call[contract.SnapshotResult](h, contract.ActivitySnapshot, contract.SnapshotRequest{Call: contract.Call{Session: ref}})
@@ -265,7 +264,7 @@ func TestDriverFailureNamesTheTimedOutAction(t *testing.T) {
 // person denied it, or no one decided in time.
 func TestRefusalMessageSaysWhy(t *testing.T) {
 	r := &driver.RefusedError{Method: "POST", Origin: "http://127.0.0.1:8380", Path: "/submit"}
-	failed := &driver.ActionFailure{Index: 1, Op: "click"}
+	failed := &contract.ActionFailure{Index: 1, Op: "click"}
 	cases := []struct {
 		policy string
 		held   []contract.HeldRequest

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
 )
 
@@ -11,17 +12,19 @@ import (
 // the tools make, the page's address and title, the journal of requests a
 // run let go, and Close. *driver.Browser is the real one; tests use a fake.
 type Browser interface {
-	Snapshot(ctx context.Context, o driver.SnapshotOptions) (*driver.Snapshot, error)
-	Run(ctx context.Context, actions []driver.Action, o driver.RunOptions) (*driver.RunResult, error)
+	Snapshot(ctx context.Context, o driver.SnapshotOptions) (*contract.SnapshotResult, error)
+	Run(ctx context.Context, actions []driver.Action, o driver.RunOptions) (*contract.RunResult, error)
 	Screenshot(ctx context.Context, o driver.ScreenshotOptions) (*driver.Shot, error)
 	Read(ctx context.Context, o driver.ReadOptions) (*driver.ReadResult, error)
-	Check(ctx context.Context, o driver.CheckOptions) (*driver.CheckResult, error)
-	Downloads(ctx context.Context) ([]driver.Download, error)
+	Check(ctx context.Context, o driver.CheckOptions) (*driver.Checked, error)
+	Downloads(ctx context.Context) ([]contract.Download, error)
 	Upload(ctx context.Context, target driver.Target, file string) error
-	Tabs(ctx context.Context) ([]driver.Tab, error)
+	// ActiveTarget is Chrome's id of the active tab (for a DevTools
+	// address on the worker, a credential).
+	ActiveTarget() (string, error)
 	URL(ctx context.Context) string
 	Title(ctx context.Context) string
-	SentSoFar() []driver.SentRequest
+	SentSoFar() []contract.SentRequest
 	// For code cells: an element's text or attribute, page-side code, and
 	// holding the request gate's context between a cell's calls.
 	Text(ctx context.Context, id string) (string, error)

@@ -12,13 +12,16 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/envelope"
 	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/internal/redactgate"
 	"github.com/durable-browser/durable-browser/providers"
 )
 
@@ -113,22 +116,23 @@ type fakeBrowser struct {
 	// fetches does; else one after the other.
 	concurrent bool
 	// downloads are the finished downloads Downloads lists.
-	downloads []driver.Download
+	downloads []contract.Download
 	// decisions are the gate's answers to requests, in order.
 	decisions []driver.GateDecision
-	sent      []driver.SentRequest
+	sent      []contract.SentRequest
 
 	// runFn, when set, answers Run instead of the default (every action
 	// completes).
-	runFn   func(ctx context.Context, actions []driver.Action) (*driver.RunResult, error)
-	snap    *driver.Snapshot
+	runFn   func(ctx context.Context, actions []driver.Action) (*contract.RunResult, error)
+	snap    *contract.SnapshotResult
 	snapErr error
-	tabs    []driver.Tab
+	// target is the active tab's target id.
+	target string
 	// uploads are the paths Upload was given.
 	uploads []string
 }
 
-func (b *fakeBrowser) Snapshot(context.Context, driver.SnapshotOptions) (*driver.Snapshot, error) {
+func (b *fakeBrowser) Snapshot(context.Context, driver.SnapshotOptions) (*contract.SnapshotResult, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.snapErr != nil {
@@ -137,10 +141,10 @@ func (b *fakeBrowser) Snapshot(context.Context, driver.SnapshotOptions) (*driver
 	if b.snap != nil {
 		return b.snap, nil
 	}
-	return &driver.Snapshot{Text: "- heading \"Hello\"", URL: b.url, Title: b.title, Epoch: 1}, nil
+	return &contract.SnapshotResult{OK: true, Page: contract.Page{URL: b.url, Title: b.title}, Observation: contract.Observation{Text: "- heading \"Hello\"", Epoch: 1}}, nil
 }
 
-func (b *fakeBrowser) Run(ctx context.Context, actions []driver.Action, _ driver.RunOptions) (*driver.RunResult, error) {
+func (b *fakeBrowser) Run(ctx context.Context, actions []driver.Action, _ driver.RunOptions) (*contract.RunResult, error) {
 	b.mu.Lock()
 	b.runs = append(b.runs, actions)
 	reqs, fn, concurrent := b.requests, b.runFn, b.concurrent
@@ -155,7 +159,7 @@ func (b *fakeBrowser) Run(ctx context.Context, actions []driver.Action, _ driver
 			b.mu.Lock()
 			b.decisions = append(b.decisions, d)
 			if d == driver.GateAllow {
-				b.sent = append(b.sent, driver.SentRequest{Method: r.Method, Origin: r.Origin, Path: r.Path})
+				b.sent = append(b.sent, contract.SentRequest{Method: r.Method, Origin: r.Origin, Path: r.Path})
 			}
 			b.mu.Unlock()
 		}
@@ -177,7 +181,7 @@ func (b *fakeBrowser) Run(ctx context.Context, actions []driver.Action, _ driver
 			b.url = a.URL
 		}
 	}
-	return &driver.RunResult{Completed: len(actions), Total: len(actions), URL: b.url, Title: b.title, Sent: append([]driver.SentRequest(nil), b.sent...)}, nil
+	return &contract.RunResult{Page: contract.Page{URL: b.url, Title: b.title}, Completed: len(actions), Total: len(actions), Sent: append([]contract.SentRequest(nil), b.sent...)}, nil
 }
 
 func (b *fakeBrowser) Screenshot(context.Context, driver.ScreenshotOptions) (*driver.Shot, error) {
@@ -188,14 +192,14 @@ func (b *fakeBrowser) Read(context.Context, driver.ReadOptions) (*driver.ReadRes
 	return nil, errors.New("not faked")
 }
 
-func (b *fakeBrowser) Check(context.Context, driver.CheckOptions) (*driver.CheckResult, error) {
+func (b *fakeBrowser) Check(context.Context, driver.CheckOptions) (*driver.Checked, error) {
 	return nil, errors.New("not faked")
 }
 
-func (b *fakeBrowser) Downloads(context.Context) ([]driver.Download, error) {
+func (b *fakeBrowser) Downloads(context.Context) ([]contract.Download, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]driver.Download(nil), b.downloads...), nil
+	return append([]contract.Download(nil), b.downloads...), nil
 }
 
 func (b *fakeBrowser) Upload(_ context.Context, _ driver.Target, path string) error {
@@ -205,10 +209,10 @@ func (b *fakeBrowser) Upload(_ context.Context, _ driver.Target, path string) er
 	return nil
 }
 
-func (b *fakeBrowser) Tabs(context.Context) ([]driver.Tab, error) {
+func (b *fakeBrowser) ActiveTarget() (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.tabs, nil
+	return b.target, nil
 }
 
 func (b *fakeBrowser) URL(context.Context) string {
@@ -223,10 +227,10 @@ func (b *fakeBrowser) Title(context.Context) string {
 	return b.title
 }
 
-func (b *fakeBrowser) SentSoFar() []driver.SentRequest {
+func (b *fakeBrowser) SentSoFar() []contract.SentRequest {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]driver.SentRequest(nil), b.sent...)
+	return append([]contract.SentRequest(nil), b.sent...)
 }
 
 func (b *fakeBrowser) Text(_ context.Context, id string) (string, error) {
@@ -338,6 +342,8 @@ func newHarness(t *testing.T, mod func(*Options)) *harness {
 	h.a = New(o)
 	var s testsuite.WorkflowTestSuite
 	h.env = s.NewTestActivityEnvironment()
+	// The worker's redaction gate, as every activity runs behind it.
+	h.env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{redactgate.New(h.red)}})
 	reg := &onceRegistry{r: h.env, seen: map[string]bool{}}
 	h.a.RegisterShared(reg)
 	h.a.RegisterHost(reg)

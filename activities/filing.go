@@ -101,22 +101,22 @@ func evidenceFailure(err error) *contract.Failure {
 // so keep it small or call it from a child workflow.
 func (a *Activities) GetEvidence(ctx context.Context, req contract.GetEvidenceRequest) (*contract.GetEvidenceResult, error) {
 	if a.o.Evidence == nil {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "no evidence store is configured on this worker"))
+		return nil, contract.Fail(contract.CodeRefused, "no evidence store is configured on this worker")
 	}
 	defer a.heartbeat(ctx, nil)()
 	body, rec, err := evidence.GetVerifiedMax(ctx, a.o.Evidence, req.Key, contract.MaxEvidenceResult)
 	if err != nil {
 		var tl *evidence.TooLargeError
 		if errors.As(err, &tl) {
-			return nil, a.fail(contract.Fail(contract.CodeRefused, "the body is %d bytes, over the %d a result may carry; fetch it with `durable-browser evidence get` instead", tl.Size, contract.MaxEvidenceResult))
+			return nil, contract.Fail(contract.CodeRefused, "the body is %d bytes, over the %d a result may carry; fetch it with `durable-browser evidence get` instead", tl.Size, contract.MaxEvidenceResult)
 		}
 		if errors.Is(err, evidence.ErrNotFound) {
-			return nil, a.fail(contract.Fail(contract.CodeRefused, "no evidence at %s; use the key from a result's evidence.key", req.Key))
+			return nil, contract.Fail(contract.CodeRefused, "no evidence at %s; use the key from a result's evidence.key", req.Key)
 		}
-		return nil, a.fail(contract.Fail(contract.CodeCommandFailed, "evidence at %s could not be read or did not verify", req.Key).WithDetail(err.Error()))
+		return nil, contract.Fail(contract.CodeCommandFailed, "evidence at %s could not be read or did not verify", req.Key).WithDetail(err.Error())
 	}
 	if len(body) > contract.MaxEvidenceResult {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "the body is %d bytes, over the %d a result may carry; fetch it with `durable-browser evidence get` instead", len(body), contract.MaxEvidenceResult))
+		return nil, contract.Fail(contract.CodeRefused, "the body is %d bytes, over the %d a result may carry; fetch it with `durable-browser evidence get` instead", len(body), contract.MaxEvidenceResult)
 	}
 	return &contract.GetEvidenceResult{OK: true, Body: body, Receipt: rec}, nil
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/durable-browser/durable-browser/contract"
-	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 )
 
@@ -41,7 +40,7 @@ func TestDownloadsFiledOnce(t *testing.T) {
 	}
 	sum := sha256.Sum256(body)
 	h.setup = func(b *fakeBrowser) {
-		b.downloads = []driver.Download{{Name: "invoice.pdf", Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:]), Path: path}}
+		b.downloads = []contract.Download{{Name: "invoice.pdf", Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}}
 	}
 	ref := h.create("dl-1", contract.SessionOptions{})
 	first, err := call[contract.DownloadsResult](h, contract.ActivityDownloads, contract.DownloadsRequest{Call: contract.Call{Session: ref}})
@@ -96,7 +95,7 @@ func TestSmallDownloadKeyAndInline(t *testing.T) {
 	}
 	sum := sha256.Sum256(body)
 	h.setup = func(b *fakeBrowser) {
-		b.downloads = []driver.Download{{Name: "report.csv", Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:]), Path: path}}
+		b.downloads = []contract.Download{{Name: "report.csv", Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}}
 	}
 	ref := h.create("dl-1", contract.SessionOptions{})
 	res, err := call[contract.DownloadsResult](h, contract.ActivityDownloads, contract.DownloadsRequest{Call: contract.Call{Session: ref}})

@@ -25,10 +25,10 @@ import (
 func (a *Activities) Notify(ctx context.Context, req contract.NotifyRequest) (*contract.ReleaseResult, error) {
 	s, f := a.session(req.Session)
 	if f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	if a.o.Notifier == nil {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "no handoff port is configured on this worker; set --handoff-webhook or run with the log port"))
+		return nil, contract.Fail(contract.CodeRefused, "no handoff port is configured on this worker; set --handoff-webhook or run with the log port")
 	}
 	// A webhook may take longer than the heartbeat timeout.
 	defer a.heartbeat(ctx, nil)()
@@ -50,9 +50,9 @@ func (a *Activities) Notify(ctx context.Context, req contract.NotifyRequest) (*c
 	}
 	s.heldUntil.Store(until.UnixNano())
 	if err := a.o.Notifier.Notify(ctx, n); err != nil {
-		f := contract.Fail(contract.CodeCommandFailed, "the person could not be notified; it will be retried").WithDetail(a.o.Redactor.String(err.Error()))
+		f := contract.Fail(contract.CodeCommandFailed, "the person could not be notified; it will be retried").WithDetail(err.Error())
 		f.Retryable = true
-		return nil, a.fail(f)
+		return nil, f
 	}
 	return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
 }
@@ -90,16 +90,11 @@ func (a *Activities) reachURL(ctx context.Context, s *liveSession, req contract.
 	if err != nil || u.Host == "" {
 		return ""
 	}
-	tabs, err := s.browser.Tabs(ctx)
-	if err != nil {
+	target, err := s.browser.ActiveTarget()
+	if err != nil || target == "" {
 		return ""
 	}
-	for _, t := range tabs {
-		if t.Active && t.TargetID != "" {
-			return fmt.Sprintf("http://%s/devtools/inspector.html?ws=%s/devtools/page/%s", u.Host, u.Host, t.TargetID)
-		}
-	}
-	return ""
+	return fmt.Sprintf("http://%s/devtools/inspector.html?ws=%s/devtools/page/%s", u.Host, u.Host, target)
 }
 
 // MaxHolds bounds the requests one session may hold for a person at once.
@@ -219,16 +214,6 @@ func (a *Activities) ask(ctx context.Context, rs *runState, req contract.SentReq
 		return out, ""
 	}
 	log := a.logger(ctx, "")
-	err := a.o.Client.SignalWorkflow(ctx, rs.workflowID, rs.runID, contract.SignalHold, contract.HoldSignal{
-		HoldID: holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, RequestFacts: facts, ActivityID: rs.activityID,
-	})
-	if err != nil {
-		log.Error().Err(err).Str("hold_id", holdID).Msg("telling the workflow about a hold")
-		return out, ""
-	}
-	log.Info().Str("hold_id", holdID).Str("method", req.Method).Str("origin", req.Origin).Msg("request held for approval")
-	a.holding.Add(1)
-	defer a.holding.Add(-1)
 	// Never wait past the run's own deadline: a hold nobody answers must end
 	// as a refusal, not as the run timing out (which reads as effect_unknown).
 	wait := a.o.HoldTimeout
@@ -237,6 +222,17 @@ func (a *Activities) ask(ctx context.Context, rs *runState, req contract.SentReq
 			wait = max(left, time.Second)
 		}
 	}
+	err := a.o.Client.SignalWorkflow(ctx, rs.workflowID, rs.runID, contract.SignalHold, contract.HoldSignal{
+		HoldID: holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, RequestFacts: facts, ActivityID: rs.activityID,
+		ExpiresAt: time.Now().Add(wait).UTC(),
+	})
+	if err != nil {
+		log.Error().Err(err).Str("hold_id", holdID).Msg("telling the workflow about a hold")
+		return out, ""
+	}
+	log.Info().Str("hold_id", holdID).Str("method", req.Method).Str("origin", req.Origin).Msg("request held for approval")
+	a.holding.Add(1)
+	defer a.holding.Add(-1)
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	every := holdPollFirst

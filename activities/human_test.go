@@ -253,7 +253,7 @@ func TestNotify(t *testing.T) {
 		n := &fakeNotifier{}
 		h := newHarness(t, func(o *Options) { o.Notifier = n })
 		h.setup = func(b *fakeBrowser) {
-			b.tabs = []driver.Tab{{ID: "t1", TargetID: "AAA"}, {ID: "t2", Active: true, TargetID: "BBB"}}
+			b.target = "BBB" // the active tab's
 		}
 		ref := h.create("t-1", contract.SessionOptions{})
 		req := contract.NotifyRequest{Session: ref, WorkflowID: "wf", RequestID: "r1", Instruction: "solve the captcha", Condition: contract.Condition{Text: "Welcome"}}

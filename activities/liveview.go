@@ -20,16 +20,11 @@ func (a *Activities) openView(tag string, p providers.Provider, sess *providers.
 		if ls.browser == nil {
 			return "", errors.New("the browser is not attached yet")
 		}
-		tabs, err := ls.browser.Tabs(ctx)
-		if err != nil {
-			return "", err
+		target, err := ls.browser.ActiveTarget()
+		if err != nil || target == "" {
+			return "", errors.New("the session has no active tab")
 		}
-		for _, t := range tabs {
-			if t.Active && t.TargetID != "" {
-				return t.TargetID, nil
-			}
-		}
-		return "", errors.New("the session has no active tab")
+		return target, nil
 	}})
 }
 

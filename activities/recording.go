@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"time"
 
 	"go.temporal.io/sdk/activity"
 
@@ -20,7 +19,7 @@ func (a *Activities) startRecording(ctx context.Context, s *liveSession, workflo
 		log.Warn().Msg("recording asked for, but this session has no DevTools address or no evidence store: not recorded")
 		return
 	}
-	target := activeTarget(ctx, s.browser)
+	target := activeTarget(s.browser)
 	if target == "" {
 		target = s.sess.TargetID
 	}
@@ -44,7 +43,7 @@ func (s *liveSession) stopRecording(reason string) {
 // followActiveTab moves s's recording to the tab the driver made active.
 func (s *liveSession) followActiveTab(ctx context.Context) {
 	if rec := s.rec.Load(); rec != nil {
-		rec.Follow(activeTarget(ctx, s.browser))
+		rec.Follow(activeTarget(s.browser))
 	}
 }
 
@@ -78,19 +77,9 @@ func (s *liveSession) holdSecretFrames(actions []driver.Action) (release func())
 }
 
 // activeTarget is the target id of the tab the driver works on.
-func activeTarget(ctx context.Context, b Browser) string {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	tabs, err := b.Tabs(ctx)
-	if err != nil {
-		return ""
-	}
-	for _, t := range tabs {
-		if t.Active {
-			return t.TargetID
-		}
-	}
-	return ""
+func activeTarget(b Browser) string {
+	target, _ := b.ActiveTarget()
+	return target
 }
 
 // workflowIDOf is the workflow a call belongs to, which places its

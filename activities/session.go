@@ -11,6 +11,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/recorder"
+	"github.com/durable-browser/durable-browser/internal/scrub"
 	"github.com/durable-browser/durable-browser/internal/states"
 	"github.com/durable-browser/durable-browser/internal/tags"
 	"github.com/durable-browser/durable-browser/providers"
@@ -24,7 +25,7 @@ import (
 func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*contract.CreateResult, error) {
 	log := a.logger(ctx, req.Tag)
 	if req.Tag == "" {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "a session needs a tag"))
+		return nil, contract.Fail(contract.CodeRefused, "a session needs a tag")
 	}
 	name := req.Options.Provider
 	if name == "" {
@@ -33,35 +34,35 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	p, ok := a.o.Providers[name]
 	if !ok {
 		if how, known := setup[name]; known {
-			return nil, a.fail(contract.Fail(contract.CodeRefused, "provider %q is not configured on this worker (%s); use one of %v", name, how, a.providerNames()))
+			return nil, contract.Fail(contract.CodeRefused, "provider %q is not configured on this worker (%s); use one of %v", name, how, a.providerNames())
 		}
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "provider %q is not configured on this worker; use one of %v", name, a.providerNames()))
+		return nil, contract.Fail(contract.CodeRefused, "provider %q is not configured on this worker; use one of %v", name, a.providerNames())
 	}
 	if len(req.Options.AllowHosts) > 0 {
 		if err := netguard.ValidateHostList(req.Options.AllowHosts); err != nil {
-			return nil, a.fail(contract.Fail(contract.CodeRefused, "allow_hosts: %v", err))
+			return nil, contract.Fail(contract.CodeRefused, "allow_hosts: %v", err)
 		}
 		if a.o.Reach == nil {
 			// Nothing here would hold the browser to the list: refuse
 			// rather than open a session that ignores it.
-			return nil, a.fail(contract.Fail(contract.CodeRefused, "this worker cannot enforce the allow_hosts policy (it runs without the reach guard); open the session without allow_hosts or on another worker"))
+			return nil, contract.Fail(contract.CodeRefused, "this worker cannot enforce the allow_hosts policy (it runs without the reach guard); open the session without allow_hosts or on another worker")
 		}
 		if !holdsSafely(p) {
 			// Request interception holds pages' HTTP to the list, but a
 			// WebSocket or WebRTC leaves such a browser unseen: only a
 			// browser routed through this worker's egress proxy is held.
-			return nil, a.fail(contract.Fail(contract.CodeRefused,
-				"a %s browser reaches the network by itself, so its WebSockets and WebRTC would escape the allow_hosts policy; use provider local for a session with allow_hosts, or open it without the list", name))
+			return nil, contract.Fail(contract.CodeRefused,
+				"a %s browser reaches the network by itself, so its WebSockets and WebRTC would escape the allow_hosts policy; use provider local for a session with allow_hosts, or open it without the list", name)
 		}
 	}
 	if v := req.Options.Viewport; v != nil {
 		if err := v.Validate(); err != nil {
-			return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
+			return nil, contract.Fail(contract.CodeRefused, "%v", err)
 		}
 	}
 	if pr := req.Options.Profile; pr != nil {
 		if err := pr.Validate(); err != nil {
-			return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
+			return nil, contract.Fail(contract.CodeRefused, "%v", err)
 		}
 		// The host grants profiles; whatever asked for this one (a model's
 		// browser_relaunch) cannot.
@@ -70,13 +71,13 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 			if pr.Save {
 				what = "save"
 			}
-			return nil, a.fail(contract.Fail(contract.CodeRefused,
-				"profile %q is not granted to this session (to %s it); continue without it, or ask the host to grant it: the session's profile_grants (durable-browser call --grant-profile) or the worker's --profile-grants", pr.Name, what))
+			return nil, contract.Fail(contract.CodeRefused,
+				"profile %q is not granted to this session (to %s it); continue without it, or ask the host to grant it: the session's profile_grants (durable-browser call --grant-profile) or the worker's --profile-grants", pr.Name, what)
 		}
 	}
 	if req.Options.ActionPolicy == contract.PolicyAsk && !holdsSafely(p) {
-		return nil, a.fail(contract.Fail(contract.CodeRefused,
-			"action_policy ask holds a request in the browser until a person decides, and a %s browser would send it unapproved if this worker died meanwhile (it outlives the worker and reaches the network by itself); use provider local for ask, or action_policy deny", name))
+		return nil, contract.Fail(contract.CodeRefused,
+			"action_policy ask holds a request in the browser until a person decides, and a %s browser would send it unapproved if this worker died meanwhile (it outlives the worker and reaches the network by itself); use provider local for ask, or action_policy deny", name)
 	}
 	// What the browser is made with, kept with it: a later create of the
 	// tag that finds it must ask for the same, or is refused.
@@ -85,11 +86,11 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	if s, ok := a.sessions[req.Tag]; ok {
 		a.mu.Unlock()
 		if f := checkFound(req.Tag, want, &s.made); f != nil {
-			return nil, a.fail(f)
+			return nil, f
 		}
-		res := &contract.CreateResult{Session: s.ref, Found: true, URL: a.o.Redactor.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx),
+		res := &contract.CreateResult{Session: s.ref, Found: true, URL: scrub.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx),
 			Viewport: s.made.ViewportOrDefault().String()}
-		return res, a.clean(res)
+		return res, nil
 	}
 	if wait, ok := a.starting[req.Tag]; ok {
 		a.mu.Unlock()
@@ -104,7 +105,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 			stop()
 			f := contract.Fail(contract.CodeBrowserUnavailable, "the session's browser was still starting when the call ended; try again")
 			f.Retryable = true
-			return nil, a.fail(f)
+			return nil, f
 		}
 		stop()
 		return a.Create(ctx, req)
@@ -113,7 +114,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		a.mu.Unlock()
 		f := contract.Fail(contract.CodeBrowserUnavailable, "this worker already holds its %d browsers (--max-browsers); another worker will take the session", max)
 		f.Retryable = true
-		return nil, a.fail(f)
+		return nil, f
 	}
 	a.creating++
 	if a.starting == nil {
@@ -139,7 +140,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	if name := req.Options.State; name != "" {
 		var f *contract.Failure
 		if saved, f = a.openState(ctx, name, req.Tag, req.Replaces); f != nil {
-			return nil, a.fail(f)
+			return nil, f
 		}
 		defer func() {
 			a.mu.Lock()
@@ -162,7 +163,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	eg, err := a.startEgress(p, req.Tag, pol, log)
 	if err != nil {
 		log.Error().Err(err).Msg("starting the egress proxy")
-		return nil, a.fail(contract.Fail(contract.CodeBrowserUnavailable, "could not start the browser's egress proxy; try again").WithDetail(err.Error()))
+		return nil, contract.Fail(contract.CodeBrowserUnavailable, "could not start the browser's egress proxy; try again").WithDetail(err.Error())
 	}
 	defer func() {
 		if !kept && eg != nil {
@@ -174,7 +175,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	if fp, ok := p.(finder); ok {
 		if found, err := fp.Find(ctx, req.Tag); err == nil {
 			if f := checkFound(req.Tag, want, found.Made); f != nil {
-				return nil, a.fail(f)
+				return nil, f
 			}
 		}
 	}
@@ -192,11 +193,11 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	})
 	if err != nil {
 		log.Error().Err(err).Msg("creating browser")
-		return nil, a.fail(providerFailure(err))
+		return nil, providerFailure(err)
 	}
 	if sess.Found {
 		if f := checkFound(req.Tag, want, sess.Made); f != nil {
-			return nil, a.fail(f)
+			return nil, f
 		}
 		if sess.Made == nil {
 			log.Warn().Msg("found a browser whose provider kept no options; taking it as asked")
@@ -206,7 +207,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 			log.Error().Err(err).Msg("taking over a found browser's egress proxy")
 			f := contract.Fail(contract.CodeBrowserUnavailable, "found the session's browser but could not take over its egress proxy, so it was released; try again")
 			f.Retryable = true
-			return nil, a.fail(f)
+			return nil, f
 		}
 	}
 	ls := &liveSession{
@@ -282,7 +283,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		a.endView(req.Tag, ls)
 		_ = p.Release(context.WithoutCancel(ctx), req.Tag)
 		log.Error().Err(err).Msg("attaching to browser")
-		return nil, a.fail(contract.Fail(contract.CodeBrowserUnavailable, "the browser started but could not be driven; try again").WithDetail(err.Error()))
+		return nil, contract.Fail(contract.CodeBrowserUnavailable, "the browser started but could not be driven; try again").WithDetail(err.Error())
 	}
 	ls.browser = b
 	if ctx.Err() != nil {
@@ -291,7 +292,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		a.endView(req.Tag, ls)
 		_ = b.Close()
 		_ = p.Release(context.WithoutCancel(ctx), req.Tag)
-		return nil, a.fail(contract.Fail(contract.CodeTimeout, "opening the browser took too long; it will be retried"))
+		return nil, contract.Fail(contract.CodeTimeout, "opening the browser took too long; it will be retried")
 	}
 	a.mu.Lock()
 	if prev, ok := a.sessions[req.Tag]; ok {
@@ -302,7 +303,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 			_ = ls.egress.Close()
 		}
 		if f := checkFound(req.Tag, want, &prev.made); f != nil {
-			return nil, a.fail(f)
+			return nil, f
 		}
 		return &contract.CreateResult{Session: prev.ref, Found: true, Viewport: prev.made.ViewportOrDefault().String()}, nil
 	}
@@ -317,14 +318,27 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	if req.Options.Record {
 		a.startRecording(ctx, ls, workflowIDOf(ctx))
 	}
-	if req.Options.StartURL != "" && !sess.Found {
+	// A session whose host was lost is made again from its checkpoint;
+	// the guards were armed at Attach, before any tab loads.
+	var restored *contract.Restored
+	var from *states.State
+	if req.Restore && req.Replaces != "" && !sess.Found {
+		restored, from = a.restore(ctx, ls, req.Replaces, log)
+	}
+	if req.Options.StartURL != "" && !sess.Found && restored == nil {
 		if _, err := b.Run(ctx, []driver.Action{{Op: "goto", URL: req.Options.StartURL}}, driver.RunOptions{}); err != nil {
 			log.Warn().Err(err).Msg("opening start url")
 		}
 	}
-	res := &contract.CreateResult{Session: ls.ref, Found: sess.Found, URL: a.o.Redactor.URL(b.URL(ctx)), Title: b.Title(ctx),
-		Viewport: want.Viewport.String()}
-	return res, a.clean(res)
+	replaced := ""
+	if restored != nil {
+		replaced = req.Replaces
+	}
+	a.startCheckpoint(ls, req.Options, replaced, from, log)
+	a.checkpointNow(ctx, ls)
+	res := &contract.CreateResult{Session: ls.ref, Found: sess.Found, URL: scrub.URL(b.URL(ctx)), Title: b.Title(ctx),
+		Viewport: want.Viewport.String(), Restored: restored}
+	return res, nil
 }
 
 // Release ends a session's browser. It is idempotent: a tag this process no
@@ -341,10 +355,12 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 		// Never mid-call: wait for the call in flight, heartbeating, and give
 		// up with the context (the release is retried) rather than kill it.
 		if f := s.lock(ctx); f != nil {
-			return nil, a.fail(f)
+			return nil, f
 		}
 		// The state as the session leaves it, before the browser goes.
 		a.endState(ctx, s)
+		// Released on purpose: nothing is left to restore.
+		a.dropCheckpoint(ctx, req.Session.Tag, s)
 		a.mu.Lock()
 		if a.sessions[req.Session.Tag] == s {
 			delete(a.sessions, req.Session.Tag)
@@ -360,6 +376,7 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 	}
 	if s == nil {
 		a.releaseStateLease(ctx, req.Session)
+		a.dropCheckpoint(ctx, req.Session.Tag, nil)
 	}
 	if p == nil {
 		return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
@@ -382,7 +399,7 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 		if f.Code == contract.CodeBrowserUnavailable {
 			f = contract.Fail(contract.CodeBrowserUnavailable, "release did not confirm; it will be retried").WithDetail(err.Error())
 		}
-		return nil, a.fail(f)
+		return nil, f
 	}
 	log.Info().Bool("held", s != nil).Float64("ran_s", res.RanS).Float64("cost", res.Cost).Msg("session released")
 	return res, nil
@@ -393,7 +410,7 @@ func (a *Activities) Release(ctx context.Context, req contract.ReleaseRequest) (
 // which the workflow reads as a lost host.
 func (a *Activities) Reconcile(ctx context.Context, req contract.ReleaseRequest) (*contract.ReleaseResult, error) {
 	if _, f := a.session(req.Session); f != nil {
-		return nil, a.fail(f)
+		return nil, f
 	}
 	return &contract.ReleaseResult{OK: true, Tag: req.Session.Tag}, nil
 }
@@ -479,7 +496,7 @@ type RelaunchRequest struct {
 // when the old host is gone.
 func (a *Activities) Relaunch(ctx context.Context, req RelaunchRequest) (*contract.CreateResult, error) {
 	if req.Tag == "" || req.Tag == req.Session.Tag {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "a relaunch needs a new tag, different from %s", req.Session.Tag))
+		return nil, contract.Fail(contract.CodeRefused, "a relaunch needs a new tag, different from %s", req.Session.Tag)
 	}
 	if _, err := a.Release(ctx, contract.ReleaseRequest{Session: req.Session}); err != nil {
 		return nil, err

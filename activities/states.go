@@ -106,6 +106,15 @@ type stateSaver struct {
 	name, tag string
 	store     *states.Store
 	log       zerolog.Logger
+	// checkpoint: the saver keeps a session's checkpoint (its tabs too, no
+	// lease: the tag is the session's alone) rather than a named state.
+	checkpoint bool
+	// replaces is the checkpoint of the session this one was restored
+	// from, deleted once this one's first is written.
+	replaces string
+	// took is how long the latest write took (for the cost log).
+	took time.Duration
+	size int
 
 	mu       sync.Mutex // held for a save, in order
 	seq      uint64     // reads handed to save
@@ -131,26 +140,39 @@ func (sv *stateSaver) save(now states.State) <-chan struct{} {
 		defer close(ch)
 		sv.mu.Lock()
 		defer sv.mu.Unlock()
-		if n <= sv.done {
+		if n <= sv.done || (sv.checkpoint && n < sv.seq) {
+			// Saved already, or (a checkpoint) a newer read waits to be:
+			// one write at a time, the newest wins.
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 		defer cancel()
-		// Fencing: only the lease's holder writes. A session whose lease
+		// Only the lease's holder writes. A session whose lease
 		// lapsed and went to another keeps running, unsaved.
-		if err := sv.store.Renew(ctx, sv.name, sv.tag); err != nil {
-			sv.log.Warn().Err(err).Str("state", sv.name).Msg("state not saved: this session no longer holds it")
-			return
+		if !sv.checkpoint {
+			if err := sv.store.Renew(ctx, sv.name, sv.tag); err != nil {
+				sv.log.Warn().Err(err).Str("state", sv.name).Msg("state not saved: this session no longer holds it")
+				return
+			}
+			// A named state is a sign-in, not a place.
+			now.Tabs, now.Secrets = nil, nil
 		}
 		now.Name = sv.name
 		merged := states.Merge(sv.prev, now)
+		began := time.Now()
 		v, wrote, err := sv.store.Save(ctx, merged)
 		if err != nil {
-			sv.log.Warn().Err(err).Str("state", sv.name).Msg("saving state")
+			sv.log.Warn().Err(err).Str("state", sv.name).Bool("checkpoint", sv.checkpoint).Msg("saving state")
 			return
 		}
+		sv.took = time.Since(began)
 		sv.prev, sv.done = &merged, n
-		sv.log.Debug().Str("state", sv.name).Int64("state_version", v).Bool("wrote", wrote).Msg("state saved")
+		if sv.replaces != "" {
+			// The session this one was restored from is done with.
+			_, _ = sv.store.Delete(ctx, states.NameHash(sv.replaces))
+			sv.replaces = ""
+		}
+		sv.log.Debug().Str("state", sv.name).Bool("checkpoint", sv.checkpoint).Int64("state_version", v).Bool("wrote", wrote).Msg("state saved")
 	}()
 	return ch
 }
@@ -194,10 +216,23 @@ func (a *Activities) startState(ctx context.Context, s *liveSession, name string
 	}
 }
 
-// saveState reads s's state out of its browser and saves it, waiting for
-// the save at most wait (it goes on in the background, bounded).
+// saveState reads s's state out of its browser once and saves it as its
+// named state and its checkpoint, waiting for the saves at most wait (they
+// go on in the background, bounded).
 func (a *Activities) saveState(ctx context.Context, s *liveSession, wait time.Duration) {
-	if s.saver == nil {
+	a.saveTo(ctx, s, wait, s.saver, s.ckpt)
+}
+
+// saveTo reads s's state out of its browser once and hands it to each of
+// the savers that is not nil.
+func (a *Activities) saveTo(ctx context.Context, s *liveSession, wait time.Duration, to ...*stateSaver) {
+	savers := make([]*stateSaver, 0, len(to))
+	for _, sv := range to {
+		if sv != nil {
+			savers = append(savers, sv)
+		}
+	}
+	if len(savers) == 0 {
 		return
 	}
 	k, ok := s.browser.(stateKeeper)
@@ -208,14 +243,20 @@ func (a *Activities) saveState(ctx context.Context, s *liveSession, wait time.Du
 	now, err := k.ExportState(ectx)
 	cancel()
 	if err != nil {
-		s.saver.log.Warn().Err(err).Str("state", s.saver.name).Msg("reading the state out of the browser")
+		savers[0].log.Warn().Err(err).Str("state", savers[0].name).Msg("reading the state out of the browser")
 		return
 	}
-	done := s.saver.save(now)
-	select {
-	case <-done:
-	case <-time.After(wait):
-	case <-ctx.Done():
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for _, sv := range savers {
+		done := sv.save(now)
+		select {
+		case <-done:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -234,7 +275,7 @@ func (a *Activities) endState(ctx context.Context, s *liveSession) {
 	if s.saver == nil {
 		return
 	}
-	a.saveState(ctx, s, saveTimeout)
+	a.saveTo(ctx, s, saveTimeout, s.saver)
 	s.saver.halt()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()

@@ -59,7 +59,7 @@ func (a *Activities) cutMidCall(ctx context.Context, s *liveSession, url string,
 	if u := s.browser.URL(uctx); u != "" {
 		url = u
 	}
-	f.LastURL = a.o.Redactor.URL(url)
+	f.LastURL = url
 	f.Sent = sent
 	log := a.logger(ctx, s.ref.Tag)
 	log.Warn().Int("sent", len(sent)).AnErr("cause", context.Cause(ctx)).Msg("call cut short after it began; answering effect_unknown")

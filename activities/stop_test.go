@@ -7,6 +7,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/redactgate"
 )
 
 // stallingRun makes a run click, announce itself on started and then wait
@@ -16,17 +17,17 @@ import (
 func stallingRun(started chan<- struct{}, finish <-chan struct{}) func(*fakeBrowser) {
 	return func(b *fakeBrowser) {
 		b.url = "https://shop.example/checkout"
-		b.runFn = func(ctx context.Context, actions []driver.Action) (*driver.RunResult, error) {
-			sent := []driver.SentRequest{{Method: "POST", Origin: "https://shop.example", Path: "/order"}}
+		b.runFn = func(ctx context.Context, actions []driver.Action) (*contract.RunResult, error) {
+			sent := []contract.SentRequest{{Method: "POST", Origin: "https://shop.example", Path: "/order"}}
 			started <- struct{}{}
 			select {
 			case <-ctx.Done():
-				return &driver.RunResult{Completed: 0, Total: len(actions), Sent: sent},
+				return &contract.RunResult{Completed: 0, Total: len(actions), Sent: sent},
 					&driver.ActionError{Index: 0, Op: "click", Kind: driver.KindBrowser, Reason: ctx.Err().Error(), Err: ctx.Err()}
 			case <-finish:
 			case <-time.After(10 * time.Second):
 			}
-			return &driver.RunResult{Completed: len(actions), Total: len(actions), URL: b.url, Sent: sent}, nil
+			return &contract.RunResult{Page: contract.Page{URL: b.url}, Completed: len(actions), Total: len(actions), Sent: sent}, nil
 		}
 	}
 }
@@ -118,7 +119,9 @@ func TestRunCutAfterSendIsEffectUnknown(t *testing.T) {
 			errc := make(chan error, 1)
 			go func() {
 				_, err := h.a.Run(ctx, runReq(ref, []byte(`[{"op":"click","id":"3"}]`)))
-				errc <- err
+				// Called directly, not through a worker: the gate makes
+				// the error what the worker would send.
+				errc <- redactgate.Error(h.red, err)
 			}()
 			<-started
 			stop()

@@ -16,13 +16,13 @@ import (
 // guard, and files what it read.
 func (a *Activities) WebFetch(ctx context.Context, req contract.WebFetchRequest) (*contract.WebFetchResult, error) {
 	if a.o.Fetcher == nil {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "web_fetch is not configured on this worker"))
+		return nil, contract.Fail(contract.CodeRefused, "web_fetch is not configured on this worker")
 	}
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
 	r, err := a.o.Fetcher.Fetch(ctx, webfetch.Request{URL: req.Args.URL, Format: req.Args.Format})
 	if err != nil {
-		return nil, a.fail(fetchFailure(err))
+		return nil, fetchFailure(err)
 	}
 	res := &contract.WebFetchResult{
 		OK: true, URL: r.RequestedURL, FinalURL: r.FinalURL, Status: r.Status, ContentType: r.ContentType,
@@ -45,12 +45,9 @@ func (a *Activities) WebFetch(ctx context.Context, req contract.WebFetchRequest)
 			requestedURL: r.RequestedURL, finalURL: r.FinalURL, title: r.Title, extractor: r.Extractor, httpStatus: r.Status,
 		})
 		if err != nil {
-			return nil, a.fail(evidenceFailure(err))
+			return nil, evidenceFailure(err)
 		}
 		res.Evidence = cc
-	}
-	if err := a.clean(res); err != nil {
-		return nil, err
 	}
 	capResult(res)
 	return res, nil
@@ -124,7 +121,7 @@ func fetchFailure(err error) *contract.Failure {
 // WebSearch asks the configured search sources in order and files the hits.
 func (a *Activities) WebSearch(ctx context.Context, req contract.WebSearchRequest) (*contract.WebSearchResult, error) {
 	if a.o.Searcher == nil {
-		return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", websearch.ErrNoSource))
+		return nil, contract.Fail(contract.CodeRefused, "%v", websearch.ErrNoSource)
 	}
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
@@ -132,15 +129,15 @@ func (a *Activities) WebSearch(ctx context.Context, req contract.WebSearchReques
 	if err != nil {
 		switch {
 		case errors.Is(err, websearch.ErrNoSource), errors.Is(err, websearch.ErrInvalidQuery):
-			return nil, a.fail(contract.Fail(contract.CodeRefused, "%v", err))
+			return nil, contract.Fail(contract.CodeRefused, "%v", err)
 		case errors.Is(err, context.Canceled):
-			return nil, a.fail(contract.Fail(contract.CodeAborted, "the search was cancelled"))
+			return nil, contract.Fail(contract.CodeAborted, "the search was cancelled")
 		case errors.Is(err, context.DeadlineExceeded):
-			return nil, a.fail(contract.Fail(contract.CodeTimeout, "the search ran out of time"))
+			return nil, contract.Fail(contract.CodeTimeout, "the search ran out of time")
 		}
 		f := contract.Fail(contract.CodeCommandFailed, "every search source failed; try again later").WithDetail(err.Error())
 		f.Retryable = true
-		return nil, a.fail(f)
+		return nil, f
 	}
 	res := &contract.WebSearchResult{OK: true, Via: r.Via, Hits: make([]contract.SearchHit, 0, len(r.Hits))}
 	for _, h := range r.Hits {
@@ -152,8 +149,8 @@ func (a *Activities) WebSearch(ctx context.Context, req contract.WebSearchReques
 		contentType: "application/json", body: a.o.Redactor.Bytes(body), extractor: r.Via,
 	})
 	if err != nil {
-		return nil, a.fail(evidenceFailure(err))
+		return nil, evidenceFailure(err)
 	}
 	res.Evidence = cc
-	return res, a.clean(res)
+	return res, nil
 }

@@ -26,6 +26,14 @@ type SnapshotArgs struct {
 	Offset int `json:"offset,omitempty"`
 	// Since, an earlier snapshot's epoch, asks only for what changed.
 	Since int `json:"since,omitempty"`
+	// Budget bounds the answer in tokens; a page over it is answered with
+	// an outline of its regions. 0 means the default (about 4,000).
+	Budget int `json:"budget,omitempty"`
+	// Find asks only for the elements whose name or text holds it (any
+	// case), or matches it when written /regex/.
+	Find string `json:"find,omitempty"`
+	// Role asks only for the elements of this role, e.g. "button".
+	Role string `json:"role,omitempty"`
 }
 
 // RunArgs are run's arguments: exactly one of Actions or Code.
@@ -335,8 +343,10 @@ func checkTargets(name string, v any) *Failure {
 		_, since := top["since"]
 		_, scope := top["scope"]
 		_, offset := top["offset"]
-		if since && (scope || offset) {
-			return Fail(CodeRefused, "%s: since compares whole pages: leave out scope and offset. Fix the arguments and call %s again.", name, name)
+		_, find := top["find"]
+		_, role := top["role"]
+		if since && (scope || offset || find || role) {
+			return Fail(CodeRefused, "%s: since compares whole pages: leave out scope, offset, find and role. Fix the arguments and call %s again.", name, name)
 		}
 	case ToolUpload:
 		return one(name, top, true)

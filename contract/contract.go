@@ -29,6 +29,9 @@ const (
 	maxTextChars     = 10000
 	maxPathChars     = 4096
 	maxOffset        = 10_000_000
+	minBudget        = 500
+	maxBudget        = 30_000
+	maxFindChars     = 200
 	maxWaitMS        = 10000
 	maxScrollPx      = 100000
 	maxClipPx        = 100000
@@ -186,14 +189,20 @@ var registry = sync.OnceValue(func() []toolSpec {
 			desc: "See the page as a list of elements, to decide what to do next. Each element you can act on has an id like [5] " +
 				"for run, screenshot and browser_upload. An id stays with its element while the page shows the same document; " +
 				"after the page navigates, take a new snapshot. " +
-				`mode "interactive" lists only actionable elements (shorter; where links go shows in full mode, scope for one part). A page over 12,000 characters is cut: the result says how to see the rest ` +
-				"with scope (one subtree) or offset (next_offset). Not evidence: cite with browser_read or screenshot.",
+				`mode "interactive" lists only actionable elements. A page over the budget (about 4,000 tokens) is answered with an ` +
+				"outline: headings and landmarks, how many actionable elements of which roles each holds and the first few; read one " +
+				"with scope (a heading's id reads its section), or get only the elements matching find (name or text) and role. " +
+				"Not evidence: cite with browser_read or screenshot.",
 			schema: schemaObject(schemaMap{
 				"mode":   schemaEnum("full (default) or interactive.", "full", "interactive"),
 				"scope":  idProp(`Show only this element's subtree, e.g. "[12]".`),
 				"offset": schemaInteger("Page through a cut snapshot: pass the previous result's next_offset (1 is the first line).", 0, maxOffset),
 				"since": schemaInteger("An earlier snapshot's epoch: show only the lines added (+), removed (-) and changed (~) since, "+
 					"or the whole page saying why when it navigated.", 1, maxOffset),
+				"budget": schemaInteger("The most tokens the answer may take (default about 4,000); a page over it is answered with an outline.", minBudget, maxBudget),
+				"find": schemaString("Only the elements whose name or text holds this (any case), or matches it written as /regex/, "+
+					"each with its id under the heading or landmark it is in.", 1, maxFindChars),
+				"role": schemaString(`Only elements of this role as the snapshot prints it, e.g. "button", "link", "textbox".`, 1, 64),
 			}),
 		},
 		{

@@ -9,7 +9,7 @@ import (
 // to do next. Codes are derived from typed facts, never from message text.
 type Code string
 
-// The fifteen failure codes. See docs/failures.md.
+// The sixteen failure codes. See docs/failures.md.
 const (
 	CodeBrowserUnavailable Code = "browser_unavailable"
 	CodeAuth               Code = "auth"
@@ -19,6 +19,7 @@ const (
 	CodeStaleSnapshot      Code = "stale_snapshot"
 	CodeSessionEnded       Code = "session_ended"
 	CodeSessionReplaced    Code = "session_replaced"
+	CodeSessionRestored    Code = "session_restored"
 	CodeEffectUnknown      Code = "effect_unknown"
 	CodeCodeError          Code = "code_error"
 	CodeCommandFailed      Code = "command_failed"
@@ -31,7 +32,7 @@ const (
 // AllCodes lists every code once, in documentation order.
 var AllCodes = []Code{
 	CodeBrowserUnavailable, CodeAuth, CodeTimeout, CodeAborted, CodeRefused,
-	CodeStaleSnapshot, CodeSessionEnded, CodeSessionReplaced, CodeEffectUnknown,
+	CodeStaleSnapshot, CodeSessionEnded, CodeSessionReplaced, CodeSessionRestored, CodeEffectUnknown,
 	CodeCodeError, CodeCommandFailed, CodeNotContent, CodeBlocked, CodeRateLimited,
 	CodeWaitingForHuman,
 }
@@ -84,6 +85,35 @@ type Failure struct {
 	Completed *int `json:"completed,omitempty"`
 	// PageCalls counts a code cell's page calls before it stopped.
 	PageCalls *PageCalls `json:"page_calls,omitempty"`
+	// Restored says what a session_restored brought back and what not.
+	Restored *Restored `json:"restored,omitempty"`
+}
+
+// Restored is what a new browser was made from: the last checkpoint of the
+// session whose host was lost (docs/restore.md).
+type Restored struct {
+	// From is the tag of the lost session; the new one's is in the message.
+	From string `json:"from"`
+	// Tabs are the new browser's tabs, in the lost one's order.
+	Tabs []RestoredTab `json:"tabs"`
+	// Cookies and Origins count the cookies and the origins' web storage
+	// put back before any tab loaded.
+	Cookies int `json:"cookies"`
+	Origins int `json:"origins"`
+	// NotRestored names what never comes back (form fields typed but not
+	// submitted, IndexedDB, an open dialog, a page reached by POST).
+	NotRestored []string `json:"not_restored"`
+}
+
+// RestoredTab is one tab of a restored browser.
+type RestoredTab struct {
+	// URL is where the tab is now: the lost tab's URL, loaded again by
+	// GET, or about:blank (Reason says why; Was is the lost tab's URL).
+	URL    string `json:"url"`
+	Title  string `json:"title,omitempty"`
+	Active bool   `json:"active,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Was    string `json:"was,omitempty"`
 }
 
 func (f *Failure) Error() string { return fmt.Sprintf("%s: %s", f.Code, f.Message) }
@@ -118,8 +148,9 @@ func Fail(code Code, msg string, args ...any) *Failure {
 	return &Failure{Code: code, Retryable: defaultRetryable[code], Effect: EffectNone, Message: msg}
 }
 
-// WithDetail sets the detail as given, whole. Whoever sends the failure
-// redacts it and then bounds it with BoundDetail: cutting first could leave
+// WithDetail sets the detail as given, whole. Whoever sends the failure (for
+// an activity, the worker's redaction gate) redacts it and then bounds it
+// with BoundDetail: cutting first could leave
 // a secret's prefix that redaction would no longer recognise.
 func (f *Failure) WithDetail(d string) *Failure {
 	f.Detail = d

@@ -59,7 +59,17 @@ type SessionOptions struct {
 	// Letters, digits, '.', '-', '_' (1-64); the worker's --state-names
 	// may restrict it. See docs/states.md.
 	State string `json:"state,omitempty"`
+	// Restore false keeps a lost host's session as it was before
+	// checkpoints: the next call answers session_replaced with a new
+	// browser at about:blank. Unset or true, every session is checkpointed
+	// after each call that can change it, and a lost host's next browser is
+	// made from the last checkpoint (session_restored). See docs/restore.md.
+	Restore *bool `json:"restore,omitempty"`
 }
+
+// Restores says whether a lost host's session is restored from its
+// checkpoint (Restore unset or true).
+func (o SessionOptions) Restores() bool { return o.Restore == nil || *o.Restore }
 
 // Viewport is a page's layout size in CSS pixels.
 type Viewport struct {
@@ -124,6 +134,9 @@ type CreateRequest struct {
 	// Replaces is the tag of the session this one replaces (a relaunch): the
 	// new session may take over a profile that session holds.
 	Replaces string `json:"replaces,omitempty"`
+	// Restore makes the new browser from the last checkpoint of Replaces
+	// (its host was lost): cookies and storage first, then its tabs.
+	Restore bool `json:"restore,omitempty"`
 }
 
 // CreateResult says where the session lives.
@@ -135,6 +148,9 @@ type CreateResult struct {
 	Title string `json:"title,omitempty"`
 	// Viewport is the size the session's pages are laid out at, e.g. "1280x720".
 	Viewport string `json:"viewport,omitempty"`
+	// Restored is what a create with Restore brought back; nil when there
+	// was no checkpoint to restore from.
+	Restored *Restored `json:"restored,omitempty"`
 }
 
 // Call is the common part of every browser activity's input.

@@ -27,19 +27,7 @@ const PersonDroveNote = "a person drove this browser in the live view since your
 type SnapshotResult struct {
 	OK bool `json:"ok"`
 	Page
-	// Text is the compact tree, one element a line with bracketed ids.
-	Text        string `json:"text"`
-	Epoch       int    `json:"epoch"`
-	Elements    int    `json:"elements"`
-	Interactive int    `json:"interactive"`
-	Truncated   bool   `json:"truncated,omitempty"`
-	// Cut says what was left out and how to see it.
-	Cut string `json:"cut,omitempty"`
-	// NextOffset, when set, is the offset that shows the next page.
-	NextOffset int `json:"next_offset,omitempty"`
-	// Changes is set for a snapshot since an earlier one (or a run's
-	// observation): Text then holds only the changed lines, unless Full.
-	Changes *Changes `json:"changes,omitempty"`
+	Observation
 	// Viewport is the size the page is laid out at, e.g. "1280x720".
 	Viewport string `json:"viewport,omitempty"`
 }
@@ -160,17 +148,23 @@ type PageCalls struct {
 	Failed    int `json:"failed"`
 }
 
-// Observation is the snapshot a run left, without what the run result
-// already says (ok, url, title).
+// Observation is a snapshot's page as text: a snapshot result's, and the
+// one a run left (without what the run result already says: ok, url,
+// title).
 type Observation struct {
-	Text        string   `json:"text"`
-	Epoch       int      `json:"epoch"`
-	Elements    int      `json:"elements"`
-	Interactive int      `json:"interactive"`
-	Truncated   bool     `json:"truncated,omitempty"`
-	Cut         string   `json:"cut,omitempty"`
-	NextOffset  int      `json:"next_offset,omitempty"`
-	Changes     *Changes `json:"changes,omitempty"`
+	// Text is the compact tree, one element a line with bracketed ids.
+	Text        string `json:"text"`
+	Epoch       int    `json:"epoch"`
+	Elements    int    `json:"elements"`
+	Interactive int    `json:"interactive"`
+	Truncated   bool   `json:"truncated,omitempty"`
+	// Cut says what was left out and how to see it.
+	Cut string `json:"cut,omitempty"`
+	// NextOffset, when set, is the offset that shows the next page.
+	NextOffset int `json:"next_offset,omitempty"`
+	// Changes is set for a snapshot since an earlier one (or a run's
+	// observation): Text then holds only the changed lines, unless Full.
+	Changes *Changes `json:"changes,omitempty"`
 }
 
 // BlockedRequest is one request stopped before it left the browser, and the

@@ -335,29 +335,17 @@ func ordinaryNumber(s string) bool {
 // node resolves a schema location (url#/json/pointer) in the tool's schema.
 func (ts *toolSchema) node(url string) map[string]any {
 	_, frag, _ := strings.Cut(url, "#")
-	cur := ts.doc
+	var loc []string
 	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
-		if tok == "" {
-			continue
-		}
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			cur = c[i]
-		default:
-			return nil
+		if tok != "" {
+			loc = append(loc, strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~"))
 		}
 	}
-	return mapOf(cur)
+	return mapOf(instanceAt(ts.doc, loc))
 }
 
-// instanceAt follows an instance location in the arguments.
+// instanceAt follows a location (an instance's in the arguments, or a
+// schema's in the tool's schema) through maps and arrays.
 func instanceAt(root any, loc []string) any {
 	cur := root
 	for _, tok := range loc {

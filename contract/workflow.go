@@ -131,6 +131,9 @@ type HoldSignal struct {
 	Path   string `json:"path"`
 	RequestFacts
 	ActivityID string `json:"activity_id,omitempty"`
+	// ExpiresAt is when the worker stops waiting and refuses the request;
+	// the session names the wait with it in the UI's timeline.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
 
 // RequestFacts say which request a hold is, for the approver to read and
@@ -195,9 +198,12 @@ type Hold struct {
 	RequestFacts
 	ActivityID string    `json:"activity_id,omitempty"`
 	HeldAt     time.Time `json:"held_at"`
-	Decision   string    `json:"decision,omitempty"`
-	By         string    `json:"by,omitempty"`
-	Note       string    `json:"note,omitempty"`
+	// ExpiresAt is when the worker refuses the request unless someone
+	// decided (zero from workers that did not say).
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	Decision  string    `json:"decision,omitempty"`
+	By        string    `json:"by,omitempty"`
+	Note      string    `json:"note,omitempty"`
 }
 
 // PendingHandoff is a handoff waiting for a person.

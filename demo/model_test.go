@@ -15,7 +15,7 @@ func step(name string, args, out any) Step {
 }
 
 func snapStep(url, text string) Step {
-	return step(contract.ToolSnapshot, map[string]any{"mode": "full"}, contract.SnapshotResult{OK: true, Page: contract.Page{URL: url}, Text: text})
+	return step(contract.ToolSnapshot, map[string]any{"mode": "full"}, contract.SnapshotResult{OK: true, Page: contract.Page{URL: url}, Observation: contract.Observation{Text: text}})
 }
 
 // After a run that may have placed the order (effect_unknown), the stand-in

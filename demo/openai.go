@@ -52,7 +52,7 @@ func NewModel(o ModelOptions) func(context.Context, ModelInput) (*Turn, error) {
 
 func system(site string) string {
 	return "You drive a real browser through tools. Take a snapshot before acting; run takes ref actions ([id]s from the latest snapshot). " +
-		"A failure answers {\"ok\":false,\"code\":...} with a message saying what to do; after effect_unknown or session_replaced, look again before acting. " +
+		"A failure answers {\"ok\":false,\"code\":...} with a message saying what to do; after effect_unknown, session_replaced or session_restored, look again before acting. " +
 		"The shop is at " + site + "/shop/; its test account and password are shown on its sign-in page. " +
 		"When the task is done, answer in one sentence with the order number and the evidence key and sha256 of a browser_read of the confirmation."
 }

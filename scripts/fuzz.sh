@@ -42,7 +42,7 @@ core=(
   "./contract FuzzParseApprovers"
   "./contract FuzzCheckExpiry"
   "./contract FuzzCallerUpdateID"
-  "./internal/cell FuzzCell"
+  "./internal/jsengine FuzzCell"
   "./internal/redact FuzzExpandSecrets"
   "./internal/redact FuzzOriginOf"
   "./internal/redact FuzzParseOrigins"

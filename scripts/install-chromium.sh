@@ -1,16 +1,10 @@
 #!/usr/bin/env bash
 # Installs Debian's chromium when no Chrome or Chromium is found.
 set -euo pipefail
-for c in "${CHROME_PATH:-}" chromium chromium-browser google-chrome google-chrome-stable; do
-  if [ -n "$c" ] && command -v "$c" >/dev/null 2>&1; then
-    exit 0
-  fi
-done
-if [ -f /etc/debian_version ] && [ "$(id -u)" = 0 ]; then
-  echo "installing Debian's chromium with apt-get..."
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq chromium >/dev/null
+. "$(dirname "$0")/apt-tool.sh"
+found "${CHROME_PATH:-}" chromium chromium-browser google-chrome google-chrome-stable && exit 0
+if debian_root; then
+  apt_install chromium chromium
   exit 0
 fi
 cat >&2 <<'MSG'

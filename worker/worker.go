@@ -35,6 +35,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/metrics"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/internal/redactgate"
 	"github.com/durable-browser/durable-browser/internal/states"
 	"github.com/durable-browser/durable-browser/internal/webfetch"
 	"github.com/durable-browser/durable-browser/internal/websearch"
@@ -263,9 +264,8 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	// seconds late would be judged lost while its call goes on. Sending
 	// every beat the activities record leaves 8 s of slack instead.
 	wo := sdkworker.Options{WorkerStopTimeout: stopGrace(cfg) + stopMargin, MaxHeartbeatThrottleInterval: heartbeatEvery,
-		Interceptors: append([]interceptor.WorkerInterceptor{&serverJudged{log: log}, &failureLog{log: log}}, crashHooks(log)...)}
+		Interceptors: interceptors(log, red, o.Metrics)}
 	if m := o.Metrics; m != nil {
-		wo.Interceptors = append(wo.Interceptors, m.Interceptor())
 		m.Watch(func() metrics.Snapshot {
 			st := acts.Stats()
 			return metrics.Snapshot{Browsers: st.Browsers, MaxBrowsers: cfg.MaxBrowsers, PendingHandoffs: st.PendingHandoffs,
@@ -381,6 +381,18 @@ type registry interface {
 // queue, and the activities that touch this process's browsers on its host
 // queue, each under its stable name.
 // Sessions act only on decisions signed by approvers (none: unsigned mode).
+// interceptors wrap every activity of the worker, outermost first. The
+// redaction gate is innermost: whatever an activity returns, fails with or
+// heartbeats is redacted before anything else (the failure log, metrics, the
+// SDK's own log line, history) sees it.
+func interceptors(log zerolog.Logger, red *redact.Redactor, m *metrics.Metrics) []interceptor.WorkerInterceptor {
+	out := append([]interceptor.WorkerInterceptor{&serverJudged{log: log}, &failureLog{log: log}}, crashHooks(log)...)
+	if m != nil {
+		out = append(out, m.Interceptor())
+	}
+	return append(out, redactgate.New(red))
+}
+
 func register(shared, host registry, acts *activities.Activities, approvers contract.Approvers) {
 	shared.RegisterWorkflowWithOptions(workflows.SessionWorkflow(approvers), workflow.RegisterOptions{Name: contract.WorkflowBrowserSession})
 	shared.RegisterWorkflowWithOptions(Smoke, workflow.RegisterOptions{Name: SmokeWorkflow})

@@ -85,6 +85,9 @@ type Browser struct {
 	stopping bool
 	// Signal channels, kept to drain them before continue-as-new.
 	sigHandoff, sigHold, sigApproval workflow.ReceiveChannel
+	// draining is set while signals are drained before continue-as-new:
+	// a hold reported then is carried to the next run unnamed.
+	draining bool
 	// approvers, when set, are the only people whose decisions count.
 	approvers contract.Approvers
 	// reattaching is set while a call runs again after its lost worker's
@@ -352,7 +355,7 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 		// started on is the last URL anyone knows.
 		f.LastURL = b.st.URL
 	}
-	if f == nil || (f.Code != contract.CodeSessionReplaced && f.Code != contract.CodeBrowserUnavailable) {
+	if f == nil || (f.Code != contract.CodeSessionReplaced && f.Code != contract.CodeSessionRestored && f.Code != contract.CodeBrowserUnavailable) {
 		b.st.Guard.record(name, hash, f)
 	}
 	if f != nil && f.Code == contract.CodeSessionEnded && b.st.Created && !b.st.Released {
@@ -421,10 +424,24 @@ func (b *Browser) dispatch(ctx workflow.Context, name string, args any) (any, *c
 		b.st.Lost = true
 		return nil, b.replace(ctx), nil
 	}
+	if f != nil && f.Code == contract.CodeSessionEnded && !remote(b.st.Session) && b.restores(ctx) {
+		// The host answered but no longer holds the browser (it crashed,
+		// or the worker restarted under the same queue): nothing ran, and
+		// the session is made again from its checkpoint now.
+		b.st.Lost = true
+		return nil, b.replace(ctx), nil
+	}
 	if f != nil {
 		return nil, f, nil
 	}
 	return out, nil, nil
+}
+
+// restores says whether a lost host's session is made again from its
+// checkpoint (change restore, and the session did not ask restore false).
+func (b *Browser) restores(ctx workflow.Context) bool {
+	return b.st.Options.Restores() &&
+		workflow.GetVersion(ctx, changeRestore, workflow.DefaultVersion, 1) != workflow.DefaultVersion
 }
 
 func orNil(out any, f *contract.Failure, err error) (any, *contract.Failure, error) {
@@ -474,19 +491,26 @@ func (b *Browser) ensure(ctx workflow.Context) *contract.Failure {
 // replaces names the session it takes over from (a relaunch or a lost
 // worker), which may hand over its profile.
 func (b *Browser) create(ctx workflow.Context, seq int, opts contract.SessionOptions, replaces string) *contract.Failure {
+	_, f := b.createFrom(ctx, seq, opts, replaces, false)
+	return f
+}
+
+// createFrom is create; restore asks the new browser to be made from the
+// last checkpoint of replaces.
+func (b *Browser) createFrom(ctx workflow.Context, seq int, opts contract.SessionOptions, replaces string, restore bool) (*contract.CreateResult, *contract.Failure) {
 	tag := b.tagFor(ctx, seq)
 	var res contract.CreateResult
 	actx := workflow.WithActivityOptions(ctx, summarized(ActivityOptions(contract.ClassCustody, contract.SharedQueue, false, b.t), openSummary(opts, replaces)))
-	req := contract.CreateRequest{Tag: tag, Options: opts, Grants: b.st.Grants, Replaces: replaces}
+	req := contract.CreateRequest{Tag: tag, Options: opts, Grants: b.st.Grants, Replaces: replaces, Restore: restore}
 	err := workflow.ExecuteActivity(actx, contract.ActivityCreate, req).Get(ctx, &res)
 	if err != nil {
 		if f, ok := envelope.From(err); ok {
-			return f
+			return nil, f
 		}
 		if ctx.Err() == nil && classify(err).kind == kindNeverStarted {
-			return noWorker()
+			return nil, noWorker()
 		}
-		return contract.Fail(contract.CodeBrowserUnavailable, "no browser could be opened for session %s; try again shortly, or check that a durable-browser worker is running", tag)
+		return nil, contract.Fail(contract.CodeBrowserUnavailable, "no browser could be opened for session %s; try again shortly, or check that a durable-browser worker is running", tag)
 	}
 	if res.Session.Tag == "" {
 		res.Session.Tag = tag
@@ -495,7 +519,7 @@ func (b *Browser) create(ctx workflow.Context, seq int, opts contract.SessionOpt
 	b.st.Created, b.st.Lost = true, false
 	b.st.URL, b.st.Title = res.URL, res.Title
 	b.changed(ctx)
-	return nil
+	return &res, nil
 }
 
 // remote says the session's browser runs outside its worker (any provider
@@ -558,10 +582,15 @@ func (b *Browser) releaseRemote(ctx workflow.Context, s contract.SessionRef) {
 func (b *Browser) replace(ctx workflow.Context) *contract.Failure {
 	old := b.st.Session.Tag
 	b.releaseRemote(ctx, b.st.Session)
-	if f := b.create(ctx, b.st.Seq+1, b.st.Options, old); f != nil {
+	restore := b.restores(ctx)
+	res, f := b.createFrom(ctx, b.st.Seq+1, b.st.Options, old, restore)
+	if f != nil {
 		out := contract.Fail(contract.CodeBrowserUnavailable,
 			"the browser %s was lost with its worker and a new one could not be opened; try again shortly", old)
 		return out
+	}
+	if restore && res.Restored != nil {
+		return restoredFailure(old, b.st.Session.Tag, b.st.URL, res.Restored)
 	}
 	b.st.URL, b.st.Title = "about:blank", ""
 	return contract.Fail(contract.CodeSessionReplaced,
@@ -711,4 +740,20 @@ func pageOf(res any) *contract.Page {
 		}
 	}
 	return nil
+}
+
+// restoredFailure is the answer of a call whose host was lost and whose
+// session was made again from its last checkpoint: the call did nothing.
+func restoredFailure(old, tag, url string, r *contract.Restored) *contract.Failure {
+	back := 0
+	for _, t := range r.Tabs {
+		if t.Reason == "" {
+			back++
+		}
+	}
+	f := contract.Fail(contract.CodeSessionRestored,
+		"the browser %s was lost (its worker or the browser itself) and this call did nothing; a new one (%s) was made from its last checkpoint: %d cookies, %d of %d tabs loaded again by GET, the active one at %s. Form fields typed but not submitted, IndexedDB and any open dialog did not come back, and a page reached by POST was not sent again. Snapshot ids are stale: take a snapshot, then go on",
+		old, tag, r.Cookies, back, len(r.Tabs), url)
+	f.Restored = r
+	return f
 }

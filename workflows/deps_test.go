@@ -71,7 +71,7 @@ var layers = []struct {
 	prefix string
 	rank   int
 }{
-	{"cmd/", 6}, {"deploy", 6},
+	{"cmd/", 6}, {"deploy", 6}, {"scripts/", 6},
 	{"worker", 5}, {"mcpserver", 5}, {"demo", 5},
 	{"activities", 4}, {"client", 4},
 	{"providers", 3}, {"workflows", 3},

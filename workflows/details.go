@@ -64,8 +64,11 @@ func Details(st contract.SessionState, last LastCall, now time.Time) string {
 		if h.Decision != "" {
 			continue
 		}
-		age := now.Sub(h.HeldAt).Round(time.Second)
-		line("**held for approval**: "+h.Method+" "+h.Origin+oneLineCut(h.Path, 80)+" (held "+age.String()+")",
+		held := "held " + now.Sub(h.HeldAt).Round(time.Second).String()
+		if !h.ExpiresAt.IsZero() {
+			held += ", expires " + h.ExpiresAt.UTC().Format("15:04 MST")
+		}
+		line("**held for approval**: "+h.Method+" "+h.Origin+oneLineCut(h.Path, 80)+" ("+held+")",
 			"`durable-browser approvals approve "+wf+" "+h.HoldID+"` or `approvals deny`")
 	}
 	return strings.TrimSpace(b.String())

@@ -17,6 +17,7 @@ func TestDetails(t *testing.T) {
 		PendingHandoff: &contract.PendingHandoff{RequestID: "h-1", Instruction: "Sign in with 2FA", ExpiresAt: now.Add(32 * time.Minute)},
 		Holds: []contract.Hold{
 			{HoldID: "x-1", Method: "POST", Origin: "https://shop.example", Path: "/checkout", HeldAt: now.Add(-12 * time.Second)},
+			{HoldID: "x-2", Method: "PUT", Origin: "https://shop.example", Path: "/address", HeldAt: now, ExpiresAt: now.Add(5 * time.Minute)},
 			{HoldID: "x-0", Method: "POST", Origin: "https://shop.example", Path: "/old", Decision: "approve"},
 		},
 	}
@@ -26,6 +27,7 @@ func TestDetails(t *testing.T) {
 		"calls 7 (2 failed)", "last: click [4] → effect_unknown", "`evidence/conv-42-1/read-1.md`",
 		"**waiting for a person**: Sign in with 2FA (expires 14:32 UTC)", "`durable-browser handoff done conv-42 h-1`",
 		"**held for approval**: POST https://shop.example/checkout (held 12s)", "`durable-browser approvals approve conv-42 x-1`",
+		"**held for approval**: PUT https://shop.example/address (held 0s, expires 14:05 UTC)",
 	} {
 		if !strings.Contains(d, want) {
 			t.Errorf("details lack %q:\n%s", want, d)

@@ -43,7 +43,7 @@ func newFakeWorker() *fakeWorker {
 	}
 	page := contract.Page{URL: testURL, Title: "Cart"}
 	f.behave[contract.ActivitySnapshot] = func(int, json.RawMessage) (any, error) {
-		return contract.SnapshotResult{OK: true, Page: page, Text: "[1] heading \"Cart\"\n  [2] button \"Pay now\""}, nil
+		return contract.SnapshotResult{OK: true, Page: page, Observation: contract.Observation{Text: "[1] heading \"Cart\"\n  [2] button \"Pay now\""}}, nil
 	}
 	f.behave[contract.ActivityRun] = func(int, json.RawMessage) (any, error) {
 		return contract.RunResult{OK: true, Page: page, Completed: 1, Total: 1}, nil

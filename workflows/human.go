@@ -110,6 +110,8 @@ func (b *Browser) serve(ctx workflow.Context, ch workflow.ReceiveChannel, handle
 // drainSignals handles signals that arrived but were not yet received, so
 // none is lost at continue-as-new.
 func (b *Browser) drainSignals(ctx workflow.Context) {
+	b.draining = true
+	defer func() { b.draining = false }()
 	pairs := []struct {
 		ch     workflow.ReceiveChannel
 		handle func(workflow.Context, json.RawMessage)
@@ -191,10 +193,74 @@ func (b *Browser) onHoldSignal(ctx workflow.Context, raw json.RawMessage) {
 	// with the decision it reads back), not here.
 	f := s.RequestFacts
 	f.URL, f.Digest, f.Body = clip(f.URL, 2048), clip(f.Digest, 64), clip(f.Body, contract.MaxShownBody)
-	h.Holds = append(h.Holds, contract.Hold{HoldID: clip(s.HoldID, 80), Method: clip(s.Method, 16), Origin: clip(s.Origin, 300),
-		Path: clip(s.Path, 300), RequestFacts: f, ActivityID: clip(s.ActivityID, 80), HeldAt: workflow.Now(ctx)})
+	now := workflow.Now(ctx)
+	hold := contract.Hold{HoldID: clip(s.HoldID, 80), Method: clip(s.Method, 16), Origin: clip(s.Origin, 300),
+		Path: clip(s.Path, 300), RequestFacts: f, ActivityID: clip(s.ActivityID, 80), HeldAt: now}
+	if s.ExpiresAt.After(now) {
+		hold.ExpiresAt = minTime(s.ExpiresAt, now.Add(maxHoldWait))
+	}
+	h.Holds = append(h.Holds, hold)
 	h.pruneHolds()
 	b.changed(ctx)
+	if !b.draining {
+		b.nameHold(ctx, hold)
+	}
+}
+
+// Bounds of a hold's named wait: a hold signal may come from anyone who can
+// signal, and a worker that did not say when it gives up waits at most
+// defaultHoldWait (the worker's default hold time-out).
+const (
+	maxHoldWait     = 24 * time.Hour
+	defaultHoldWait = 5 * time.Minute
+)
+
+// nameHold starts a timer whose summary names the hold in the UI's
+// timeline ("waiting for approval: POST https://shop.example/checkout
+// (expires 14:32 UTC)"), for as long as nobody decides and its run goes on.
+// Histories from before the change start none.
+func (b *Browser) nameHold(ctx workflow.Context, hold contract.Hold) {
+	if workflow.GetVersion(ctx, changeNamedHolds, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	expires := hold.ExpiresAt
+	if expires.IsZero() {
+		expires = hold.HeldAt.Add(defaultHoldWait)
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		// Cancelled explicitly once decided (AwaitWithOptions leaves its
+		// timer running under this SDK's defaults), so the timeline shows
+		// when the wait ended.
+		tctx, cancel := workflow.WithCancel(ctx)
+		defer cancel()
+		timer := workflow.NewTimerWithOptions(tctx, expires.Sub(workflow.Now(ctx)), workflow.TimerOptions{Summary: holdSummary(hold, expires)})
+		_ = workflow.Await(ctx, func() bool { return timer.IsReady() || b.stopping || !b.human().undecided(hold.HoldID) })
+	})
+}
+
+// undecided says whether the hold is still waiting for someone.
+func (h *HumanState) undecided(holdID string) bool {
+	for _, x := range h.Holds {
+		if x.HoldID == holdID {
+			return x.Decision == ""
+		}
+	}
+	return false
+}
+
+// holdSummary names a hold's wait: "waiting for approval: POST
+// https://shop.example/checkout (expires 14:32 UTC)". The origin and path
+// were scrubbed by the worker before they reached the workflow.
+func holdSummary(h contract.Hold, expires time.Time) string {
+	return "waiting for approval: " + h.Method + " " + h.Origin + oneLineCut(h.Path, 80) +
+		" (expires " + expires.UTC().Format("15:04 MST") + ")"
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 func (b *Browser) onApprovalSignal(ctx workflow.Context, raw json.RawMessage) {

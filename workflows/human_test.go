@@ -122,9 +122,61 @@ func TestApprovals(t *testing.T) {
 	}
 }
 
+// A hold is named in the timeline by a timer that lasts until the worker
+// gives up on it (or its default when the worker does not say), and is
+// cancelled as soon as someone decides.
+func TestHoldNamedInTimeline(t *testing.T) {
+	h := newHarness(t)
+	scheduled := map[string]time.Duration{}
+	cancelled := map[string]time.Time{}
+	h.env.SetOnTimerScheduledListener(func(id string, d time.Duration) { scheduled[id] = d })
+	h.env.SetOnTimerCanceledListener(func(id string) { cancelled[id] = h.env.Now() })
+	h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
+	h.signal(2*time.Second, contract.SignalHold, func() any {
+		return contract.HoldSignal{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order", ExpiresAt: h.env.Now().Add(7 * time.Minute)}
+	})
+	h.signal(3*time.Second, contract.SignalHold, func() any {
+		return contract.HoldSignal{HoldID: "x2", Method: "POST", Origin: "https://shop.example", Path: "/pay"}
+	})
+	var held contract.SessionState
+	h.query(4*time.Second, contract.QueryState, &held)
+	h.signal(6*time.Second, contract.SignalApproval, func() any {
+		return contract.ApprovalSignal{HoldID: "x1", Decision: contract.DecisionApprove, By: "ana"}
+	})
+	h.run(SessionConfig{})
+
+	var x1, x2 string
+	for id, d := range scheduled {
+		switch d {
+		case 7 * time.Minute:
+			x1 = id
+		case defaultHoldWait:
+			x2 = id
+		}
+	}
+	if x1 == "" || x2 == "" {
+		t.Fatalf("timers scheduled %v: want one of 7m for x1 and one of %v for x2", scheduled, defaultHoldWait)
+	}
+	// x1's wait ends with its approval; x2's only when the session ends.
+	if c1, ok := cancelled[x1]; !ok || (!cancelled[x2].IsZero() && !c1.Before(cancelled[x2])) {
+		t.Errorf("timers cancelled at %v: want x1's (%s) cancelled at its approval, before x2's (%s)", cancelled, x1, x2)
+	}
+	if len(held.Holds) != 2 || !held.Holds[0].ExpiresAt.Equal(held.Holds[0].HeldAt.Add(7*time.Minute)) || !held.Holds[1].ExpiresAt.IsZero() {
+		t.Fatalf("holds in state: %+v", held.Holds)
+	}
+}
+
+func TestHoldSummary(t *testing.T) {
+	at := time.Date(2026, 12, 2, 14, 32, 0, 0, time.FixedZone("CET", 3600))
+	got := holdSummary(contract.Hold{Method: "POST", Origin: "https://shop.example", Path: "/checkout\nnext"}, at)
+	if want := "waiting for approval: POST https://shop.example/checkout next (expires 13:32 UTC)"; got != want {
+		t.Fatalf("holdSummary = %q, want %q", got, want)
+	}
+}
+
 func TestConditionMet(t *testing.T) {
 	s := &contract.SnapshotResult{Page: contract.Page{URL: "https://shop.example/orders/42", Title: "Order"},
-		Text: "[1] heading \"Order 42\" level=1\n  [2] button \"Pay now\"\n  link \"Help\" -> /help"}
+		Observation: contract.Observation{Text: "[1] heading \"Order 42\" level=1\n  [2] button \"Pay now\"\n  link \"Help\" -> /help"}}
 	cases := []struct {
 		c    contract.Condition
 		want bool
@@ -158,7 +210,7 @@ func FuzzConditionMet(f *testing.F) {
 	f.Add("**", "", "", "", "")
 	f.Add("*a*b*", "link", "\"", "link \"\\\"\"", "ab")
 	f.Fuzz(func(t *testing.T, url, role, name, text, pageURL string) {
-		s := &contract.SnapshotResult{Page: contract.Page{URL: pageURL}, Text: text}
+		s := &contract.SnapshotResult{Page: contract.Page{URL: pageURL}, Observation: contract.Observation{Text: text}}
 		ConditionMet(contract.Condition{URL: url, Role: role, Name: name}, s)
 		if strings.Contains(url, "*") && globMatch(url, pageURL) && !globMatch(strings.ReplaceAll(url, "*", "**"), pageURL) {
 			t.Fatalf("doubling stars changed the match of %q on %q", url, pageURL)

@@ -51,6 +51,17 @@ const (
 	// so a signed answer from an earlier session under the same workflow id
 	// never matches a request of this one.
 	changeSessionBoundHandoffs = "session-bound-handoffs"
+	// changeRestore: a session whose host is lost (a lost or stopped
+	// worker, a crashed browser) is made again from its last checkpoint
+	// (browser.create with Restore) and answers session_restored; a call
+	// that finds its browser gone under a live worker (session_ended from
+	// the host) restores in the same call instead of answering
+	// session_ended. Histories from before answer session_replaced.
+	changeRestore = "restore"
+	// changeNamedHolds: a hold reported by a run starts a timer whose
+	// summary names it in the UI's timeline ("waiting for approval: POST
+	// …"); it is cancelled when someone decides or the run ends.
+	changeNamedHolds = "named-holds"
 )
 
 // validateFn is contract.Validate; tests swap it to prove a recorded verdict

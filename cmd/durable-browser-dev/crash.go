@@ -22,6 +22,7 @@ import (
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/demosite"
@@ -64,8 +65,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return fmt.Errorf("this binary runs `demo crash`; `demo agent` and `demo handoff` run from durable-browser-worker (`durable-browser demo agent`)")
 	}
-	fs := config.NewSet("demo crash", env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("demo crash", env)
 	var (
 		chrome, logLevel, openaiModel string
 		scriptedOnly                  bool

@@ -14,6 +14,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/devstack"
@@ -33,8 +34,7 @@ type devFlags struct {
 }
 
 func runDev(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("dev", env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("dev", env)
 	var f devFlags
 	fs.String(&f.stateDir, "state-dir", ".durable-browser", "directory for Temporal's SQLite file, S3 objects and browser profiles")
 	fs.String(&f.temporalAddr, "temporal-address", "127.0.0.1:7233", "embedded Temporal frontend")

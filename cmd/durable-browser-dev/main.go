@@ -7,13 +7,7 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 )
@@ -22,19 +16,9 @@ import (
 type cliEnv = cli.Env
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	env := cli.OS()
 	name, verb, args := "dev", runDev, os.Args[1:]
 	if len(args) > 0 && args[0] == "demo" {
 		name, verb, args = "demo", runDemo, args[1:]
 	}
-	err := verb(ctx, env, args)
-	stop()
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return
-	default:
-		fmt.Fprintf(os.Stderr, "durable-browser %s: %v\n", name, err)
-		os.Exit(1)
-	}
+	cli.Main(name, verb, args)
 }

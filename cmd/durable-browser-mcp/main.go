@@ -6,13 +6,7 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 )
@@ -23,16 +17,4 @@ type cliEnv = cli.Env
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	env := cli.OS()
-	err := runMCP(ctx, env, os.Args[1:])
-	stop()
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return
-	default:
-		fmt.Fprintf(os.Stderr, "durable-browser mcp: %v\n", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("mcp", runMCP, os.Args[1:]) }

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/cmd/internal/sessionflags"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
@@ -22,8 +23,7 @@ import (
 )
 
 func runMCP(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("mcp", env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("mcp", env)
 	var t config.Temporal
 	config.BindTemporal(fs, &t)
 	var sf sessionflags.Flags

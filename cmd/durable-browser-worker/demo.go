@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	dbclient "github.com/durable-browser/durable-browser/client"
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/demo"
 	"github.com/durable-browser/durable-browser/internal/config"
@@ -71,8 +72,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if args[0] == "handoff" {
 		kind = demo.KindHandoff
 	}
-	fs := config.NewSet("demo "+args[0], env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("demo "+args[0], env)
 	var (
 		t                           config.Temporal
 		site, logLevel, openaiModel string
@@ -224,7 +224,7 @@ func report(env *cliEnv, res demo.Result, kind string) error {
 		finished = strings.HasPrefix(res.Text, "The person answered") || strings.HasPrefix(res.Text, "The check is passed")
 	}
 	if !finished {
-		return exitError{code: 1}
+		return cli.ExitError{Code: 1}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/evidence"
@@ -22,7 +23,7 @@ func runEvidence(ctx context.Context, env *cliEnv, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		evidenceUsage(env)
 		if len(args) == 0 {
-			return exitError{code: 2}
+			return cli.ExitError{Code: 2}
 		}
 		return flag.ErrHelp
 	}
@@ -54,8 +55,7 @@ type evidenceGet struct {
 }
 
 func runEvidenceGet(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("evidence get", env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("evidence get", env)
 	var g evidenceGet
 	config.BindS3(fs, &g.s3)
 	fs.StringVar(&g.out, "o", "", "write to this file instead of stdout (written only once verified); - is stdout, even a terminal")

@@ -14,12 +14,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 )
@@ -27,43 +22,24 @@ import (
 // cliEnv is what a verb may touch (cli.Env, shared by the four commands).
 type cliEnv = cli.Env
 
-// exitError carries a specific exit status.
-type exitError struct{ code int }
+func main() { cli.Main(verb(os.Args[1:])) }
 
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
-
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	env := cli.OS()
-	code := run(ctx, env, os.Args[1:])
-	stop()
-	os.Exit(code)
+// run runs a verb as main does, in env: for tests.
+func run(ctx context.Context, env *cliEnv, args []string) int {
+	name, v, args := verb(args)
+	return cli.Status(env, name, v(ctx, env, args))
 }
 
-// run runs `evidence ...` when asked, else the worker with these flags.
-func run(ctx context.Context, env *cliEnv, args []string) int {
-	name, verb := "worker", runWorker
-	if len(args) > 0 && args[0] == "evidence" {
-		name, verb, args = "evidence", runEvidence, args[1:]
+// verb picks `evidence ...`, `recording ...`, `states ...` or `demo ...`
+// when asked, else the worker with these flags.
+func verb(args []string) (string, cli.Verb, []string) {
+	for _, v := range []struct {
+		name string
+		run  cli.Verb
+	}{{"evidence", runEvidence}, {"recording", runRecording}, {"states", runStates}, {"demo", runDemo}} {
+		if len(args) > 0 && args[0] == v.name {
+			return v.name, v.run, args[1:]
+		}
 	}
-	if len(args) > 0 && args[0] == "recording" {
-		name, verb, args = "recording", runRecording, args[1:]
-	}
-	if len(args) > 0 && args[0] == "states" {
-		name, verb, args = "states", runStates, args[1:]
-	}
-	if len(args) > 0 && args[0] == "demo" {
-		name, verb, args = "demo", runDemo, args[1:]
-	}
-	err := verb(ctx, env, args)
-	var ee exitError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ee):
-		return ee.code
-	default:
-		fmt.Fprintf(env.Stderr, "durable-browser %s: %v\n", name, err)
-		return 1
-	}
+	return "worker", runWorker, args
 }

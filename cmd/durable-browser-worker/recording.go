@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/recorder"
@@ -22,10 +23,9 @@ func runRecording(ctx context.Context, env *cliEnv, args []string) error {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 			return flag.ErrHelp
 		}
-		return exitError{code: 2}
+		return cli.ExitError{Code: 2}
 	}
-	fs := config.NewSet("recording get", env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("recording get", env)
 	var s3 config.S3
 	var out, index, ffmpeg string
 	var timeout time.Duration

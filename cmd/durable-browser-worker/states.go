@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/states"
@@ -20,7 +21,7 @@ func runStates(ctx context.Context, env *cliEnv, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		statesUsage(env)
 		if len(args) == 0 {
-			return exitError{code: 2}
+			return cli.ExitError{Code: 2}
 		}
 		return flag.ErrHelp
 	}
@@ -46,8 +47,7 @@ See docs/states.md.
 }
 
 func runStatesVerb(ctx context.Context, env *cliEnv, verb string, args []string) error {
-	fs := config.NewSet("states "+verb, env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("states "+verb, env)
 	var c config.S3
 	config.BindS3(fs, &c)
 	var prefix string

@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
@@ -15,8 +16,7 @@ import (
 )
 
 func runWorker(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("worker", env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("worker", env)
 	var cfg config.Worker
 	config.BindWorker(fs, &cfg)
 	fs.Usage = func() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/cmd/internal/sessionflags"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
@@ -21,8 +22,7 @@ import (
 )
 
 func runCall(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("call", env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("call", env)
 	var t config.Temporal
 	config.BindTemporal(fs, &t)
 	var sf sessionflags.Flags
@@ -146,7 +146,7 @@ func printEnvelope(env *cliEnv, out, shown json.RawMessage) error {
 	}
 	fmt.Fprintln(env.Stdout, string(shown))
 	if !head.OK {
-		return exitError{code: 1}
+		return cli.ExitError{Code: 1}
 	}
 	return nil
 }

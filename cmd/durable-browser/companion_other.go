@@ -7,6 +7,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 )
 
 // execCompanion runs the companion as a child with this process's streams and
@@ -35,9 +37,9 @@ func companionExitError(err error) error {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if code := ee.ExitCode(); code > 0 {
-			return exitError{code: code}
+			return cli.ExitError{Code: code}
 		}
-		return exitError{code: 1}
+		return cli.ExitError{Code: 1}
 	}
 	return err
 }

@@ -5,8 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,16 +18,11 @@ import (
 type verb struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, env *cliEnv, args []string) error
+	run     cli.Verb
 }
 
 // cliEnv is what a verb may touch (cli.Env, shared by the four commands).
 type cliEnv = cli.Env
-
-// exitError carries a specific exit status (1 for a failure envelope).
-type exitError struct{ code int }
-
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func verbs() []verb {
 	return []verb{
@@ -82,19 +75,7 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 		if v.name != args[0] {
 			continue
 		}
-		err := v.run(ctx, env, args[1:])
-		var ee exitError
-		switch {
-		case err == nil:
-			return 0
-		case errors.Is(err, flag.ErrHelp):
-			return 0
-		case errors.As(err, &ee):
-			return ee.code
-		default:
-			fmt.Fprintf(env.Stderr, "durable-browser %s: %v\n", v.name, err)
-			return 1
-		}
+		return cli.Status(env, v.name, v.run(ctx, env, args[1:]))
 	}
 	fmt.Fprintf(env.Stderr, "durable-browser: unknown verb %q\n\n", args[0])
 	usage(env.Stderr)

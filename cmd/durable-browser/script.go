@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	dbclient "github.com/durable-browser/durable-browser/client"
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/workflows"
@@ -17,8 +18,7 @@ import (
 
 // runScript prints a finished session's calls as a script to run again.
 func runScript(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("script", env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("script", env)
 	var t config.Temporal
 	config.BindTemporal(fs, &t)
 	var timeout time.Duration
@@ -64,8 +64,7 @@ Flags:
 
 // runReplayScript runs a script on a session with no model.
 func runReplayScript(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("replay-script", env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("replay-script", env)
 	var t config.Temporal
 	config.BindTemporal(fs, &t)
 	var (
@@ -126,7 +125,7 @@ Flags:
 		return err
 	}
 	if run.Stopped != nil {
-		return exitError{code: 1}
+		return cli.ExitError{Code: 1}
 	}
 	return nil
 }

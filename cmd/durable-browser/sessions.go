@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
@@ -188,8 +189,7 @@ type sessionRow struct {
 }
 
 func runSessions(ctx context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("sessions", env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("sessions", env)
 	var (
 		o           opsFlags
 		all, asJSON bool
@@ -497,8 +497,7 @@ type personFlags struct {
 // parsePerson binds and parses a person verb's flags, which may stand before
 // or after the positional arguments, and returns those arguments.
 func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *personFlags, []string, error) {
-	fs := config.NewSet(v.name, env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags(v.name, env)
 	f := &personFlags{}
 	bindOps(fs, &f.opsFlags)
 	fs.String(&f.note, "note", "", v.answers+": "+v.noteHelp)

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 )
 
 func runTools(_ context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("tools", env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("tools", env)
 	var format string
 	fs.String(&format, "format", "neutral", "neutral (name, description, schema, replay class, activity), openai, anthropic, or prompt (the system prompt section, as text)")
 	fs.Usage = func() {

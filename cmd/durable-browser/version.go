@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func runVersion(_ context.Context, env *cliEnv, args []string) error {
-	fs := config.NewSet("version", env.Getenv)
-	fs.SetOutput(env.Stderr)
+	fs := cli.Flags("version", env)
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "Usage: durable-browser version\n\nPrints the version and the Temporal SDK it was built with.")
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/durable-browser/durable-browser/internal/redact"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // Action is one step of a batch, decoded from a JSON object with "op". Which
@@ -32,7 +34,7 @@ type Action struct {
 	// Tab is a tab id from a result's tabs_opened, for switch_tab and close_tab.
 	Tab string `json:"tab,omitempty"`
 	// Locator, instead of ID, finds the element when the action runs.
-	Locator *Locator `json:"locator,omitempty"`
+	Locator *contract.Locator `json:"locator,omitempty"`
 	// Secrets are the {{secret:NAME}} values the worker put into Value or
 	// Text, with their origins: fill and type refuse an element whose
 	// frame's origin is not bound to each, and, once typed, the session

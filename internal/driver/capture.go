@@ -9,6 +9,8 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/durable-browser/durable-browser/internal/capture"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // Capture types, so callers of Screenshot and Read need only this package.
@@ -34,7 +36,7 @@ type ScreenshotOptions struct {
 	// ID is an id of the latest snapshot: that element is captured.
 	ID string
 	// Locator, instead of ID, finds the element on the page as it is.
-	Locator *Locator
+	Locator *contract.Locator
 	// Selector is a CSS selector that must match exactly one element.
 	Selector string
 	// Type is "png" (default) or "jpeg".
@@ -46,17 +48,27 @@ type ScreenshotOptions struct {
 // Screenshot captures the active tab. An ID is checked against the latest
 // snapshot like an action's (*StaleError, ErrNoSnapshot); a region that
 // cannot give a useful image is *capture.RefusedError.
-func (b *Browser) Screenshot(ctx context.Context, o ScreenshotOptions) (*Shot, error) {
+func (b *Browser) Screenshot(ctx context.Context, o ScreenshotOptions) (shot *Shot, err error) {
+	err = b.onPage(ctx, func(ctx context.Context, t *tab) error {
+		shot, err = b.screenshot(ctx, t, o)
+		return err
+	})
+	return shot, err
+}
+
+// onPage runs op on the active tab, one operation at a time, under the
+// tab's page context (it ends when the page waits on a server): an error op
+// meets then is the *PendingError that says so.
+func (b *Browser) onPage(ctx context.Context, op func(ctx context.Context, t *tab) error) error {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
 	t, err := b.activeTab()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ctx, cancel := b.pageCtx(ctx, t)
 	defer cancel()
-	shot, err := b.screenshot(ctx, t, o)
-	return shot, pendingErr(ctx, err)
+	return pendingErr(ctx, op(ctx, t))
 }
 
 func (b *Browser) screenshot(ctx context.Context, t *tab, o ScreenshotOptions) (*Shot, error) {
@@ -77,29 +89,24 @@ func (b *Browser) screenshot(ctx context.Context, t *tab, o ScreenshotOptions) (
 
 // Read reads the active tab's content. An unknown What is
 // *capture.RefusedError.
-func (b *Browser) Read(ctx context.Context, o ReadOptions) (*ReadResult, error) {
-	b.opMu.Lock()
-	defer b.opMu.Unlock()
-	t, err := b.activeTab()
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := b.pageCtx(ctx, t)
-	defer cancel()
-	page, err := b.page(ctx, t.id)
-	if err != nil {
-		return nil, pendingErr(ctx, err)
-	}
-	if o.Redact == nil {
-		o.Redact = b.o.Redact
-	}
-	res, err := capture.Read(ctx, page, o)
-	if res != nil {
-		b.mu.Lock()
-		res.Status = t.docStatus
-		b.mu.Unlock()
-	}
-	return res, pendingErr(ctx, err)
+func (b *Browser) Read(ctx context.Context, o ReadOptions) (res *ReadResult, err error) {
+	err = b.onPage(ctx, func(ctx context.Context, t *tab) error {
+		page, err := b.page(ctx, t.id)
+		if err != nil {
+			return err
+		}
+		if o.Redact == nil {
+			o.Redact = b.o.Redact
+		}
+		res, err = capture.Read(ctx, page, o)
+		if res != nil {
+			b.mu.Lock()
+			res.Status = t.docStatus
+			b.mu.Unlock()
+		}
+		return err
+	})
+	return res, err
 }
 
 // page returns target id (a tab or an out-of-process frame) as a rod page,

@@ -3,28 +3,9 @@ package driver
 import (
 	"fmt"
 	"strings"
-)
 
-// Changes says how a snapshot compares with an earlier one: only what
-// changed, or, when the page is another one, why the whole page is shown.
-type Changes struct {
-	// Since is the epoch compared against; 0 for a run's own changes.
-	Since int `json:"since,omitempty"`
-	// Full is set when the text is the whole page, not the changes; Reason
-	// says why (the page navigated, the earlier snapshot is not kept).
-	Full   bool   `json:"full,omitempty"`
-	Reason string `json:"reason,omitempty"`
-	// Added, Removed and Changed count the lines shown with +, - and ~.
-	Added   int `json:"added"`
-	Removed int `json:"removed"`
-	Changed int `json:"changed"`
-	// Title is set when the page's title changed on the same document.
-	Title bool `json:"title,omitempty"`
-	// SamePage is set on a run's changes when the run started on the page
-	// the caller last looked at (the latest snapshot or observation: same
-	// tab, document and URL) and the result's URL is still that page's.
-	SamePage bool `json:"same_page,omitempty"`
-}
+	"github.com/durable-browser/durable-browser/contract"
+)
 
 // kept is what a snapshot saw, to compare a later one with.
 type kept struct {
@@ -81,8 +62,8 @@ func sameDocument(base, now *kept) string {
 // new line). Elements are matched by id (ids stay with their elements on
 // one document); lines without one (text) by their content. In
 // interactive mode only interactive elements count.
-func diff(old, new []line, interactive bool) (string, Changes) {
-	var ch Changes
+func diff(old, new []line, interactive bool) (string, contract.Changes) {
+	var ch contract.Changes
 	render := func(l line) string {
 		l.depth = 0
 		if interactive {

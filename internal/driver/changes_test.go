@@ -8,12 +8,12 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 )
 
-func runObserve(t *testing.T, b *Browser, js string) *RunResult {
+func runObserve(t *testing.T, b *Browser, js string) *contract.RunResult {
 	t.Helper()
 	return runObserveMode(t, b, js, "full")
 }
 
-func runObserveMode(t *testing.T, b *Browser, js, mode string) *RunResult {
+func runObserveMode(t *testing.T, b *Browser, js, mode string) *contract.RunResult {
 	t.Helper()
 	acts, err := ParseActions(json.RawMessage(js))
 	if err != nil {

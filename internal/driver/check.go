@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // CheckOptions are the expectations a Check tests; each set field is one check.
@@ -20,50 +22,29 @@ type CheckOptions struct {
 	// ID is an element of the latest snapshot that must still be visible.
 	ID string
 	// Locator must match exactly one visible element.
-	Locator *Locator
+	Locator *contract.Locator
 	// NoConsoleErrors and NoFailedRequests: the document the tab shows
 	// logged none.
 	NoConsoleErrors, NoFailedRequests bool
 }
 
-// CheckItem is one expectation and what was found.
-type CheckItem struct {
-	// Name is url, expect_text, expect_id, expect_locator,
-	// no_console_errors or no_failed_requests.
-	Name     string
-	Passed   bool
-	Expected string
-	// Found is the evidence: the URL, an excerpt around the text, the
-	// element's line, the candidates, the errors; page-derived. Empty when
-	// there was nothing to show (text not found, an element gone).
-	Found string
+// Checked is what a Check found: the verdict, and every console error and
+// failed request of the document, checked or not (the filed verdict lists
+// them).
+type Checked struct {
+	Verdict                       *contract.CheckResult
+	ConsoleErrors, FailedRequests []string
 }
 
-// CheckResult is what a Check found. ConsoleErrors and FailedRequests are
-// the document's, whether or not they were checked.
-type CheckResult struct {
-	URL, Title     string
-	Checks         []CheckItem
-	ConsoleErrors  []string
-	FailedRequests []string
-	// Loading is true when the document had not finished loading.
-	Loading bool
-}
-
-// excerptJS finds text in the body's visible text and returns a bounded
-// excerpt around its first occurrence, or null.
-const excerptJS = `(function(want){
-  const t = document.body ? document.body.innerText : "";
-  const i = t.indexOf(want);
-  if (i < 0) return null;
-  const from = Math.max(0, i - 80), to = Math.min(t.length, i + want.length + 80);
-  return (from > 0 ? "..." : "") + t.slice(from, to).replace(/\s+/g, " ").trim() + (to < t.length ? "..." : "");
-})`
+// excerptJS (js/excerpt.js) finds text in the body's visible text.
+var excerptJS = program("excerpt.js")
 
 // Check tests expectations on the active tab without acting on it. An id
 // that is stale answers *StaleError (it cannot be judged); every other
-// outcome is a CheckItem.
-func (b *Browser) Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
+// outcome is a CheckItem of the verdict, which passes only when there was
+// something to check and every check held; errors the page shows that
+// nobody asked about are its warnings.
+func (b *Browser) Check(ctx context.Context, o CheckOptions) (*Checked, error) {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
 	t, err := b.activeTab()
@@ -71,21 +52,21 @@ func (b *Browser) Check(ctx context.Context, o CheckOptions) (*CheckResult, erro
 		return nil, err
 	}
 	page := b.client(ctx, t.sess)
-	res := &CheckResult{}
+	res := &contract.CheckResult{OK: true, Checks: []contract.CheckItem{}}
 	res.URL, res.Title = b.info(ctx)
 	if o.URL != "" {
 		loc, _ := b.docInfo(ctx, t.sess)
 		if loc == "" {
 			loc = res.URL
 		}
-		res.Checks = append(res.Checks, CheckItem{Name: "url", Expected: o.URL, Passed: urlMatches(o.URL, loc), Found: loc})
+		res.Checks = append(res.Checks, contract.CheckItem{Check: "url", Expected: o.URL, Passed: urlMatches(o.URL, loc), Found: loc})
 	}
 	if o.Text != "" {
-		r, err := proto.RuntimeEvaluate{Expression: excerptJS + "(" + strconv.Quote(o.Text) + ")", ReturnByValue: true}.Call(page)
+		r, err := proto.RuntimeEvaluate{Expression: invoke(excerptJS, strconv.Quote(o.Text)), ReturnByValue: true}.Call(page)
 		if err != nil {
 			return nil, fmt.Errorf("driver: reading the page's text: %w", err)
 		}
-		it := CheckItem{Name: "expect_text", Expected: o.Text}
+		it := contract.CheckItem{Check: "expect_text", Expected: o.Text}
 		if r.ExceptionDetails == nil && !r.Result.Value.Nil() {
 			it.Passed, it.Found = true, b.clip(r.Result.Value.Str(), 400)
 		}
@@ -102,7 +83,7 @@ func (b *Browser) Check(ctx context.Context, o CheckOptions) (*CheckResult, erro
 		if err != nil {
 			return nil, err
 		}
-		it := CheckItem{Name: "expect_id", Expected: "[" + id + "] visible"}
+		it := contract.CheckItem{Check: "expect_id", Expected: "[" + id + "] visible"}
 		if len(refs) == 1 {
 			it.Found = refLine(id, refs[0]) + " (not visible)"
 			if v, err := b.callOn(ctx, refs[0], visibleJS); err == nil && v.Value.Bool() {
@@ -112,7 +93,7 @@ func (b *Browser) Check(ctx context.Context, o CheckOptions) (*CheckResult, erro
 		res.Checks = append(res.Checks, it)
 	}
 	if o.Locator != nil {
-		it := CheckItem{Name: "expect_locator", Expected: "one visible element matching " + o.Locator.String()}
+		it := contract.CheckItem{Check: "expect_locator", Expected: "one visible element matching " + locatorText(*o.Locator)}
 		r, id, err := b.locate(ctx, t, *o.Locator)
 		var le *LocatorError
 		switch {
@@ -129,26 +110,41 @@ func (b *Browser) Check(ctx context.Context, o CheckOptions) (*CheckResult, erro
 		res.Checks = append(res.Checks, it)
 	}
 	b.mu.Lock()
-	res.ConsoleErrors = append([]string(nil), t.docConsole...)
-	res.FailedRequests = append([]string(nil), t.docFailed...)
+	out := &Checked{Verdict: res, ConsoleErrors: append([]string(nil), t.docConsole...), FailedRequests: append([]string(nil), t.docFailed...)}
 	b.mu.Unlock()
-	list := func(name string, got []string) CheckItem {
-		it := CheckItem{Name: name, Expected: "none", Passed: len(got) == 0, Found: "none"}
+	list := func(name string, got []string) contract.CheckItem {
+		it := contract.CheckItem{Check: name, Expected: "none", Passed: len(got) == 0, Found: "none"}
 		if len(got) > 0 {
 			it.Found = fmt.Sprintf("%d: %s", len(got), b.clip(strings.Join(got, "; "), 600))
 		}
 		return it
 	}
 	if o.NoConsoleErrors {
-		res.Checks = append(res.Checks, list("no_console_errors", res.ConsoleErrors))
+		res.Checks = append(res.Checks, list("no_console_errors", out.ConsoleErrors))
 	}
 	if o.NoFailedRequests {
-		res.Checks = append(res.Checks, list("no_failed_requests", res.FailedRequests))
+		res.Checks = append(res.Checks, list("no_failed_requests", out.FailedRequests))
 	}
-	if r, err := (proto.RuntimeEvaluate{Expression: `document.readyState`, ReturnByValue: true}).Call(page); err == nil && r.ExceptionDetails == nil {
-		res.Loading = r.Result.Value.Str() != "complete"
+	res.Passed = len(res.Checks) > 0
+	asked := map[string]bool{}
+	for _, c := range res.Checks {
+		asked[c.Check] = true
+		if !c.Passed {
+			res.Passed = false
+			res.Failed = append(res.Failed, c.Check)
+		}
 	}
-	return res, nil
+	warn := func(name, what string, got []string) {
+		if !asked[name] && len(got) > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%d %s (not checked): %s", len(got), what, b.clip(strings.Join(got, "; "), 300)))
+		}
+	}
+	warn("no_console_errors", "console errors", out.ConsoleErrors)
+	warn("no_failed_requests", "failed requests", out.FailedRequests)
+	if r, err := (proto.RuntimeEvaluate{Expression: `document.readyState`, ReturnByValue: true}).Call(page); err == nil && r.ExceptionDetails == nil && r.Result.Value.Str() != "complete" {
+		res.Warnings = append(res.Warnings, "the page had not finished loading; check again after a wait if something is missing")
+	}
+	return out, nil
 }
 
 // refLine writes an element as a snapshot line's head: [5] button "Save".

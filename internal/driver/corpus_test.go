@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/durable-browser/durable-browser/test/tokencount"
 )
 
 // TestSnapshotCorpus snapshots real documentation pages (testdata/corpus,
@@ -41,6 +43,24 @@ func TestSnapshotCorpus(t *testing.T) {
 		if dir := os.Getenv("DURABLE_BROWSER_CORPUS_OUT"); dir != "" {
 			for mode, text := range map[string]string{"full": full.Text, "interactive": inter.Text} {
 				if err := os.WriteFile(filepath.Join(dir, strings.TrimSuffix(name, ".html")+"."+mode+".txt"), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// The first answer at the default budget (about 4,000 tokens): the
+		// page, or its outline, within the budget in o200k tokens.
+		for _, mode := range []string{"full", "interactive"} {
+			first := snap(t, b, SnapshotOptions{Mode: mode, Budget: 4000})
+			n, err := tokencount.O200K(first.Text + first.Cut)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%-28s first answer, %-11s %6d characters, %5d o200k tokens (outline %v)", name, mode, utf8.RuneCountInString(first.Text+first.Cut), n, strings.Contains(first.Cut, "an outline"))
+			if n > 4000 {
+				t.Errorf("%s: the first %s answer is %d tokens, over the budget of 4,000", name, mode, n)
+			}
+			if dir := os.Getenv("DURABLE_BROWSER_CORPUS_OUT"); dir != "" {
+				if err := os.WriteFile(filepath.Join(dir, strings.TrimSuffix(name, ".html")+".first-"+mode+".txt"), []byte(first.Text), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}

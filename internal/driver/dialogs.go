@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // DialogPolicy says how confirm and prompt dialogs are answered. Alerts are
@@ -17,13 +19,6 @@ const (
 	DialogDismiss DialogPolicy = "dismiss"
 )
 
-// Dialog is a JavaScript dialog the page opened and how it was answered.
-type Dialog struct {
-	Type     string `json:"type"` // alert, confirm, prompt, beforeunload
-	Message  string `json:"message"`
-	Accepted bool   `json:"accepted"`
-}
-
 func (b *Browser) dialog(sid proto.TargetSessionID, e *proto.PageJavascriptDialogOpening) {
 	accept := e.Type == proto.PageDialogTypeAlert || e.Type == proto.PageDialogTypeBeforeunload || b.o.DialogPolicy != DialogDismiss
 	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
@@ -32,9 +27,14 @@ func (b *Browser) dialog(sid proto.TargetSessionID, e *proto.PageJavascriptDialo
 	if err != nil {
 		b.log.Debug().Err(err).Msg("driver: answer dialog")
 	}
+	answer := "dismissed"
+	if accept {
+		answer = "accepted"
+	}
 	b.mu.Lock()
 	if len(b.ev.dialogs) < maxListed {
-		b.ev.dialogs = append(b.ev.dialogs, Dialog{Type: string(e.Type), Message: b.clip(e.Message, 300), Accepted: accept})
+		// Type is alert, confirm, prompt or beforeunload.
+		b.ev.dialogs = append(b.ev.dialogs, contract.Dialog{Type: string(e.Type), Message: b.clip(e.Message, 300), Answer: answer})
 	}
 	b.mu.Unlock()
 }

@@ -9,6 +9,9 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 )
 
+// scrollToJS (js/scrollto.js) scrolls an element to the viewport's middle.
+var scrollToJS = program("scrollto.js")
+
 // do runs one action.
 func (b *Browser) do(ctx context.Context, t *tab, a Action, r ref) error {
 	page := b.client(ctx, t.sess)
@@ -71,7 +74,7 @@ func (b *Browser) do(ctx context.Context, t *tab, a Action, r ref) error {
 		return b.setChecked(ctx, t, r, a.Op == "check")
 	case "scroll":
 		if a.ID != "" {
-			_, err := b.callOn(ctx, r, `function(){ if(!this.isConnected) return "gone"; this.scrollIntoView({block:"center", inline:"nearest"}); return "" }`)
+			_, err := b.callOn(ctx, r, scrollToJS)
 			return err
 		}
 		_, err := proto.RuntimeEvaluate{Expression: fmt.Sprintf("window.scrollBy(%d,%d)", a.DX, a.DY)}.Call(page)

@@ -12,23 +12,17 @@ import (
 	"time"
 
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 const typeIframe = proto.TargetTargetInfoType("iframe")
-
-// Download is one finished download in the session's directory.
-type Download struct {
-	Name   string `json:"name"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
-	Path   string `json:"path"`
-}
 
 type download struct {
 	guid      string
 	suggested string
 	state     string // in_progress, completed, canceled, failed
-	done      *Download
+	done      *contract.Download
 	skipped   string
 }
 
@@ -92,7 +86,7 @@ func (b *Browser) finishDownload(d *download) {
 	b.mu.Lock()
 	skipped := d.skipped
 	b.mu.Unlock()
-	var done *Download
+	var done *contract.Download
 	var state = "failed"
 	if skipped == "" {
 		dst := uniquePath(b.o.DownloadDir, name)
@@ -109,7 +103,7 @@ func (b *Browser) finishDownload(d *download) {
 	b.mu.Unlock()
 }
 
-func hashFile(p string) (*Download, error) {
+func hashFile(p string) (*contract.Download, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
@@ -124,7 +118,7 @@ func hashFile(p string) (*Download, error) {
 		_ = os.Remove(p)
 		return nil, fmt.Errorf("download over 100 MiB")
 	}
-	return &Download{Name: filepath.Base(p), Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Path: p}, nil
+	return &contract.Download{Name: filepath.Base(p), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // safeName keeps a page-suggested file name inside the download directory
@@ -162,9 +156,11 @@ func uniquePath(dir, name string) string {
 	}
 }
 
-// Downloads lists every finished download of the session. Downloads still
-// under way are waited for, within ctx and the action timeout.
-func (b *Browser) Downloads(ctx context.Context) ([]Download, error) {
+// Downloads lists every finished download of the session, each a file of
+// its name in Options.DownloadDir (its Evidence is the caller's to fill).
+// Downloads still under way are waited for, within ctx and the action
+// timeout.
+func (b *Browser) Downloads(ctx context.Context) ([]contract.Download, error) {
 	if b.o.DownloadDir == "" {
 		return nil, fmt.Errorf("driver: downloads are off: attach with Options.DownloadDir")
 	}
@@ -172,7 +168,7 @@ func (b *Browser) Downloads(ctx context.Context) ([]Download, error) {
 	for {
 		b.mu.Lock()
 		pending := false
-		var out []Download
+		var out []contract.Download
 		for _, g := range b.dl.order {
 			d := b.dl.byGUID[g]
 			switch {

@@ -21,6 +21,8 @@ import (
 
 	"github.com/durable-browser/durable-browser/internal/demosite"
 	"github.com/rs/zerolog"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // One Chrome and two demo-site servers per test binary: 127.0.0.1 and
@@ -147,7 +149,7 @@ func ctxT(t testing.TB) context.Context {
 	return ctx
 }
 
-func mustRun(t testing.TB, b *Browser, js string) *RunResult {
+func mustRun(t testing.TB, b *Browser, js string) *contract.RunResult {
 	t.Helper()
 	acts, err := ParseActions(json.RawMessage(js))
 	if err != nil {
@@ -160,7 +162,7 @@ func mustRun(t testing.TB, b *Browser, js string) *RunResult {
 	return res
 }
 
-func snap(t testing.TB, b *Browser, o SnapshotOptions) *Snapshot {
+func snap(t testing.TB, b *Browser, o SnapshotOptions) *contract.SnapshotResult {
 	t.Helper()
 	s, err := b.Snapshot(ctxT(t), o)
 	if err != nil {
@@ -254,7 +256,7 @@ func TestFormFilledAndSubmitted(t *testing.T) {
 func TestFramesAndShadow(t *testing.T) {
 	b := attach(t, Options{})
 	gotoPage(t, b, siteURL+"/iframes.html?other="+otherURL)
-	var s *Snapshot
+	var s *contract.SnapshotResult
 	eventually(t, "both frames in the snapshot", func() bool {
 		s = snap(t, b, SnapshotOptions{})
 		return strings.Count(s.Text, `button "Inner button"`) == 2
@@ -361,7 +363,7 @@ func TestDownloadAndUpload(t *testing.T) {
 	gotoPage(t, b, siteURL+"/download.html")
 	s := snap(t, b, SnapshotOptions{})
 	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":"%s"}]`, idOf(t, s.Text, "Download report")))
-	var dls []Download
+	var dls []contract.Download
 	eventually(t, "the download", func() bool {
 		var err error
 		dls, err = b.Downloads(ctxT(t))
@@ -400,7 +402,7 @@ func TestCoveredElementNamesCover(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Kind != KindCovered || !strings.Contains(ae.Cover, "div#banner.cookie-banner") {
 		t.Fatalf("covered click: %v", err)
 	}
-	if res == nil || res.Completed != 0 || res.Failed == nil || res.Failed.Kind != KindCovered {
+	if res == nil || res.Completed != 0 || res.Failed == nil || res.Failed.Op != "click" || res.Failed.Reason != ae.Reason {
 		t.Fatalf("result %+v", res)
 	}
 	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":"%s"},{"op":"click","id":"%s"},{"op":"wait","text":"bought"}]`, idOf(t, s.Text, "Accept cookies"), idOf(t, s.Text, "Buy now")))
@@ -411,11 +413,21 @@ func TestBigPageOverBound(t *testing.T) {
 	b := attach(t, Options{MaxSnapshotChars: max})
 	gotoPage(t, b, siteURL+"/big.html")
 	s := snap(t, b, SnapshotOptions{})
-	if !s.Truncated || s.NextOffset != 1 || !strings.Contains(s.Cut, "scope") || !strings.Contains(s.Cut, "offset=1") {
-		t.Fatalf("not cut: %v %d %q", s.Truncated, s.NextOffset, s.Cut)
+	if !s.Truncated || s.NextOffset != 1 || !strings.Contains(s.Cut, "an outline") || !strings.Contains(s.Cut, "scope") || !strings.Contains(s.Cut, "offset=1") {
+		t.Fatalf("not an outline: %v %d %q", s.Truncated, s.NextOffset, s.Cut)
 	}
-	if len(s.Text) > max || !strings.Contains(s.Text, `heading "Section 30"`) {
-		t.Errorf("first page: %d characters (bound %d), headings first:\n%.1000s", len(s.Text), max, s.Text)
+	// The sections that fit are listed; the last line says where the rest
+	// start, and that offset reads on from the first of them.
+	more := regexp.MustCompile(`\.\.\. (\d+) more regions holding (\d+) actionable elements, from line \d+: offset=(\d+)`).FindStringSubmatch(s.Text)
+	if len(s.Text) > max || !strings.Contains(s.Text, `region "Section 7"`) || more == nil {
+		t.Fatalf("outline: %d characters (bound %d):\n%s", len(s.Text), max, s.Text)
+	}
+	listed := strings.Count(s.Text, `region "Section `)
+	if atoi(more[1]) != 150-listed || atoi(more[2]) != 5*(150-listed) {
+		t.Errorf("%d sections listed, the rest counted as %s regions, %s elements", listed, more[1], more[2])
+	}
+	if on := snap(t, b, SnapshotOptions{Offset: atoi(more[3])}); !strings.Contains(strings.SplitN(on.Text, "\n", 2)[0], fmt.Sprintf(`region "Section %d"`, listed+1)) {
+		t.Errorf("offset=%s starts with %.200s", more[3], on.Text)
 	}
 	if s.Elements < 1000 {
 		t.Errorf("elements %d", s.Elements)
@@ -445,8 +457,48 @@ func TestBigPageOverBound(t *testing.T) {
 		}
 	}
 	in := snap(t, b, SnapshotOptions{Mode: "interactive"})
-	if strings.Contains(in.Text, "Paragraph") || !strings.Contains(in.Text, `heading "Section 3"`) || len(in.Text) > max || in.NextOffset == 0 {
-		t.Errorf("interactive:\n%.2000s", in.Text)
+	if in.Text != s.Text {
+		t.Errorf("interactive over the bound is not the outline:\n%.2000s", in.Text)
+	}
+}
+
+// TestOutlineFindClick: on a page of 750 controls the first look is an
+// outline within the default budget; a named button is then found and
+// clicked in two calls, and the ids of the outline, a region read, a find
+// and a later snapshot are the same.
+func TestOutlineFindClick(t *testing.T) {
+	b := attach(t, Options{})
+	gotoPage(t, b, siteURL+"/big.html")
+	out := snap(t, b, SnapshotOptions{Mode: "interactive"})
+	if !strings.Contains(out.Cut, "an outline") || len(out.Text) > 12000 || out.Interactive < 750 {
+		t.Fatalf("first look: %d characters, %d actionable, cut %q", len(out.Text), out.Interactive, out.Cut)
+	}
+	sec := idOf(t, out.Text, `region "Section 77"`)
+	// Call 1: find. Call 2: click what it found.
+	f := snap(t, b, SnapshotOptions{Find: "act 77", Role: "button"})
+	if f.Truncated || !strings.Contains(f.Text, "["+sec+`] region "Section 77"`) || strings.Count(f.Text, "\n") != 2 {
+		t.Fatalf("find:\n%s\ncut %q", f.Text, f.Cut)
+	}
+	btn := idOf(t, f.Text, `button "Act 77"`)
+	if n := len(f.Text) + len(f.Cut); n > 1000 {
+		t.Errorf("find answered %d characters", n)
+	}
+	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":%q}]`, btn))
+	// The region read and a later full snapshot give the same ids.
+	region := snap(t, b, SnapshotOptions{Scope: sec})
+	if idOf(t, region.Text, `button "Act 77"`) != btn || !strings.Contains(region.Text, "Paragraph 77") {
+		t.Errorf("region read:\n%s", region.Text)
+	}
+	h2 := idOf(t, snap(t, b, SnapshotOptions{Scope: sec, Mode: "full"}).Text, `heading "Section 77"`)
+	if sc := snap(t, b, SnapshotOptions{Scope: h2}); idOf(t, sc.Text, `button "Act 77"`) != btn || strings.Contains(sc.Text, "Section 78") {
+		t.Errorf("the heading's section:\n%s", sc.Text)
+	}
+	all := snap(t, b, SnapshotOptions{Offset: 1, Budget: 30000})
+	if idOf(t, all.Text, `button "Act 77"`) != btn {
+		t.Errorf("a later snapshot gives Act 77 another id")
+	}
+	if _, err := b.Snapshot(ctxT(t), SnapshotOptions{Find: "/(/"}); !errors.As(err, new(*FindError)) {
+		t.Errorf("bad regex: %v", err)
 	}
 }
 
@@ -461,7 +513,7 @@ func TestRequestGate(t *testing.T) {
 	if !errors.As(err, &re) || re.Method != "POST" || re.Path != "/submit" {
 		t.Fatalf("gated submit: %v", err)
 	}
-	if res.Completed != 1 || len(res.Denied) != 1 {
+	if res.Completed != 1 || len(res.Sent) != 0 {
 		t.Fatalf("result %+v", res)
 	}
 	if n := len(site.Submissions()); n != before {
@@ -513,7 +565,7 @@ func TestTabActions(t *testing.T) {
 }
 
 // tabsOpenedID is the id of the tab that is not first.
-func tabsOpenedID(_ *RunResult, tabs []Tab, first string) string {
+func tabsOpenedID(_ *contract.RunResult, tabs []contract.Tab, first string) string {
 	for _, tb := range tabs {
 		if tb.ID != first {
 			return tb.ID

@@ -11,27 +11,8 @@ import (
 	"github.com/ysmood/gson"
 )
 
-// hitJS scrolls the element into view if needed and checks that the point
-// at its centre reaches it, naming what covers it otherwise.
-const hitJS = `function(){
-const el=this;
-if(!el.isConnected) return {err:"gone"};
-let r=el.getBoundingClientRect();
-if(r.width===0||r.height===0) return {err:"zero"};
-const vw=window.innerWidth, vh=window.innerHeight;
-if(r.top<0||r.left<0||r.bottom>vh||r.right>vw){ el.scrollIntoView({block:"center",inline:"center"}); r=el.getBoundingClientRect(); }
-const x=r.left+r.width/2, y=r.top+r.height/2;
-const root=el.getRootNode();
-let hit=(root&&root.elementFromPoint)?root.elementFromPoint(x,y):document.elementFromPoint(x,y);
-for(let i=0;i<20&&hit&&hit.shadowRoot;i++){const h=hit.shadowRoot.elementFromPoint(x,y); if(!h||h===hit) break; hit=h;}
-if(!hit) return {err:"offscreen"};
-for(let n=hit;n;n=n.parentNode||n.host){ if(n===el) return {ok:true}; }
-const lab=hit.closest&&hit.closest("label"); if(lab&&lab.control===el) return {ok:true};
-let d=hit.tagName.toLowerCase(); if(hit.id) d+="#"+hit.id;
-if(typeof hit.className==="string"&&hit.className.trim()) d+="."+hit.className.trim().split(/\s+/).slice(0,2).join(".");
-const t=(hit.innerText||hit.textContent||"").trim().replace(/\s+/g," ").slice(0,40); if(t) d+=' "'+t+'"';
-return {covered:d};
-}`
+// hitJS (js/hit.js) checks that a click at the element's centre reaches it.
+var hitJS = program("hit.js")
 
 // point returns the viewport point (in the tab's coordinates) to click r at,
 // failing fast with the cover's description when another element is on top.
@@ -108,21 +89,8 @@ func argsOf(args []interface{}) []*proto.RuntimeCallArgument {
 	return out
 }
 
-const focusJS = `function(selectAll){
-const el=this;
-if(!el.isConnected) return "gone";
-el.scrollIntoView({block:"nearest",inline:"nearest"});
-el.focus();
-const doc=el.ownerDocument, act=(el.getRootNode().activeElement||doc.activeElement);
-if(act!==el && !el.contains(act)) return "notfocusable";
-if(selectAll){
- if(typeof el.select==="function" && ("value" in el)) { try{ el.select(); }catch(e){} }
- else if(el.isContentEditable){ const r=doc.createRange(); r.selectNodeContents(el); const s=doc.getSelection(); s.removeAllRanges(); s.addRange(r); }
-} else if (("value" in el) && typeof el.setSelectionRange==="function") {
- try{ const n=el.value.length; el.setSelectionRange(n,n); }catch(e){}
-}
-return "";
-}`
+// focusJS (js/focus.js) focuses the element, selecting its text if asked.
+var focusJS = program("focus.js")
 
 func (b *Browser) focus(ctx context.Context, r ref, selectAll bool) error {
 	res, err := b.callOn(ctx, r, focusJS, selectAll)
@@ -138,18 +106,11 @@ func (b *Browser) focus(ctx context.Context, r ref, selectAll bool) error {
 	return nil
 }
 
-// kindJS classifies a fill target.
-const kindJS = `function(){
-const el=this, tag=el.tagName.toLowerCase(), type=(el.getAttribute("type")||"").toLowerCase();
-if(tag==="select") return "select";
-if(tag==="input"&&["checkbox","radio"].includes(type)) return "check";
-if(tag==="input"&&["file"].includes(type)) return "file";
-if(tag==="input"&&["date","time","datetime-local","month","week","color","range"].includes(type)) return "direct";
-if(tag==="input"||tag==="textarea"||el.isContentEditable) return "text";
-return "other";
-}`
+// kindJS (js/kind.js) classifies a fill target.
+var kindJS = program("kind.js")
 
-const setValueJS = `function(v){ this.focus(); this.value=v; this.dispatchEvent(new Event("input",{bubbles:true})); this.dispatchEvent(new Event("change",{bubbles:true})); return this.value===v ? "" : "rejected"; }`
+// setValueJS (js/setvalue.js) sets an input's value directly.
+var setValueJS = program("setvalue.js")
 
 func (b *Browser) fill(ctx context.Context, t *tab, r ref, value string) error {
 	res, err := b.callOn(ctx, r, kindJS)
@@ -185,23 +146,8 @@ func (b *Browser) fill(ctx context.Context, t *tab, r ref, value string) error {
 	return proto.InputInsertText{Text: value}.Call(page)
 }
 
-const selectJS = `function(values){
-const el=this;
-if(el.tagName.toLowerCase()!=="select") return {err:"notselect"};
-if(el.disabled) return {err:"disabled"};
-const opts=Array.from(el.options);
-const picked=[];
-for(const v of values){
-  const o=opts.find(o=>o.value===v)||opts.find(o=>o.label.trim()===v.trim())||opts.find(o=>o.textContent.trim()===v.trim());
-  if(!o) return {err:"missing", value:v, have:opts.slice(0,15).map(o=>o.label.trim()||o.value)};
-  picked.push(o);
-}
-if(picked.length>1&&!el.multiple) return {err:"single"};
-for(const o of opts) o.selected=picked.includes(o);
-el.dispatchEvent(new Event("input",{bubbles:true}));
-el.dispatchEvent(new Event("change",{bubbles:true}));
-return {ok:true};
-}`
+// selectJS (js/select.js) picks a <select>'s options.
+var selectJS = program("select.js")
 
 func (b *Browser) selectValues(ctx context.Context, r ref, values []string) error {
 	res, err := b.callOn(ctx, r, selectJS, values)
@@ -227,9 +173,8 @@ func (b *Browser) selectValues(ctx context.Context, r ref, values []string) erro
 	}
 }
 
-const checkedJS = `function(){ const el=this;
-if("checked" in el && el.tagName.toLowerCase()==="input") return el.checked?"true":"false";
-const a=el.getAttribute("aria-checked")||el.getAttribute("aria-pressed"); return a===null?"none":a; }`
+// checkedJS (js/checked.js) reads a checkbox, radio or switch's state.
+var checkedJS = program("checked.js")
 
 func (b *Browser) setChecked(ctx context.Context, t *tab, r ref, want bool) error {
 	res, err := b.callOn(ctx, r, checkedJS)

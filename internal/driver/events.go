@@ -10,17 +10,18 @@ import (
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
 	"github.com/go-rod/stealth"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // events are what happened since the last Run, bounded.
 type events struct {
-	dialogs  []Dialog
+	dialogs  []contract.Dialog
 	console  []string
 	failed   []string
-	sent     []SentRequest
-	held     []SentRequest
-	denied   []SentRequest
-	blocked  []BlockedRequest
+	sent     []contract.SentRequest
+	denied   []contract.SentRequest
+	blocked  []blocked
 	openSeq  int
 	requests map[proto.NetworkRequestID]reqInfo
 }
@@ -151,7 +152,7 @@ func (b *Browser) handle(msg *rod.Message) {
 			}
 			if !b.intercepting() && !safeMethod(e.Request.Method) && b.sessions[msg.SessionID] != nil {
 				o, p := b.originPath(e.Request.URL)
-				b.ev.sent = appendBounded(b.ev.sent, SentRequest{Method: e.Request.Method, Origin: o, Path: p})
+				b.ev.sent = appendBounded(b.ev.sent, contract.SentRequest{Method: e.Request.Method, Origin: o, Path: p})
 			}
 			b.mu.Unlock()
 			b.navStarted(msg.SessionID, &e)

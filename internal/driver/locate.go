@@ -5,22 +5,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
-// Locator finds one element by what a person sees instead of an id: Role
-// (with an optional Name), Label, Text, Placeholder or TestID, exactly one
-// form (contract.Validate holds calls to that).
-type Locator struct {
-	Role        string `json:"role,omitempty"`
-	Name        string `json:"name,omitempty"`
-	Label       string `json:"label,omitempty"`
-	Text        string `json:"text,omitempty"`
-	Placeholder string `json:"placeholder,omitempty"`
-	TestID      string `json:"testid,omitempty"`
-}
-
-// String writes the locator as the model gave it, bounded.
-func (l Locator) String() string {
+// locatorText writes the locator as the model gave it, bounded.
+func locatorText(l contract.Locator) string {
 	var parts []string
 	add := func(k, v string) {
 		if v != "" {
@@ -52,7 +42,7 @@ func norm(s string) string { return strings.ToLower(strings.Join(strings.Fields(
 // locate walks tab t afresh and finds the one visible element l matches.
 // The walk's ids join the latest snapshot's (they are the same ids for the
 // same elements), so the ids a refusal lists can be used next.
-func (b *Browser) locate(ctx context.Context, t *tab, l Locator) (ref, int, error) {
+func (b *Browser) locate(ctx context.Context, t *tab, l contract.Locator) (ref, int, error) {
 	r, docs, err := b.walkPage(ctx, t, nil, "")
 	if err != nil {
 		return ref{}, 0, err
@@ -148,7 +138,7 @@ func (r *renderer) preferInteractive(ids []int) []int {
 
 // LocatorError is a locator that matched no visible element or several.
 type LocatorError struct {
-	Locator    Locator
+	Locator    contract.Locator
 	Found      int
 	Candidates []string // "[id] role \"name\"", at most maxCandidates
 	Reason     string
@@ -157,14 +147,14 @@ type LocatorError struct {
 func (e *LocatorError) Error() string {
 	switch {
 	case e.Reason != "":
-		return fmt.Sprintf("locator %s %s", e.Locator, e.Reason)
+		return fmt.Sprintf("locator %s %s", locatorText(e.Locator), e.Reason)
 	case e.Found == 0:
-		return fmt.Sprintf("locator %s matches no visible element; take a snapshot to see the page, or wait for it first", e.Locator)
+		return fmt.Sprintf("locator %s matches no visible element; take a snapshot to see the page, or wait for it first", locatorText(e.Locator))
 	}
 	more := ""
 	if e.Found > len(e.Candidates) {
 		more = fmt.Sprintf(" and %d more", e.Found-len(e.Candidates))
 	}
 	return fmt.Sprintf("locator %s matches %d visible elements: %s%s; act on one by its id, or give a more exact locator",
-		e.Locator, e.Found, strings.Join(e.Candidates, ", "), more)
+		locatorText(e.Locator), e.Found, strings.Join(e.Candidates, ", "), more)
 }

@@ -7,10 +7,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // runErr runs a batch that must fail and returns its error.
-func runErr(t *testing.T, b *Browser, js string) (*RunResult, error) {
+func runErr(t *testing.T, b *Browser, js string) (*contract.RunResult, error) {
 	t.Helper()
 	acts, err := ParseActions(json.RawMessage(js))
 	if err != nil {
@@ -80,7 +82,7 @@ func TestLocatorOneMatchActsElseRefusesWithCandidates(t *testing.T) {
 		t.Fatalf("no id for Act 2 in %v", err)
 	}
 	mustRun(t, b, fmt.Sprintf(`[{"op":"hover","id":"%s"}]`, id[1]))
-	if s := snap(t, b, SnapshotOptions{Mode: "interactive"}); idOf(t, s.Text, `button "Act 2"`) != id[1] {
+	if s := snap(t, b, SnapshotOptions{Mode: "interactive", Role: "button", Find: "/^Act 2$/"}); idOf(t, s.Text, `button "Act 2"`) != id[1] {
 		t.Fatalf("snapshot gives Act 2 another id than the locator's [%s]", id[1])
 	}
 
@@ -106,12 +108,12 @@ func TestWaitForLocator(t *testing.T) {
 func TestScreenshotByLocator(t *testing.T) {
 	b := attach(t, Options{})
 	gotoPage(t, b, siteURL+"/form.html")
-	shot, err := b.Screenshot(ctxT(t), ScreenshotOptions{Locator: &Locator{Role: "button", Name: "Create account"}})
+	shot, err := b.Screenshot(ctxT(t), ScreenshotOptions{Locator: &contract.Locator{Role: "button", Name: "Create account"}})
 	if err != nil || shot.Region.Width <= 0 || shot.Region.Width > 400 {
 		t.Fatalf("element screenshot: %+v, %v", shot, err)
 	}
 	var le *LocatorError
-	if _, err := b.Screenshot(ctxT(t), ScreenshotOptions{Locator: &Locator{Role: "textbox"}}); !errors.As(err, &le) || le.Found < 2 {
+	if _, err := b.Screenshot(ctxT(t), ScreenshotOptions{Locator: &contract.Locator{Role: "textbox"}}); !errors.As(err, &le) || le.Found < 2 {
 		t.Fatalf("ambiguous screenshot locator: %v", err)
 	}
 }

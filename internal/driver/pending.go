@@ -79,6 +79,7 @@ func (b *Browser) navStarted(sid proto.TargetSessionID, e *proto.NetworkRequestW
 		since = t.pend.since // a redirect of the same navigation
 	}
 	t.pend = &navPending{id: e.RequestID, method: e.Request.Method, url: e.Request.URL, since: since}
+	t.docMethod = e.Request.Method
 	t.navChanged()
 }
 

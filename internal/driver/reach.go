@@ -14,22 +14,20 @@ import (
 
 	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/internal/netguard"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
-// BlockedRequest is a request the reach guard stopped before it left the
-// browser. It carries no path, query or body.
-type BlockedRequest struct {
-	Method string `json:"method"`
-	Origin string `json:"origin"`
-	Rule   string `json:"rule"`
-	// Secret names the typed secret a request of rule RuleSecret carried
-	// (never its value).
-	Secret string `json:"secret,omitempty"`
-	// Message names the rule and what would allow the request.
-	Message string `json:"-"`
-	// Navigation is set when the request was a tab's own navigation.
-	Navigation bool `json:"-"`
-	tab        *tab
+// blocked is a request the reach guard stopped before it left the browser,
+// as a run lists it (no path, query or body; Secret names the typed secret
+// a request of rule RuleSecret carried, never its value), and what the
+// driver keeps of it besides.
+type blocked struct {
+	contract.BlockedRequest
+	// message names the rule and what would allow the request.
+	message string
+	// tab is set when the request was that tab's own navigation.
+	tab *tab
 }
 
 // BlockedError is a navigation the reach guard stopped.
@@ -123,15 +121,15 @@ func (b *Browser) paused(sid proto.TargetSessionID, e *proto.FetchRequestPaused,
 	if b.o.Reach != nil && e.ResponseStatusCode == nil {
 		d := b.reachDecide(b.ctx, e.Request.URL)
 		if !d.Allowed() {
-			b.block(sid, e, counted, BlockedRequest{Rule: string(d.Rule), Message: d.Message})
+			b.block(sid, e, counted, blocked{BlockedRequest: contract.BlockedRequest{Rule: string(d.Rule)}, message: d.Message})
 			return
 		}
 	}
 	if e.ResponseStatusCode == nil {
 		if name, why, ok := b.secretIn(b.ctx, sid, e); ok {
 			o, _ := b.originPath(e.Request.URL)
-			b.block(sid, e, counted, BlockedRequest{Rule: RuleSecret, Secret: name,
-				Message: fmt.Sprintf("%s is not one of the origins secret %s belongs to, and %s", o, name, why)})
+			b.block(sid, e, counted, blocked{BlockedRequest: contract.BlockedRequest{Rule: RuleSecret, Secret: name},
+				message: fmt.Sprintf("%s is not one of the origins secret %s belongs to, and %s", o, name, why)})
 			return
 		}
 	}
@@ -144,14 +142,14 @@ func (b *Browser) paused(sid proto.TargetSessionID, e *proto.FetchRequestPaused,
 	if !safeMethod(e.Request.Method) && e.ResponseStatusCode == nil {
 		o, p := b.originPath(e.Request.URL)
 		b.mu.Lock()
-		b.ev.sent = appendBounded(b.ev.sent, SentRequest{Method: e.Request.Method, Origin: o, Path: p})
+		b.ev.sent = appendBounded(b.ev.sent, contract.SentRequest{Method: e.Request.Method, Origin: o, Path: p})
 		b.mu.Unlock()
 	}
 	_ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(b.client(b.ctx, sid))
 }
 
 // block fails the paused request before it leaves and lists it as br.
-func (b *Browser) block(sid proto.TargetSessionID, e *proto.FetchRequestPaused, counted bool, br BlockedRequest) {
+func (b *Browser) block(sid proto.TargetSessionID, e *proto.FetchRequestPaused, counted bool, br blocked) {
 	br.Method = e.Request.Method
 	if br.Origin == "" {
 		br.Origin, _ = b.originPath(e.Request.URL)
@@ -159,7 +157,7 @@ func (b *Browser) block(sid proto.TargetSessionID, e *proto.FetchRequestPaused, 
 	o := br.Origin
 	b.mu.Lock()
 	if t := b.sessions[sid]; t != nil && e.ResourceType == proto.NetworkResourceTypeDocument && string(e.FrameID) == string(t.id) {
-		br.Navigation, br.tab = true, t
+		br.tab = t
 	}
 	b.ev.blocked = appendBounded(b.ev.blocked, br)
 	if counted {
@@ -181,7 +179,7 @@ func (b *Browser) block(sid proto.TargetSessionID, e *proto.FetchRequestPaused, 
 // proxy also refuses connections Chrome makes on its own (update checks,
 // sign-in); no page asked for those, so they are logged, not listed.
 func (b *Browser) egressBlocked(e egress.Blocked) {
-	br := BlockedRequest{Method: e.Method, Origin: e.Origin, Rule: e.Rule, Secret: e.Secret, Message: e.Message}
+	br := blocked{BlockedRequest: contract.BlockedRequest{Method: e.Method, Origin: e.Origin, Rule: e.Rule, Secret: e.Secret}, message: e.Message}
 	list := func() {
 		b.mu.Lock()
 		b.ev.blocked = appendBounded(b.ev.blocked, br)

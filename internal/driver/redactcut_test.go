@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/durable-browser/durable-browser/internal/redact"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // cutSecret is a registered 40-character secret.
@@ -86,7 +88,7 @@ func TestDownloadNameRedactedBeforeCut(t *testing.T) {
 	gotoPage(t, b, srv.URL+"/")
 	s := snap(t, b, SnapshotOptions{})
 	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":"%s"}]`, idOf(t, s.Text, "Get the file")))
-	var dls []Download
+	var dls []contract.Download
 	eventually(t, "the download", func() bool {
 		var err error
 		dls, err = b.Downloads(ctxT(t))
@@ -99,7 +101,7 @@ func TestDownloadNameRedactedBeforeCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := []string{dls[0].Name, dls[0].Path}
+	seen := []string{dls[0].Name}
 	for _, e := range entries {
 		seen = append(seen, e.Name())
 	}

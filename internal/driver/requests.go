@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // GateDecision is a RequestGate's answer.
@@ -44,13 +46,6 @@ func postBody(r *proto.NetworkRequest) []byte {
 	return b
 }
 
-// SentRequest is a side-effecting request that left the browser.
-type SentRequest struct {
-	Method string `json:"method"`
-	Origin string `json:"origin"`
-	Path   string `json:"path"`
-}
-
 type reqInfo struct{ method, url string }
 
 func safeMethod(m string) bool {
@@ -69,7 +64,7 @@ func (b *Browser) gate(sid proto.TargetSessionID, e *proto.FetchRequestPaused) {
 		return
 	}
 	o, p := b.originPath(e.Request.URL)
-	sr := SentRequest{Method: e.Request.Method, Origin: o, Path: p}
+	sr := contract.SentRequest{Method: e.Request.Method, Origin: o, Path: p}
 	b.mu.Lock()
 	ctx := b.runCtx
 	if ctx == nil {
@@ -83,7 +78,6 @@ func (b *Browser) gate(sid proto.TargetSessionID, e *proto.FetchRequestPaused) {
 	if t != nil {
 		short = t.short
 	}
-	b.ev.held = appendBounded(b.ev.held, sr)
 	b.mu.Unlock()
 	dec := GateDeny
 	func() {

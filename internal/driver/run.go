@@ -8,44 +8,17 @@ import (
 	"time"
 
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
-
-// ActionFailure is the action that stopped a batch.
-type ActionFailure struct {
-	Index  int    `json:"index"`
-	Op     string `json:"op"`
-	Kind   string `json:"kind"`
-	Reason string `json:"reason"`
-}
-
-// RunResult is what a batch did. Lists hold what happened since the
-// previous Run, bounded.
-type RunResult struct {
-	Completed      int            `json:"completed"`
-	Total          int            `json:"total"`
-	Failed         *ActionFailure `json:"failed,omitempty"`
-	URL            string         `json:"url"`
-	Title          string         `json:"title"`
-	TabsOpened     []Tab          `json:"tabs_opened,omitempty"`
-	Dialogs        []Dialog       `json:"dialogs,omitempty"`
-	ConsoleErrors  []string       `json:"console_errors,omitempty"`
-	FailedRequests []string       `json:"failed_requests,omitempty"`
-	Sent           []SentRequest  `json:"sent,omitempty"`
-	Held           []SentRequest  `json:"held,omitempty"`
-	Denied         []SentRequest  `json:"denied,omitempty"`
-	// Blocked lists requests the reach guard stopped before they left.
-	Blocked []BlockedRequest `json:"blocked,omitempty"`
-	// Observed, when RunOptions.Observe asked for it, is the snapshot the
-	// batch left, as the changes it made to the page (or the whole page,
-	// saying why, when it went to another one). It is the latest snapshot.
-	Observed *Snapshot `json:"observed,omitempty"`
-}
 
 // RunOptions choose what a Run reports besides its actions.
 type RunOptions struct {
 	// Observe, "full" or "interactive" (the snapshot's modes), walks the
 	// page before and after the batch and reports what changed
-	// (RunResult.Observed); "" does not.
+	// (RunResult.Observed: the changes it made to the page, or the whole
+	// page, saying why, when it went to another; it becomes the latest
+	// snapshot); "" does not.
 	Observe string
 }
 
@@ -102,8 +75,10 @@ func (b *Browser) lookup(ctx context.Context, t *tab, ids []string, resolve bool
 // Run checks every id of the batch against the latest snapshot (a stale id
 // refuses the whole batch with *StaleError and nothing is sent), then runs
 // the actions one at a time. The first failure stops the batch: it is in
-// RunResult.Failed and returned as *ActionError.
-func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*RunResult, error) {
+// RunResult.Failed and returned as *ActionError. The result's lists hold
+// what happened since the previous Run, bounded; its Held is the caller's
+// to fill (the request gate's journal is the caller's).
+func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*contract.RunResult, error) {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
 	t, err := b.activeTab()
@@ -153,7 +128,7 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		b.mu.Unlock()
 	}()
 
-	res := &RunResult{Total: len(actions)}
+	res := &contract.RunResult{Total: len(actions)}
 	var runErr error
 	for i, a := range actions {
 		var r ref
@@ -196,13 +171,13 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 			err = b.settle(ctx, t, a)
 		}
 		b.mu.Lock()
-		var denied []SentRequest
+		var denied []contract.SentRequest
 		if len(b.ev.denied) > deniedBefore {
 			denied = append(denied, b.ev.denied[deniedBefore:]...)
 		}
-		var blockedNav *BlockedRequest
+		var blockedNav *blocked
 		for i := blockedBefore; i < len(b.ev.blocked); i++ {
-			if br := b.ev.blocked[i]; br.Navigation && br.tab == t {
+			if br := b.ev.blocked[i]; br.tab == t {
 				blockedNav = &br
 				break
 			}
@@ -211,7 +186,7 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		if blockedNav != nil {
 			// The tab's own navigation was stopped: that, not the
 			// browser's net::ERR_BLOCKED_BY_CLIENT, is the action's failure.
-			be := &BlockedError{Method: blockedNav.Method, Origin: blockedNav.Origin, Rule: blockedNav.Rule, Message: blockedNav.Message}
+			be := &BlockedError{Method: blockedNav.Method, Origin: blockedNav.Origin, Rule: blockedNav.Rule, Message: blockedNav.message}
 			err = &ActionError{Kind: KindBlocked, Reason: be.Error(), Err: be}
 		}
 		if err == nil && len(denied) > 0 {
@@ -221,9 +196,9 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		}
 		if err != nil {
 			var ae *ActionError
-			var fe *TakenOverError
-			if errors.As(err, &fe) {
-				ae = &ActionError{Kind: KindTakenOver, Reason: fe.Error(), Err: fe}
+			var te *TakenOverError
+			if errors.As(err, &te) {
+				ae = &ActionError{Kind: KindTakenOver, Reason: te.Error(), Err: te}
 			} else if !errors.As(err, &ae) {
 				ae = &ActionError{Kind: KindBrowser, Reason: b.clip(err.Error(), 200), Err: err}
 				if errors.Is(err, context.DeadlineExceeded) {
@@ -247,31 +222,38 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 	}
 	var ae *ActionError
 	if errors.As(runErr, &ae) {
-		res.Failed = &ActionFailure{Index: ae.Index, Op: ae.Op, Kind: ae.Kind, Reason: ae.Reason}
+		res.Failed = &contract.ActionFailure{Index: ae.Index, Op: ae.Op, Reason: ae.Reason}
 	}
+	var observed *contract.SnapshotResult
 	if opts.Observe != "" && runErr == nil {
 		// Nil while the page waits on a server, as for any page that
 		// cannot be read.
 		octx, ocancel := b.pageCtx(ctx, t)
-		res.Observed = b.observe(octx, before, opts.Observe == "interactive")
+		observed = b.observe(octx, before, opts.Observe == "interactive")
 		ocancel()
 	}
+	res.OK = runErr == nil
 	res.URL, res.Title = b.info(ctx)
-	if o := res.Observed; o != nil && o.Changes != nil && !o.Changes.Full {
-		// The caller may read the changes as on the page it saw: say so
-		// only when the run began there and still is (a navigation that
-		// landed after the observation shows in URL).
-		o.Changes.SamePage = seen != nil && before != nil && sameDocument(seen, before) == "" && res.URL == o.URL
+	if o := observed; o != nil {
+		if o.Changes != nil && !o.Changes.Full {
+			// The caller may read the changes as on the page it saw: say so
+			// only when the run began there and still is (a navigation that
+			// landed after the observation shows in URL).
+			o.Changes.SamePage = seen != nil && before != nil && sameDocument(seen, before) == "" && res.URL == o.URL
+		}
+		res.Observed = &o.Observation
 	}
 	b.mu.Lock()
 	for _, o := range b.tabs {
 		if o.openedAt > openedBefore && !o.closed {
-			res.TabsOpened = append(res.TabsOpened, Tab{ID: o.short, Active: o == b.active})
+			res.TabsOpened = append(res.TabsOpened, contract.Tab{ID: o.short, Active: o == b.active})
 		}
 	}
-	res.Dialogs, res.ConsoleErrors, res.FailedRequests = b.ev.dialogs, b.ev.console, b.ev.failed
-	res.Sent, res.Held, res.Denied, res.Blocked = b.ev.sent, b.ev.held, b.ev.denied, b.ev.blocked
-	b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent, b.ev.held, b.ev.denied, b.ev.blocked = nil, nil, nil, nil, nil, nil, nil
+	res.Dialogs, res.ConsoleErrors, res.FailedRequests, res.Sent = b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent
+	for _, br := range b.ev.blocked {
+		res.Blocked = append(res.Blocked, br.BlockedRequest)
+	}
+	b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent, b.ev.denied, b.ev.blocked = nil, nil, nil, nil, nil, nil
 	b.mu.Unlock()
 	for i := range res.TabsOpened {
 		if tt := b.tabByShort(res.TabsOpened[i].ID); tt != nil {
@@ -383,7 +365,7 @@ func (b *Browser) walkKept(ctx context.Context, t *tab) *kept {
 // observe takes the snapshot a batch left, as its changes from before (the
 // walk before the batch), or as the whole page when it went to another.
 // It becomes the latest snapshot. Nil when the page cannot be read.
-func (b *Browser) observe(ctx context.Context, before *kept, interactive bool) *Snapshot {
+func (b *Browser) observe(ctx context.Context, before *kept, interactive bool) *contract.SnapshotResult {
 	t, err := b.activeTab()
 	if err != nil {
 		return nil
@@ -405,18 +387,14 @@ func (b *Browser) observe(ctx context.Context, before *kept, interactive bool) *
 	var pg page
 	if why == "" {
 		var text string
-		var ch Changes
+		var ch contract.Changes
 		text, ch = diff(before.lines, r.lines, interactive)
 		ch.Title = before.title != now.title
 		snap.Changes = &ch
 		pg = changesPage(text, b.o.MaxSnapshotChars)
 	} else {
-		snap.Changes = &Changes{Full: true, Reason: why}
-		if interactive {
-			pg = r.interactive(b.o.MaxSnapshotChars, 0)
-		} else {
-			pg = r.full(b.o.MaxSnapshotChars, 0)
-		}
+		snap.Changes = &contract.Changes{Full: true, Reason: why}
+		pg = r.first(interactive, b.o.MaxSnapshotChars)
 	}
 	snap.Text, snap.Truncated, snap.Cut, snap.NextOffset = pg.text, pg.truncated, pg.cut, pg.next
 	snap.Epoch = b.record(t, navSeq, now.url, r, now)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // RuleSecret is the BlockedRequest rule of a request that carried a typed
@@ -146,25 +148,25 @@ func (b *Browser) secretIn(ctx context.Context, sid proto.TargetSessionID, e *pr
 // hostSecret reports a request whose host name carries a typed secret not
 // bound to the request's origin, before anything looks the name up: a
 // lookup carries the name to the name servers of its domain. The
-// BlockedRequest's origin shows the host with those labels redacted.
-func (b *Browser) hostSecret(rawURL string) (BlockedRequest, bool) {
+// blocked request's origin shows the host with those labels redacted.
+func (b *Browser) hostSecret(rawURL string) (blocked, bool) {
 	b.mu.Lock()
 	m := b.armed
 	b.mu.Unlock()
 	if m.Len() == 0 {
-		return BlockedRequest{}, false
+		return blocked{}, false
 	}
 	// As the reach guard reads it, a URL Go cannot parse included.
 	t, ok := netguard.ParseTarget(rawURL)
 	if !ok || t.Host.Name == "" {
-		return BlockedRequest{}, false
+		return blocked{}, false
 	}
 	origin := redact.OriginOf(rawURL)
 	name, hit := m.FindHost(t.Host.Name, origin)
 	if !hit {
-		return BlockedRequest{}, false
+		return blocked{}, false
 	}
 	shown := t.Scheme + "://" + m.ShownHost(t.Host.Name, origin) + ":" + t.Port
-	return BlockedRequest{Rule: RuleSecret, Secret: name, Origin: shown,
-		Message: fmt.Sprintf("%s: the host name carries secret %s, which does not belong to it; the name was not looked up", shown, name)}, true
+	return blocked{BlockedRequest: contract.BlockedRequest{Rule: RuleSecret, Secret: name, Origin: shown},
+		message: fmt.Sprintf("%s: the host name carries secret %s, which does not belong to it; the name was not looked up", shown, name)}, true
 }

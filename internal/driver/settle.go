@@ -67,7 +67,8 @@ func (b *Browser) settle(ctx context.Context, t *tab, a Action) error {
 	}
 }
 
-const visibleJS = `function(){ const r=this.getBoundingClientRect(); return this.isConnected && r.width>0 && r.height>0; }`
+// visibleJS (js/visible.js) tells whether an element has a box on screen.
+var visibleJS = program("visible.js")
 
 // wait polls a condition until it holds or the action's timeout passes.
 func (b *Browser) wait(ctx context.Context, t *tab, a Action, r ref) error {
@@ -126,7 +127,7 @@ func (b *Browser) wait(ctx context.Context, t *tab, a Action, r ref) error {
 			var what string
 			switch {
 			case a.Locator != nil:
-				what = "an element matching " + a.Locator.String() + " did not appear"
+				what = "an element matching " + locatorText(*a.Locator) + " did not appear"
 			case a.Text != "":
 				what = "text " + strconv.Quote(b.clip(a.Text, 40)) + " did not appear"
 			case a.ID != "":

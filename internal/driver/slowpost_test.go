@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // A click that submits a form to a server that never answers: the run must
@@ -86,7 +88,7 @@ func slowForm(t *testing.T) (srv *httptest.Server, answer func(), posted <-chan 
 
 // submitSlow opens the slow form in b, clicks its button and waits for
 // the POST to reach the server; it returns the form's snapshot.
-func submitSlow(t *testing.T, b *Browser, srv *httptest.Server, posted <-chan struct{}) *Snapshot {
+func submitSlow(t *testing.T, b *Browser, srv *httptest.Server, posted <-chan struct{}) *contract.SnapshotResult {
 	t.Helper()
 	gotoPage(t, b, srv.URL+"/")
 	s := snap(t, b, SnapshotOptions{})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,17 +50,29 @@ func (b *Browser) ExportState(ctx context.Context) (states.State, error) {
 			Expires: exp, HTTPOnly: c.HTTPOnly, Secure: c.Secure, SameSite: string(c.SameSite)})
 	}
 	b.mu.Lock()
-	var sess []proto.TargetSessionID
+	type open struct {
+		sess   proto.TargetSessionID
+		method string
+		active bool
+		order  int
+	}
+	var tabs []open
 	for _, tb := range b.tabs {
 		if !tb.closed {
-			sess = append(sess, tb.sess)
+			tabs = append(tabs, open{tb.sess, tb.docMethod, tb == b.active, tb.openedAt})
 		}
 	}
+	armed := b.armed
 	b.mu.Unlock()
+	slices.SortFunc(tabs, func(x, y open) int { return x.order - y.order })
+	// A typed secret stays out of what is saved, wherever a page put it:
+	// only the cookies a site set may carry one.
+	holds := func(parts ...string) bool { _, found := armed.Find("", parts...); return found }
+	st.Secrets = armed.Names()
 	seen := map[string]bool{}
-	for _, sid := range sess {
+	for _, tb := range tabs {
 		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		r, err := proto.RuntimeEvaluate{Expression: readStorageJS, ReturnByValue: true}.Call(b.client(tctx, sid))
+		r, err := proto.RuntimeEvaluate{Expression: invoke(readStorageJS), ReturnByValue: true}.Call(b.client(tctx, tb.sess))
 		cancel()
 		if err != nil || r.ExceptionDetails != nil || r.Result == nil {
 			continue // a tab busy or gone: its origin keeps what was saved before
@@ -67,28 +81,43 @@ func (b *Browser) ExportState(ctx context.Context) (states.State, error) {
 			Origin  string            `json:"o"`
 			Local   map[string]string `json:"l"`
 			Session map[string]string `json:"s"`
+			Href    string            `json:"h"`
+			Title   string            `json:"t"`
+			X       float64           `json:"x"`
+			Y       float64           `json:"y"`
 		}
-		if json.Unmarshal([]byte(r.Result.Value.JSON("", "")), &o) != nil || seen[o.Origin] ||
-			!(strings.HasPrefix(o.Origin, "http://") || strings.HasPrefix(o.Origin, "https://")) {
+		if json.Unmarshal([]byte(r.Result.Value.JSON("", "")), &o) != nil {
+			continue
+		}
+		t := states.Tab{URL: o.Href, Title: o.Title, ScrollX: o.X, ScrollY: o.Y, Active: tb.active, Method: tb.method}
+		if holds(t.URL, t.Title) {
+			t = states.Tab{URL: "about:blank", Active: tb.active, Method: MethodWithheld}
+		}
+		st.Tabs = append(st.Tabs, t)
+		if seen[o.Origin] || !(strings.HasPrefix(o.Origin, "http://") || strings.HasPrefix(o.Origin, "https://")) {
 			continue
 		}
 		seen[o.Origin] = true
 		delete(o.Session, seededMark)
+		for _, area := range []map[string]string{o.Local, o.Session} {
+			for k, v := range area {
+				if holds(k, v) {
+					delete(area, k)
+				}
+			}
+		}
 		st.Origins = append(st.Origins, states.Origin{Origin: o.Origin, Local: o.Local, Session: o.Session})
 	}
 	st.Normalize()
 	return st, nil
 }
 
-// readStorageJS reads a page's origin's storage, at most 2,000 items and
-// 256 KiB a storage area: a page cannot grow its session's state (and
-// every later session's start) beyond that.
-const readStorageJS = `(() => {
-  const r = {o: location.origin, l: {}, s: {}};
-  const read = (st, into) => { try { let n = 0; for (let i = 0; i < st.length && i < 2000; i++) { const k = st.key(i); const v = st.getItem(k); n += k.length + v.length; if (n > 262144) break; into[k] = v; } } catch (e) {} };
-  read(localStorage, r.l); read(sessionStorage, r.s);
-  return r;
-})()`
+// MethodWithheld marks a checkpoint's tab whose URL or title held a typed
+// secret: it is kept as about:blank.
+const MethodWithheld = "withheld"
+
+// readStorageJS (js/readstorage.js) reads a page's origin's storage, bounded.
+var readStorageJS = program("readstorage.js")
 
 // ImportState puts a saved state into a fresh browser: its cookies at
 // once, and each origin's storage the first time a tab of this session
@@ -135,7 +164,7 @@ func (b *Browser) ImportState(ctx context.Context, st states.State) error {
 	if err != nil {
 		return err
 	}
-	seed := fmt.Sprintf(seedJS, raw, seededMark)
+	seed := invoke(seedJS, string(raw), strconv.Quote(seededMark)) + ";"
 	b.mu.Lock()
 	b.seed = seed
 	var sess []proto.TargetSessionID
@@ -153,12 +182,6 @@ func (b *Browser) ImportState(ctx context.Context, st states.State) error {
 	return nil
 }
 
-// seedJS puts an origin's saved storage back on the first document of that
-// origin in a tab; keys the page already has win.
-const seedJS = `(() => { try {
-  const d = (%s)[location.origin]; const m = %q;
-  if (!d || sessionStorage.getItem(m)) return;
-  for (const [k, v] of Object.entries(d.l || {})) if (localStorage.getItem(k) === null) localStorage.setItem(k, v);
-  for (const [k, v] of Object.entries(d.s || {})) if (sessionStorage.getItem(k) === null) sessionStorage.setItem(k, v);
-  sessionStorage.setItem(m, "1");
-} catch (e) {} })();`
+// seedJS (js/seed.js) puts an origin's saved storage back on the first
+// document of that origin in a tab; keys the page already has win.
+var seedJS = program("seed.js")

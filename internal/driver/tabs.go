@@ -7,18 +7,9 @@ import (
 	"time"
 
 	"github.com/go-rod/rod/lib/proto"
-)
 
-// Tab is one open page.
-type Tab struct {
-	ID     string `json:"id"`
-	URL    string `json:"url"`
-	Title  string `json:"title"`
-	Active bool   `json:"active"`
-	// TargetID is Chrome's id of the tab, for building a DevTools address
-	// on the worker. Such an address is a credential: never serialised.
-	TargetID string `json:"-"`
-}
+	"github.com/durable-browser/durable-browser/contract"
+)
 
 // tab is one page target and the session this driver set up on it.
 type tab struct {
@@ -40,6 +31,9 @@ type tab struct {
 	docConsole, docFailed []string
 	// docStatus is the HTTP status of the document the tab shows (0: none seen).
 	docStatus int
+	// docMethod is the method of the main frame's latest document request
+	// (a checkpoint loads a tab again only when it was a GET).
+	docMethod string
 }
 
 // popupCreated attaches to a page opened by one of this session's tabs
@@ -125,22 +119,33 @@ func (b *Browser) info(ctx context.Context) (string, string) {
 }
 
 // Tabs lists open tabs.
-func (b *Browser) Tabs(ctx context.Context) ([]Tab, error) {
+func (b *Browser) Tabs(ctx context.Context) ([]contract.Tab, error) {
 	res, err := proto.TargetGetTargets{}.Call(b.client(ctx, ""))
 	if err != nil {
 		return nil, fmt.Errorf("driver: list tabs: %w", err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var out []Tab
+	var out []contract.Tab
 	for _, ti := range res.TargetInfos {
 		t := b.tabs[ti.TargetID]
 		if t == nil || t.closed {
 			continue
 		}
-		out = append(out, Tab{ID: t.short, URL: ti.URL, Title: ti.Title, Active: t == b.active, TargetID: string(ti.TargetID)})
+		out = append(out, contract.Tab{ID: t.short, URL: ti.URL, Title: ti.Title, Active: t == b.active})
 	}
 	return out, nil
+}
+
+// ActiveTarget is Chrome's id of the active tab, for building a DevTools
+// address on the worker (such an address is a credential: it goes in no
+// result). It fails when no tab is active.
+func (b *Browser) ActiveTarget() (string, error) {
+	t, err := b.activeTab()
+	if err != nil {
+		return "", err
+	}
+	return string(t.id), nil
 }
 
 func (b *Browser) tabByShort(id string) *tab {

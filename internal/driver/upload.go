@@ -9,13 +9,15 @@ import (
 	"strings"
 
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // Target is one element: an id of the latest snapshot, or a locator
 // resolved on the page as it is.
 type Target struct {
 	ID      string
-	Locator *Locator
+	Locator *contract.Locator
 }
 
 // Upload sets one local file on the file input target names.

@@ -1,17 +1,6 @@
 package driver
 
-import (
-	_ "embed" // walk.js
-	"strings"
-)
-
-// walkSource is walk.js, the page-side walker. It is one named function
-// declaration, so the file is JavaScript that tools can read and lint.
-//
-//go:embed walk.js
-var walkSource string
-
-// walkJS runs in an isolated world of one frame (the page's own scripts
+// walkJS (js/walk.js) runs in an isolated world of one frame (the page's own scripts
 // cannot reach it) and returns that frame's document as a compact tree, as
 // a JSON string: one walk of the DOM and open shadow roots instead of
 // Chrome's full accessibility tree, which costs ~10x more on big pages.
@@ -30,8 +19,8 @@ var walkSource string
 // pw password with a value, h link href, fr frame owner, o/no select
 // options (first 12, count), sc the scope element, cl clickable, ph
 // placeholder, tid data-testid.
-var walkJS = strings.TrimSpace(walkSource)
+var walkJS = program("walk.js")
 
-// resolveJS hands back element number i, or null when the frame's latest
-// walk did not see it or it left the document.
-const resolveJS = `function(i){const s=globalThis.__dbSnap;if(!s)return null;const el=s.els.get(i);return el&&el.isConnected?el:null;}`
+// resolveJS (js/resolve.js) hands back element number i, or null when the
+// frame's latest walk did not see it or it left the document.
+var resolveJS = program("resolve.js")

@@ -19,6 +19,24 @@ type State struct {
 	Name    string   `json:"name"`
 	Cookies []Cookie `json:"cookies,omitempty"`
 	Origins []Origin `json:"origins,omitempty"`
+	// Tabs are where a checkpoint's tabs were (a named state keeps none:
+	// it is a sign-in, not a place).
+	Tabs []Tab `json:"tabs,omitempty"`
+	// Secrets names (never values) the secrets typed in the session, so a
+	// restore arms the guard against them before any tab loads.
+	Secrets []string `json:"secrets,omitempty"`
+}
+
+// Tab is one tab of a checkpoint: where it was and how it got there.
+type Tab struct {
+	URL     string  `json:"url"`
+	Title   string  `json:"title,omitempty"`
+	ScrollX float64 `json:"scroll_x,omitempty"`
+	ScrollY float64 `json:"scroll_y,omitempty"`
+	Active  bool    `json:"active,omitempty"`
+	// Method is the HTTP method of the request that loaded the tab's
+	// document ("" when none was seen): only a GET is loaded again.
+	Method string `json:"method,omitempty"`
 }
 
 // Cookie is one cookie as the browser holds it.
@@ -46,6 +64,7 @@ type Origin struct {
 const (
 	MaxCookies = 3000
 	MaxOrigins = 200
+	MaxTabs    = 50
 	// MaxBytes bounds the sealed plaintext.
 	MaxBytes = 4 << 20
 )
@@ -68,6 +87,11 @@ func (s *State) Normalize() {
 	if len(s.Origins) > MaxOrigins {
 		s.Origins = s.Origins[:MaxOrigins]
 	}
+	if len(s.Tabs) > MaxTabs {
+		s.Tabs = s.Tabs[:MaxTabs]
+	}
+	slices.Sort(s.Secrets)
+	s.Secrets = slices.Compact(s.Secrets)
 }
 
 // Merge returns the state to save after a capture: the browser's cookies
@@ -76,7 +100,7 @@ func (s *State) Normalize() {
 // page showing its origin, so an origin visited earlier keeps the storage it
 // had when a page last showed it.
 func Merge(prev *State, now State) State {
-	out := State{Name: now.Name, Cookies: now.Cookies}
+	out := State{Name: now.Name, Cookies: now.Cookies, Tabs: now.Tabs, Secrets: now.Secrets}
 	seen := map[string]bool{}
 	for _, o := range now.Origins {
 		seen[o.Origin] = true

@@ -66,6 +66,18 @@ func New(o Options) (*Store, error) {
 	return &Store{o: o}, nil
 }
 
+// Under is a store of the same bucket, key and sealing under another key
+// prefix, keeping keep versions a name (session checkpoints live beside
+// named states, never among them).
+func (s *Store) Under(prefix string, keep int) *Store {
+	o := s.o
+	o.Prefix = strings.Trim(prefix, "/")
+	if keep > 0 {
+		o.Keep = keep
+	}
+	return &Store{o: o}
+}
+
 // LeaseTTL is how long a lease lasts unless renewed.
 func (s *Store) LeaseTTL() time.Duration { return s.o.LeaseTTL }
 

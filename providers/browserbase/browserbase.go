@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -87,18 +86,7 @@ type Options struct {
 // FromEnv fills the key, project and base URL from the environment; a
 // missing key or project is an error naming the variable.
 func FromEnv(o Options, getenv func(string) string) (Options, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	if o.APIKey == "" {
-		o.APIKey = getenv(EnvAPIKey)
-	}
-	if o.ProjectID == "" {
-		o.ProjectID = getenv(EnvProjectID)
-	}
-	if o.BaseURL == "" {
-		o.BaseURL = getenv(EnvBaseURL)
-	}
+	remote.FromEnv(getenv, map[string]*string{EnvAPIKey: &o.APIKey, EnvProjectID: &o.ProjectID, EnvBaseURL: &o.BaseURL})
 	if o.APIKey == "" {
 		return o, remote.MissingKey(Name, EnvAPIKey)
 	}

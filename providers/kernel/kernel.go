@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"time"
 
@@ -59,15 +58,7 @@ type Options struct {
 // FromEnv fills the key and base URL from the environment; a missing key
 // is an error naming the variable.
 func FromEnv(o Options, getenv func(string) string) (Options, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	if o.APIKey == "" {
-		o.APIKey = getenv(EnvAPIKey)
-	}
-	if o.BaseURL == "" {
-		o.BaseURL = getenv(EnvBaseURL)
-	}
+	remote.FromEnv(getenv, map[string]*string{EnvAPIKey: &o.APIKey, EnvBaseURL: &o.BaseURL})
 	if o.APIKey == "" {
 		return o, remote.MissingKey(Name, EnvAPIKey)
 	}

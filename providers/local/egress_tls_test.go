@@ -21,6 +21,8 @@ import (
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/providers"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // tlsSite is a loopback https site: an echo WebSocket (/echo), a
@@ -137,7 +139,7 @@ func TestEgressInterceptsChromiumTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	run := func(acts string) *driver.RunResult {
+	run := func(acts string) *contract.RunResult {
 		t.Helper()
 		a, err := driver.ParseActions(json.RawMessage(acts))
 		if err != nil {

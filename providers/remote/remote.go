@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,19 @@ func BaseURL(provider, raw, def string) (string, error) {
 		return "", fmt.Errorf("%s: base URL must be http(s)://host", provider)
 	}
 	return raw, nil
+}
+
+// FromEnv sets each empty field to its environment variable (fields maps a
+// variable's name to its field), read with getenv, os.Getenv when nil.
+func FromEnv(getenv func(string) string, fields map[string]*string) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	for env, p := range fields {
+		if *p == "" {
+			*p = getenv(env)
+		}
+	}
 }
 
 // MissingKey is the error for a provider chosen without its key: it names

@@ -1,10 +1,19 @@
 // Package cli holds what the four command binaries share: the environment a
-// verb may touch, so tests run verbs in-process with their own.
+// verb may touch, so tests run verbs in-process with their own, a verb's
+// flag set, and how a verb's error becomes the process's exit status.
 package cli
 
 import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/durable-browser/durable-browser/internal/config"
 )
 
 // Env is what a verb may touch.
@@ -25,4 +34,47 @@ func OS() *Env {
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// Flags is verb name's flag set: defaults from env's environment, help and
+// errors on env's stderr.
+func Flags(name string, env *Env) *config.Set {
+	fs := config.NewSet(name, env.Getenv)
+	fs.SetOutput(env.Stderr)
+	return fs
+}
+
+// Verb runs one verb of a command with its arguments (the verb's name
+// already taken off).
+type Verb func(ctx context.Context, env *Env, args []string) error
+
+// ExitError ends a verb with a specific exit status and nothing printed
+// (the verb has said why).
+type ExitError struct{ Code int }
+
+func (e ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// Status is the exit status of the verb name's err: 0 for none or -h, an
+// ExitError's code, else 1 with "durable-browser NAME: ERR" on stderr.
+func Status(env *Env, name string, err error) int {
+	var ee ExitError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ee):
+		return ee.Code
+	default:
+		fmt.Fprintf(env.Stderr, "durable-browser %s: %v\n", name, err)
+		return 1
+	}
+}
+
+// Main runs verb in the process's environment until it returns, cancelling
+// its context on SIGINT or SIGTERM, and exits with its Status.
+func Main(name string, verb Verb, args []string) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	env := OS()
+	code := Status(env, name, verb(ctx, env, args))
+	stop()
+	os.Exit(code)
 }

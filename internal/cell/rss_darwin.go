@@ -1,4 +1,0 @@
-package cell
-
-// ru_maxrss is in bytes on Darwin.
-const maxrssUnit = 1

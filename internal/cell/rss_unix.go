@@ -1,6 +1,0 @@
-//go:build unix && !darwin
-
-package cell
-
-// ru_maxrss is in kilobytes on Linux and the BSDs.
-const maxrssUnit = 1024

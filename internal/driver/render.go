@@ -1,0 +1,538 @@
+package driver
+
+// Rendering: a snapshot's collected frame documents (snapshot.go) become
+// the text the model reads, a line per element or text, in full or
+// interactive mode, paged and bounded.
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+var interactiveRoles = map[string]bool{
+	"button": true, "link": true, "textbox": true, "searchbox": true, "combobox": true, "listbox": true,
+	"option": true, "checkbox": true, "radio": true, "switch": true, "slider": true, "spinbutton": true,
+	"menuitem": true, "menuitemcheckbox": true, "menuitemradio": true, "tab": true, "treeitem": true,
+	"DisclosureTriangle": true, "ColorWell": true, "Date": true, "DateTime": true, "InputTime": true,
+	"clickable": true,
+}
+
+var landmarkRoles = map[string]bool{
+	"main": true, "navigation": true, "banner": true, "contentinfo": true, "complementary": true,
+	"form": true, "search": true, "region": true, "dialog": true, "alertdialog": true,
+}
+
+// line is one rendered element or text.
+type line struct {
+	depth       int
+	id          int    // 0 for text and for elements shown without an id
+	elem        bool   // an element (else a run of text, in name)
+	role        string // elements only
+	name        string
+	level       int    // a heading's level, 0 if none
+	tail        string // states, value, options
+	href        string // a link's target as shown, "" when it says nothing (the page itself)
+	interactive bool
+	inMain      bool
+	outline     bool // heading or landmark
+	dup         bool // its name repeats its parent's: left out of the full rendering
+	ctx         int  // index of the nearest heading/landmark line before it, -1 if none
+	end         int  // index of the last line of its subtree
+}
+
+type renderer struct {
+	b        *Browser
+	pageURL  string
+	lines    []line
+	refs     map[int]ref
+	ids      *idTable
+	children map[*snode]*frameDoc // iframe node -> child document
+	ctxLine  int
+}
+
+// plainRoles are shown without an id: text containers nobody acts on or
+// scopes into. Every actionable element, heading, landmark, list, table,
+// image and frame keeps one.
+var plainRoles = map[string]bool{
+	"paragraph": true, "listitem": true, "cell": true, "row": true, "rowgroup": true, "strong": true,
+	"emphasis": true, "code": true, "subscript": true, "superscript": true, "deletion": true, "insertion": true,
+	"term": true, "definition": true, "time": true, "separator": true, "caption": true, "legend": true,
+	"generic": true, "blockquote": true, "note": true, "columnheader": true, "rowheader": true, "gridcell": true,
+}
+
+// clean collapses whitespace, then redacts and bounds page text.
+func (r *renderer) clean(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return r.b.clip(s, 150)
+}
+
+// walk renders node n at depth; parentName lets text that repeats its
+// parent's name be dropped.
+func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inMain bool) {
+	if n == nil {
+		return
+	}
+	if n.R == "" {
+		name := r.clean(n.T)
+		if name == "" || (parentName != "" && strings.Contains(parentName, name)) {
+			return
+		}
+		r.lines = append(r.lines, line{depth: depth, name: name, inMain: inMain, ctx: r.ctxLine, end: len(r.lines)})
+		return
+	}
+	role := n.R
+	name := r.clean(n.N)
+	interactive := interactiveRoles[role]
+
+	var sb strings.Builder
+	r.states(&sb, n, role)
+
+	idx := len(r.lines)
+	id := 0
+	if interactive || !plainRoles[role] {
+		id = r.ids.id(idKey{sess: d.sess, frame: d.frameID, doc: d.res.D, n: n.I})
+		r.refs[id] = ref{sess: d.sess, frame: d, ctxID: d.ctxID, idx: n.I, role: role, name: name,
+			ph: r.b.clip(n.Ph, 150), tid: r.b.clip(n.Ti, 150)}
+	}
+	outline := role == "heading" || landmarkRoles[role]
+	if role == "main" {
+		inMain = true
+	}
+	ln := line{depth: depth, id: id, elem: true, role: role, name: name, tail: sb.String(),
+		interactive: interactive, inMain: inMain, outline: outline, ctx: r.ctxLine}
+	if role == "heading" && n.Lv > 0 {
+		ln.level = n.Lv
+	}
+	if role == "link" && n.H != "" && !r.samePage(n.H) {
+		ln.href = r.linkTarget(n.H)
+	}
+	r.lines = append(r.lines, ln)
+	savedCtx := r.ctxLine
+	if outline {
+		r.ctxLine = idx
+	}
+	pname := name
+	if pname == "" {
+		pname = parentName
+	}
+	for _, c := range n.C {
+		r.walk(c, d, depth+1, pname, inMain)
+	}
+	if cd := r.children[n]; cd != nil {
+		for _, c := range cd.res.C {
+			r.walk(c, cd, depth+1, pname, inMain)
+		}
+	}
+	if landmarkRoles[role] {
+		r.ctxLine = savedCtx
+	}
+	r.lines[idx].end = len(r.lines) - 1
+	kids := r.childLines(idx)
+	if name != "" && len(kids) == 1 && r.lines[kids[0]].elem && r.lines[kids[0]].name == name {
+		// The only child repeats the name: say it once.
+		k := kids[0]
+		switch c := r.lines[k]; {
+		case !outline && !interactive:
+			r.lines[idx].name, name = "", "" // the child says it
+		case !c.interactive && !c.outline && c.end == k && c.tail == "":
+			r.drop(k, false)
+			r.lines[idx].end = len(r.lines) - 1
+			kids = nil
+		default:
+			r.lines[k].dup = true // named in interactive mode, where its parent may not show
+		}
+	}
+	if role == "row" && len(kids) > 0 {
+		// A row's name is its cells' text, which they show.
+		r.lines[idx].name, name = "", ""
+		if r.plainCells(kids) {
+			parts := make([]string, len(kids))
+			for i, k := range kids {
+				parts[i] = r.lines[k].name
+			}
+			r.lines = r.lines[:idx+1]
+			r.lines[idx].name = r.b.clip(strings.Join(parts, " | "), 300)
+			r.lines[idx].end = idx
+			return
+		}
+	}
+	bare := id == 0 && name == "" && r.lines[idx].tail == ""
+	switch {
+	case bare && len(kids) == 0:
+		// An empty paragraph, a separator: nothing to say.
+		r.lines = r.lines[:idx]
+	case !interactive && name == "" && len(kids) > 0 && r.allText(kids):
+		// A container holding only text: one line.
+		parts := make([]string, len(kids))
+		for i, k := range kids {
+			parts[i] = r.lines[k].name
+		}
+		r.lines = r.lines[:idx+1]
+		r.lines[idx].name = r.b.clip(strings.Join(parts, " "), 300)
+		r.lines[idx].end = idx
+	case bare && len(kids) == 1 && r.lines[kids[0]].elem:
+		// A wrapper (a list item, a cell) of one element: the element
+		// takes its place.
+		r.drop(idx, true)
+	}
+}
+
+// plainCells says whether lines are table cells holding only their text.
+func (r *renderer) plainCells(idx []int) bool {
+	for _, i := range idx {
+		l := r.lines[i]
+		if !l.elem || l.id != 0 || l.tail != "" || l.end != i || (l.role != "cell" && l.role != "columnheader" && l.role != "rowheader" && l.role != "gridcell") {
+			return false
+		}
+	}
+	return true
+}
+
+// childLines lists the lines directly under line idx.
+func (r *renderer) childLines(idx int) []int {
+	var out []int
+	for i := idx + 1; i < len(r.lines); i = r.lines[i].end + 1 {
+		out = append(out, i)
+	}
+	return out
+}
+
+func (r *renderer) allText(idx []int) bool {
+	for _, i := range idx {
+		if r.lines[i].elem {
+			return false
+		}
+	}
+	return true
+}
+
+// drop removes line i, the last subtree walked; with hoist its subtree
+// moves up a level to take its place, else the line must have none. Only
+// lines from i on move: the ones before it are finished subtrees or
+// ancestors whose end is not set yet.
+func (r *renderer) drop(i int, hoist bool) {
+	end := r.lines[i].end
+	r.lines = append(r.lines[:i], r.lines[i+1:]...)
+	for j := i; j < len(r.lines); j++ {
+		l := &r.lines[j]
+		if hoist && j < end {
+			l.depth--
+		}
+		if l.ctx > i { // a dropped line is never a heading or landmark
+			l.ctx--
+		}
+		if l.end >= i {
+			l.end--
+		}
+	}
+	if r.ctxLine > i {
+		r.ctxLine--
+	}
+}
+
+// states appends the states that matter to an element line.
+func (r *renderer) states(sb *strings.Builder, n *snode, role string) {
+	switch n.Ck {
+	case "":
+	case "true":
+		sb.WriteString(" checked")
+	case "mixed":
+		sb.WriteString(" checked=mixed")
+	default:
+		sb.WriteString(" checked=false")
+	}
+	switch n.Pr {
+	case "":
+	case "true":
+		sb.WriteString(" pressed")
+	default:
+		sb.WriteString(" pressed=" + strconv.Quote(r.b.clip(n.Pr, 10)))
+	}
+	switch n.Ex {
+	case "":
+	case "true":
+		sb.WriteString(" expanded")
+	default:
+		sb.WriteString(" expanded=false")
+	}
+	for _, f := range n.F {
+		switch f {
+		case "selected", "disabled", "required", "focused", "readonly", "invalid", "multiselectable":
+			sb.WriteString(" " + f)
+		}
+	}
+	if n.Pw == 1 {
+		sb.WriteString(` value=[hidden]`)
+	} else if n.V != nil && *n.V != "" && !(role == "button" && strings.Join(strings.Fields(*n.V), " ") == strings.Join(strings.Fields(n.N), " ")) {
+		// A button's value that is its name (<input type=submit value=Go>) says nothing more.
+		sb.WriteString(" value=" + strconv.Quote(r.b.clip(strings.TrimSpace(*n.V), 100)))
+	}
+	if len(n.O) > 0 {
+		opts := make([]string, 0, len(n.O))
+		for _, o := range n.O {
+			opts = append(opts, strconv.Quote(r.b.clip(o, 60)))
+		}
+		more := ""
+		if n.No > len(opts) {
+			more = fmt.Sprintf(",+%d more", n.No-len(opts))
+		}
+		sb.WriteString(" options=[" + strings.Join(opts, ",") + more + "]")
+	}
+}
+
+// samePage says whether a link leads to the page it is on (itself or a
+// fragment of it): its target then says nothing, since fragments are not shown.
+func (r *renderer) samePage(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	p, err := url.Parse(r.pageURL)
+	if err != nil {
+		return false
+	}
+	return u.Scheme == p.Scheme && u.Host == p.Host && u.EscapedPath() == p.EscapedPath() && u.RawQuery == p.RawQuery
+}
+
+// linkTarget shows a link without query values or fragment, relative to the
+// page's origin when it shares it.
+func (r *renderer) linkTarget(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "?"
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		if u.Scheme == "" {
+			return r.b.clip(u.EscapedPath(), 100)
+		}
+		return u.Scheme + ":"
+	}
+	out := u.Scheme + "://" + u.Host + u.EscapedPath()
+	if pu, err := url.Parse(r.pageURL); err == nil && pu.Scheme == u.Scheme && pu.Host == u.Host {
+		out = u.EscapedPath()
+		if out == "" {
+			out = "/"
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		keys := make([]string, 0, len(q))
+		for k := range q {
+			keys = append(keys, url.QueryEscape(k)+"=")
+		}
+		sort.Strings(keys)
+		out += "?" + strings.Join(keys, "&")
+	}
+	return r.b.clip(out, 150)
+}
+
+// render is the line as the full rendering (and a diff) shows it.
+func (l line) render() string { return l.format(true) }
+
+// format renders the line; full says everything. The interactive listing
+// (full false) is flat, each element after the heading or landmark it falls
+// under, so it leaves out what only helps reading: indentation, a heading's
+// level, a link's target (unless the link has no name, when the target is
+// what tells it apart). Full mode, scoped to a section, shows them.
+func (l line) format(full bool) string {
+	var sb strings.Builder
+	for i := 0; full && i < l.depth; i++ {
+		sb.WriteString("  ")
+	}
+	if l.id > 0 {
+		sb.WriteString("[")
+		sb.WriteString(strconv.Itoa(l.id))
+		sb.WriteString("] ")
+	}
+	if !l.elem {
+		sb.WriteString(strconv.Quote(l.name))
+		return sb.String()
+	}
+	sb.WriteString(l.role)
+	named := l.name != "" && (!l.dup || !full)
+	if named {
+		sb.WriteString(" ")
+		sb.WriteString(strconv.Quote(l.name))
+	}
+	if full && l.level > 0 {
+		sb.WriteString(" level=" + strconv.Itoa(l.level))
+	}
+	sb.WriteString(l.tail)
+	if l.href != "" && (full || !named) {
+		sb.WriteString(" -> " + l.href)
+	}
+	return sb.String()
+}
+
+// page is one rendering of a snapshot, bounded.
+type page struct {
+	text      string
+	truncated bool   // lines were left out of this page
+	cut       string // what was left out and how to see it
+	next      int    // the offset that shows the next lines; 0 at the end
+}
+
+// sequence pages through rendered lines from offset (1 is the first line),
+// at most max characters a page, at least one line. head, when set, gives
+// a line to repeat above a page that starts inside its section.
+func sequence(rendered []string, max, offset int, what string, head func(i int) string) page {
+	start := offset - 1
+	if start < 0 {
+		start = 0
+	}
+	if start >= len(rendered) {
+		if start == 0 {
+			return page{}
+		}
+		return page{cut: fmt.Sprintf("offset %d is past the end (%d %s)", offset, len(rendered), what)}
+	}
+	var sb strings.Builder
+	if head != nil && start > 0 {
+		if h := head(start); h != "" {
+			sb.WriteString(h)
+			sb.WriteByte('\n')
+		}
+	}
+	i := start
+	for ; i < len(rendered) && (i == start || sb.Len()+len(rendered[i])+1 <= max); i++ {
+		sb.WriteString(rendered[i])
+		sb.WriteByte('\n')
+	}
+	pg := page{text: sb.String()}
+	switch {
+	case i < len(rendered):
+		pg.truncated, pg.next = true, i+1
+		pg.cut = fmt.Sprintf("%s %d-%d of %d shown, to stay under %d characters; see the next with offset=%d", what, start+1, i, len(rendered), max, i+1)
+	case start > 0:
+		pg.cut = fmt.Sprintf("%s %d-%d of %d shown (the end)", what, start+1, i, len(rendered))
+	}
+	return pg
+}
+
+// full renders every line. Over max characters without an offset it shows
+// headings, landmarks and interactive elements first, then main content,
+// then the rest, as many as fit; an offset pages through every line in order.
+func (r *renderer) full(max, offset int) page {
+	rendered := make([]string, len(r.lines))
+	total := 0
+	for i, l := range r.lines {
+		rendered[i] = l.render()
+		total += len(rendered[i]) + 1
+	}
+	if offset > 0 || total <= max {
+		return sequence(rendered, max, offset, "lines", nil)
+	}
+	keep := make([]bool, len(r.lines))
+	used := 0
+	take := func(pred func(l line) bool) {
+		for i, l := range r.lines {
+			if keep[i] || !pred(l) || used+len(rendered[i])+1 > max {
+				continue
+			}
+			keep[i] = true
+			used += len(rendered[i]) + 1
+		}
+	}
+	take(func(l line) bool { return l.outline })
+	take(func(l line) bool { return l.interactive })
+	take(func(l line) bool { return l.inMain })
+	take(func(l line) bool { return true })
+	var sb strings.Builder
+	cut, cutActive := 0, 0
+	for i, l := range r.lines {
+		if keep[i] {
+			sb.WriteString(rendered[i])
+			sb.WriteByte('\n')
+		} else {
+			cut++
+			if l.interactive {
+				cutActive++
+			}
+		}
+	}
+	// Name the sections holding the most cut lines, to scope into.
+	type sec struct{ id, n int }
+	var secs []sec
+	for i, l := range r.lines {
+		if l.id == 0 || l.end-i < 3 || (!l.outline && l.depth > 2) {
+			continue
+		}
+		n := 0
+		for j := i; j <= l.end; j++ {
+			if !keep[j] {
+				n++
+			}
+		}
+		if n > 0 {
+			secs = append(secs, sec{l.id, n})
+		}
+	}
+	sort.SliceStable(secs, func(i, j int) bool { return secs[i].n > secs[j].n })
+	var hints []string
+	for i := 0; i < len(secs) && i < 5; i++ {
+		hints = append(hints, fmt.Sprintf(`scope "[%d]" (%d cut lines)`, secs[i].id, secs[i].n))
+	}
+	msg := fmt.Sprintf("showing %d of %d lines to stay under %d characters: headings and landmarks first, then interactive elements, then main content", len(r.lines)-cut, len(r.lines), max)
+	if cutActive > 0 {
+		msg += fmt.Sprintf(" (%d interactive elements did not fit; mode interactive lists them)", cutActive)
+	}
+	if len(hints) > 0 {
+		msg += "; see a part with " + strings.Join(hints, ", ")
+	}
+	msg += "; or page through every line in order with offset=1"
+	return page{text: sb.String(), truncated: true, cut: msg, next: 1}
+}
+
+// header is the context line an interactive listing shows for ctx: the
+// nearest heading or landmark that says something. An unnamed main, form,
+// region or search, under a heading, says nothing that heading does not
+// (every page has them), so the heading stands in. Site chrome
+// (navigation, banner, contentinfo, complementary) and dialogs always head
+// their elements, named or not: in a flat list, a group without a header
+// reads as part of the group before it.
+func (r *renderer) header(ctx int) int {
+	if ctx < 0 {
+		return ctx
+	}
+	if l := r.lines[ctx]; l.name == "" && contentLandmarks[l.role] {
+		if up := r.header(l.ctx); up >= 0 {
+			return up
+		}
+	}
+	return ctx
+}
+
+// contentLandmarks are the landmarks a heading before them may stand in for.
+var contentLandmarks = map[string]bool{"main": true, "form": true, "region": true, "search": true}
+
+// interactive lists actionable elements, each after its nearest heading or
+// landmark (see header), one flat line each (see format), paged like full's offset pages.
+func (r *renderer) interactive(max, offset int) page {
+	var rendered []string
+	var heads []int // for each rendered line, the index in rendered of its header line, or -1
+	lastCtx, lastHead := -2, -1
+	for _, l := range r.lines {
+		if !l.interactive || l.id == 0 {
+			continue
+		}
+		if ctx := r.header(l.ctx); ctx != lastCtx {
+			lastCtx, lastHead = ctx, -1
+			if ctx >= 0 {
+				lastHead = len(rendered)
+				rendered = append(rendered, r.lines[ctx].format(false))
+				heads = append(heads, -1)
+			}
+		}
+		rendered = append(rendered, l.format(false))
+		heads = append(heads, lastHead)
+	}
+	return sequence(rendered, max, offset, "lines", func(i int) string {
+		if h := heads[i]; h >= 0 {
+			return rendered[h]
+		}
+		return ""
+	})
+}
