@@ -386,7 +386,7 @@ type registry interface {
 // heartbeats is redacted before anything else (the failure log, metrics, the
 // SDK's own log line, history) sees it.
 func interceptors(log zerolog.Logger, red *redact.Redactor, m *metrics.Metrics) []interceptor.WorkerInterceptor {
-	out := []interceptor.WorkerInterceptor{serverJudged(log), failureLog(log)}
+	out := append([]interceptor.WorkerInterceptor{serverJudged(log), failureLog(log)}, crashHooks(log)...)
 	if m != nil {
 		out = append(out, m.Interceptor())
 	}

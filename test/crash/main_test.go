@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	defer os.RemoveAll(state)
-	env, err = harness.Start(harness.Options{Binary: true, TemporalDB: filepath.Join(state, "temporal.db")})
+	env, err = harness.Start(harness.Options{Binary: true, TemporalDB: filepath.Join(state, "temporal.db"), BuildTags: "crashhooks"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crash matrix setup:", err)
 		os.Exit(1)

@@ -32,6 +32,9 @@ func TestCrashMatrix(t *testing.T) {
 		{"handoff", cutDuringHandoff},
 		{"approval-hold", cutDuringHold},
 		{"continue-as-new", cutAroundContinueAsNew},
+		{"after-create", cutAfterCreate},
+		{"after-run", cutAfterRun},
+		{"cdp-run", cutCDPRun},
 	} {
 		for _, sig := range []string{sigKill, sigTerm} {
 			t.Run(c.name+"/"+sig, func(t *testing.T) { c.run(t, sig) })

@@ -38,6 +38,9 @@ type rig struct {
 	gate   string
 	n      int // update ids handed out
 	began  time.Time
+	// survivorEnv is added to the survivor's environment (a cdp row's
+	// endpoint).
+	survivorEnv []string
 }
 
 // stopGrace is the victim's --stop-grace: short, so SIGTERM rows are quick.
@@ -48,8 +51,15 @@ const stopGrace = "3s"
 // test opens the gate (never, for the victim): a create that is under way.
 func newRig(t *testing.T, sig string, gated bool, cfg workflows.SessionConfig) *rig {
 	t.Helper()
-	r := &rig{t: t, sig: sig, began: time.Now(), id: "crash-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()) + "-" + uuid.NewString()[:8]}
-	penv := []string{"DURABLE_BROWSER_STOP_GRACE=" + stopGrace}
+	return newRigWith(t, sig, gated, cfg, nil, nil)
+}
+
+// newRigWith is newRig with more environment for the victim and the
+// survivor.
+func newRigWith(t *testing.T, sig string, gated bool, cfg workflows.SessionConfig, victimEnv, survivorEnv []string) *rig {
+	t.Helper()
+	r := &rig{t: t, sig: sig, began: time.Now(), id: "crash-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()) + "-" + uuid.NewString()[:8], survivorEnv: survivorEnv}
+	penv := append([]string{"DURABLE_BROWSER_STOP_GRACE=" + stopGrace}, victimEnv...)
 	if gated {
 		dir := t.TempDir()
 		r.gate = filepath.Join(dir, "gate")
@@ -185,12 +195,18 @@ func (r *rig) receive(ch <-chan answer) answer {
 // open starts the session on the victim at a page of the demo site.
 func (r *rig) open(page string) {
 	r.t.Helper()
+	r.openOnly(page)
+	r.takeChrome()
+}
+
+// openOnly starts the session on the victim at a page.
+func (r *rig) openOnly(page string) {
+	r.t.Helper()
 	r.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + page}), nil)
 	st := r.state()
 	if st.HostQueue != r.p.HostQueue() {
 		r.t.Fatalf("the session should live on the victim: state %+v, victim queue %s", st, r.p.HostQueue())
 	}
-	r.takeChrome()
 }
 
 // takeChrome notes the victim's browser processes.
@@ -227,7 +243,7 @@ func (r *rig) state() *contract.SessionState {
 // survivor starts a second worker process: the rest of the fleet, serving
 // workflow tasks and new browsers once the victim is gone.
 func (r *rig) survivor() {
-	env.StartWorkerProcess(r.t, harness.ProcessOptions{})
+	env.StartWorkerProcess(r.t, harness.ProcessOptions{Env: r.survivorEnv})
 }
 
 // started reports whether the session has a started, unfinished activity of

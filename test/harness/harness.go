@@ -68,6 +68,9 @@ type Options struct {
 	// TemporalDB keeps Temporal's state in this SQLite file instead of in
 	// memory, so RestartTemporal can stop and start the server.
 	TemporalDB string
+	// BuildTags are passed to go build for the binaries (the crash matrix's
+	// "crashhooks").
+	BuildTags string
 }
 
 // Start brings up Temporal (in memory), S3 and the demo site.
@@ -125,7 +128,7 @@ func Start(o Options) (_ *Env, err error) {
 		// companions from beside it.
 		e.Bin = filepath.Join(dir, "durable-browser")
 		for _, name := range []string{"durable-browser", "durable-browser-worker", "durable-browser-mcp", "durable-browser-dev"} {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "github.com/durable-browser/durable-browser/cmd/"+name)
+			cmd := exec.Command("go", "build", "-tags", o.BuildTags, "-o", filepath.Join(dir, name), "github.com/durable-browser/durable-browser/cmd/"+name)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				return nil, fmt.Errorf("building %s: %v\n%s", name, err, out)
 			}
