@@ -114,7 +114,6 @@ type stateSaver struct {
 	replaces string
 	// took is how long the latest write took (for the cost log).
 	took time.Duration
-	size int
 
 	mu       sync.Mutex // held for a save, in order
 	seq      uint64     // reads handed to save

@@ -153,7 +153,7 @@ func TestGateRedactsWhatAnActivityHandsBack(t *testing.T) {
 	if _, err := e.ExecuteActivity("clean"); !errors.Is(err, context.Canceled) && !temporal.IsCanceledError(err) && !strings.Contains(fmt.Sprint(err), "canceled") {
 		t.Fatalf("an error with nothing to hide changed: %v", err)
 	}
-	v, err = e.ExecuteActivity("nilfailure")
+	_, err = e.ExecuteActivity("nilfailure")
 	if err != nil {
 		t.Fatalf("a nil *Failure returned as the error failed the call: %v", err)
 	}
