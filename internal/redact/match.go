@@ -139,8 +139,16 @@ func (m *Matcher) FindHost(host string, origins ...string) (string, bool) {
 	}
 	h := strings.ToLower(percentDecoded(host))
 	forms := []string{h}
-	if d := strings.ReplaceAll(h, ".", ""); d != h {
-		forms = append(forms, d)
+	// A host with characters beyond ASCII leaves as punycode (xn--...),
+	// whose first part is the label's ASCII characters in order: a secret
+	// broken up by such characters is whole there.
+	if a := strings.Map(asciiOnly, h); a != h {
+		forms = append(forms, a)
+	}
+	for _, f := range forms {
+		if d := strings.ReplaceAll(f, ".", ""); d != f {
+			forms = append(forms, d)
+		}
 	}
 	for i := range m.secrets {
 		s := &m.secrets[i]
@@ -160,6 +168,14 @@ func (m *Matcher) FindHost(host string, origins ...string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// asciiOnly keeps a rune below U+0080 and drops the rest (strings.Map).
+func asciiOnly(r rune) rune {
+	if r < 0x80 {
+		return r
+	}
+	return -1
 }
 
 // ShownHost is host as a refusal may show it: when the host carries a

@@ -187,6 +187,7 @@ func TestMatcherFindHost(t *testing.T) {
 		strings.ToLower(pw) + ".evil.example",
 		b32[:30] + "." + b32[30:] + ".evil.example",
 		"%" + hex.EncodeToString([]byte(h[:1])) + h[1:] + ".evil.example", // percent-encoded, as a URL may spell it
+		h[:12] + "\xd0" + h[12:40] + "é." + h[40:] + ".evil.example",      // broken by non-ASCII, whole again in punycode
 	} {
 		if n, ok := m.FindHost(host, "https://evil.example"); !ok || n != "PW" {
 			t.Errorf("FindHost(%s) = %q %v, want PW", host, n, ok)
