@@ -97,6 +97,11 @@ func OriginOf(rawURL string) string {
 		return ""
 	}
 	if strings.Contains(host, ":") {
+		// Only an IPv6 address may hold a colon ("a://::" leaves ":"):
+		// anything else would print as an origin that does not parse.
+		if net.ParseIP(host) == nil {
+			return ""
+		}
 		host = "[" + host + "]"
 	}
 	port := u.Port()
