@@ -243,8 +243,7 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 	if err != nil {
 		return nil, driverFailure(err)
 	}
-	// What is filed is the redacted text, so evidence holds no secret either.
-	body := a.o.Redactor.Bytes(r.Raw)
+	body := r.Raw
 	ct := r.RawType
 	if ct == "" {
 		ct = "text/plain; charset=utf-8"
@@ -318,7 +317,7 @@ func (a *Activities) fileDownload(ctx context.Context, tag, path string, d contr
 	ext := strings.TrimPrefix(filepath.Ext(d.Name), ".")
 	fl := filing{
 		tool: contract.ToolDownloads, args: map[string]string{"name": d.Name}, session: tag,
-		callID: "download", ext: ext, contentType: downloadType(ext, nil), extractor: "download",
+		callID: "download", ext: ext, contentType: downloadType(ext, nil), extractor: "download", verbatim: true,
 	}
 	if d.Size <= int64(evidence.DefaultInlineBudget) {
 		body, err := io.ReadAll(f)

@@ -54,7 +54,7 @@ func (a *Activities) Check(ctx context.Context, req contract.CheckRequest) (*con
 	}
 	cc, err := a.file(ctx, filing{
 		tool: contract.ToolCheck, args: req.Args, session: s.ref.Tag, ext: "json", contentType: "application/json",
-		body: a.o.Redactor.Bytes(body), finalURL: res.URL, title: res.Title, extractor: "check",
+		body: body, finalURL: res.URL, title: res.Title, extractor: "check",
 	})
 	if err != nil {
 		return nil, evidenceFailure(err)

@@ -220,7 +220,10 @@ func bounded[T any](list []T, more ...T) []T {
 var actionMethods = map[string]bool{"goto": true, "click": true, "fill": true, "type": true, "press": true,
 	"select": true, "check": true, "uncheck": true, "scroll": true, "wait": true}
 
-// Call implements jsengine.Page.
+// Call implements jsengine.Page. Everything a cell is handed passes here,
+// redacted: the cell never holds a secret's value, so it cannot put one in
+// its output in another spelling (reversed, encoded) that no redaction of
+// the output would find.
 func (p *pageBridge) Call(ctx context.Context, method string, args map[string]any) (json.RawMessage, error) {
 	p.mu.Lock()
 	p.calls.Made++
@@ -240,7 +243,7 @@ func (p *pageBridge) Call(ctx context.Context, method string, args map[string]an
 		}
 		return nil, &jsengine.PageError{Code: string(f.Code), Message: msg}
 	}
-	return raw, nil
+	return json.RawMessage(p.a.o.Redactor.JSON(raw)), nil
 }
 
 func (p *pageBridge) call(ctx context.Context, method string, args map[string]any) (json.RawMessage, *contract.Failure) {
@@ -299,7 +302,7 @@ func (p *pageBridge) call(ctx context.Context, method string, args map[string]an
 		}
 		return p.answer(v)
 	case method == "url":
-		return p.answer(a.o.Redactor.URL(b.URL(ctx)))
+		return p.answer(scrub.URL(b.URL(ctx)))
 	case method == "title":
 		return p.answer(b.Title(ctx))
 	case method == "eval":
@@ -324,7 +327,7 @@ func (p *pageBridge) call(ctx context.Context, method string, args map[string]an
 		if err != nil {
 			return nil, driverFailure(err)
 		}
-		return json.RawMessage(a.o.Redactor.JSON(v)), nil
+		return v, nil
 	}
 	return nil, contract.Fail(contract.CodeRefused, "page.%s is not a page method", method)
 }
@@ -396,12 +399,11 @@ func (p *pageBridge) act(ctx context.Context, method string, args map[string]any
 	return p.answer(out.Page)
 }
 
-// answer writes v as JSON for the cell, redacted: the cell never holds a
-// secret's value, so it cannot put one in its output in another spelling.
+// answer writes v as JSON for the cell (Call redacts it).
 func (p *pageBridge) answer(v any) (json.RawMessage, *contract.Failure) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, contract.Fail(contract.CodeCommandFailed, "the answer could not be written as JSON")
 	}
-	return json.RawMessage(p.a.o.Redactor.JSON(raw)), nil
+	return raw, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 
 	"go.temporal.io/sdk/activity"
 
@@ -25,6 +26,9 @@ type filing struct {
 	ext, contentType string
 	body             []byte
 	// file, when set, is the body: size bytes hashing to sha256, streamed.
+	// verbatim files body as its bytes: a download is kept as the site
+	// sent it, its key and digest those of the file on disk.
+	verbatim               bool
 	file                   io.ReadSeeker
 	size                   int64
 	sha256                 string
@@ -35,9 +39,17 @@ type filing struct {
 
 // file files a body and its receipt under keys derived from the workflow,
 // session and activity ids, so a retried activity writes the same objects.
+// It is the one way into the evidence store, and evidence holds no secret:
+// a text body and every receipt field are redacted here, so a caller hands
+// over what it read as it read it. A PDF, an image, a download or a
+// streamed file is filed as its bytes (redacting inside them would corrupt
+// them, and their digest must match what was read).
 func (a *Activities) file(ctx context.Context, f filing) (contract.ClaimCheck, error) {
 	if a.o.Evidence == nil {
 		return contract.ClaimCheck{}, errNoEvidence
+	}
+	if f.file == nil && !f.verbatim && textual(f.contentType) {
+		f.body = a.o.Redactor.Bytes(f.body)
 	}
 	wfID, runID, callID := "local", "", "call"
 	receiptTime := a.o.Now()
@@ -90,6 +102,13 @@ func (a *Activities) file(ctx context.Context, f filing) (contract.ClaimCheck, e
 }
 
 var errNoEvidence = errors.New("no evidence store is configured")
+
+// textual says a body of this content type is text that may be redacted
+// in place: anything but a PDF or an image.
+func textual(contentType string) bool {
+	ct := strings.ToLower(contentType)
+	return !strings.Contains(ct, "pdf") && !strings.HasPrefix(ct, "image/")
+}
 
 func evidenceFailure(err error) *contract.Failure {
 	return contract.Fail(contract.CodeBrowserUnavailable, "the read could not be filed as evidence, so it is not returned; it will be retried").WithDetail(err.Error())

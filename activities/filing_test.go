@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -109,5 +110,53 @@ func TestSmallDownloadKeyAndInline(t *testing.T) {
 	}
 	if cc.Inline != string(body) || cc.InlineEncoding != "" {
 		t.Fatalf("a %d-byte CSV download rode inline as %q (%q), want its text", len(body), cc.Inline, cc.InlineEncoding)
+	}
+}
+
+// Evidence holds no secret: a caller hands a.file what it read, and every
+// text body and receipt field is redacted there; a PDF, an image or a
+// download keeps its bytes (and so its digest).
+func TestFilingRedactsText(t *testing.T) {
+	const secret = "hunter2-s3cr3t-value"
+	mem := evidence.NewMemory()
+	h := newHarness(t, func(o *Options) { o.Evidence = mem })
+	h.a.o.Redactor.Register(secret)
+	body := []byte("before " + secret + " after")
+	for _, tc := range []struct {
+		name, contentType string
+		verbatim, kept    bool
+	}{
+		{"markdown", "text/markdown; charset=utf-8", false, false},
+		{"html", "text/html", false, false},
+		{"json", "application/json", false, false},
+		{"octets", "application/octet-stream", false, false},
+		{"pdf", "application/pdf", false, true},
+		{"image", "image/png", false, true},
+		{"download", "text/csv", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cc, err := h.a.file(context.Background(), filing{
+				tool: contract.ToolWebFetch, args: map[string]string{"q": secret}, session: "s-" + tc.name, ext: "bin",
+				contentType: tc.contentType, body: body, verbatim: tc.verbatim,
+				requestedURL: "http://127.0.0.1/p?token=" + secret, finalURL: "http://127.0.0.1/" + secret, title: "t " + secret,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, rec, err := evidence.GetVerified(context.Background(), mem, cc.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept := bytes.Equal(got, body); kept != tc.kept {
+				t.Errorf("body filed as %q; want kept=%v", got, tc.kept)
+			}
+			if !tc.kept && bytes.Contains(got, []byte(secret)) {
+				t.Errorf("the secret is in the filed body: %q", got)
+			}
+			recJSON, _ := json.Marshal(rec)
+			if bytes.Contains(recJSON, []byte(secret)) {
+				t.Errorf("the secret is in the receipt: %s", recJSON)
+			}
+		})
 	}
 }

@@ -36,9 +36,6 @@ func (a *Activities) WebFetch(ctx context.Context, req contract.WebFetchRequest)
 	if req.Args.Format != "raw" && r.IsPDF {
 		res.Content = "This is a PDF. Fetch it again with format \"raw\" to file its bytes and get them by reference."
 	}
-	if !strings.Contains(ct, "pdf") && !strings.HasPrefix(ct, "image/") {
-		body = a.o.Redactor.Bytes(body)
-	}
 	if len(body) > 0 {
 		cc, err := a.file(ctx, filing{
 			tool: contract.ToolWebFetch, args: req.Args, session: req.SessionTag, ext: ext, contentType: ct, body: body,
@@ -146,7 +143,7 @@ func (a *Activities) WebSearch(ctx context.Context, req contract.WebSearchReques
 	body, _ := json.Marshal(res.Hits)
 	cc, err := a.file(ctx, filing{
 		tool: contract.ToolWebSearch, args: req.Args, session: req.SessionTag, ext: "json",
-		contentType: "application/json", body: a.o.Redactor.Bytes(body), extractor: r.Via,
+		contentType: "application/json", body: body, extractor: r.Via,
 	})
 	if err != nil {
 		return nil, evidenceFailure(err)
