@@ -182,6 +182,10 @@ type liveSession struct {
 	// ckpt keeps the session's checkpoint (nil: no state key, or the
 	// session asked for restore false). See checkpoint.go.
 	ckpt *stateSaver
+	// handedOff says a person was handed the browser (a handoff was
+	// notified) and no call has saved its state since: the next call does,
+	// the one the workflow makes when the handoff is answered or expires.
+	handedOff atomic.Bool
 }
 
 // runningS is how long the session's rented browser has run, in seconds

@@ -410,7 +410,16 @@ func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details
 		stop()
 		return nil, nil, f
 	}
-	return s, func() { s.followActiveTab(ctx); s.unlock(); stop() }, nil
+	return s, func() {
+		s.followActiveTab(ctx)
+		// What a person did in the browser is saved as a run's effects
+		// are, by the first call after their handoff.
+		if s.handedOff.Swap(false) {
+			a.saveAfterEffect(ctx, s)
+		}
+		s.unlock()
+		stop()
+	}, nil
 }
 
 // refusalMessage says why the request gate refused a request: the

@@ -14,7 +14,8 @@ import (
 )
 
 // Checkpoints: every session whose worker has a state key is saved after
-// each call that can change it (run, upload, a create), by the same
+// each call that can change it (run, upload, a create, and the first call
+// after a handoff, which a person may have changed it in), by the same
 // export, sealing and S3 code as named states, under the session's tag and
 // beside named states (never among them). A session whose host is lost is
 // made again from its last checkpoint on the next worker (restore).

@@ -49,6 +49,7 @@ func (a *Activities) Notify(ctx context.Context, req contract.NotifyRequest) (*c
 		until = a.o.Now().Add(contract.MaxHandoffExpiryS * time.Second)
 	}
 	s.heldUntil.Store(until.UnixNano())
+	s.handedOff.Store(true)
 	if err := a.o.Notifier.Notify(ctx, n); err != nil {
 		f := contract.Fail(contract.CodeCommandFailed, "the person could not be notified; it will be retried").WithDetail(err.Error())
 		f.Retryable = true

@@ -157,15 +157,53 @@ func (s *Store) read(ctx context.Context, name, hash string, v int64) (*State, e
 	if err != nil {
 		return nil, fmt.Errorf("reading state version %d: %w", v, err)
 	}
-	pt, err := s.o.Sealer.Open(aad(hash, v), sealed)
+	st, _, err := s.open(hash, v, sealed)
 	if err != nil {
 		return nil, err
 	}
-	var st State
-	if err := json.Unmarshal(pt, &st); err != nil || (name != "" && st.Name != name) {
+	if name != "" && st.Name != name {
 		return nil, ErrTampered
 	}
-	return &st, nil
+	return st, nil
+}
+
+// open decrypts a sealed version of hash and checks it names a state of
+// that hash; it answers the state and its plaintext.
+func (s *Store) open(hash string, v int64, sealed []byte) (*State, []byte, error) {
+	pt, err := s.o.Sealer.Open(aad(hash, v), sealed)
+	if err != nil {
+		return nil, nil, err
+	}
+	var st State
+	if err := json.Unmarshal(pt, &st); err != nil || NameHash(st.Name) != hash {
+		return nil, nil, ErrTampered
+	}
+	return &st, pt, nil
+}
+
+// Plaintext opens the version object at key (as the bucket lists it, under
+// this store's prefix) as Newest does, and answers its plaintext: an audit
+// such as the leak scan reads every version, not only a name's newest.
+func (s *Store) Plaintext(ctx context.Context, key string) ([]byte, error) {
+	if s.o.Sealer == nil {
+		return nil, ErrNoKey
+	}
+	hash, rest, ok := strings.Cut(strings.TrimPrefix(key, s.o.Prefix+"/"), "/")
+	v, isVersion := ParseVersion(rest)
+	if !ok || !strings.HasPrefix(key, s.o.Prefix+"/") || !isHash(hash) || !isVersion {
+		return nil, fmt.Errorf("%q is not a state version under %s/", key, s.o.Prefix)
+	}
+	out, err := s.o.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(key)})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", key, err)
+	}
+	defer out.Body.Close()
+	sealed, err := io.ReadAll(io.LimitReader(out.Body, MaxBytes+1024))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", key, err)
+	}
+	_, pt, err := s.open(hash, v, sealed)
+	return pt, err
 }
 
 // Save writes st as the next version of st.Name, unless the newest version

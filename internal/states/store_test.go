@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +85,39 @@ func TestStoreVersions(t *testing.T) {
 	}
 	if st, _, err := s.Newest(ctx, "shop"); st != nil || err != nil {
 		t.Fatalf("after delete: %+v %v", st, err)
+	}
+}
+
+// Plaintext opens every version the bucket lists under the store's prefix
+// (older ones too) with the store's key, and nothing else: a key outside
+// the prefix, a lease, or a version moved under another number.
+func TestStorePlaintext(t *testing.T) {
+	now := time.Now()
+	s := newStore(t, &now).Under("checkpoints", 2)
+	ctx := context.Background()
+	for _, val := range []string{"one", "two"} {
+		if _, _, err := s.Save(ctx, State{Name: "tag-1", Cookies: []Cookie{{Name: "sid", Value: val, Domain: "a", Path: "/"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := s.dir(NameHash("tag-1"))
+	for v, want := range map[int64]string{1: `"value":"one"`, 2: `"value":"two"`} {
+		pt, err := s.Plaintext(ctx, dir+VersionKey(v))
+		if err != nil || !strings.Contains(string(pt), want) || !strings.Contains(string(pt), `"tag-1"`) {
+			t.Fatalf("v%d: %s %v", v, pt, err)
+		}
+	}
+	for _, key := range []string{"states/" + NameHash("tag-1") + "/" + VersionKey(1), dir + "lease.json", "checkpoints/x/" + VersionKey(1)} {
+		if _, err := s.Plaintext(ctx, key); err == nil {
+			t.Errorf("%s opened", key)
+		}
+	}
+	if _, err := s.o.Client.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("states-test"), Key: aws.String(dir + VersionKey(2)),
+		CopySource: aws.String("states-test/" + dir + VersionKey(1))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Plaintext(ctx, dir+VersionKey(2)); !errors.Is(err, ErrTampered) {
+		t.Fatalf("a version moved under another number: %v", err)
 	}
 }
 

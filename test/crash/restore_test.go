@@ -109,6 +109,7 @@ func restoreAfterCut(t *testing.T, sig string) {
 	note := checkRestored(r, a, url)
 	r.finish(row{Cut: "signed in on a loopback shop, then the worker is lost (restore)", Hook: "sign in (POST, then GET /shop/search), search by GET; the victim is cut between calls; both workers hold the state key",
 		Posts: posts("/shop/signin", "email", demosite.ShopEmail) - before, WantPosts: 1, Note: note}, a, id, "snapshot", args)
+	env.RecordHistory(t, r.id, "restore-lost-worker-"+strings.ToLower(sig))
 }
 
 // Chrome is killed under a live worker; the next call restores there.
@@ -134,4 +135,5 @@ func restoreAfterChromeCrash(t *testing.T) {
 	note := checkRestored(r, a, url)
 	r.finish(row{Cut: "signed in on a loopback shop, then Chrome crashes (restore)", Hook: "every process of the session's Chrome SIGKILLed between calls; the worker lives",
 		Posts: posts("/shop/signin", "email", demosite.ShopEmail) - before, WantPosts: 1, Note: note}, a, id, "snapshot", args)
+	env.RecordHistory(t, r.id, "restore-chrome-crash")
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -196,6 +197,10 @@ func TestLeakScan(t *testing.T) {
 	stateKeyBytes := make([]byte, 32)
 	_, _ = rand.Read(stateKeyBytes)
 	stateKey := base64.StdEncoding.EncodeToString(stateKeyBytes)
+	// Every session of the worker process keeps checkpoints, sealed with
+	// the same key; a release deletes them, so they are read while their
+	// sessions are open, as the worker reads them, and scanned opened.
+	ckpts := newCheckpointReader(t, stateKeyBytes)
 
 	// The worker serves a live view too: its viewer tokens are credentials.
 	lvBook := book.Book{Dir: t.TempDir()}
@@ -218,6 +223,7 @@ func TestLeakScan(t *testing.T) {
 		"SSL_CERT_FILE=" + siteRoots,
 		// Sessions 1 and 3 keep named states: the cookie, local and
 		// session storage A sets hold the secrets, sealed with this key.
+		// With it every session keeps checkpoints too (docs/restore.md).
 		"DURABLE_BROWSER_STATE_KEY=" + stateKey,
 	}})
 
@@ -264,6 +270,7 @@ func TestLeakScan(t *testing.T) {
 		t.Fatalf("live view book after a handoff: %v, %v", entries, err)
 	}
 	viewToken := entries[0].URL[strings.LastIndex(entries[0].URL, "#t=")+3:]
+	ckpts.await(t, rec.c, "session 1 signed in")
 	rec.must(s1, "browser_release", map[string]any{}, nil)
 
 	// Session 2, through the CLI: a hostile page on A sends whatever is
@@ -278,6 +285,7 @@ func TestLeakScan(t *testing.T) {
 		refFor(t, snap2.Text, `"Password"`), refFor(t, snap2.Text, `button "Continue"`)))
 	rec.cliMust(s2, "browser_read", `{"what":"html"}`)
 	rec.cliMust(s2, "screenshot", `{}`)
+	ckpts.read(t, rec.c)
 	rec.cliMust(s2, "browser_release", `{}`)
 
 	// Session 3, on the rented browser: the same sign-in, read and shot.
@@ -297,6 +305,7 @@ func TestLeakScan(t *testing.T) {
 	), nil)
 	rec.must(s3, "browser_read", map[string]any{"what": "html"}, nil)
 	rec.must(s3, "screenshot", map[string]any{}, nil)
+	ckpts.await(t, rec.c, "session 3 signed in")
 	rec.must(s3, "browser_release", map[string]any{}, nil)
 	if n := len(bb.ConnectURLs()); n != 1 {
 		t.Fatalf("the rented session made %d Browserbase sessions, want 1", n)
@@ -318,6 +327,8 @@ func TestLeakScan(t *testing.T) {
 	c.add("in-process worker log", []byte(env.Log.String()))
 	addHistories(t, c, rec.ids)
 	addBucket(t, c)
+	// A checkpoint left in the bucket is opened too.
+	ckpts.read(t, c)
 	// The names the worker asked its DNS server for: the exfiltrating page
 	// opened a WebSocket to a host spelling the typed secret in hex, and one
 	// to a name without it, which must have been asked (else the recorder
@@ -410,6 +421,32 @@ func TestLeakScan(t *testing.T) {
 					t.Errorf("the opened state of %s holds %s from storage; a typed secret is kept only in a cookie a site set", id, typed)
 				}
 			}
+		}
+	})
+
+	// Checkpoints: sealed in the bucket while their sessions were open,
+	// opened with the worker's key and scanned above as plaintext (less the
+	// value of the cookie A set, checked here), so a typed secret in a tab
+	// URL, title, storage or anywhere else in one is a leak.
+	t.Run("checkpoints", func(t *testing.T) {
+		n := 0
+		for _, name := range c.names {
+			if strings.HasPrefix(name, checkpointSource) {
+				n++
+			}
+		}
+		if n == 0 || ckpts.signedIn == 0 {
+			t.Fatalf("scanned %d checkpoint plaintexts, %d taken after a sign-in: the scan of checkpoints proves nothing", n, ckpts.signedIn)
+		}
+		t.Logf("%d checkpoint versions opened, %d after a sign-in", n, ckpts.signedIn)
+		// Control: the cookie A set holds the token (so the opened
+		// plaintexts had a secret to find), and nothing typed but it.
+		found := map[string]bool{}
+		for _, h := range scan(ckpts.cookies, allNeedles(secrets)) {
+			found[strings.SplitN(h.needle, ":", 2)[0]] = true
+		}
+		if !found["WIRE_API_TOKEN"] {
+			t.Errorf("control: no opened checkpoint holds the cookie A set (WIRE_API_TOKEN); found %v", keys(found))
 		}
 	})
 
@@ -665,4 +702,104 @@ func addBucket(t *testing.T, c *corpus) {
 		t.Fatalf("expected reads, fetches and screenshots in the bucket, found %d objects", n)
 	}
 	t.Logf("bucket: %d objects", n)
+}
+
+// checkpointSource names the corpus sources of opened checkpoints.
+const checkpointSource = "checkpoint opened: "
+
+// siteCookie is the cookie site A sets, holding the token: the one place a
+// checkpoint may carry a typed secret (docs/restore.md).
+const siteCookie = "wire_session"
+
+// checkpointReader opens the sessions' checkpoints with the worker's key,
+// through the same store the worker reads them with.
+type checkpointReader struct {
+	store *states.Store
+	seen  map[string]bool
+	// cookies holds the values of the cookie A set, taken out of the
+	// plaintexts: the control.
+	cookies *corpus
+	// signedIn counts checkpoints that name the secrets typed and hold
+	// the cookie A set: taken after a sign-in, not only at a create.
+	signedIn int
+}
+
+func newCheckpointReader(t *testing.T, key []byte) *checkpointReader {
+	t.Helper()
+	sealer, err := states.NewSealer(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := states.New(states.Options{Client: env.S3.Client(), Bucket: env.S3.Bucket(), Sealer: sealer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &checkpointReader{store: store.Under("checkpoints", 0), seen: map[string]bool{}, cookies: newCorpus()}
+}
+
+// read opens every checkpoint version in the bucket not opened yet and adds
+// its plaintext to c, the value of the cookie A set replaced (it goes to
+// the control); it answers how many versions it opened.
+func (r *checkpointReader) read(t *testing.T, c *corpus) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := s3.NewListObjectsV2Paginator(env.S3.Client(), &s3.ListObjectsV2Input{Bucket: aws.String(env.S3.Bucket()), Prefix: aws.String("checkpoints/")})
+	n := 0
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range page.Contents {
+			key := aws.ToString(o.Key)
+			if r.seen[key] || !strings.Contains(key, "/v/") {
+				continue
+			}
+			pt, err := r.store.Plaintext(ctx, key)
+			if err != nil {
+				// A version pruned or deleted (released) since the listing.
+				var nsk *s3types.NoSuchKey
+				if errors.As(err, &nsk) {
+					continue
+				}
+				t.Fatalf("opening checkpoint %s with the worker's key: %v", key, err)
+			}
+			r.seen[key] = true
+			var st states.State
+			if err := json.Unmarshal(pt, &st); err != nil {
+				t.Fatalf("checkpoint %s: %v", key, err)
+			}
+			cookie := false
+			for _, ck := range st.Cookies {
+				if ck.Name != siteCookie || ck.Value == "" {
+					continue
+				}
+				quoted, _ := json.Marshal(ck.Value)
+				if !bytes.Contains(pt, quoted) {
+					t.Fatalf("checkpoint %s: the cookie's value is not in the plaintext as JSON writes it", key)
+				}
+				pt = bytes.ReplaceAll(pt, quoted, []byte(`"(the value of the cookie A set, checked apart)"`))
+				r.cookies.add("cookie A set, in "+key, []byte(ck.Value+"\n"))
+				cookie = true
+			}
+			if cookie && len(st.Secrets) > 0 {
+				r.signedIn++
+			}
+			c.add(checkpointSource+key, pt)
+			n++
+		}
+	}
+	return n
+}
+
+// await reads checkpoints until one taken after a sign-in is among them
+// (the answer does not wait for a checkpoint's write to end).
+func (r *checkpointReader) await(t *testing.T, c *corpus, what string) {
+	t.Helper()
+	before := r.signedIn
+	harness.Eventually(t, 30*time.Second, func() bool {
+		r.read(t, c)
+		return r.signedIn > before
+	}, "no checkpoint of %s holds the cookie A set and the typed secrets' names", what)
 }
