@@ -102,9 +102,7 @@ func FromEnv(o Options, getenv func(string) string) (Options, error) {
 // Create, Find and Release.
 type Provider struct {
 	*remote.Rental[session]
-	o   Options
-	c   *remote.Client
-	log zerolog.Logger
+	o Options
 }
 
 var _ providers.Provider = (*Provider)(nil)
@@ -132,8 +130,8 @@ func New(o Options) (*Provider, error) {
 	if o.Region != "" && !slices.Contains(Regions, o.Region) {
 		return nil, fmt.Errorf("browserbase: region %q is not one of %s", o.Region, strings.Join(Regions, ", "))
 	}
-	p := &Provider{o: o, c: c, log: o.Logger.With().Str("provider", Name).Logger()}
-	p.Rental = remote.NewRental[session](bbAPI{p}, o.ReleaseTimeout)
+	p := &Provider{o: o}
+	p.Rental = remote.NewRental[session](bbAPI{p}, c, o.Logger, o.ReleaseTimeout)
 	return p, nil
 }
 
@@ -191,7 +189,7 @@ func (p *Provider) find(ctx context.Context, tag string) ([]session, error) {
 	q.Set("status", "RUNNING")
 	q.Set("q", fmt.Sprintf("user_metadata['%s']:'%s'", metaKey, tag))
 	var all []session
-	if _, err := p.c.Do(ctx, "list sessions", http.MethodGet, "/v1/sessions?"+q.Encode(), nil, &all); err != nil {
+	if _, err := p.C.Do(ctx, "list sessions", http.MethodGet, "/v1/sessions?"+q.Encode(), nil, &all); err != nil {
 		return nil, err
 	}
 	var out []session
@@ -204,7 +202,7 @@ func (p *Provider) find(ctx context.Context, tag string) ([]session, error) {
 			// failing that, connect as Browserbase documents for a
 			// kept-alive session (key and session id).
 			var got session
-			if _, err := p.c.Do(ctx, "get session", http.MethodGet, "/v1/sessions/"+url.PathEscape(s.ID), nil, &got); err == nil && got.ConnectURL != "" {
+			if _, err := p.C.Do(ctx, "get session", http.MethodGet, "/v1/sessions/"+url.PathEscape(s.ID), nil, &got); err == nil && got.ConnectURL != "" {
 				s.ConnectURL = got.ConnectURL
 			} else {
 				s.ConnectURL = p.o.ConnectURL + "?" + url.Values{"apiKey": {p.o.APIKey}, "sessionId": {s.ID}}.Encode()
@@ -234,8 +232,8 @@ func (p *Provider) liveView(ctx context.Context, id string) string {
 		FullscreenURL string `json:"debuggerFullscreenUrl"`
 		URL           string `json:"debuggerUrl"`
 	}
-	if _, err := p.c.Do(ctx, "session live view", http.MethodGet, "/v1/sessions/"+url.PathEscape(id)+"/debug", nil, &d); err != nil {
-		p.log.Warn().Err(err).Msg("no live view for the session")
+	if _, err := p.C.Do(ctx, "session live view", http.MethodGet, "/v1/sessions/"+url.PathEscape(id)+"/debug", nil, &d); err != nil {
+		p.Log.Warn().Err(err).Msg("no live view for the session")
 		return ""
 	}
 	if d.FullscreenURL != "" {
@@ -299,13 +297,13 @@ func (a bbAPI) Start(ctx context.Context, o providers.CreateOptions) (*providers
 		body["browserSettings"] = map[string]any{"advancedStealth": true}
 	}
 	var s session
-	if _, err := p.c.Do(ctx, "create session", http.MethodPost, "/v1/sessions", body, &s); err != nil {
+	if _, err := p.C.Do(ctx, "create session", http.MethodPost, "/v1/sessions", body, &s); err != nil {
 		return nil, err
 	}
 	if s.ID == "" || s.ConnectURL == "" {
 		return nil, remote.StatusError(Name, "create session", 0, 0, "the answer had no id or connect URL")
 	}
-	p.log.Info().Str("session", o.Tag).Str("browserbase_session", s.ID).Msg("created a Browserbase session")
+	p.Log.Info().Str("session", o.Tag).Str("browserbase_session", s.ID).Msg("created a Browserbase session")
 	out := p.toSession(s, o.Tag)
 	out.Made = o.Session
 	out.Stealth = o.Stealth
@@ -320,13 +318,13 @@ func (a bbAPI) End(ctx context.Context, s session, tag string) (time.Duration, e
 	p := a.p
 	path := "/v1/sessions/" + url.PathEscape(s.ID)
 	body := map[string]any{"projectId": p.o.ProjectID, "status": "REQUEST_RELEASE"}
-	if _, err := p.c.Do(ctx, "release session", http.MethodPost, path, body, nil); err != nil {
+	if _, err := p.C.Do(ctx, "release session", http.MethodPost, path, body, nil); err != nil {
 		return 0, err
 	}
 	var end time.Time
 	err := remote.Await(ctx, Name, "session still running after release was requested", func() (bool, error) {
 		var got session
-		_, err := p.c.Do(ctx, "session status", http.MethodGet, path, nil, &got)
+		_, err := p.C.Do(ctx, "session status", http.MethodGet, path, nil, &got)
 		switch {
 		case remote.NotFound(err):
 			end = time.Now()
@@ -345,7 +343,7 @@ func (a bbAPI) End(ctx context.Context, s session, tag string) (time.Duration, e
 	if err != nil {
 		return 0, err
 	}
-	p.log.Info().Str("session", tag).Str("browserbase_session", s.ID).Msg("released the Browserbase session")
+	p.Log.Info().Str("session", tag).Str("browserbase_session", s.ID).Msg("released the Browserbase session")
 	start := s.StartedAt
 	if start.IsZero() {
 		start = s.CreatedAt

@@ -69,9 +69,7 @@ func FromEnv(o Options, getenv func(string) string) (Options, error) {
 // The shared rental lifecycle answers Create, Find and Release.
 type Provider struct {
 	*remote.Rental[browser]
-	o   Options
-	c   *remote.Client
-	log zerolog.Logger
+	o Options
 }
 
 var _ providers.Provider = (*Provider)(nil)
@@ -90,8 +88,8 @@ func New(o Options) (*Provider, error) {
 	if o.IdleTimeout < 10*time.Second || o.IdleTimeout > 72*time.Hour {
 		return nil, fmt.Errorf("kernel: idle timeout must be between 10s and 72h, not %s", o.IdleTimeout)
 	}
-	p := &Provider{o: o, c: c, log: o.Logger.With().Str("provider", Name).Logger()}
-	p.Rental = remote.NewRental[browser](kernelAPI{p}, o.ReleaseTimeout)
+	p := &Provider{o: o}
+	p.Rental = remote.NewRental[browser](kernelAPI{p}, c, o.Logger, o.ReleaseTimeout)
 	return p, nil
 }
 
@@ -155,7 +153,7 @@ func (p *Provider) find(ctx context.Context, tag string) ([]browser, error) {
 	for pages := 0; pages < 1000; pages++ {
 		q := url.Values{"status": {"active"}, "limit": {strconv.Itoa(pageSize)}, "offset": {strconv.Itoa(offset)}}
 		var page []browser
-		h, err := p.c.Do(ctx, "list browsers", http.MethodGet, "/browsers?"+q.Encode(), nil, &page)
+		h, err := p.C.Do(ctx, "list browsers", http.MethodGet, "/browsers?"+q.Encode(), nil, &page)
 		if err != nil {
 			return nil, err
 		}
@@ -222,13 +220,13 @@ func (a kernelAPI) Start(ctx context.Context, o providers.CreateOptions) (*provi
 		body["profile"] = map[string]any{"name": o.Profile.Name, "save_changes": o.Profile.Save}
 	}
 	var b browser
-	if _, err := p.c.Do(ctx, "create browser", http.MethodPost, "/browsers", body, &b); err != nil {
+	if _, err := p.C.Do(ctx, "create browser", http.MethodPost, "/browsers", body, &b); err != nil {
 		return nil, err
 	}
 	if b.SessionID == "" || b.CDPWSURL == "" {
 		return nil, remote.StatusError(Name, "create browser", 0, 0, "the answer had no session id or CDP URL")
 	}
-	p.log.Info().Str("session", o.Tag).Str("kernel_session", b.SessionID).Msg("created a Kernel browser")
+	p.Log.Info().Str("session", o.Tag).Str("kernel_session", b.SessionID).Msg("created a Kernel browser")
 	s := b.session(o.Tag)
 	s.Made = o.Session
 	return s, nil
@@ -239,12 +237,12 @@ func (a kernelAPI) Start(ctx context.Context, o providers.CreateOptions) (*provi
 func (a kernelAPI) End(ctx context.Context, b browser, tag string) (time.Duration, error) {
 	p := a.p
 	path := "/browsers/" + url.PathEscape(b.SessionID)
-	if _, err := p.c.Do(ctx, "delete browser", http.MethodDelete, path, nil, nil); err != nil && !remote.NotFound(err) {
+	if _, err := p.C.Do(ctx, "delete browser", http.MethodDelete, path, nil, nil); err != nil && !remote.NotFound(err) {
 		return 0, err
 	}
 	err := remote.Await(ctx, Name, "browser still there after delete", func() (bool, error) {
 		var got browser
-		_, err := p.c.Do(ctx, "browser status", http.MethodGet, path, nil, &got)
+		_, err := p.C.Do(ctx, "browser status", http.MethodGet, path, nil, &got)
 		if remote.NotFound(err) || (err == nil && got.DeletedAt != nil) {
 			return true, nil
 		}
@@ -253,7 +251,7 @@ func (a kernelAPI) End(ctx context.Context, b browser, tag string) (time.Duratio
 	if err != nil {
 		return 0, err
 	}
-	p.log.Info().Str("session", tag).Str("kernel_session", b.SessionID).Msg("deleted the Kernel browser")
+	p.Log.Info().Str("session", tag).Str("kernel_session", b.SessionID).Msg("deleted the Kernel browser")
 	if b.CreatedAt.IsZero() {
 		return 0, nil
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/durable-browser/durable-browser/internal/tags"
 	"github.com/durable-browser/durable-browser/providers"
 )
@@ -38,18 +40,21 @@ type Service[T any] interface {
 // ends every session carrying the tag within ReleaseTimeout. It keeps
 // nothing about sessions: the service is the state.
 type Rental[T any] struct {
+	// C talks to the service; Log is the provider's logger.
+	C              *Client
+	Log            zerolog.Logger
 	svc            Service[T]
 	releaseTimeout time.Duration
 	locks          tags.Locks
 }
 
-// NewRental drives svc; a release waits at most releaseTimeout (default
-// 30s) for the service to end its sessions.
-func NewRental[T any](svc Service[T], releaseTimeout time.Duration) *Rental[T] {
+// NewRental drives svc through c, logging to log; a release waits at most
+// releaseTimeout (default 30s) for the service to end its sessions.
+func NewRental[T any](svc Service[T], c *Client, log zerolog.Logger, releaseTimeout time.Duration) *Rental[T] {
 	if releaseTimeout <= 0 {
 		releaseTimeout = 30 * time.Second
 	}
-	return &Rental[T]{svc: svc, releaseTimeout: releaseTimeout}
+	return &Rental[T]{C: c, Log: log.With().Str("provider", c.Provider).Logger(), svc: svc, releaseTimeout: releaseTimeout}
 }
 
 // Create finds the tag's session or starts one.
