@@ -62,12 +62,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseNoArgs(fs, args, "mcp"); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return fmt.Errorf("mcp takes no arguments, got %q", fs.Args())
 	}
 	log, err := tf.Check(env.Stderr, "e.g. 10m")
 	if err != nil {

@@ -57,7 +57,7 @@ Flags:
 
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if len(args) == 0 || args[0] != "agent" && args[0] != "handoff" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		if cli.AsksHelp(args) {
 			fmt.Fprint(env.Stderr, demoUsage)
 			return flag.ErrHelp
 		}
@@ -83,12 +83,8 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprint(env.Stderr, demoUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := cli.ParseNoArgs(fs, args[1:], "demo "+args[0]); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return fmt.Errorf("demo %s takes no arguments, got %q", args[0], fs.Args())
 	}
 	log, err := tf.Check(env.Stderr, "e.g. 10m")
 	if err != nil {

@@ -203,11 +203,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.ParseFlagsFirst(args, "durable-browser sessions [flags]"); err != nil {
+	if err := cli.ParseFlagsOnly(fs, args, "sessions"); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("sessions takes flags only, not %q; see `durable-browser sessions --help`", fs.Args())
 	}
 	if limit <= 0 {
 		return &config.Error{Flag: "limit", Problem: "must be positive"}
