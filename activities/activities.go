@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/x509"
-	"sort"
+	"iter"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -247,14 +249,7 @@ func (s *liveSession) unlock() {
 // its reaper.
 func (a *Activities) ReleaseOrphans(ctx context.Context, idle time.Duration) []string {
 	var released []string
-	cutoff := time.Now().Add(-idle).UnixNano()
-	for _, tag := range a.Sessions() {
-		a.mu.Lock()
-		s := a.sessions[tag]
-		a.mu.Unlock()
-		if s == nil || s.idleSince() > cutoff {
-			continue
-		}
+	for tag, s := range a.idleFor(idle) {
 		if s.owner.HostQueue != "" && s.provider != nil && s.ref.Provider != "local" {
 			// A browser that outlives this worker may have been taken over
 			// by another: then this worker only lets go of it.
@@ -382,12 +377,26 @@ func (a *Activities) RegisterHost(r Registry) {
 func (a *Activities) Sessions() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make([]string, 0, len(a.sessions))
-	for t := range a.sessions {
-		out = append(out, t)
+	return slices.Sorted(maps.Keys(a.sessions))
+}
+
+// idleFor yields, in tag order, the sessions no call has touched for
+// longer than d.
+func (a *Activities) idleFor(d time.Duration) iter.Seq2[string, *liveSession] {
+	cutoff := time.Now().Add(-d).UnixNano()
+	return func(yield func(string, *liveSession) bool) {
+		for _, tag := range a.Sessions() {
+			a.mu.Lock()
+			s := a.sessions[tag]
+			a.mu.Unlock()
+			if s == nil || s.idleSince() > cutoff {
+				continue
+			}
+			if !yield(tag, s) {
+				return
+			}
+		}
 	}
-	sort.Strings(out)
-	return out
 }
 
 // Stats is what this process holds now, for its metrics.

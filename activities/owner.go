@@ -110,12 +110,8 @@ func (a *Activities) ReleaseDisowned(ctx context.Context, idle time.Duration) []
 		return nil
 	}
 	var released []string
-	cutoff := time.Now().Add(-idle).UnixNano()
-	for _, tag := range a.Sessions() {
-		a.mu.Lock()
-		s := a.sessions[tag]
-		a.mu.Unlock()
-		if s == nil || s.owner.WorkflowID == "" || s.idleSince() > cutoff {
+	for tag, s := range a.idleFor(idle) {
+		if s.owner.WorkflowID == "" {
 			continue
 		}
 		verdict, err := a.ownership(ctx, s)

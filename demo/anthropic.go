@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net/http"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -71,9 +69,8 @@ func askAnthropic(ctx context.Context, c anthropic.Client, model string, in Mode
 	})
 	if err != nil {
 		var apiErr *anthropic.Error
-		if errors.As(err, &apiErr) && (apiErr.StatusCode == http.StatusUnauthorized || apiErr.StatusCode == http.StatusForbidden ||
-			apiErr.StatusCode == http.StatusNotFound || apiErr.StatusCode == http.StatusBadRequest) {
-			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("the model API refused the request (HTTP %d): check ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL and the model name", apiErr.StatusCode), "model_refused", nil)
+		if errors.As(err, &apiErr) {
+			err = refused(err, apiErr.StatusCode, "ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL")
 		}
 		return nil, err
 	}

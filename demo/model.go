@@ -130,30 +130,17 @@ func effectUnknown(steps []Step) bool {
 // lastOrderLink finds the id of the last `[id] link "Order #N"` line: the
 // newest order the shop lists for the account.
 func lastOrderLink(text string) string {
-	id := ""
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.Contains(line, `link "Order #`) {
-			continue
-		}
-		i, j := strings.Index(line, "["), strings.Index(line, "]")
-		if i >= 0 && j > i {
-			id = line[i+1 : j]
-		}
+	ids := contract.LineIDs(text, `link "Order #`)
+	if len(ids) == 0 {
+		return ""
 	}
-	return id
+	return ids[len(ids)-1]
 }
 
 // refOf finds the id of the snapshot line `[id] role "name"`.
 func refOf(text, role, name string) string {
-	needle := role + ` "` + name + `"`
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.Contains(line, needle) {
-			continue
-		}
-		i, j := strings.Index(line, "["), strings.Index(line, "]")
-		if i >= 0 && j > i {
-			return line[i+1 : j]
-		}
+	if ids := contract.LineIDs(text, role+` "`+name+`"`); len(ids) > 0 {
+		return ids[0]
 	}
 	return ""
 }

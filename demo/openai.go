@@ -83,10 +83,8 @@ func askOpenAI(ctx context.Context, c openai.Client, model string, in ModelInput
 	resp, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: shared.ChatModel(model), Messages: msgs, Tools: tools})
 	if err != nil {
 		var apiErr *openai.Error
-		if errors.As(err, &apiErr) && (apiErr.StatusCode == http.StatusUnauthorized || apiErr.StatusCode == http.StatusForbidden ||
-			apiErr.StatusCode == http.StatusNotFound || apiErr.StatusCode == http.StatusBadRequest) {
-			// A wrong key, model or request does not get better by retrying.
-			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("the model API refused the request (HTTP %d): check OPENAI_API_KEY, OPENAI_BASE_URL and the model name", apiErr.StatusCode), "model_refused", nil)
+		if errors.As(err, &apiErr) {
+			err = refused(err, apiErr.StatusCode, "OPENAI_API_KEY, OPENAI_BASE_URL")
 		}
 		return nil, err
 	}
@@ -111,4 +109,16 @@ func askOpenAI(ctx context.Context, c openai.Client, model string, in ModelInput
 		turn.Text = "(the model answered nothing)"
 	}
 	return turn, nil
+}
+
+// refused is err, a model API's answer with status, as the model activity
+// returns it: a wrong key, model or request does not get better by
+// retrying, so those statuses are a non-retryable error that names the
+// variables (vars) to check.
+func refused(err error, status int, vars string) error {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusBadRequest:
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("the model API refused the request (HTTP %d): check %s and the model name", status, vars), "model_refused", nil)
+	}
+	return err
 }

@@ -58,7 +58,7 @@ Flags:
 // worker binary, against a running stack.
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if len(args) == 0 || args[0] != "crash" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		if cli.AsksHelp(args) {
 			fmt.Fprint(env.Stderr, crashUsage)
 			return flag.ErrHelp
 		}
@@ -79,12 +79,8 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprint(env.Stderr, crashUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := cli.ParseNoArgs(fs, args[1:], "demo crash"); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return fmt.Errorf("demo crash takes no arguments, got %q", fs.Args())
 	}
 	if timeout <= 0 {
 		return &config.Error{Flag: "timeout", Problem: "must be positive", Fix: "e.g. 10m"}

@@ -11,36 +11,31 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/cmd/internal/sessionflags"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/dial"
-	"github.com/durable-browser/durable-browser/internal/logging"
 	"github.com/durable-browser/durable-browser/mcpserver"
 )
 
 func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 	fs := cli.Flags("mcp", env)
-	var t config.Temporal
-	config.BindTemporal(fs, &t)
+	var tf cli.Client
+	cli.BindClient(fs, &tf, 10*time.Minute, "bound on each tool call, waiting for approvals and handoffs included", "trace, debug, info, warn or error (logs go to stderr)")
 	var sf sessionflags.Flags
 	sessionflags.Bind(fs, &sf)
 	var (
-		session, httpAddr, logLevel string
-		token                       string
-		timeout, connect            time.Duration
-		maxImage                    int
+		session, httpAddr, token string
+		connect                  time.Duration
+		maxImage                 int
 	)
 	fs.String(&session, "session", "", "stdio: the session (BrowserSession workflow id) every call goes to; default a new one, printed on stderr. Give the same id after a restart to return to the same browser and page")
 	fs.String(&httpAddr, "http", "", "serve streamable HTTP on this host:port (at /mcp) instead of stdio")
 	fs.String(&token, "http-token", "", "HTTP: the bearer token every request must carry (Authorization: Bearer ...), at least 16 characters; default a new one, printed on stderr. Prefer the environment variable: a flag shows in the process list")
-	fs.Duration(&timeout, "timeout", 10*time.Minute, "bound on each tool call, waiting for approvals and handoffs included")
 	fs.Duration(&connect, "connect-timeout", 10*time.Second, "bound on connecting to Temporal (within --timeout)")
 	fs.Int(&maxImage, "max-image-bytes", 384<<10, "largest screenshot attached as image content (at most 384 KiB)")
-	fs.String(&logLevel, "log-level", "warn", "trace, debug, info, warn or error (logs go to stderr)")
 	fs.Usage = func() {
 		fmt.Fprint(env.Stderr, `Usage: durable-browser mcp [flags]
 
@@ -67,22 +62,17 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseNoArgs(fs, args, "mcp"); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return fmt.Errorf("mcp takes no arguments, got %q", fs.Args())
-	}
-	if err := config.ValidateTemporal(t); err != nil {
-		return err
-	}
-	cfg, err := sf.Config()
+	log, err := tf.Check(env.Stderr, "e.g. 10m")
 	if err != nil {
 		return err
 	}
-	if timeout <= 0 {
-		return &config.Error{Flag: "timeout", Problem: "must be positive", Fix: "e.g. 10m"}
+	log = log.With().Timestamp().Str("component", "mcp").Logger()
+	cfg, err := sf.Config()
+	if err != nil {
+		return err
 	}
 	if connect <= 0 {
 		return &config.Error{Flag: "connect-timeout", Problem: "must be positive", Fix: "e.g. 10s"}
@@ -90,11 +80,6 @@ Flags:
 	if maxImage <= 0 {
 		return &config.Error{Flag: "max-image-bytes", Problem: "must be positive", Fix: "e.g. 393216"}
 	}
-	lvl, err := logging.ParseLevel(logLevel)
-	if err != nil {
-		return &config.Error{Flag: "log-level", Problem: err.Error()}
-	}
-	log := zerolog.New(env.Stderr).Level(lvl).With().Timestamp().Str("component", "mcp").Logger()
 	if httpAddr != "" && session != "" {
 		return &config.Error{Flag: "session", Problem: "is for stdio", Fix: "over HTTP a client names its session with the " + mcpserver.HeaderSession + " header"}
 	}
@@ -111,12 +96,12 @@ Flags:
 		Dial: func(ctx context.Context) (client.Client, error) {
 			ctx, cancel := context.WithTimeout(ctx, connect)
 			defer cancel()
-			return dial.Temporal(ctx, t, log, nil)
+			return dial.Temporal(ctx, tf.Temporal, log, nil)
 		},
-		Address:       t.Address,
+		Address:       tf.Temporal.Address,
 		WorkflowID:    session,
 		Session:       cfg,
-		Timeout:       timeout,
+		Timeout:       tf.Timeout,
 		MaxImageBytes: int64(maxImage),
 		Version:       version,
 		Log:           log,
@@ -137,7 +122,7 @@ Flags:
 	}
 	mux.Handle("/mcp", srv.HTTPHandler(token))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(env.Stderr, "durable-browser mcp: serving MCP at http://%s/mcp (Temporal %s; requests need the bearer token)\n", ln.Addr(), t.Address)
+	fmt.Fprintf(env.Stderr, "durable-browser mcp: serving MCP at http://%s/mcp (Temporal %s; requests need the bearer token)\n", ln.Addr(), tf.Temporal.Address)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

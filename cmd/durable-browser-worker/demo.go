@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -20,9 +19,6 @@ import (
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/demo"
-	"github.com/durable-browser/durable-browser/internal/config"
-	"github.com/durable-browser/durable-browser/internal/dial"
-	"github.com/durable-browser/durable-browser/internal/logging"
 )
 
 const demoUsage = `Usage: durable-browser demo agent|handoff [flags]
@@ -61,7 +57,7 @@ Flags:
 
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if len(args) == 0 || args[0] != "agent" && args[0] != "handoff" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		if cli.AsksHelp(args) {
 			fmt.Fprint(env.Stderr, demoUsage)
 			return flag.ErrHelp
 		}
@@ -74,47 +70,33 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	fs := cli.Flags("demo "+args[0], env)
 	var (
-		t                           config.Temporal
-		site, logLevel, openaiModel string
-		approve, scriptedOnly       bool
-		timeout                     time.Duration
+		tf                    cli.Client
+		site, openaiModel     string
+		approve, scriptedOnly bool
 	)
-	config.BindTemporal(fs, &t)
+	cli.BindClient(fs, &tf, 10*time.Minute, "give up after this long", "trace, debug, info, warn or error")
 	fs.String(&site, "site", "http://127.0.0.1:8380", "the demo site's address (durable-browser dev serves it there)")
 	fs.Bool(&approve, "approve", false, "approve the order too, without waiting for you")
 	fs.Bool(&scriptedOnly, "scripted", false, "use the scripted stand-in even when OPENAI_API_KEY or ANTHROPIC_API_KEY is set")
 	fs.String(&openaiModel, "openai-model", env.Getenv("OPENAI_MODEL"), "the OpenAI-compatible model to ask (default "+demo.DefaultOpenAIModel+"; also $OPENAI_MODEL)")
-	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up after this long")
-	fs.String(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
 	fs.Usage = func() {
 		fmt.Fprint(env.Stderr, demoUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := cli.ParseNoArgs(fs, args[1:], "demo "+args[0]); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return fmt.Errorf("demo %s takes no arguments, got %q", args[0], fs.Args())
-	}
-	if err := config.ValidateTemporal(t); err != nil {
+	log, err := tf.Check(env.Stderr, "e.g. 10m")
+	if err != nil {
 		return err
 	}
-	if timeout <= 0 {
-		return &config.Error{Flag: "timeout", Problem: "must be positive", Fix: "e.g. 10m"}
-	}
+	log = log.With().Timestamp().Logger()
 	site = strings.TrimRight(site, "/")
-	lvl, err := logging.ParseLevel(logLevel)
-	if err != nil {
-		return &config.Error{Flag: "log-level", Problem: err.Error()}
-	}
-	log := zerolog.New(env.Stderr).Level(lvl).With().Timestamp().Logger()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	c, err := dial.Temporal(ctx, t, log, nil)
+	ctx, cancel, c, err := tf.Dial(ctx, log)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	defer c.Close()
 
 	w := sdkworker.New(c, demo.TaskQueue, sdkworker.Options{})
@@ -145,7 +127,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 		in.Task = "Pass the check on the demo site's person-only page."
 		where = site + "/human.html"
 	}
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: demo.TaskQueue, WorkflowExecutionTimeout: timeout},
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: demo.TaskQueue, WorkflowExecutionTimeout: tf.Timeout},
 		demo.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("starting the agent: %w", err)

@@ -20,12 +20,9 @@ import (
 )
 
 func runEvidence(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || cli.AsksHelp(args) {
 		evidenceUsage(env)
-		if len(args) == 0 {
-			return cli.ExitError{Code: 2}
-		}
-		return flag.ErrHelp
+		return cli.HelpStatus(args)
 	}
 	switch args[0] {
 	case "get":
@@ -164,16 +161,9 @@ func getEvidence(ctx context.Context, env *cliEnv, g evidenceGet, key string, ob
 	} else if objectKey {
 		prefix = ""
 	}
-	o := evidence.S3Options{Bucket: g.s3.Bucket, Prefix: prefix, Endpoint: g.s3.Endpoint, PathStyle: g.s3.PathStyle, Region: g.s3.Region}
-	if g.dev && env.Getenv("AWS_ACCESS_KEY_ID") == "" {
-		o.AccessKey, o.SecretKey = config.DevS3AccessKey, config.DevS3SecretKey
-	}
-	store, err := evidence.NewS3(ctx, o)
+	store, err := openS3(ctx, env, g.s3, prefix, g.dev, "read")
 	if err != nil {
 		return nil, nil, err
-	}
-	if err := store.CheckCredentials(ctx); err != nil {
-		return nil, nil, fmt.Errorf("%w: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) to credentials that can read s3://%s, or name no bucket to read from `durable-browser dev` on this machine", evidence.ErrNoCredentials, g.s3.Bucket)
 	}
 	body, rec, err := evidence.GetVerified(ctx, store, key)
 	switch {
@@ -222,6 +212,24 @@ func parseInterspersed(fs *config.Set, args []string) (string, error) {
 		return "", fmt.Errorf("want exactly one KEY, got %d arguments", len(pos))
 	}
 	return pos[0], nil
+}
+
+// openS3 opens the bucket c names, under prefix, with the dev stack's keys
+// when dev and no AWS key is set, and checks that there are credentials:
+// without them the verb says what to set (can: what they must allow).
+func openS3(ctx context.Context, env *cliEnv, c config.S3, prefix string, dev bool, can string) (*evidence.S3Store, error) {
+	o := evidence.S3Options{Bucket: c.Bucket, Prefix: prefix, Endpoint: c.Endpoint, PathStyle: c.PathStyle, Region: c.Region}
+	if dev && env.Getenv("AWS_ACCESS_KEY_ID") == "" {
+		o.AccessKey, o.SecretKey = config.DevS3AccessKey, config.DevS3SecretKey
+	}
+	store, err := evidence.NewS3(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.CheckCredentials(ctx); err != nil {
+		return nil, fmt.Errorf("%w: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) to credentials that can %s s3://%s, or name no bucket to use `durable-browser dev` on this machine", evidence.ErrNoCredentials, can, c.Bucket)
+	}
+	return store, nil
 }
 
 // devDefaults points an unset S3 configuration at `durable-browser dev`'s

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,17 +12,13 @@ import (
 
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/internal/config"
-	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/recorder"
 )
 
 func runRecording(ctx context.Context, env *cliEnv, args []string) error {
 	if len(args) == 0 || args[0] != "get" {
 		fmt.Fprint(env.Stderr, "Usage: durable-browser recording get [flags] WORKFLOW_ID -o run.webm\n\nSee docs/recording.md.\n")
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			return flag.ErrHelp
-		}
-		return cli.ExitError{Code: 2}
+		return cli.HelpStatus(args)
 	}
 	fs := cli.Flags("recording get", env)
 	var s3 config.S3
@@ -70,16 +65,9 @@ Flags:
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	o := evidence.S3Options{Bucket: s3.Bucket, Prefix: strings.Trim(s3.Prefix, "/"), Endpoint: s3.Endpoint, PathStyle: s3.PathStyle, Region: s3.Region}
-	if dev && env.Getenv("AWS_ACCESS_KEY_ID") == "" {
-		o.AccessKey, o.SecretKey = config.DevS3AccessKey, config.DevS3SecretKey
-	}
-	store, err := evidence.NewS3(ctx, o)
+	store, err := openS3(ctx, env, s3, strings.Trim(s3.Prefix, "/"), dev, "read")
 	if err != nil {
 		return err
-	}
-	if err := store.CheckCredentials(ctx); err != nil {
-		return fmt.Errorf("%w: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), or name no bucket to read from `durable-browser dev`", evidence.ErrNoCredentials)
 	}
 	chunks, err := recorder.Load(ctx, store, wf)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,17 +12,13 @@ import (
 
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/internal/config"
-	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/states"
 )
 
 func runStates(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || cli.AsksHelp(args) {
 		statesUsage(env)
-		if len(args) == 0 {
-			return cli.ExitError{Code: 2}
-		}
-		return flag.ErrHelp
+		return cli.HelpStatus(args)
 	}
 	switch args[0] {
 	case "list", "delete":
@@ -87,16 +82,9 @@ Flags:
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	o := evidence.S3Options{Bucket: c.Bucket, Endpoint: c.Endpoint, PathStyle: c.PathStyle, Region: c.Region}
-	if dev && env.Getenv("AWS_ACCESS_KEY_ID") == "" {
-		o.AccessKey, o.SecretKey = config.DevS3AccessKey, config.DevS3SecretKey
-	}
-	ev, err := evidence.NewS3(ctx, o)
+	ev, err := openS3(ctx, env, c, "", dev, "manage states in")
 	if err != nil {
 		return err
-	}
-	if err := ev.CheckCredentials(ctx); err != nil {
-		return fmt.Errorf("%w: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) to credentials for s3://%s, or name no bucket to use `durable-browser dev` on this machine", evidence.ErrNoCredentials, c.Bucket)
 	}
 	so := states.Options{Client: ev.Client(), Bucket: c.Bucket, Prefix: prefix}
 	k := env.Getenv(states.EnvKey)

@@ -31,11 +31,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.ParseFlagsFirst(args, "durable-browser worker [flags]"); err != nil {
+	if err := cli.ParseFlagsOnly(fs, args, "worker"); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("the worker takes flags only, not %q; see `durable-browser worker --help`", fs.Arg(0))
 	}
 	if err := cfg.Validate(); err != nil {
 		return err

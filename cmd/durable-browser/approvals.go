@@ -53,7 +53,7 @@ Flags:
 
 func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 	fs, f, pos, err := parsePerson(env, args, personVerb{
-		name: "approvals", usage: approvalsUsage, answers: "approve/deny", state: "held", subcommands: "list, approve, deny or keygen",
+		name: "approvals", usage: approvalsUsage, answers: "approve/deny", state: contract.StateHeld, subcommands: "list, approve, deny or keygen",
 		noteHelp: "a note kept with the decision", byHelp: "who decides", keygen: true,
 	})
 	if err != nil {
@@ -62,10 +62,7 @@ func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
 	o, note, asJSON := f.opsFlags, f.note, f.asJSON
 	switch pos[0] {
 	case "list":
-		if len(pos) != 1 {
-			return fmt.Errorf("approvals list takes no arguments, got %q", pos[1:])
-		}
-		states, err := f.listStates(ctx, env, contract.StateHeld)
+		states, err := f.listStates(ctx, env, pos)
 		if err != nil {
 			return err
 		}

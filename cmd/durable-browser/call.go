@@ -11,32 +11,25 @@ import (
 
 	dbclient "github.com/durable-browser/durable-browser/client"
 
-	"github.com/rs/zerolog"
-
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/cmd/internal/sessionflags"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
-	"github.com/durable-browser/durable-browser/internal/dial"
-	"github.com/durable-browser/durable-browser/internal/logging"
 )
 
 func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	fs := cli.Flags("call", env)
-	var t config.Temporal
-	config.BindTemporal(fs, &t)
+	var tf cli.Client
+	cli.BindClient(fs, &tf, 10*time.Minute, "give up waiting after this long", "trace, debug, info, warn or error")
 	var sf sessionflags.Flags
 	sessionflags.Bind(fs, &sf)
 	var (
-		updateID, logLevel string
-		newSession, model  bool
-		timeout            time.Duration
+		updateID          string
+		newSession, model bool
 	)
 	fs.String(&updateID, "update-id", "", "deduplicate: the same call repeated with the same id returns the first result; another call under a used id is refused")
 	fs.Bool(&newSession, "new", false, "start a new session (the next tag, at about:blank) when the last one under this id has ended; without it such a call answers session_ended")
 	fs.Bool(&model, "for-model", false, "print the answer as a model reads it (contract.ForModel, what the MCP server sends): less the fields that tell it nothing new")
-	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up waiting after this long")
-	fs.String(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
 	fs.Usage = func() {
 		fmt.Fprint(env.Stderr, `Usage: durable-browser call [flags] <session-workflow-id> <tool> [json-args]
 
@@ -74,7 +67,8 @@ Flags:
 		fs.Usage()
 		return fmt.Errorf("want <session-workflow-id> <tool> [json-args], got %d arguments", fs.NArg())
 	}
-	if err := config.ValidateTemporal(t); err != nil {
+	log, err := tf.Check(env.Stderr, "e.g. 10m")
+	if err != nil {
 		return err
 	}
 	cfg, err := sf.Config()
@@ -85,17 +79,11 @@ Flags:
 	if fs.NArg() == 3 {
 		raw = json.RawMessage(fs.Arg(2))
 	}
-	lvl, err := logging.ParseLevel(logLevel)
-	if err != nil {
-		return &config.Error{Flag: "log-level", Problem: err.Error()}
-	}
-	log := zerolog.New(env.Stderr).Level(lvl)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	c, err := dial.Temporal(ctx, t, log, nil)
+	ctx, cancel, c, err := tf.Dial(ctx, log)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	defer c.Close()
 	call := contract.ToolCall{Name: fs.Arg(1), Args: raw}
 	out, err := dbclient.Call(ctx, c, fs.Arg(0), call, dbclient.CallOptions{

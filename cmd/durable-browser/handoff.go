@@ -50,7 +50,7 @@ Flags:
 
 func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 	fs, f, pos, err := parsePerson(env, args, personVerb{
-		name: "handoff", usage: handoffUsage, answers: "done/cancel", state: "waiting_for_human", subcommands: "list, done or cancel",
+		name: "handoff", usage: handoffUsage, answers: "done/cancel", state: contract.StateWaitingForHuman, subcommands: "list, done or cancel",
 		noteHelp: "a note for the agent (it sees it in the handoff result)", byHelp: "who answers", showURL: true,
 	})
 	if err != nil {
@@ -59,10 +59,7 @@ func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
 	o, note, asJSON := f.opsFlags, f.note, f.asJSON
 	switch pos[0] {
 	case "list":
-		if len(pos) != 1 {
-			return fmt.Errorf("handoff list takes no arguments, got %q", pos[1:])
-		}
-		states, err := f.listStates(ctx, env, contract.StateWaitingForHuman)
+		states, err := f.listStates(ctx, env, pos)
 		if err != nil {
 			return err
 		}

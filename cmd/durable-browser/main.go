@@ -64,7 +64,7 @@ func main() {
 }
 
 func run(ctx context.Context, env *cliEnv, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || cli.AsksHelp(args) {
 		usage(env.Stdout)
 		if len(args) == 0 {
 			return 2

@@ -12,17 +12,14 @@ import (
 	dbclient "github.com/durable-browser/durable-browser/client"
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/internal/config"
-	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/workflows"
 )
 
 // runScript prints a finished session's calls as a script to run again.
 func runScript(ctx context.Context, env *cliEnv, args []string) error {
 	fs := cli.Flags("script", env)
-	var t config.Temporal
-	config.BindTemporal(fs, &t)
-	var timeout time.Duration
-	fs.Duration(&timeout, "timeout", time.Minute, "give up reading the history after this long")
+	var tf cli.Client
+	cli.BindClient(fs, &tf, time.Minute, "give up reading the history after this long", "")
 	fs.Usage = func() {
 		fmt.Fprint(env.Stderr, `Usage: durable-browser script [flags] <session-workflow-id> > script.json
 
@@ -35,15 +32,15 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := parseOneArg(fs, args, "<session-workflow-id>", t); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	c, err := dial.Temporal(ctx, t, zerolog.New(env.Stderr).Level(zerolog.WarnLevel), nil)
+	log, err := checkOneArg(env, fs, args, "<session-workflow-id>", &tf)
 	if err != nil {
 		return err
 	}
+	ctx, cancel, c, err := tf.Dial(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	defer c.Close()
 	s, err := dbclient.ScriptFromHistory(ctx, c, fs.Arg(0))
 	if err != nil {
@@ -58,14 +55,10 @@ Flags:
 // runReplayScript runs a script on a session with no model.
 func runReplayScript(ctx context.Context, env *cliEnv, args []string) error {
 	fs := cli.Flags("replay-script", env)
-	var t config.Temporal
-	config.BindTemporal(fs, &t)
-	var (
-		session string
-		timeout time.Duration
-	)
+	var tf cli.Client
+	cli.BindClient(fs, &tf, 30*time.Minute, "give up after this long", "")
+	var session string
 	fs.String(&session, "session", "", "the session workflow id to run in (default: script-<time>)")
-	fs.Duration(&timeout, "timeout", 30*time.Minute, "give up after this long")
 	fs.Usage = func() {
 		fmt.Fprint(env.Stderr, `Usage: durable-browser replay-script [flags] FILE
 
@@ -79,7 +72,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := parseOneArg(fs, args, "FILE", t); err != nil {
+	log, err := checkOneArg(env, fs, args, "FILE", &tf)
+	if err != nil {
 		return err
 	}
 	b, err := os.ReadFile(fs.Arg(0))
@@ -93,12 +87,11 @@ Flags:
 	if session == "" {
 		session = "script-" + time.Now().UTC().Format("20060102-150405")
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	c, err := dial.Temporal(ctx, t, zerolog.New(env.Stderr).Level(zerolog.WarnLevel), nil)
+	ctx, cancel, c, err := tf.Dial(ctx, log)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	defer c.Close()
 	run, err := dbclient.RunScript(ctx, c, session, &s, dbclient.CallOptions{Config: workflows.SessionConfig{SearchAttributes: true}})
 	if err != nil {
@@ -116,15 +109,15 @@ Flags:
 	return nil
 }
 
-// parseOneArg parses the flags of a verb that takes one argument (want
-// names it in the error) and checks the Temporal flags.
-func parseOneArg(fs *config.Set, args []string, want string, t config.Temporal) error {
+// checkOneArg parses the flags of a verb that takes one argument (want
+// names it in the error) and checks them, answering the verb's logger.
+func checkOneArg(env *cliEnv, fs *config.Set, args []string, want string, tf *cli.Client) (zerolog.Logger, error) {
 	if err := fs.Parse(args); err != nil {
-		return err
+		return zerolog.Nop(), err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return fmt.Errorf("want %s, got %d arguments", want, fs.NArg())
+		return zerolog.Nop(), fmt.Errorf("want %s, got %d arguments", want, fs.NArg())
 	}
-	return config.ValidateTemporal(t)
+	return tf.Check(env.Stderr, "e.g. 1m")
 }

@@ -13,7 +13,6 @@ import (
 
 	dbclient "github.com/durable-browser/durable-browser/client"
 
-	"github.com/rs/zerolog"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -24,47 +23,29 @@ import (
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
-	"github.com/durable-browser/durable-browser/internal/dial"
-	"github.com/durable-browser/durable-browser/internal/logging"
 )
 
 // opsFlags are the flags every operator verb that talks to Temporal shares.
 type opsFlags struct {
-	t            config.Temporal
-	logLevel     string
-	timeout      time.Duration
+	cli.Client
 	queryTimeout time.Duration
 }
 
 func bindOps(fs *config.Set, o *opsFlags) {
-	config.BindTemporal(fs, &o.t)
-	fs.String(&o.logLevel, "log-level", "warn", "trace, debug, info, warn or error")
-	fs.Duration(&o.timeout, "timeout", 30*time.Second, "give up after this long")
+	cli.BindClient(fs, &o.Client, 30*time.Second, "give up after this long", "trace, debug, info, warn or error")
 	fs.Duration(&o.queryTimeout, "query-timeout", 5*time.Second, "how long one session's state query may take (a session answers only while a worker polls its queue)")
 }
 
 // dial validates the flags and connects; the returned context carries --timeout.
 func (o *opsFlags) dial(ctx context.Context, env *cliEnv) (context.Context, context.CancelFunc, client.Client, error) {
-	if err := config.ValidateTemporal(o.t); err != nil {
-		return nil, nil, nil, err
-	}
-	lvl, err := logging.ParseLevel(o.logLevel)
+	log, err := o.Check(env.Stderr, "e.g. 30s")
 	if err != nil {
-		return nil, nil, nil, &config.Error{Flag: "log-level", Problem: err.Error()}
-	}
-	if o.timeout <= 0 {
-		return nil, nil, nil, &config.Error{Flag: "timeout", Problem: "must be positive", Fix: "e.g. 30s"}
+		return nil, nil, nil, err
 	}
 	if o.queryTimeout <= 0 {
 		return nil, nil, nil, &config.Error{Flag: "query-timeout", Problem: "must be positive", Fix: "e.g. 5s"}
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	c, err := dial.Temporal(ctx, o.t, zerolog.New(env.Stderr).Level(lvl), nil)
-	if err != nil {
-		cancel()
-		return nil, nil, nil, err
-	}
-	return ctx, cancel, c, nil
+	return o.Dial(ctx, log)
 }
 
 // queryState asks one session for its state, bounded by --query-timeout.
@@ -222,11 +203,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.ParseFlagsFirst(args, "durable-browser sessions [flags]"); err != nil {
+	if err := cli.ParseFlagsOnly(fs, args, "sessions"); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("sessions takes flags only, not %q; see `durable-browser sessions --help`", fs.Args())
 	}
 	if limit <= 0 {
 		return &config.Error{Flag: "limit", Problem: "must be positive"}
@@ -287,7 +265,7 @@ func (o *opsFlags) watchSessions(ctx context.Context, env *cliEnv, c client.Clie
 
 // sessionRows lists sessions and asks each running one for its state.
 func (o *opsFlags) sessionRows(ctx context.Context, c client.Client, all bool, limit int) ([]sessionRow, error) {
-	execs, err := listSessions(ctx, c, o.t.Namespace, sessionQuery(all, ""), limit)
+	execs, err := listSessions(ctx, c, o.Temporal.Namespace, sessionQuery(all, ""), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -415,14 +393,14 @@ func age(now, t time.Time) string {
 func (o *opsFlags) runningStates(ctx context.Context, env *cliEnv, c client.Client, state string, scan bool, limit int) ([]*contract.SessionState, error) {
 	var execs []*execution
 	if !scan {
-		matching, err := listSessions(ctx, c, o.t.Namespace, sessionQuery(false, fmt.Sprintf("%s = '%s'", contract.SearchAttrState, state)), limit)
+		matching, err := listSessions(ctx, c, o.Temporal.Namespace, sessionQuery(false, fmt.Sprintf("%s = '%s'", contract.SearchAttrState, state)), limit)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "warning: %v; querying every running session instead (register the search attributes: docs/operations.md)\n", err)
 			scan = true
 		}
 		execs = matching
 	}
-	all, err := listSessions(ctx, c, o.t.Namespace, sessionQuery(false, ""), limit)
+	all, err := listSessions(ctx, c, o.Temporal.Namespace, sessionQuery(false, ""), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -481,6 +459,7 @@ type personVerb struct {
 // personFlags are the flags every person verb takes.
 type personFlags struct {
 	opsFlags
+	verb         personVerb
 	note, by     string
 	asJSON, scan bool
 	limit        int
@@ -498,7 +477,7 @@ type personFlags struct {
 // or after the positional arguments, and returns those arguments.
 func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *personFlags, []string, error) {
 	fs := cli.Flags(v.name, env)
-	f := &personFlags{}
+	f := &personFlags{verb: v}
 	bindOps(fs, &f.opsFlags)
 	fs.String(&f.note, "note", "", v.answers+": "+v.noteHelp)
 	fs.String(&f.by, "by", "", v.answers+": "+v.byHelp+" (default $USER; when signing, the key's approver)")
@@ -550,13 +529,18 @@ func (f *personFlags) startAnswer(ctx context.Context, env *cliEnv, fs *config.S
 	return ctx, c, d, func() { c.Close(); cancel() }, nil
 }
 
-// listStates is the state of every running session a person verb lists.
-func (f *personFlags) listStates(ctx context.Context, env *cliEnv, state string) ([]*contract.SessionState, error) {
+// listStates is the state of every running session a person verb's list
+// subcommand (pos, which takes no arguments) shows: those in the verb's
+// BrowserState.
+func (f *personFlags) listStates(ctx context.Context, env *cliEnv, pos []string) ([]*contract.SessionState, error) {
+	if len(pos) != 1 {
+		return nil, fmt.Errorf("%s list takes no arguments, got %q", f.verb.name, pos[1:])
+	}
 	ctx, cancel, c, err := f.dial(ctx, env)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
 	defer c.Close()
-	return f.runningStates(ctx, env, c, state, f.scan, f.limit)
+	return f.runningStates(ctx, env, c, f.verb.state, f.scan, f.limit)
 }

@@ -30,11 +30,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.ParseFlagsFirst(args, "durable-browser tools [flags]"); err != nil {
+	if err := cli.ParseFlagsOnly(fs, args, "tools"); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("tools takes flags only, not %q; see `durable-browser tools --help`", fs.Args())
 	}
 	if format == "prompt" {
 		_, err := fmt.Fprintln(env.Stdout, contract.Prompt())

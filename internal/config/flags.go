@@ -65,41 +65,33 @@ func (s *Set) String(p *string, name, def, usage string) {
 
 // Bool defines a bool flag.
 func (s *Set) Bool(p *bool, name string, def bool, usage string) {
-	if v := s.env(EnvName(name)); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			s.errs = append(s.errs, &Error{Flag: name, Problem: fmt.Sprintf("%q is not a boolean", v), Fix: "use true or false"})
-		} else {
-			def = b
-		}
-	}
-	s.BoolVar(p, name, def, s.usage(name, usage))
+	s.BoolVar(p, name, fromEnv(s, name, def, strconv.ParseBool, "is not a boolean", "use true or false"), s.usage(name, usage))
 }
 
 // Int defines an int flag.
 func (s *Set) Int(p *int, name string, def int, usage string) {
-	if v := s.env(EnvName(name)); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			s.errs = append(s.errs, &Error{Flag: name, Problem: fmt.Sprintf("%q is not a whole number", v)})
-		} else {
-			def = n
-		}
-	}
-	s.IntVar(p, name, def, s.usage(name, usage))
+	s.IntVar(p, name, fromEnv(s, name, def, strconv.Atoi, "is not a whole number", ""), s.usage(name, usage))
 }
 
 // Duration defines a duration flag.
 func (s *Set) Duration(p *time.Duration, name string, def time.Duration, usage string) {
-	if v := s.env(EnvName(name)); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			s.errs = append(s.errs, &Error{Flag: name, Problem: fmt.Sprintf("%q is not a duration", v), Fix: "use a number with a unit, e.g. 90s or 3m"})
-		} else {
-			def = d
-		}
+	s.DurationVar(p, name, fromEnv(s, name, def, time.ParseDuration, "is not a duration", "use a number with a unit, e.g. 90s or 3m"), s.usage(name, usage))
+}
+
+// fromEnv is the default of flag name: its environment variable's value
+// when set and parse takes it, else def. A value parse refuses is kept as
+// the error Parse answers: the value, then problem, with fix.
+func fromEnv[T any](s *Set, name string, def T, parse func(string) (T, error), problem, fix string) T {
+	v := s.env(EnvName(name))
+	if v == "" {
+		return def
 	}
-	s.DurationVar(p, name, def, s.usage(name, usage))
+	got, err := parse(v)
+	if err != nil {
+		s.errs = append(s.errs, &Error{Flag: name, Problem: fmt.Sprintf("%q %s", v, problem), Fix: fix})
+		return def
+	}
+	return got
 }
 
 // Parse parses args, reporting environment values that did not parse first.

@@ -103,6 +103,16 @@ func (s *Site) shopper(r *http.Request) *shopper {
 	return s.shop.sessions[c.Value]
 }
 
+// signedIn is the request's shopper; without one it sends the browser to
+// sign in and answers nil.
+func (s *Site) signedIn(w http.ResponseWriter, r *http.Request) *shopper {
+	sh := s.shopper(r)
+	if sh == nil {
+		http.Redirect(w, r, "/shop/", http.StatusSeeOther)
+	}
+	return sh
+}
+
 func (s *Site) shopHome(w http.ResponseWriter, r *http.Request) {
 	page(w, "Sign in", `<h1>Sign in</h1><p>Test account: `+ShopEmail+`</p>
 <form method="post" action="/shop/signin">
@@ -130,9 +140,8 @@ func (s *Site) shopSignin(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Site) shopSearch(w http.ResponseWriter, r *http.Request) {
-	sh := s.shopper(r)
+	sh := s.signedIn(w, r)
 	if sh == nil {
-		http.Redirect(w, r, "/shop/", http.StatusSeeOther)
 		return
 	}
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
@@ -179,9 +188,8 @@ func (s *Site) shopSearch(w http.ResponseWriter, r *http.Request) {
 
 func (s *Site) shopCart(w http.ResponseWriter, r *http.Request) {
 	s.Record(r)
-	sh := s.shopper(r)
+	sh := s.signedIn(w, r)
 	if sh == nil {
-		http.Redirect(w, r, "/shop/", http.StatusSeeOther)
 		return
 	}
 	id := r.PostFormValue("product")
@@ -194,9 +202,8 @@ func (s *Site) shopCart(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Site) shopCheckout(w http.ResponseWriter, r *http.Request) {
-	sh := s.shopper(r)
+	sh := s.signedIn(w, r)
 	if sh == nil {
-		http.Redirect(w, r, "/shop/", http.StatusSeeOther)
 		return
 	}
 	s.shop.mu.Lock()
@@ -222,9 +229,8 @@ func (s *Site) shopCheckout(w http.ResponseWriter, r *http.Request) {
 
 func (s *Site) shopOrder(w http.ResponseWriter, r *http.Request) {
 	s.Record(r)
-	sh := s.shopper(r)
+	sh := s.signedIn(w, r)
 	if sh == nil {
-		http.Redirect(w, r, "/shop/", http.StatusSeeOther)
 		return
 	}
 	s.shop.mu.Lock()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"go/build"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -224,25 +223,14 @@ func StartS3(ctx context.Context, o S3Options) (*S3, error) {
 
 // waitReady polls the endpoint until any HTTP answer comes back.
 func (s *S3) waitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	client := &http.Client{Timeout: time.Second}
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.endpoint+"/", nil)
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-			return nil
-		}
-		select {
-		case <-s.done:
-			return fmt.Errorf("versitygw exited before serving (%v): %s", s.waitErr, s.out.String())
-		case <-ctx.Done():
-			return fmt.Errorf("versitygw did not answer on %s: %w; its output: %s", s.endpoint, ctx.Err(), s.out.String())
-		case <-tick.C:
-		}
+	err := waitHTTP(ctx, s.endpoint+"/", timeout, 20*time.Millisecond, s.done)
+	switch {
+	case errors.Is(err, errExited):
+		return fmt.Errorf("versitygw exited before serving (%v): %s", s.waitErr, s.out.String())
+	case err != nil:
+		return fmt.Errorf("versitygw did not answer on %s: %w; its output: %s", s.endpoint, err, s.out.String())
 	}
+	return nil
 }
 
 // Client returns an S3 client for this server (path-style, root credentials).

@@ -2,6 +2,7 @@ package devstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -71,19 +72,24 @@ func StartUI(ctx context.Context, o UIOptions) (*UI, error) {
 		defer close(u.done)
 		_ = srv.Start()
 	}()
-	if err := waitHTTP(ctx, u.url+"/healthz", 15*time.Second); err != nil {
+	if err := waitHTTP(ctx, u.url+"/healthz", 15*time.Second, 50*time.Millisecond, nil); err != nil {
 		u.Stop()
 		return nil, fmt.Errorf("temporal ui did not come up on %s: %w", o.Address, err)
 	}
 	return u, nil
 }
 
-// waitHTTP polls url until it answers (any status) or the timeout passes.
-func waitHTTP(ctx context.Context, url string, timeout time.Duration) error {
+// errExited is waitHTTP's answer when the server's process ended first.
+var errExited = errors.New("the server exited")
+
+// waitHTTP polls url every so often until it answers (any status), the
+// timeout passes (the context's error) or exited closes (errExited; nil
+// for a server with no process of its own to watch).
+func waitHTTP(ctx context.Context, url string, timeout, every time.Duration, exited <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c := &http.Client{Timeout: time.Second}
-	tick := time.NewTicker(50 * time.Millisecond)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -92,6 +98,8 @@ func waitHTTP(ctx context.Context, url string, timeout time.Duration) error {
 			return nil
 		}
 		select {
+		case <-exited:
+			return errExited
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:

@@ -92,18 +92,31 @@ func argsOf(args []interface{}) []*proto.RuntimeCallArgument {
 // focusJS (js/focus.js) focuses the element, selecting its text if asked.
 var focusJS = program("focus.js")
 
-func (b *Browser) focus(ctx context.Context, r ref, selectAll bool) error {
-	res, err := b.callOn(ctx, r, focusJS, selectAll)
+// refusals maps a page program's answers to the refusal each one means.
+type refusals map[string]ActionError
+
+// answer calls fn on the element and returns its string answer, or the
+// refusal that answer means.
+func (b *Browser) answer(ctx context.Context, r ref, fn string, refuse refusals, args ...interface{}) (string, error) {
+	res, err := b.callOn(ctx, r, fn, args...)
 	if err != nil {
-		return err
+		return "", err
 	}
-	switch res.Value.Str() {
-	case "gone":
-		return &ActionError{Kind: KindNotVisible, Reason: "the element is gone from the page; take a new snapshot"}
-	case "notfocusable":
-		return &ActionError{Kind: KindInvalid, Reason: "the element cannot take focus or text; pick a text field"}
+	got := res.Value.Str()
+	if e, ok := refuse[got]; ok {
+		return got, &e
 	}
-	return nil
+	return got, nil
+}
+
+var focusRefusals = refusals{
+	"gone":         {Kind: KindNotVisible, Reason: "the element is gone from the page; take a new snapshot"},
+	"notfocusable": {Kind: KindInvalid, Reason: "the element cannot take focus or text; pick a text field"},
+}
+
+func (b *Browser) focus(ctx context.Context, r ref, selectAll bool) error {
+	_, err := b.answer(ctx, r, focusJS, focusRefusals, selectAll)
+	return err
 }
 
 // kindJS (js/kind.js) classifies a fill target.
@@ -112,21 +125,19 @@ var kindJS = program("kind.js")
 // setValueJS (js/setvalue.js) sets an input's value directly.
 var setValueJS = program("setvalue.js")
 
+var fillRefusals = refusals{
+	"select": {Kind: KindInvalid, Reason: "the element is a <select>; use select with values"},
+	"check":  {Kind: KindInvalid, Reason: "the element is a checkbox or radio; use check or uncheck"},
+	"file":   {Kind: KindInvalid, Reason: "the element is a file input; use upload"},
+	"other":  {Kind: KindInvalid, Reason: "the element is not a text field; pick a textbox from the snapshot"},
+}
+
 func (b *Browser) fill(ctx context.Context, t *tab, r ref, value string) error {
-	res, err := b.callOn(ctx, r, kindJS)
+	kind, err := b.answer(ctx, r, kindJS, fillRefusals)
 	if err != nil {
 		return err
 	}
-	switch res.Value.Str() {
-	case "select":
-		return &ActionError{Kind: KindInvalid, Reason: "the element is a <select>; use select with values"}
-	case "check":
-		return &ActionError{Kind: KindInvalid, Reason: "the element is a checkbox or radio; use check or uncheck"}
-	case "file":
-		return &ActionError{Kind: KindInvalid, Reason: "the element is a file input; use upload"}
-	case "other":
-		return &ActionError{Kind: KindInvalid, Reason: "the element is not a text field; pick a textbox from the snapshot"}
-	case "direct":
+	if kind == "direct" {
 		v, err := b.callOn(ctx, r, setValueJS, value)
 		if err != nil {
 			return err
@@ -176,14 +187,14 @@ func (b *Browser) selectValues(ctx context.Context, r ref, values []string) erro
 // checkedJS (js/checked.js) reads a checkbox, radio or switch's state.
 var checkedJS = program("checked.js")
 
+var checkedRefusals = refusals{
+	"none": {Kind: KindInvalid, Reason: "the element is not a checkbox, radio or switch; use click"},
+}
+
 func (b *Browser) setChecked(ctx context.Context, t *tab, r ref, want bool) error {
-	res, err := b.callOn(ctx, r, checkedJS)
+	state, err := b.answer(ctx, r, checkedJS, checkedRefusals)
 	if err != nil {
 		return err
-	}
-	state := res.Value.Str()
-	if state == "none" {
-		return &ActionError{Kind: KindInvalid, Reason: "the element is not a checkbox, radio or switch; use click"}
 	}
 	if (state == "true") == want {
 		return nil
@@ -195,11 +206,11 @@ func (b *Browser) setChecked(ctx context.Context, t *tab, r ref, want bool) erro
 	if err := b.click(b.client(ctx, t.sess), x, y, proto.InputMouseButtonLeft, 1); err != nil {
 		return err
 	}
-	res, err = b.callOn(ctx, r, checkedJS)
+	state, err = b.answer(ctx, r, checkedJS, nil)
 	if err != nil {
 		return err
 	}
-	if (res.Value.Str() == "true") != want {
+	if (state == "true") != want {
 		return &ActionError{Kind: KindInvalid, Reason: "the click did not change the state (a radio cannot be unchecked; the page may block it)"}
 	}
 	return nil

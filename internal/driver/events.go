@@ -190,11 +190,7 @@ func (b *Browser) handle(msg *rod.Message) {
 				b.mu.Unlock()
 				break
 			}
-			line := fmt.Sprintf("%d %s %s%s", e.Response.Status, ri.method, o, p)
-			b.ev.failed = appendBounded(b.ev.failed, line)
-			if t := b.sessions[msg.SessionID]; t != nil {
-				t.docFailed = appendBounded(t.docFailed, line)
-			}
+			b.failedLocked(msg.SessionID, fmt.Sprintf("%d %s %s%s", e.Response.Status, ri.method, o, p))
 			b.mu.Unlock()
 		}
 	case "Network.loadingFailed":
@@ -209,11 +205,7 @@ func (b *Browser) handle(msg *rod.Message) {
 			b.mu.Lock()
 			ri := b.ev.requests[e.RequestID]
 			o, p := b.originPath(ri.url)
-			line := fmt.Sprintf("%s %s %s%s", b.clip(e.ErrorText, 60), ri.method, o, p)
-			b.ev.failed = appendBounded(b.ev.failed, line)
-			if t := b.sessions[msg.SessionID]; t != nil {
-				t.docFailed = appendBounded(t.docFailed, line)
-			}
+			b.failedLocked(msg.SessionID, fmt.Sprintf("%s %s %s%s", b.clip(e.ErrorText, 60), ri.method, o, p))
 			b.mu.Unlock()
 		}
 	case "Fetch.requestPaused":
@@ -370,3 +362,12 @@ func (b *Browser) sendNoWait(sid proto.TargetSessionID, req proto.Request) {
 }
 
 const rawIDBase = 1 << 30
+
+// failedLocked lists a failed request for the browser and for the tab of
+// the session it was made in; b.mu is held.
+func (b *Browser) failedLocked(session proto.TargetSessionID, line string) {
+	b.ev.failed = appendBounded(b.ev.failed, line)
+	if t := b.sessions[session]; t != nil {
+		t.docFailed = appendBounded(t.docFailed, line)
+	}
+}

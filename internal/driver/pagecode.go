@@ -28,13 +28,19 @@ var ErrPageCodeRan = errors.New("a {{secret:NAME}} value is not typed in this se
 // journalled and held for approval exactly as a batch's, also when the page
 // sends one while the cell is computing between page calls.
 func (b *Browser) Hold(ctx context.Context) (release func()) {
+	return b.gateSees(&b.holdCtx, ctx)
+}
+
+// gateSees puts ctx in slot (runCtx or holdCtx, read by the request gate)
+// until restore puts back what was there.
+func (b *Browser) gateSees(slot *context.Context, ctx context.Context) (restore func()) {
 	b.mu.Lock()
-	prev := b.holdCtx
-	b.holdCtx = ctx
+	prev := *slot
+	*slot = ctx
 	b.mu.Unlock()
 	return func() {
 		b.mu.Lock()
-		b.holdCtx = prev
+		*slot = prev
 		b.mu.Unlock()
 	}
 }
@@ -130,14 +136,7 @@ func (b *Browser) Eval(ctx context.Context, source, args string) (json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	b.runCtx = ctx
-	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		b.runCtx = nil
-		b.mu.Unlock()
-	}()
+	defer b.gateSees(&b.runCtx, ctx)()
 	pctx, pcancel := b.pageCtx(ctx, t)
 	defer pcancel()
 	actx, cancel := context.WithTimeout(pctx, b.o.ActionTimeout)

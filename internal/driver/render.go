@@ -149,13 +149,7 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 		// A row's name is its cells' text, which they show.
 		r.lines[idx].name, name = "", ""
 		if r.plainCells(kids) {
-			parts := make([]string, len(kids))
-			for i, k := range kids {
-				parts[i] = r.lines[k].name
-			}
-			r.lines = r.lines[:idx+1]
-			r.lines[idx].name = r.b.clip(strings.Join(parts, " | "), 300)
-			r.lines[idx].end = idx
+			r.fold(idx, kids, " | ")
 			return
 		}
 	}
@@ -166,13 +160,7 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 		r.lines = r.lines[:idx]
 	case !interactive && name == "" && len(kids) > 0 && r.allText(kids):
 		// A container holding only text: one line.
-		parts := make([]string, len(kids))
-		for i, k := range kids {
-			parts[i] = r.lines[k].name
-		}
-		r.lines = r.lines[:idx+1]
-		r.lines[idx].name = r.b.clip(strings.Join(parts, " "), 300)
-		r.lines[idx].end = idx
+		r.fold(idx, kids, " ")
 	case bare && len(kids) == 1 && r.lines[kids[0]].elem:
 		// A wrapper (a list item, a cell) of one element: the element
 		// takes its place.
@@ -535,4 +523,16 @@ func (r *renderer) interactive(max, offset int) page {
 		}
 		return ""
 	})
+}
+
+// fold makes line idx one line: its kids' names joined by sep, the kids
+// dropped.
+func (r *renderer) fold(idx int, kids []int, sep string) {
+	parts := make([]string, len(kids))
+	for i, k := range kids {
+		parts[i] = r.lines[k].name
+	}
+	r.lines = r.lines[:idx+1]
+	r.lines[idx].name = r.b.clip(strings.Join(parts, sep), 300)
+	r.lines[idx].end = idx
 }

@@ -351,15 +351,23 @@ func (b *Browser) followPopup(ctx context.Context, t *tab, openedBefore int) *ta
 
 // walkKept walks tab t for a later comparison; nil if the walk failed.
 func (b *Browser) walkKept(ctx context.Context, t *tab) *kept {
+	k, _, _ := b.walkWhole(ctx, t, "driver: walk before observing")
+	return k
+}
+
+// walkWhole walks all of tab t, answering the walk as kept for a
+// comparison besides the renderer and documents; a nil kept when the walk
+// failed (logged at debug with msg).
+func (b *Browser) walkWhole(ctx context.Context, t *tab, msg string) (*kept, *renderer, []*frameDoc) {
 	b.mu.Lock()
 	navSeq := t.navSeq
 	b.mu.Unlock()
 	r, docs, err := b.walkPage(ctx, t, nil, "")
 	if err != nil {
-		b.log.Debug().Err(err).Msg("driver: walk before observing")
-		return nil
+		b.log.Debug().Err(err).Msg(msg)
+		return nil, nil, nil
 	}
-	return &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: docs[0].res.U, title: docs[0].res.Ti, lines: r.lines}
+	return &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: docs[0].res.U, title: docs[0].res.Ti, lines: r.lines}, r, docs
 }
 
 // observe takes the snapshot a batch left, as its changes from before (the
@@ -370,16 +378,12 @@ func (b *Browser) observe(ctx context.Context, before *kept, interactive bool) *
 	if err != nil {
 		return nil
 	}
-	b.mu.Lock()
-	navSeq := t.navSeq
-	b.mu.Unlock()
-	r, docs, err := b.walkPage(ctx, t, nil, "")
-	if err != nil {
-		b.log.Debug().Err(err).Msg("driver: observe")
+	now, r, docs := b.walkWhole(ctx, t, "driver: observe")
+	if now == nil {
 		return nil
 	}
+	navSeq := now.navSeq
 	snap := b.newSnapshot(r, docs)
-	now := &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: docs[0].res.U, title: docs[0].res.Ti, lines: r.lines}
 	why := "the page could not be read before the actions"
 	if before != nil {
 		why = sameDocument(before, now)

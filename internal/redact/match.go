@@ -3,6 +3,8 @@ package redact
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"iter"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -150,15 +152,7 @@ func (m *Matcher) FindHost(host string, origins ...string) (string, bool) {
 			forms = append(forms, d)
 		}
 	}
-	for i := range m.secrets {
-		s := &m.secrets[i]
-		bound := false
-		for _, o := range origins {
-			bound = bound || s.Bound(o)
-		}
-		if bound {
-			continue
-		}
+	for s := range m.unbound(origins) {
 		for _, f := range forms {
 			for _, sp := range s.host {
 				if strings.Contains(f, sp) {
@@ -168,6 +162,21 @@ func (m *Matcher) FindHost(host string, origins ...string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// unbound yields the secrets bound to none of origins.
+func (m *Matcher) unbound(origins []string) iter.Seq[*matchSecret] {
+	return func(yield func(*matchSecret) bool) {
+		for i := range m.secrets {
+			s := &m.secrets[i]
+			if slices.ContainsFunc(origins, s.Bound) {
+				continue
+			}
+			if !yield(s) {
+				return
+			}
+		}
+	}
 }
 
 // asciiOnly keeps a rune below U+0080 and drops the rest (strings.Map).
@@ -205,15 +214,7 @@ func (m *Matcher) ShownHost(host string, origins ...string) string {
 // holdsFragment says whether s holds MinLen characters in a row of a host
 // spelling of a secret not bound to origins.
 func (m *Matcher) holdsFragment(s string, origins []string) bool {
-	for i := range m.secrets {
-		sec := &m.secrets[i]
-		bound := false
-		for _, o := range origins {
-			bound = bound || sec.Bound(o)
-		}
-		if bound {
-			continue
-		}
+	for sec := range m.unbound(origins) {
 		for _, sp := range sec.host {
 			for j := 0; j+MinLen <= len(sp); j++ {
 				if strings.Contains(s, sp[j:j+MinLen]) {

@@ -23,13 +23,7 @@ func Encode(base, suffix string) string {
 		return enc + suffix
 	}
 	sum := sha256.Sum256([]byte(base))
-	head := "_h" + hex.EncodeToString(sum[:10]) + "-"
-	keep := max(MaxLen-len(head)-len(suffix), 0)
-	out := head + enc[len(enc)-min(keep, len(enc)):] + suffix
-	if len(out) > MaxLen {
-		out = out[len(out)-MaxLen:]
-	}
-	return out
+	return squeeze("_h"+hex.EncodeToString(sum[:10])+"-", enc, suffix)
 }
 
 func escape(s string) string {

@@ -50,3 +50,12 @@ func (l *Locks) size() int {
 	defer l.mu.Unlock()
 	return len(l.m)
 }
+
+// LockValid is Lock for a tag Valid accepts; an invalid tag is refused and
+// nothing is locked.
+func (l *Locks) LockValid(tag string) (unlock func(), err error) {
+	if err := Valid(tag); err != nil {
+		return nil, err
+	}
+	return l.Lock(tag), nil
+}

@@ -126,3 +126,24 @@ func TestLocksEntryKeptWhileWaited(t *testing.T) {
 		t.Fatalf("size %d after both unlocked", n)
 	}
 }
+
+func TestLockValidRefusesBadTagsUnlocked(t *testing.T) {
+	var l Locks
+	if unlock, err := l.LockValid("bad tag/with spaces"); err == nil || unlock != nil {
+		t.Fatalf("LockValid(invalid) = %v, %v; want an error and no unlock", unlock != nil, err)
+	}
+	if n := l.size(); n != 0 {
+		t.Fatalf("an invalid tag left %d lock entries", n)
+	}
+	unlock, err := l.LockValid("wf-ok-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := l.size(); n != 1 {
+		t.Fatalf("size while held = %d, want 1", n)
+	}
+	unlock()
+	if n := l.size(); n != 0 {
+		t.Fatalf("size after unlock = %d, want 0", n)
+	}
+}

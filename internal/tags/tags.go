@@ -58,9 +58,14 @@ func Clean(base, suffix string) string {
 	}
 	h := fnv.New32a()
 	h.Write([]byte(base))
-	prefix := fmt.Sprintf("%08x-", h.Sum32())
-	keep := max(MaxLen-len(prefix)-len(s), 0)
-	out := prefix + b[len(b)-min(keep, len(b)):] + s
+	return squeeze(fmt.Sprintf("%08x-", h.Sum32()), b, s)
+}
+
+// squeeze is head, the tail of body and suffix, in at most MaxLen bytes:
+// body gives up its start first, then head.
+func squeeze(head, body, suffix string) string {
+	keep := max(MaxLen-len(head)-len(suffix), 0)
+	out := head + body[len(body)-min(keep, len(body)):] + suffix
 	if len(out) > MaxLen {
 		out = out[len(out)-MaxLen:]
 	}

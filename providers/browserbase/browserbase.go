@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,29 +98,26 @@ func FromEnv(o Options, getenv func(string) string) (Options, error) {
 }
 
 // Provider rents Browserbase sessions. It keeps nothing about them: the
-// service's userMetadata is the state.
+// service's userMetadata is the state. The shared rental lifecycle answers
+// Create, Find and Release.
 type Provider struct {
-	o     Options
-	c     *remote.Client
-	log   zerolog.Logger
-	locks tags.Locks
+	*remote.Rental[session]
+	o Options
 }
 
 var _ providers.Provider = (*Provider)(nil)
 
 // New checks the options; the service is first contacted on use.
 func New(o Options) (*Provider, error) {
-	if o.APIKey == "" {
-		return nil, remote.MissingKey(Name, EnvAPIKey)
-	}
-	if o.ProjectID == "" {
+	if o.APIKey != "" && o.ProjectID == "" {
 		return nil, remote.MissingKey(Name, EnvProjectID)
 	}
-	base, err := remote.BaseURL(Name, o.BaseURL, DefaultBaseURL)
+	c, err := remote.Account{Provider: Name, Key: o.APIKey, KeyEnv: EnvAPIKey, BaseURL: o.BaseURL, Default: DefaultBaseURL, HTTP: o.HTTP,
+		Auth: func(r *http.Request, key string) { r.Header.Set("X-BB-API-Key", key) }}.Client()
 	if err != nil {
 		return nil, err
 	}
-	o.BaseURL = base
+	o.BaseURL = c.Base
 	if o.ConnectURL == "" {
 		o.ConnectURL = DefaultConnectURL
 	}
@@ -129,28 +127,12 @@ func New(o Options) (*Provider, error) {
 	if o.Lifetime < time.Minute || o.Lifetime > 6*time.Hour {
 		return nil, fmt.Errorf("browserbase: session lifetime must be between 1m and 6h, not %s", o.Lifetime)
 	}
-	if o.Region != "" && !contains(Regions, o.Region) {
+	if o.Region != "" && !slices.Contains(Regions, o.Region) {
 		return nil, fmt.Errorf("browserbase: region %q is not one of %s", o.Region, strings.Join(Regions, ", "))
 	}
-	if o.ReleaseTimeout <= 0 {
-		o.ReleaseTimeout = 30 * time.Second
-	}
-	key := o.APIKey
-	return &Provider{
-		o: o,
-		c: &remote.Client{Provider: Name, Base: o.BaseURL, HTTP: o.HTTP,
-			Auth: func(r *http.Request) { r.Header.Set("X-BB-API-Key", key) }},
-		log: o.Logger.With().Str("provider", Name).Logger(),
-	}, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	p := &Provider{o: o}
+	p.Rental = remote.NewRental[session](bbAPI{p}, c, o.Logger, o.ReleaseTimeout)
+	return p, nil
 }
 
 // Name returns "browserbase".
@@ -207,7 +189,7 @@ func (p *Provider) find(ctx context.Context, tag string) ([]session, error) {
 	q.Set("status", "RUNNING")
 	q.Set("q", fmt.Sprintf("user_metadata['%s']:'%s'", metaKey, tag))
 	var all []session
-	if _, err := p.c.Do(ctx, "list sessions", http.MethodGet, "/v1/sessions?"+q.Encode(), nil, &all); err != nil {
+	if _, err := p.C.Do(ctx, "list sessions", http.MethodGet, "/v1/sessions?"+q.Encode(), nil, &all); err != nil {
 		return nil, err
 	}
 	var out []session
@@ -220,7 +202,7 @@ func (p *Provider) find(ctx context.Context, tag string) ([]session, error) {
 			// failing that, connect as Browserbase documents for a
 			// kept-alive session (key and session id).
 			var got session
-			if _, err := p.c.Do(ctx, "get session", http.MethodGet, "/v1/sessions/"+url.PathEscape(s.ID), nil, &got); err == nil && got.ConnectURL != "" {
+			if _, err := p.C.Do(ctx, "get session", http.MethodGet, "/v1/sessions/"+url.PathEscape(s.ID), nil, &got); err == nil && got.ConnectURL != "" {
 				s.ConnectURL = got.ConnectURL
 			} else {
 				s.ConnectURL = p.o.ConnectURL + "?" + url.Values{"apiKey": {p.o.APIKey}, "sessionId": {s.ID}}.Encode()
@@ -250,8 +232,8 @@ func (p *Provider) liveView(ctx context.Context, id string) string {
 		FullscreenURL string `json:"debuggerFullscreenUrl"`
 		URL           string `json:"debuggerUrl"`
 	}
-	if _, err := p.c.Do(ctx, "session live view", http.MethodGet, "/v1/sessions/"+url.PathEscape(id)+"/debug", nil, &d); err != nil {
-		p.log.Warn().Err(err).Msg("no live view for the session")
+	if _, err := p.C.Do(ctx, "session live view", http.MethodGet, "/v1/sessions/"+url.PathEscape(id)+"/debug", nil, &d); err != nil {
+		p.Log.Warn().Err(err).Msg("no live view for the session")
 		return ""
 	}
 	if d.FullscreenURL != "" {
@@ -260,29 +242,39 @@ func (p *Provider) liveView(ctx context.Context, id string) string {
 	return d.URL
 }
 
-// Create finds the tag's running session or creates one.
-func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*providers.Session, error) {
-	if err := checkTag(o.Tag); err != nil {
-		return nil, err
-	}
+// bbAPI is Browserbase's side of the rental lifecycle.
+type bbAPI struct{ p *Provider }
+
+func (bbAPI) CheckTag(tag string) error { return checkTag(tag) }
+
+func (bbAPI) Refuse(o providers.CreateOptions) error {
 	if o.Profile != nil {
-		return nil, fmt.Errorf("saved profiles are %w: Browserbase keeps state in its own contexts; use the local provider for profiles", providers.ErrUnsupported)
+		return fmt.Errorf("saved profiles are %w: Browserbase keeps state in its own contexts; use the local provider for profiles", providers.ErrUnsupported)
 	}
 	if o.Proxy != "" {
-		return nil, fmt.Errorf("per-session proxies are %w: turn on Browserbase proxies for the worker (--browserbase-proxies)", providers.ErrUnsupported)
+		return fmt.Errorf("per-session proxies are %w: turn on Browserbase proxies for the worker (--browserbase-proxies)", providers.ErrUnsupported)
 	}
-	unlock := p.locks.Lock(o.Tag)
-	defer unlock()
-	found, err := p.find(ctx, o.Tag)
-	if err != nil {
-		return nil, err
-	}
-	if len(found) > 0 {
-		s := p.toSession(found[0], o.Tag)
-		s.Found = true
-		s.LiveViewURL = p.liveView(ctx, found[0].ID)
-		return s, nil
-	}
+	return nil
+}
+
+func (a bbAPI) List(ctx context.Context, tag string) ([]session, error) {
+	return a.p.find(ctx, tag)
+}
+
+func (a bbAPI) Session(s session, tag string) *providers.Session {
+	return a.p.toSession(s, tag)
+}
+
+func (a bbAPI) Reuse(ctx context.Context, s session, o providers.CreateOptions) *providers.Session {
+	out := a.p.toSession(s, o.Tag)
+	out.LiveViewURL = a.p.liveView(ctx, s.ID)
+	return out
+}
+
+// Start creates a kept-alive session with the tag (and the options it was
+// asked with) in its userMetadata.
+func (a bbAPI) Start(ctx context.Context, o providers.CreateOptions) (*providers.Session, error) {
+	p := a.p
 	meta := map[string]string{metaKey: o.Tag}
 	if o.Session != nil {
 		if b, err := json.Marshal(o.Session); err == nil && len(b) < 400 {
@@ -305,13 +297,13 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 		body["browserSettings"] = map[string]any{"advancedStealth": true}
 	}
 	var s session
-	if _, err := p.c.Do(ctx, "create session", http.MethodPost, "/v1/sessions", body, &s); err != nil {
+	if _, err := p.C.Do(ctx, "create session", http.MethodPost, "/v1/sessions", body, &s); err != nil {
 		return nil, err
 	}
 	if s.ID == "" || s.ConnectURL == "" {
 		return nil, remote.StatusError(Name, "create session", 0, 0, "the answer had no id or connect URL")
 	}
-	p.log.Info().Str("session", o.Tag).Str("browserbase_session", s.ID).Msg("created a Browserbase session")
+	p.Log.Info().Str("session", o.Tag).Str("browserbase_session", s.ID).Msg("created a Browserbase session")
 	out := p.toSession(s, o.Tag)
 	out.Made = o.Session
 	out.Stealth = o.Stealth
@@ -319,86 +311,45 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 	return out, nil
 }
 
-// Find returns the tag's running session; any worker finds it.
-func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, error) {
-	if err := checkTag(tag); err != nil {
-		return nil, err
-	}
-	found, err := p.find(ctx, tag)
-	if err != nil {
-		return nil, err
-	}
-	if len(found) == 0 {
-		return nil, providers.ErrNotFound
-	}
-	s := p.toSession(found[0], tag)
-	s.Found = true
-	return s, nil
-}
-
-// Release requests release of every running session carrying the tag and
-// polls each one's status, backing off, until it is no longer running.
-// An unknown tag is not an error.
-func (p *Provider) Release(ctx context.Context, tag string) error {
-	_, err := p.ReleaseMetered(ctx, tag)
-	return err
-}
-
-// ReleaseMetered is Release, answering how long the released sessions ran
-// (by Browserbase's own start and end times when it gives them).
-func (p *Provider) ReleaseMetered(ctx context.Context, tag string) (time.Duration, error) {
-	if err := checkTag(tag); err != nil {
+// End requests the session's release and polls its status, backing off,
+// until it is no longer running; it answers how long the session ran, by
+// Browserbase's own start and end times when it gives them.
+func (a bbAPI) End(ctx context.Context, s session, tag string) (time.Duration, error) {
+	p := a.p
+	path := "/v1/sessions/" + url.PathEscape(s.ID)
+	body := map[string]any{"projectId": p.o.ProjectID, "status": "REQUEST_RELEASE"}
+	if _, err := p.C.Do(ctx, "release session", http.MethodPost, path, body, nil); err != nil {
 		return 0, err
 	}
-	unlock := p.locks.Lock(tag)
-	defer unlock()
-	ctx, cancel := context.WithTimeout(ctx, p.o.ReleaseTimeout)
-	defer cancel()
-	found, err := p.find(ctx, tag)
-	if err != nil {
-		return 0, err
-	}
-	var total time.Duration
-	for _, s := range found {
-		body := map[string]any{"projectId": p.o.ProjectID, "status": "REQUEST_RELEASE"}
-		if _, err := p.c.Do(ctx, "release session", http.MethodPost, "/v1/sessions/"+url.PathEscape(s.ID), body, nil); err != nil {
-			return 0, err
-		}
-		end, err := p.waitEnded(ctx, s.ID)
-		if err != nil {
-			return 0, err
-		}
-		start := s.StartedAt
-		if start.IsZero() {
-			start = s.CreatedAt
-		}
-		if !start.IsZero() && end.After(start) {
-			total += end.Sub(start)
-		}
-		p.log.Info().Str("session", tag).Str("browserbase_session", s.ID).Msg("released the Browserbase session")
-	}
-	return total, nil
-}
-
-// waitEnded polls the session until its status is no longer RUNNING (or
-// PENDING), answering when it ended.
-func (p *Provider) waitEnded(ctx context.Context, id string) (time.Time, error) {
-	for n := 0; ; n++ {
-		var s session
-		_, err := p.c.Do(ctx, "session status", http.MethodGet, "/v1/sessions/"+url.PathEscape(id), nil, &s)
+	var end time.Time
+	err := remote.Await(ctx, Name, "session still running after release was requested", func() (bool, error) {
+		var got session
+		_, err := p.C.Do(ctx, "session status", http.MethodGet, path, nil, &got)
 		switch {
 		case remote.NotFound(err):
-			return time.Now(), nil
+			end = time.Now()
 		case err != nil:
-			return time.Time{}, err
-		case s.Status != "RUNNING" && s.Status != "PENDING":
-			if s.EndedAt != nil {
-				return *s.EndedAt, nil
+			return false, err
+		case got.Status != "RUNNING" && got.Status != "PENDING":
+			end = time.Now()
+			if got.EndedAt != nil {
+				end = *got.EndedAt
 			}
-			return time.Now(), nil
+		default:
+			return false, nil
 		}
-		if err := remote.Backoff(ctx, n, 2*time.Second); err != nil {
-			return time.Time{}, fmt.Errorf("browserbase: %w: session still running after release was requested", providers.ErrNotReleased)
-		}
+		return true, nil
+	})
+	if err != nil {
+		return 0, err
 	}
+	p.Log.Info().Str("session", tag).Str("browserbase_session", s.ID).Msg("released the Browserbase session")
+	start := s.StartedAt
+	if start.IsZero() {
+		start = s.CreatedAt
+	}
+	if start.IsZero() || !end.After(start) {
+		return 0, nil
+	}
+	return end.Sub(start), nil
 }

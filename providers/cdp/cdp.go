@@ -371,10 +371,10 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 // worker. The browser and every other page keep running. Unknown tags are
 // not an error.
 func (p *Provider) Release(ctx context.Context, tag string) error {
-	if err := tags.Valid(tag); err != nil {
+	unlock, err := p.locks.LockValid(tag)
+	if err != nil {
 		return err
 	}
-	unlock := p.locks.Lock(tag)
 	defer unlock()
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()

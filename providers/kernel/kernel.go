@@ -66,41 +66,31 @@ func FromEnv(o Options, getenv func(string) string) (Options, error) {
 }
 
 // Provider rents Kernel browsers; Kernel's persistence ids are its state.
+// The shared rental lifecycle answers Create, Find and Release.
 type Provider struct {
-	o     Options
-	c     *remote.Client
-	log   zerolog.Logger
-	locks tags.Locks
+	*remote.Rental[browser]
+	o Options
 }
 
 var _ providers.Provider = (*Provider)(nil)
 
 // New checks the options; the service is first contacted on use.
 func New(o Options) (*Provider, error) {
-	if o.APIKey == "" {
-		return nil, remote.MissingKey(Name, EnvAPIKey)
-	}
-	base, err := remote.BaseURL(Name, o.BaseURL, DefaultBaseURL)
+	c, err := remote.Account{Provider: Name, Key: o.APIKey, KeyEnv: EnvAPIKey, BaseURL: o.BaseURL, Default: DefaultBaseURL, HTTP: o.HTTP,
+		Auth: func(r *http.Request, key string) { r.Header.Set("Authorization", "Bearer "+key) }}.Client()
 	if err != nil {
 		return nil, err
 	}
-	o.BaseURL = base
+	o.BaseURL = c.Base
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = 10 * time.Minute
 	}
 	if o.IdleTimeout < 10*time.Second || o.IdleTimeout > 72*time.Hour {
 		return nil, fmt.Errorf("kernel: idle timeout must be between 10s and 72h, not %s", o.IdleTimeout)
 	}
-	if o.ReleaseTimeout <= 0 {
-		o.ReleaseTimeout = 30 * time.Second
-	}
-	key := o.APIKey
-	return &Provider{
-		o: o,
-		c: &remote.Client{Provider: Name, Base: o.BaseURL, HTTP: o.HTTP,
-			Auth: func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+key) }},
-		log: o.Logger.With().Str("provider", Name).Logger(),
-	}, nil
+	p := &Provider{o: o}
+	p.Rental = remote.NewRental[browser](kernelAPI{p}, c, o.Logger, o.ReleaseTimeout)
+	return p, nil
 }
 
 // Name returns "kernel".
@@ -163,7 +153,7 @@ func (p *Provider) find(ctx context.Context, tag string) ([]browser, error) {
 	for pages := 0; pages < 1000; pages++ {
 		q := url.Values{"status": {"active"}, "limit": {strconv.Itoa(pageSize)}, "offset": {strconv.Itoa(offset)}}
 		var page []browser
-		h, err := p.c.Do(ctx, "list browsers", http.MethodGet, "/browsers?"+q.Encode(), nil, &page)
+		h, err := p.C.Do(ctx, "list browsers", http.MethodGet, "/browsers?"+q.Encode(), nil, &page)
 		if err != nil {
 			return nil, err
 		}
@@ -189,32 +179,37 @@ func (p *Provider) find(ctx context.Context, tag string) ([]browser, error) {
 	return out, nil
 }
 
-// Create finds the tag's browser or creates one, stealthy and with the
-// named profile as asked.
-func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*providers.Session, error) {
-	if err := tags.Valid(o.Tag); err != nil {
-		return nil, err
-	}
+// kernelAPI is Kernel's side of the rental lifecycle.
+type kernelAPI struct{ p *Provider }
+
+func (kernelAPI) CheckTag(tag string) error { return tags.Valid(tag) }
+
+func (kernelAPI) Refuse(o providers.CreateOptions) error {
 	if o.Proxy != "" {
-		return nil, fmt.Errorf("per-session proxy URLs are %w: Kernel proxies are configured in Kernel", providers.ErrUnsupported)
+		return fmt.Errorf("per-session proxy URLs are %w: Kernel proxies are configured in Kernel", providers.ErrUnsupported)
 	}
 	if o.Profile != nil {
-		if err := o.Profile.Validate(); err != nil {
-			return nil, err
-		}
+		return o.Profile.Validate()
 	}
-	unlock := p.locks.Lock(o.Tag)
-	defer unlock()
-	found, err := p.find(ctx, o.Tag)
-	if err != nil {
-		return nil, err
-	}
-	if len(found) > 0 {
-		s := found[0].session(o.Tag)
-		s.Found = true
-		s.Made = found[0].made(o.Session)
-		return s, nil
-	}
+	return nil
+}
+
+func (a kernelAPI) List(ctx context.Context, tag string) ([]browser, error) {
+	return a.p.find(ctx, tag)
+}
+
+func (kernelAPI) Session(b browser, tag string) *providers.Session { return b.session(tag) }
+
+func (kernelAPI) Reuse(_ context.Context, b browser, o providers.CreateOptions) *providers.Session {
+	s := b.session(o.Tag)
+	s.Made = b.made(o.Session)
+	return s
+}
+
+// Start creates a browser, stealthy and with the named profile as asked,
+// under the tag as its persistence id.
+func (a kernelAPI) Start(ctx context.Context, o providers.CreateOptions) (*providers.Session, error) {
+	p := a.p
 	body := map[string]any{
 		"persistence":     map[string]string{"id": o.Tag},
 		"timeout_seconds": int(p.o.IdleTimeout / time.Second),
@@ -225,78 +220,40 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 		body["profile"] = map[string]any{"name": o.Profile.Name, "save_changes": o.Profile.Save}
 	}
 	var b browser
-	if _, err := p.c.Do(ctx, "create browser", http.MethodPost, "/browsers", body, &b); err != nil {
+	if _, err := p.C.Do(ctx, "create browser", http.MethodPost, "/browsers", body, &b); err != nil {
 		return nil, err
 	}
 	if b.SessionID == "" || b.CDPWSURL == "" {
 		return nil, remote.StatusError(Name, "create browser", 0, 0, "the answer had no session id or CDP URL")
 	}
-	p.log.Info().Str("session", o.Tag).Str("kernel_session", b.SessionID).Msg("created a Kernel browser")
+	p.Log.Info().Str("session", o.Tag).Str("kernel_session", b.SessionID).Msg("created a Kernel browser")
 	s := b.session(o.Tag)
 	s.Made = o.Session
 	return s, nil
 }
 
-// Find returns the tag's browser; any worker finds it.
-func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, error) {
-	if err := tags.Valid(tag); err != nil {
-		return nil, err
-	}
-	found, err := p.find(ctx, tag)
-	if err != nil {
-		return nil, err
-	}
-	if len(found) == 0 {
-		return nil, providers.ErrNotFound
-	}
-	s := found[0].session(tag)
-	s.Found = true
-	return s, nil
-}
-
-// Release deletes the tag's browsers and waits until Kernel no longer has
-// them. An unknown tag is not an error.
-func (p *Provider) Release(ctx context.Context, tag string) error {
-	_, err := p.ReleaseMetered(ctx, tag)
-	return err
-}
-
-// ReleaseMetered is Release, answering how long the browsers ran.
-func (p *Provider) ReleaseMetered(ctx context.Context, tag string) (time.Duration, error) {
-	if err := tags.Valid(tag); err != nil {
+// End deletes the browser and waits until Kernel no longer has it,
+// answering how long it ran.
+func (a kernelAPI) End(ctx context.Context, b browser, tag string) (time.Duration, error) {
+	p := a.p
+	path := "/browsers/" + url.PathEscape(b.SessionID)
+	if _, err := p.C.Do(ctx, "delete browser", http.MethodDelete, path, nil, nil); err != nil && !remote.NotFound(err) {
 		return 0, err
 	}
-	unlock := p.locks.Lock(tag)
-	defer unlock()
-	ctx, cancel := context.WithTimeout(ctx, p.o.ReleaseTimeout)
-	defer cancel()
-	found, err := p.find(ctx, tag)
+	err := remote.Await(ctx, Name, "browser still there after delete", func() (bool, error) {
+		var got browser
+		_, err := p.C.Do(ctx, "browser status", http.MethodGet, path, nil, &got)
+		if remote.NotFound(err) || (err == nil && got.DeletedAt != nil) {
+			return true, nil
+		}
+		return false, err
+	})
 	if err != nil {
 		return 0, err
 	}
-	var total time.Duration
-	for _, b := range found {
-		path := "/browsers/" + url.PathEscape(b.SessionID)
-		if _, err := p.c.Do(ctx, "delete browser", http.MethodDelete, path, nil, nil); err != nil && !remote.NotFound(err) {
-			return 0, err
-		}
-		for n := 0; ; n++ {
-			var got browser
-			_, err := p.c.Do(ctx, "browser status", http.MethodGet, path, nil, &got)
-			if remote.NotFound(err) || (err == nil && got.DeletedAt != nil) {
-				break
-			}
-			if err != nil {
-				return 0, err
-			}
-			if err := remote.Backoff(ctx, n, 2*time.Second); err != nil {
-				return 0, fmt.Errorf("kernel: %w: browser still there after delete", providers.ErrNotReleased)
-			}
-		}
-		if !b.CreatedAt.IsZero() {
-			total += time.Since(b.CreatedAt)
-		}
-		p.log.Info().Str("session", tag).Str("kernel_session", b.SessionID).Msg("deleted the Kernel browser")
+	p.Log.Info().Str("session", tag).Str("kernel_session", b.SessionID).Msg("deleted the Kernel browser")
+	if b.CreatedAt.IsZero() {
+		return 0, nil
 	}
-	return total, nil
+	return time.Since(b.CreatedAt), nil
 }

@@ -216,10 +216,10 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 // process of it has exited, deletes its session directory (a saved profile
 // being saved stays) and its record. Releasing an unknown tag is not an error.
 func (p *Provider) Release(ctx context.Context, tag string) error {
-	if err := tags.Valid(tag); err != nil {
+	unlock, err := p.locks.LockValid(tag)
+	if err != nil {
 		return err
 	}
-	unlock := p.locks.Lock(tag)
 	defer unlock()
 	return p.release(ctx, tag)
 }

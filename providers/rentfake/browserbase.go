@@ -1,29 +1,20 @@
 package rentfake
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
-	"sync"
 	"time"
-
-	"github.com/durable-browser/durable-browser/providers"
 )
 
 // Browserbase is a loopback Browserbase API (v1 sessions).
 type Browserbase struct {
-	server
+	server[*bbSession]
 	Key, Project string
 	// LiveViewSecret is put in every debugger URL, so a test can look for
 	// it where it must not be.
 	LiveViewSecret string
-
-	smu      sync.Mutex
-	sessions map[string]*bbSession
-	order    []string
 }
 
 type bbSession struct {
@@ -47,41 +38,21 @@ type bbSession struct {
 	releasing bool
 }
 
+func (s *bbSession) createBody() map[string]any { return s.Body }
+func (s *bbSession) connectURL() string         { return s.ConnectURL }
+
 // NewBrowserbase serves a fake Browserbase on loopback; Close ends it and
 // every browser it started.
 func NewBrowserbase(browsers Browsers, key, project string) *Browserbase {
-	f := &Browserbase{Key: key, Project: project, LiveViewSecret: "bb-live-view-secret-7f3a", sessions: map[string]*bbSession{}}
-	f.source, f.requests, f.PollsBeforeGone = browsers, map[string]int{}, 2
+	f := &Browserbase{Key: key, Project: project, LiveViewSecret: "bb-live-view-secret-7f3a"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/sessions", f.create)
 	mux.HandleFunc("GET /v1/sessions", f.list)
 	mux.HandleFunc("GET /v1/sessions/{id}", f.get)
 	mux.HandleFunc("POST /v1/sessions/{id}", f.update)
 	mux.HandleFunc("GET /v1/sessions/{id}/debug", f.debug)
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, pattern := mux.Handler(r)
-		f.count(pattern)
-		if r.Header.Get("X-BB-API-Key") != f.Key {
-			fail(w, http.StatusUnauthorized, "Unauthorized")
-			return
-		}
-		if f.take(w) {
-			return
-		}
-		mux.ServeHTTP(w, r)
-	}))
+	f.serve(browsers, mux, func(r *http.Request) bool { return r.Header.Get("X-BB-API-Key") == f.Key }, "Unauthorized")
 	return f
-}
-
-// Close ends the server and every session's browser.
-func (f *Browserbase) Close() {
-	f.srv.Close()
-	f.smu.Lock()
-	ids := slices.Clone(f.order)
-	f.smu.Unlock()
-	for _, id := range ids {
-		_ = f.source.Release(context.Background(), id)
-	}
 }
 
 // Session is a copy of the session with that id (nil if none).
@@ -106,17 +77,6 @@ func (f *Browserbase) Running() int {
 		}
 	}
 	return n
-}
-
-// CreateBodies are the bodies of every create, in order.
-func (f *Browserbase) CreateBodies() []map[string]any {
-	f.smu.Lock()
-	defer f.smu.Unlock()
-	var out []map[string]any
-	for _, id := range f.order {
-		out = append(out, f.sessions[id].Body)
-	}
-	return out
 }
 
 var bbRegions = []string{"us-west-2", "us-east-1", "eu-central-1", "ap-southeast-1"}
@@ -155,10 +115,8 @@ func (f *Browserbase) create(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	id := f.nextID("bb")
-	b, err := f.source.Create(r.Context(), providers.CreateOptions{Tag: id})
-	if err != nil {
-		fail(w, http.StatusInternalServerError, "could not start a browser")
+	id, cdpURL, ok := f.launch(w, r, "bb")
+	if !ok {
 		return
 	}
 	now := time.Now().UTC()
@@ -167,12 +125,9 @@ func (f *Browserbase) create(w http.ResponseWriter, r *http.Request) {
 	}
 	keep, _ := body["keepAlive"].(bool)
 	s := &bbSession{ID: id, CreatedAt: now, StartedAt: now, UpdatedAt: now, ProjectID: f.Project, Status: "RUNNING",
-		KeepAlive: keep, Region: region, ExpiresAt: now.Add(time.Duration(timeout) * time.Second), ConnectURL: b.CDPURL,
+		KeepAlive: keep, Region: region, ExpiresAt: now.Add(time.Duration(timeout) * time.Second), ConnectURL: cdpURL,
 		UserMetadata: meta, Body: body}
-	f.smu.Lock()
-	f.sessions[id] = s
-	f.order = append(f.order, id)
-	f.smu.Unlock()
+	f.add(id, s)
 	writeJSON(w, http.StatusCreated, s)
 }
 
@@ -220,21 +175,26 @@ func (f *Browserbase) poll(s *bbSession) {
 	if !s.releasing || s.Status != "RUNNING" {
 		return
 	}
-	s.polls++
-	if s.polls <= f.PollsBeforeGone {
-		return
+	if now, ok := f.ended(s.ID, &s.polls); ok {
+		s.Status, s.EndedAt, s.UpdatedAt = "COMPLETED", &now, now
 	}
-	_ = f.source.Release(context.Background(), s.ID)
-	now := time.Now().UTC()
-	s.Status, s.EndedAt, s.UpdatedAt = "COMPLETED", &now, now
+}
+
+// lookupLocked is the path's session, or false with 404 answered; f.smu
+// is held.
+func (f *Browserbase) lookupLocked(w http.ResponseWriter, r *http.Request) (*bbSession, bool) {
+	s, ok := f.sessions[r.PathValue("id")]
+	if !ok {
+		fail(w, http.StatusNotFound, "Session not found")
+	}
+	return s, ok
 }
 
 func (f *Browserbase) get(w http.ResponseWriter, r *http.Request) {
 	f.smu.Lock()
 	defer f.smu.Unlock()
-	s, ok := f.sessions[r.PathValue("id")]
+	s, ok := f.lookupLocked(w, r)
 	if !ok {
-		fail(w, http.StatusNotFound, "Session not found")
 		return
 	}
 	f.poll(s)
@@ -252,9 +212,8 @@ func (f *Browserbase) update(w http.ResponseWriter, r *http.Request) {
 	}
 	f.smu.Lock()
 	defer f.smu.Unlock()
-	s, ok := f.sessions[r.PathValue("id")]
+	s, ok := f.lookupLocked(w, r)
 	if !ok {
-		fail(w, http.StatusNotFound, "Session not found")
 		return
 	}
 	if s.Status == "RUNNING" {
@@ -265,10 +224,9 @@ func (f *Browserbase) update(w http.ResponseWriter, r *http.Request) {
 
 func (f *Browserbase) debug(w http.ResponseWriter, r *http.Request) {
 	f.smu.Lock()
-	s, ok := f.sessions[r.PathValue("id")]
+	s, ok := f.lookupLocked(w, r)
 	f.smu.Unlock()
 	if !ok {
-		fail(w, http.StatusNotFound, "Session not found")
 		return
 	}
 	live := "https://www.browserbase.com/devtools-fullscreen/inspector.html?wss=connect.browserbase.com/debug/" + s.ID + "?token=" + f.LiveViewSecret
@@ -278,15 +236,4 @@ func (f *Browserbase) debug(w http.ResponseWriter, r *http.Request) {
 		"wsUrl":                 "wss://connect.browserbase.com/debug/" + s.ID,
 		"pages":                 []any{},
 	})
-}
-
-// ConnectURLs are the connect URLs of every session made (credentials).
-func (f *Browserbase) ConnectURLs() []string {
-	f.smu.Lock()
-	defer f.smu.Unlock()
-	var out []string
-	for _, id := range f.order {
-		out = append(out, f.sessions[id].ConnectURL)
-	}
-	return out
 }

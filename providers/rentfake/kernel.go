@@ -1,31 +1,22 @@
 package rentfake
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
-
-	"github.com/durable-browser/durable-browser/providers"
 )
 
 // Kernel is a loopback Kernel API (browsers).
 type Kernel struct {
-	server
+	server[*kBrowser]
 	Key string
 	// Profiles are the named profiles that exist (Kernel's must be made
 	// beforehand).
 	Profiles []string
 	// LiveViewSecret is put in every live view URL.
 	LiveViewSecret string
-
-	kmu   sync.Mutex
-	all   map[string]*kBrowser
-	order []string
 }
 
 type kBrowser struct {
@@ -50,47 +41,27 @@ type kBrowser struct {
 	polls    int
 }
 
+func (b *kBrowser) createBody() map[string]any { return b.Body }
+func (b *kBrowser) connectURL() string         { return b.CDPWSURL }
+
 // NewKernel serves a fake Kernel on loopback.
 func NewKernel(browsers Browsers, key string) *Kernel {
-	f := &Kernel{Key: key, LiveViewSecret: "kernel-live-view-secret-91c2", all: map[string]*kBrowser{}}
-	f.source, f.requests, f.PollsBeforeGone = browsers, map[string]int{}, 2
+	f := &Kernel{Key: key, LiveViewSecret: "kernel-live-view-secret-91c2"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /browsers", f.create)
 	mux.HandleFunc("GET /browsers", f.list)
 	mux.HandleFunc("GET /browsers/{id}", f.get)
 	mux.HandleFunc("DELETE /browsers/{id}", f.delete)
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, pattern := mux.Handler(r)
-		f.count(pattern)
-		if r.Header.Get("Authorization") != "Bearer "+f.Key {
-			fail(w, http.StatusUnauthorized, "unauthorized")
-			return
-		}
-		if f.take(w) {
-			return
-		}
-		mux.ServeHTTP(w, r)
-	}))
+	f.serve(browsers, mux, func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer "+f.Key }, "unauthorized")
 	return f
-}
-
-// Close ends the server and every browser.
-func (f *Kernel) Close() {
-	f.srv.Close()
-	f.kmu.Lock()
-	ids := slices.Clone(f.order)
-	f.kmu.Unlock()
-	for _, id := range ids {
-		_ = f.source.Release(context.Background(), id)
-	}
 }
 
 // Active counts the browsers not deleted.
 func (f *Kernel) Active() int {
-	f.kmu.Lock()
-	defer f.kmu.Unlock()
+	f.smu.Lock()
+	defer f.smu.Unlock()
 	n := 0
-	for _, b := range f.all {
+	for _, b := range f.sessions {
 		if b.DeletedAt == nil {
 			n++
 		}
@@ -98,30 +69,18 @@ func (f *Kernel) Active() int {
 	return n
 }
 
-// CreateBodies are the bodies of the creates that made a browser.
-func (f *Kernel) CreateBodies() []map[string]any {
-	f.kmu.Lock()
-	defer f.kmu.Unlock()
-	var out []map[string]any
-	for _, id := range f.order {
-		out = append(out, f.all[id].Body)
-	}
-	return out
-}
-
 // Fill adds n idle browsers under other persistence ids, so a find must
 // page through the list.
 func (f *Kernel) Fill(n int) {
-	f.kmu.Lock()
-	defer f.kmu.Unlock()
+	f.smu.Lock()
+	defer f.smu.Unlock()
 	for i := 0; i < n; i++ {
 		id := "filler-" + strconv.Itoa(i)
 		b := &kBrowser{SessionID: id, CreatedAt: time.Now().UTC(), CDPWSURL: "ws://127.0.0.1:1/devtools/browser/none", TimeoutSeconds: 60}
 		b.Persistence = &struct {
 			ID string `json:"id"`
 		}{ID: "other-" + strconv.Itoa(i)}
-		f.all[id] = b
-		f.order = append(f.order, id)
+		f.addLocked(id, b)
 	}
 }
 
@@ -151,25 +110,23 @@ func (f *Kernel) create(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	f.kmu.Lock()
+	f.smu.Lock()
 	for _, id := range f.order {
 		// Kernel returns the running browser of a persistence id.
-		if b := f.all[id]; persist != "" && b.DeletedAt == nil && b.Persistence != nil && b.Persistence.ID == persist {
-			f.kmu.Unlock()
+		if b := f.sessions[id]; persist != "" && b.DeletedAt == nil && b.Persistence != nil && b.Persistence.ID == persist {
+			f.smu.Unlock()
 			writeJSON(w, http.StatusOK, b)
 			return
 		}
 	}
-	f.kmu.Unlock()
-	id := f.nextID("kb")
-	br, err := f.source.Create(r.Context(), providers.CreateOptions{Tag: id})
-	if err != nil {
-		fail(w, http.StatusInternalServerError, "could not start a browser")
+	f.smu.Unlock()
+	id, cdpURL, ok := f.launch(w, r, "kb")
+	if !ok {
 		return
 	}
 	headless, _ := body["headless"].(bool)
 	stealth, _ := body["stealth"].(bool)
-	b := &kBrowser{SessionID: id, CDPWSURL: br.CDPURL, WebdriverWSURL: "wss://fake/webdriver/" + id, CreatedAt: time.Now().UTC(),
+	b := &kBrowser{SessionID: id, CDPWSURL: cdpURL, WebdriverWSURL: "wss://fake/webdriver/" + id, CreatedAt: time.Now().UTC(),
 		Headless: headless, Stealth: stealth, TimeoutSeconds: timeout, Body: body}
 	if !headless {
 		b.LiveViewURL = "https://live.onkernel.com/" + id + "?token=" + f.LiveViewSecret
@@ -184,10 +141,7 @@ func (f *Kernel) create(w http.ResponseWriter, r *http.Request) {
 			Name string `json:"name"`
 		}{Name: profile}
 	}
-	f.kmu.Lock()
-	f.all[id] = b
-	f.order = append(f.order, id)
-	f.kmu.Unlock()
+	f.add(id, b)
 	writeJSON(w, http.StatusOK, b)
 }
 
@@ -199,11 +153,11 @@ func (f *Kernel) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status := q.Get("status")
-	f.kmu.Lock()
-	defer f.kmu.Unlock()
+	f.smu.Lock()
+	defer f.smu.Unlock()
 	var match []kBrowser
 	for _, id := range f.order {
-		b := f.all[id]
+		b := f.sessions[id]
 		f.pollLocked(b)
 		deleted := b.DeletedAt != nil
 		if (status == "" || status == "active") && deleted || status == "deleted" && !deleted {
@@ -226,19 +180,15 @@ func (f *Kernel) pollLocked(b *kBrowser) {
 	if !b.deleting || b.DeletedAt != nil {
 		return
 	}
-	b.polls++
-	if b.polls <= f.PollsBeforeGone {
-		return
+	if now, ok := f.ended(b.SessionID, &b.polls); ok {
+		b.DeletedAt = &now
 	}
-	_ = f.source.Release(context.Background(), b.SessionID)
-	now := time.Now().UTC()
-	b.DeletedAt = &now
 }
 
 func (f *Kernel) get(w http.ResponseWriter, r *http.Request) {
-	f.kmu.Lock()
-	defer f.kmu.Unlock()
-	b, ok := f.all[r.PathValue("id")]
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	b, ok := f.sessions[r.PathValue("id")]
 	if ok {
 		f.pollLocked(b)
 	}
@@ -250,24 +200,13 @@ func (f *Kernel) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Kernel) delete(w http.ResponseWriter, r *http.Request) {
-	f.kmu.Lock()
-	defer f.kmu.Unlock()
-	b, ok := f.all[r.PathValue("id")]
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	b, ok := f.sessions[r.PathValue("id")]
 	if !ok || b.DeletedAt != nil {
 		fail(w, http.StatusNotFound, "browser not found")
 		return
 	}
 	b.deleting = true
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// ConnectURLs are the connect URLs of every session made (credentials).
-func (f *Kernel) ConnectURLs() []string {
-	f.kmu.Lock()
-	defer f.kmu.Unlock()
-	var out []string
-	for _, id := range f.order {
-		out = append(out, f.all[id].CDPWSURL)
-	}
-	return out
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -71,8 +72,17 @@ func fail(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]any{"statusCode": status, "error": http.StatusText(status), "message": msg})
 }
 
-// server is what both fakes share.
-type server struct {
+// record is a fake's session object, as the shared server reads it.
+type record interface {
+	// createBody is what the create asked for (nil for a filler).
+	createBody() map[string]any
+	// connectURL is where the session's browser is reached (a credential).
+	connectURL() string
+}
+
+// server is what both fakes share: the loopback server with its faults and
+// counters, and the sessions in the order they were made.
+type server[S record] struct {
 	Faults
 	srv    *httptest.Server
 	source Browsers
@@ -83,28 +93,117 @@ type server struct {
 	// PollsBeforeGone is how many status reads after a release still show
 	// the session (default 2): clients must poll.
 	PollsBeforeGone int
+
+	// smu guards sessions and order.
+	smu      sync.Mutex
+	sessions map[string]S
+	order    []string
 }
 
-func (s *server) count(key string) {
+// serve starts the server on loopback: a request authorized refuses gets
+// 401 with deny, one a fault takes gets the fault, the rest go to mux.
+func (s *server[S]) serve(source Browsers, mux *http.ServeMux, authorized func(*http.Request) bool, deny string) {
+	s.source, s.requests, s.PollsBeforeGone, s.sessions = source, map[string]int{}, 2, map[string]S{}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, pattern := mux.Handler(r)
+		s.count(pattern)
+		if !authorized(r) {
+			fail(w, http.StatusUnauthorized, deny)
+			return
+		}
+		if s.take(w) {
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
+}
+
+func (s *server[S]) count(key string) {
 	s.mu.Lock()
 	s.requests[key]++
 	s.mu.Unlock()
 }
 
 // Requests is how many requests matched pattern ("POST /v1/sessions").
-func (s *server) Requests(pattern string) int {
+func (s *server[S]) Requests(pattern string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.requests[pattern]
 }
 
 // URL is the fake's base URL.
-func (s *server) URL() string { return s.srv.URL }
+func (s *server[S]) URL() string { return s.srv.URL }
 
-// Close stops the server and ends every browser still running.
-func (s *server) Close() { s.srv.Close() }
+// Close ends the server and every session's browser.
+func (s *server[S]) Close() {
+	s.srv.Close()
+	s.smu.Lock()
+	ids := slices.Clone(s.order)
+	s.smu.Unlock()
+	for _, id := range ids {
+		_ = s.source.Release(context.Background(), id)
+	}
+}
 
-func (s *server) nextID(prefix string) string {
+// CreateBodies are the bodies of every session's create, in order.
+func (s *server[S]) CreateBodies() []map[string]any {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	var out []map[string]any
+	for _, id := range s.order {
+		out = append(out, s.sessions[id].createBody())
+	}
+	return out
+}
+
+// ConnectURLs are the connect URLs of every session made (credentials).
+func (s *server[S]) ConnectURLs() []string {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	var out []string
+	for _, id := range s.order {
+		out = append(out, s.sessions[id].connectURL())
+	}
+	return out
+}
+
+// addLocked keeps a new session; s.smu is held.
+func (s *server[S]) addLocked(id string, v S) {
+	s.sessions[id] = v
+	s.order = append(s.order, id)
+}
+
+// add keeps a new session.
+func (s *server[S]) add(id string, v S) {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	s.addLocked(id, v)
+}
+
+// launch starts the browser of a new session, with an id made from
+// prefix; on failure it has answered 500.
+func (s *server[S]) launch(w http.ResponseWriter, r *http.Request, prefix string) (id, cdpURL string, ok bool) {
+	id = s.nextID(prefix)
+	b, err := s.source.Create(r.Context(), providers.CreateOptions{Tag: id})
+	if err != nil {
+		fail(w, http.StatusInternalServerError, "could not start a browser")
+		return "", "", false
+	}
+	return id, b.CDPURL, true
+}
+
+// ended ends a released session's browser once it has been polled
+// PollsBeforeGone times, answering whether it has.
+func (s *server[S]) ended(id string, polls *int) (time.Time, bool) {
+	*polls++
+	if *polls <= s.PollsBeforeGone {
+		return time.Time{}, false
+	}
+	_ = s.source.Release(context.Background(), id)
+	return time.Now().UTC(), true
+}
+
+func (s *server[S]) nextID(prefix string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++

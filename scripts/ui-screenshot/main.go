@@ -185,14 +185,8 @@ func screenshot(ctx context.Context, chrome, work, url, file string, w, h int) e
 
 // ref finds a snapshot line's element id: `[e4] textbox "Email"` → e4.
 func ref(text, want string) string {
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.Contains(line, want) {
-			continue
-		}
-		i, j := strings.Index(line, "["), strings.Index(line, "]")
-		if i >= 0 && j > i {
-			return line[i+1 : j]
-		}
+	if ids := contract.LineIDs(text, want); len(ids) > 0 {
+		return ids[0]
 	}
 	return ""
 }

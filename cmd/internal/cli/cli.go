@@ -78,3 +78,42 @@ func Main(name string, verb Verb, args []string) {
 	stop()
 	os.Exit(code)
 }
+
+// AsksHelp says args begin with -h, --help or help.
+func AsksHelp(args []string) bool {
+	return len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")
+}
+
+// HelpStatus is how a command that took no verb it knows ends once it has
+// printed its usage: flag.ErrHelp when args ask for help, else exit status 2.
+func HelpStatus(args []string) error {
+	if AsksHelp(args) {
+		return flag.ErrHelp
+	}
+	return ExitError{Code: 2}
+}
+
+// ParseFlagsOnly parses the flags of a verb that takes no positional
+// arguments (flags first, as config.Set.ParseFlagsFirst) and refuses any.
+func ParseFlagsOnly(fs *config.Set, args []string, verb string) error {
+	if err := fs.ParseFlagsFirst(args, "durable-browser "+verb+" [flags]"); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("%s takes flags only, not %q; see `durable-browser %s --help`", verb, fs.Args(), verb)
+	}
+	return nil
+}
+
+// ParseNoArgs parses the flags of verb name, which takes no positional
+// arguments: given any, it prints the usage and refuses them.
+func ParseNoArgs(fs *config.Set, args []string, name string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return fmt.Errorf("%s takes no arguments, got %q", name, fs.Args())
+	}
+	return nil
+}
