@@ -268,8 +268,10 @@ func (tr *traffic) check(b *harness.Process, cutAt time.Time, n int, stopTook ti
 		}
 	}
 	yes := map[bool]string{true: "yes", false: "NO"}
-	note += fmt.Sprintf(", on B %s, cart %d as answered %s, B's snapshot note %s, B's GetVersion memo %s; %d calls (%d in flight at the SIGTERM), all %d resent answered the same %s; A exited %v after SIGTERM",
-		yes[onB], tr.adds, yes[cart], yes[toolB], yes[memo], len(tr.calls), inFlight, len(tr.calls), yes[same == len(tr.calls)], stopTook)
+	waited := last.answered.Sub(last.sent).Round(100 * time.Millisecond)
+	t.Logf("measured: session %d's restored call (%s) answered %v after it was sent", n, last.tool, waited)
+	note += fmt.Sprintf(", on B %s, cart %d as answered %s, B's snapshot note %s, B's GetVersion memo %s; %d calls (%d in flight at the SIGTERM), all %d resent answered the same %s; A exited %v after SIGTERM; the restored call answered in %v",
+		yes[onB], tr.adds, yes[cart], yes[toolB], yes[memo], len(tr.calls), inFlight, len(tr.calls), yes[same == len(tr.calls)], stopTook, waited)
 	r.finish(row{Cut: fmt.Sprintf("rolling upgrade, build A to build B, mid-traffic (session %d of %d, signed in on the shop)", n, upgradeSessions),
 		Hook:  "B (-tags upgradeb: GetVersion-guarded memo after a restore, snapshot note) started beside A; A SIGTERMed (stop grace 10 s) while every session loops snapshot, run [add to cart (POST), goto search (GET)] with a run under way on A; both hold the state key",
 		Posts: posts("/shop/cart", "q", tr.q), WantPosts: tr.adds, Note: note}, last.a, last.id, last.tool, last.args)
