@@ -236,6 +236,12 @@ func (tr *traffic) check(b *harness.Process, cutAt time.Time, n int, stopTook ti
 	if first := tr.calls[0]; strings.Contains(string(first.a.raw), upgradeBNote) {
 		t.Errorf("session %d: a snapshot on A carries build B's note: %s", n, first.a.raw)
 	}
+	if last.a.code() != string(contract.CodeSessionRestored) {
+		// Why not: what A and B logged about this session's checkpoints.
+		for name, p := range map[string]*harness.Process{"A": r.p, "B": b} {
+			t.Logf("session %d: %s logged:\n%s", n, name, linesAbout(p.Stderr.String(), r.id, "checkpoint", "restore"))
+		}
+	}
 	note := checkRestored(r, last.a, tr.url)
 	st := r.state()
 	onB := st.HostQueue == b.HostQueue()
@@ -275,4 +281,21 @@ func (tr *traffic) check(b *harness.Process, cutAt time.Time, n int, stopTook ti
 	r.finish(row{Cut: fmt.Sprintf("rolling upgrade, build A to build B, mid-traffic (session %d of %d, signed in on the shop)", n, upgradeSessions),
 		Hook:  "B (-tags upgradeb: GetVersion-guarded memo after a restore, snapshot note) started beside A; A SIGTERMed (stop grace 10 s) while every session loops snapshot, run [add to cart (POST), goto search (GET)] with a run under way on A; both hold the state key",
 		Posts: posts("/shop/cart", "q", tr.q), WantPosts: tr.adds, Note: note}, last.a, last.id, last.tool, last.args)
+}
+
+// linesAbout are the lines of a log that mention id and any of words.
+func linesAbout(log, id string, words ...string) string {
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, id) {
+			continue
+		}
+		for _, w := range words {
+			if strings.Contains(line, w) {
+				out = append(out, line)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }
