@@ -84,7 +84,7 @@ lint: lint-tools
 # Runs the crash matrix (test/crash) and writes what it observed to
 # docs/reliability.md.
 reliability: tools
-	DURABLE_BROWSER_WRITE_RELIABILITY=1 $(GO) test -count=1 -v -run 'TestCrashMatrix|TestCrashRestore' ./test/crash/
+	DURABLE_BROWSER_WRITE_RELIABILITY=1 $(GO) test -count=1 -v -run 'TestCrashMatrix|TestCrashRestore|TestCrashUpgrade' ./test/crash/
 
 # The benchmarks, then the load (docs/reliability.md#load): 16 sessions x 50
 # calls on one worker, the same with the worker killed halfway, and a sweep

@@ -37,6 +37,7 @@ func (a *Activities) Snapshot(ctx context.Context, req contract.SnapshotRequest)
 		return nil, f
 	}
 	s.stamp(&res.Page)
+	markBuild(res)
 	return res, nil
 }
 

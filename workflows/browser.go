@@ -590,6 +590,7 @@ func (b *Browser) replace(ctx workflow.Context) *contract.Failure {
 		return out
 	}
 	if restore && res.Restored != nil {
+		afterRestore(ctx)
 		return restoredFailure(old, b.st.Session.Tag, b.st.URL, res.Restored)
 	}
 	b.st.URL, b.st.Title = "about:blank", ""

@@ -28,7 +28,7 @@ func writeReliability(path string) error {
 	defer rowsMu.Unlock()
 	var b strings.Builder
 	b.WriteString("# Reliability: the crash matrix\n\n")
-	b.WriteString("Written by `make reliability` (`DURABLE_BROWSER_WRITE_RELIABILITY=1 go test -count=1 -run TestCrashMatrix ./test/crash/`);\n")
+	b.WriteString("Written by `make reliability` (`DURABLE_BROWSER_WRITE_RELIABILITY=1 go test -count=1 -run 'TestCrashMatrix|TestCrashRestore|TestCrashUpgrade' ./test/crash/`);\n")
 	b.WriteString("do not edit by hand. Every value below was observed by that run, against the embedded Temporal server,\n")
 	b.WriteString("a worker in a child process (the victim) with real Chromium, versitygw, and the demo site counting\n")
 	b.WriteString("what is posted to it. The victim is cut with SIGKILL or with SIGTERM (`--stop-grace 3s`); a second\n")
@@ -70,6 +70,11 @@ func writeReliability(path string) error {
 	b.WriteString("  whose result was lost answers `effect_unknown` although its submit reached the site (counted once).\n")
 	b.WriteString("- The `cdp` rows attach both workers to one Chrome outside them (`--cdp-endpoint`), which outlives the\n")
 	b.WriteString("  victim; after the session closes, the row asserts the Chrome holds no browser context of the session.\n")
+	b.WriteString("- The `rolling upgrade` rows run two builds of the worker (TestCrashUpgrade): sessions signed in on the\n")
+	b.WriteString("  shop call on build A without pause; build B (`-tags upgradeb`: a workflow change behind `GetVersion` that\n")
+	b.WriteString("  sets a memo after a restore, and a snapshot answer that ends with a note) is started, and A is stopped with\n")
+	b.WriteString("  SIGTERM while a run is under way on it. POSTs are the session's add-to-cart submits, want the runs that\n")
+	b.WriteString("  answered ok; every call of the session is resent with its update id and must answer the same.\n")
 	if len(notCovered) > 0 {
 		b.WriteString("\n## Not covered\n\n")
 		for _, n := range notCovered {

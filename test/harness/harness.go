@@ -127,14 +127,37 @@ func Start(o Options) (_ *Env, err error) {
 		// durable-browser's worker, mcp and dev verbs exec these
 		// companions from beside it.
 		e.Bin = filepath.Join(dir, "durable-browser")
-		for _, name := range []string{"durable-browser", "durable-browser-worker", "durable-browser-mcp", "durable-browser-dev"} {
-			cmd := exec.Command("go", "build", "-tags", o.BuildTags, "-o", filepath.Join(dir, name), "github.com/durable-browser/durable-browser/cmd/"+name)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return nil, fmt.Errorf("building %s: %v\n%s", name, err, out)
-			}
+		if err := build(dir, o.BuildTags, "durable-browser", "durable-browser-worker", "durable-browser-mcp", "durable-browser-dev"); err != nil {
+			return nil, err
 		}
 	}
 	return e, nil
+}
+
+// build builds the named commands with tags into dir.
+func build(dir, tags string, names ...string) error {
+	for _, name := range names {
+		cmd := exec.Command("go", "build", "-tags", tags, "-o", filepath.Join(dir, name), "github.com/durable-browser/durable-browser/cmd/"+name)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building %s: %v\n%s", name, err, out)
+		}
+	}
+	return nil
+}
+
+// BuildWorker builds another durable-browser with its worker (with tags,
+// comma-separated) into a new directory of the env, and answers its path for
+// ProcessOptions.Bin: a second build of the worker, as a rolling upgrade
+// runs.
+func (e *Env) BuildWorker(tags string) (string, error) {
+	dir, err := os.MkdirTemp(e.Dir, "build-")
+	if err != nil {
+		return "", err
+	}
+	if err := build(dir, tags, "durable-browser", "durable-browser-worker"); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "durable-browser"), nil
 }
 
 // Close stops everything Start started.
@@ -256,6 +279,9 @@ type ProcessOptions struct {
 	ReapInterval time.Duration
 	// Env is added to the process's environment.
 	Env []string
+	// Bin is the durable-browser binary to run (default: Env.Bin); see
+	// BuildWorker.
+	Bin string
 }
 
 // Process is a worker running as a child process of the built binary.
@@ -269,7 +295,11 @@ type Process struct {
 // waits until it polls its host queue. Cleanup kills it if still running.
 func (e *Env) StartWorkerProcess(t testing.TB, o ProcessOptions) *Process {
 	t.Helper()
-	if e.Bin == "" {
+	bin := o.Bin
+	if bin == "" {
+		bin = e.Bin
+	}
+	if bin == "" {
 		t.Fatal("harness started without Binary")
 	}
 	root := o.ProfileRoot
@@ -283,7 +313,7 @@ func (e *Env) StartWorkerProcess(t testing.TB, o ProcessOptions) *Process {
 	if reap == 0 {
 		reap = time.Minute
 	}
-	cmd := exec.Command(e.Bin, "worker",
+	cmd := exec.Command(bin, "worker",
 		"--address", e.Temporal.Address(), "--namespace", "default",
 		"--s3-bucket", "evidence", "--s3-endpoint", e.S3.Endpoint(), "--s3-path-style", "--s3-region", "us-east-1",
 		"--profile-root", root, "--log-level", "debug", "--reap-interval", reap.String(), "--browser-allow-private")
