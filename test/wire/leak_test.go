@@ -49,6 +49,8 @@ type recorder struct {
 	providers map[string]string
 	// states names the named state of sessions that keep one.
 	states map[string]string
+	// after runs after each call (reading the checkpoints it wrote).
+	after func()
 }
 
 func (r *recorder) session(id string) { r.ids[id] = true }
@@ -69,6 +71,9 @@ func (r *recorder) call(id, tool string, args any) (json.RawMessage, bool) {
 		r.t.Fatalf("%s: %v", tool, err)
 	}
 	r.c.add(fmt.Sprintf("answer to the Go client: %s %s", tool, raw), append(out, '\n'))
+	if r.after != nil {
+		r.after()
+	}
 	var head struct {
 		OK bool `json:"ok"`
 	}
@@ -104,6 +109,9 @@ func (r *recorder) cli(id, tool, args string) (string, int) {
 	err := cmd.Run()
 	r.c.add("CLI stdout: "+tool, out.Bytes())
 	r.c.add("CLI stderr: "+tool, errOut.Bytes())
+	if r.after != nil {
+		r.after()
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -201,6 +209,8 @@ func TestLeakScan(t *testing.T) {
 	// the same key; a release deletes them, so they are read while their
 	// sessions are open, as the worker reads them, and scanned opened.
 	ckpts := newCheckpointReader(t, stateKeyBytes)
+	// After each call, so few versions are pruned (two are kept) unread.
+	rec.after = func() { ckpts.read(t, rec.c) }
 
 	// The worker serves a live view too: its viewer tokens are credentials.
 	lvBook := book.Book{Dir: t.TempDir()}
@@ -270,7 +280,7 @@ func TestLeakScan(t *testing.T) {
 		t.Fatalf("live view book after a handoff: %v, %v", entries, err)
 	}
 	viewToken := entries[0].URL[strings.LastIndex(entries[0].URL, "#t=")+3:]
-	ckpts.await(t, rec.c, "session 1 signed in")
+	ckpts.await(t, rec.c, 1)
 	rec.must(s1, "browser_release", map[string]any{}, nil)
 
 	// Session 2, through the CLI: a hostile page on A sends whatever is
@@ -305,7 +315,7 @@ func TestLeakScan(t *testing.T) {
 	), nil)
 	rec.must(s3, "browser_read", map[string]any{"what": "html"}, nil)
 	rec.must(s3, "screenshot", map[string]any{}, nil)
-	ckpts.await(t, rec.c, "session 3 signed in")
+	ckpts.await(t, rec.c, 2)
 	rec.must(s3, "browser_release", map[string]any{}, nil)
 	if n := len(bb.ConnectURLs()); n != 1 {
 		t.Fatalf("the rented session made %d Browserbase sessions, want 1", n)
@@ -435,10 +445,10 @@ func TestLeakScan(t *testing.T) {
 				n++
 			}
 		}
-		if n == 0 || ckpts.signedIn == 0 {
-			t.Fatalf("scanned %d checkpoint plaintexts, %d taken after a sign-in: the scan of checkpoints proves nothing", n, ckpts.signedIn)
+		if n == 0 || len(ckpts.sessions) < 2 {
+			t.Fatalf("scanned %d checkpoint plaintexts, of %d sessions after a sign-in (want sessions 1 and 3): the scan of checkpoints proves too little", n, len(ckpts.sessions))
 		}
-		t.Logf("%d checkpoint versions opened, %d after a sign-in", n, ckpts.signedIn)
+		t.Logf("%d checkpoint versions opened, %d after a sign-in (%d sessions)", n, ckpts.signedIn, len(ckpts.sessions))
 		// Control: the cookie A set holds the token (so the opened
 		// plaintexts had a secret to find), and nothing typed but it.
 		found := map[string]bool{}
@@ -722,6 +732,8 @@ type checkpointReader struct {
 	// signedIn counts checkpoints that name the secrets typed and hold
 	// the cookie A set: taken after a sign-in, not only at a create.
 	signedIn int
+	// sessions holds the folders (one a session) of those checkpoints.
+	sessions map[string]bool
 }
 
 func newCheckpointReader(t *testing.T, key []byte) *checkpointReader {
@@ -734,7 +746,7 @@ func newCheckpointReader(t *testing.T, key []byte) *checkpointReader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &checkpointReader{store: store.Under("checkpoints", 0), seen: map[string]bool{}, cookies: newCorpus()}
+	return &checkpointReader{store: store.Under("checkpoints", 0), seen: map[string]bool{}, sessions: map[string]bool{}, cookies: newCorpus()}
 }
 
 // read opens every checkpoint version in the bucket not opened yet and adds
@@ -785,6 +797,7 @@ func (r *checkpointReader) read(t *testing.T, c *corpus) int {
 			}
 			if cookie && len(st.Secrets) > 0 {
 				r.signedIn++
+				r.sessions[key[:strings.Index(key, "/v/")]] = true
 			}
 			c.add(checkpointSource+key, pt)
 			n++
@@ -793,13 +806,13 @@ func (r *checkpointReader) read(t *testing.T, c *corpus) int {
 	return n
 }
 
-// await reads checkpoints until one taken after a sign-in is among them
-// (the answer does not wait for a checkpoint's write to end).
-func (r *checkpointReader) await(t *testing.T, c *corpus, what string) {
+// await reads checkpoints until sessions sessions have one taken after a
+// sign-in among those read (a call's answer does not wait for its
+// checkpoint's write to end).
+func (r *checkpointReader) await(t *testing.T, c *corpus, sessions int) {
 	t.Helper()
-	before := r.signedIn
 	harness.Eventually(t, 30*time.Second, func() bool {
 		r.read(t, c)
-		return r.signedIn > before
-	}, "no checkpoint of %s holds the cookie A set and the typed secrets' names", what)
+		return len(r.sessions) >= sessions
+	}, "fewer than %d signed-in sessions have a checkpoint read that holds the cookie A set and the typed secrets' names", sessions)
 }
