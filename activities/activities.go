@@ -348,29 +348,45 @@ type Registry interface {
 // RegisterShared registers the activities served from the shared queue:
 // session creation, release by tag, and the tools that need no browser.
 func (a *Activities) RegisterShared(r Registry) {
-	r.RegisterActivityWithOptions(a.Create, activity.RegisterOptions{Name: contract.ActivityCreate})
-	// Release by tag from any worker, for remote sessions whose host was lost.
-	r.RegisterActivityWithOptions(a.Release, activity.RegisterOptions{Name: contract.ActivityRelease})
-	r.RegisterActivityWithOptions(a.WebFetch, activity.RegisterOptions{Name: contract.ActivityWebFetch})
-	r.RegisterActivityWithOptions(a.WebSearch, activity.RegisterOptions{Name: contract.ActivityWebSearch})
-	r.RegisterActivityWithOptions(a.GetEvidence, activity.RegisterOptions{Name: contract.ActivityEvidence})
-	r.RegisterActivityWithOptions(a.AgentResult, activity.RegisterOptions{Name: contract.ActivityAgentResult})
+	register(r, []named{
+		{contract.ActivityCreate, a.Create},
+		// Release by tag from any worker, for remote sessions whose host was lost.
+		{contract.ActivityRelease, a.Release},
+		{contract.ActivityWebFetch, a.WebFetch},
+		{contract.ActivityWebSearch, a.WebSearch},
+		{contract.ActivityEvidence, a.GetEvidence},
+		{contract.ActivityAgentResult, a.AgentResult},
+	})
 }
 
 // RegisterHost registers the activities served from this process's host
 // queue: everything that touches a browser it holds.
 func (a *Activities) RegisterHost(r Registry) {
-	r.RegisterActivityWithOptions(a.Snapshot, activity.RegisterOptions{Name: contract.ActivitySnapshot})
-	r.RegisterActivityWithOptions(a.Run, activity.RegisterOptions{Name: contract.ActivityRun})
-	r.RegisterActivityWithOptions(a.Screenshot, activity.RegisterOptions{Name: contract.ActivityScreenshot})
-	r.RegisterActivityWithOptions(a.Read, activity.RegisterOptions{Name: contract.ActivityRead})
-	r.RegisterActivityWithOptions(a.Check, activity.RegisterOptions{Name: contract.ActivityCheck})
-	r.RegisterActivityWithOptions(a.Downloads, activity.RegisterOptions{Name: contract.ActivityDownloads})
-	r.RegisterActivityWithOptions(a.Upload, activity.RegisterOptions{Name: contract.ActivityUpload})
-	r.RegisterActivityWithOptions(a.Release, activity.RegisterOptions{Name: contract.ActivityRelease})
-	r.RegisterActivityWithOptions(a.Relaunch, activity.RegisterOptions{Name: contract.ActivityRelaunch})
-	r.RegisterActivityWithOptions(a.Reconcile, activity.RegisterOptions{Name: contract.ActivityReconcile})
-	r.RegisterActivityWithOptions(a.Notify, activity.RegisterOptions{Name: contract.ActivityNotify})
+	register(r, []named{
+		{contract.ActivitySnapshot, a.Snapshot},
+		{contract.ActivityRun, a.Run},
+		{contract.ActivityScreenshot, a.Screenshot},
+		{contract.ActivityRead, a.Read},
+		{contract.ActivityCheck, a.Check},
+		{contract.ActivityDownloads, a.Downloads},
+		{contract.ActivityUpload, a.Upload},
+		{contract.ActivityRelease, a.Release},
+		{contract.ActivityRelaunch, a.Relaunch},
+		{contract.ActivityReconcile, a.Reconcile},
+		{contract.ActivityNotify, a.Notify},
+	})
+}
+
+// named is an activity and the name it is registered under.
+type named struct {
+	name string
+	fn   any
+}
+
+func register(r Registry, acts []named) {
+	for _, x := range acts {
+		r.RegisterActivityWithOptions(x.fn, activity.RegisterOptions{Name: x.name})
+	}
 }
 
 // Sessions lists the tags this process holds, sorted.

@@ -400,12 +400,12 @@ func Definitions() []Tool {
 	return out
 }
 
-// Lookup returns the tool with the given name.
+// Lookup returns the tool with the given name (a copy the caller may
+// change).
 func Lookup(name string) (Tool, bool) {
-	for _, t := range Definitions() {
-		if t.Name == name {
-			return t, true
-		}
+	d, ok := specFor(name)
+	if !ok {
+		return Tool{}, false
 	}
-	return Tool{}, false
+	return d.tool(), true
 }

@@ -55,6 +55,7 @@ func fenceWords(sum [32]byte) string {
 // results are left as they are; the model's answers are fenced.
 func fenced(nonce string, v any) any {
 	f := func(s string) string { return contract.Fence(nonce, s) }
+	fs := func(s *string) { *s = f(*s) }
 	snap := func(s *contract.SnapshotResult) *contract.SnapshotResult {
 		if s == nil {
 			return nil
@@ -73,14 +74,8 @@ func fenced(nonce string, v any) any {
 			o.Text = f(o.Text)
 			c.Observed = &o
 		}
-		c.Dialogs = append([]contract.Dialog(nil), r.Dialogs...)
-		for i := range c.Dialogs {
-			c.Dialogs[i].Message = f(c.Dialogs[i].Message)
-		}
-		c.ConsoleErrors = append([]string(nil), r.ConsoleErrors...)
-		for i := range c.ConsoleErrors {
-			c.ConsoleErrors[i] = f(c.ConsoleErrors[i])
-		}
+		c.Dialogs = fenceEach(r.Dialogs, func(d *contract.Dialog) { d.Message = f(d.Message) })
+		c.ConsoleErrors = fenceEach(r.ConsoleErrors, fs)
 		return &c
 	case *contract.ReadResult:
 		c := *r
@@ -92,16 +87,12 @@ func fenced(nonce string, v any) any {
 		// What was found is the page's text (an excerpt, an element's
 		// name, console messages); what was expected is the model's own.
 		c := *r
-		c.Checks = append([]contract.CheckItem(nil), r.Checks...)
-		for i := range c.Checks {
-			if c.Checks[i].Check != "url" { // the URL is scrubbed, as every result's
-				c.Checks[i].Found = f(c.Checks[i].Found)
+		c.Checks = fenceEach(r.Checks, func(k *contract.CheckItem) {
+			if k.Check != "url" { // the URL is scrubbed, as every result's
+				k.Found = f(k.Found)
 			}
-		}
-		c.Warnings = append([]string(nil), r.Warnings...)
-		for i := range c.Warnings {
-			c.Warnings[i] = f(c.Warnings[i])
-		}
+		})
+		c.Warnings = fenceEach(r.Warnings, fs)
 		return &c
 	case *contract.WebFetchResult:
 		c := *r
@@ -109,10 +100,7 @@ func fenced(nonce string, v any) any {
 		return &c
 	case *contract.WebSearchResult:
 		c := *r
-		c.Hits = append([]contract.SearchHit(nil), r.Hits...)
-		for i := range c.Hits {
-			c.Hits[i].Title, c.Hits[i].Snippet = f(c.Hits[i].Title), f(c.Hits[i].Snippet)
-		}
+		c.Hits = fenceEach(r.Hits, func(h *contract.SearchHit) { h.Title, h.Snippet = f(h.Title), f(h.Snippet) })
 		return &c
 	case *contract.HandoffResult:
 		c := *r
@@ -120,4 +108,14 @@ func fenced(nonce string, v any) any {
 		return &c
 	}
 	return v
+}
+
+// fenceEach is a copy of items (nil when there are none) with fence applied
+// to each.
+func fenceEach[T any](items []T, fence func(*T)) []T {
+	out := append([]T(nil), items...)
+	for i := range out {
+		fence(&out[i])
+	}
+	return out
 }

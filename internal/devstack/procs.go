@@ -2,10 +2,12 @@ package devstack
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // PIDsUnder lists live processes (not this one) whose command line mentions
@@ -39,5 +41,20 @@ func PIDsUnder(dir string) []int {
 func KillUnder(dir string) {
 	for _, pid := range PIDsUnder(dir) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// StopGroup asks cmd's process to stop with sig and waits until it has
+// exited; after grace it kills the process's group (cmd started with
+// Setpgid) and waits for that.
+func StopGroup(cmd *exec.Cmd, sig os.Signal, grace time.Duration) {
+	_ = cmd.Process.Signal(sig)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
 	}
 }

@@ -79,15 +79,7 @@ func run(out, chrome string) error {
 		return err
 	}
 	defer func() {
-		_ = dev.Process.Signal(syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { _ = dev.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			_ = syscall.Kill(-dev.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
+		devstack.StopGroup(dev, syscall.SIGINT, 60*time.Second)
 		devstack.KillUnder(work)
 	}()
 	if err := waitFor(3*time.Minute, func() bool { return strings.Contains(stdout.String(), "Press Ctrl-C to stop.") }); err != nil {

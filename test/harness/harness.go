@@ -330,15 +330,7 @@ func (e *Env) StartWorkerProcess(t testing.TB, o ProcessOptions) *Process {
 	p := &Process{Cmd: cmd, ProfileRoot: root, Stderr: buf}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-				<-done
-			}
+			devstack.StopGroup(cmd, syscall.SIGTERM, 20*time.Second)
 		}
 		KillUnder(root)
 	})
