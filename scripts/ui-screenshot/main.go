@@ -150,8 +150,11 @@ func run(sigCtx context.Context, o options) (err error) {
 		}
 	}()
 
-	bin := o.bin
-	if bin == "" {
+	bin, err := filepath.Abs(o.bin)
+	if err != nil {
+		return err
+	}
+	if o.bin == "" {
 		bin = filepath.Join(work, "bin")
 		began := time.Now()
 		if err := build(sigCtx, bin); err != nil {
