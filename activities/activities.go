@@ -147,6 +147,12 @@ type liveSession struct {
 	// made is what the browser was made with (SessionOptions.MadeWith); a create that
 	// finds the session must ask for the same.
 	made contract.SessionOptions
+	// opened is closed once the create that made the browser has given it
+	// its first pages (a restore can take seconds); restored is then what
+	// that restore brought back, nil if it was no restore. A retry of that
+	// create finds the session and answers the same.
+	opened   chan struct{}
+	restored *contract.Restored
 	// policy is the session's action policy for requests outside a run.
 	policy string
 	// calls serialises calls: one browser, one call at a time. It is a

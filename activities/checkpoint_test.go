@@ -75,3 +75,50 @@ func TestCheckpointAfterHandoff(t *testing.T) {
 		t.Fatalf("the run's checkpoint is v%d, want v3 (the read after the handoff's snapshot wrote one)", v)
 	}
 }
+
+// A retry of a create that restored a session (its first attempt timed out
+// while the restore went on, or its result was lost) finds the session and
+// answers the restore again: told only Found, the workflow would answer
+// session_replaced and send the agent to a blank page the restore had filled.
+func TestCreateRetryAnswersTheRestore(t *testing.T) {
+	h := newHarness(t, nil)
+	ref := h.create("restored-1", contract.SessionOptions{})
+	want := &contract.Restored{From: "lost-1", Cookies: 3, Tabs: []contract.RestoredTab{{URL: "http://127.0.0.1/shop"}}}
+	h.a.mu.Lock()
+	ls := h.a.sessions[ref.Tag]
+	h.a.mu.Unlock()
+	if ls.opened == nil {
+		t.Fatal("a created session has no opened channel")
+	}
+	select {
+	case <-ls.opened:
+	default:
+		t.Fatal("the create returned before the session's first pages were given")
+	}
+	ls.restored = want
+	for _, tc := range []struct {
+		name     string
+		req      contract.CreateRequest
+		restored bool
+	}{
+		{"retry of the restore", contract.CreateRequest{Tag: ref.Tag, Restore: true, Replaces: "lost-1"}, true},
+		{"a restore from another session", contract.CreateRequest{Tag: ref.Tag, Restore: true, Replaces: "lost-2"}, false},
+		{"no restore asked", contract.CreateRequest{Tag: ref.Tag, Replaces: "lost-1"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := call[contract.CreateResult](h, contract.ActivityCreate, tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Found {
+				t.Fatalf("the retry made a second browser: %+v", res)
+			}
+			if got := res.Restored != nil; got != tc.restored {
+				t.Fatalf("restored = %+v, want restored %v", res.Restored, tc.restored)
+			}
+			if tc.restored && (res.Restored.From != want.From || res.Restored.Cookies != want.Cookies || len(res.Restored.Tabs) != 1) {
+				t.Fatalf("restored = %+v, want %+v", res.Restored, want)
+			}
+		})
+	}
+}

@@ -179,12 +179,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	a.mu.Lock()
 	if s, ok := a.sessions[req.Tag]; ok {
 		a.mu.Unlock()
-		if f := checkFound(req.Tag, want, &s.made); f != nil {
-			return nil, f
-		}
-		res := &contract.CreateResult{Session: s.ref, Found: true, URL: scrub.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx),
-			Viewport: s.made.ViewportOrDefault().String()}
-		return res, nil
+		return a.found(ctx, s, req, want)
 	}
 	if wait, ok := a.starting[req.Tag]; ok {
 		a.mu.Unlock()
@@ -351,14 +346,12 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		if ls.egress != nil && ls.egress != prev.egress {
 			_ = ls.egress.Close()
 		}
-		if f := checkFound(req.Tag, want, &prev.made); f != nil {
-			return nil, f
-		}
-		return &contract.CreateResult{Session: prev.ref, Found: true, Viewport: prev.made.ViewportOrDefault().String()}, nil
+		return a.found(ctx, prev, req, want)
 	}
 	if req.Options.State != "" {
 		a.startState(ctx, ls, req.Options.State, saved, sess.Found, log)
 	}
+	ls.opened = make(chan struct{})
 	a.sessions[req.Tag] = ls
 	a.mu.Unlock()
 	kept = true
@@ -368,8 +361,40 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		a.startRecording(ctx, ls, workflowIDOf(ctx))
 	}
 	restored := a.firstPages(ctx, ls, req, sess.Found, log)
+	ls.restored = restored
+	close(ls.opened)
 	res := &contract.CreateResult{Session: ls.ref, Found: sess.Found, URL: scrub.URL(b.URL(ctx)), Title: b.Title(ctx),
 		Viewport: want.Viewport.String(), Restored: restored}
+	return res, nil
+}
+
+// found answers a create of a tag this process already holds: a retry of
+// the create that made it (its result lost, or its attempt timed out while
+// a restore went on), or a concurrent one. It waits until that create has
+// given the browser its first pages, so a retry of a restore answers the
+// restore (a workflow told session_replaced would send the agent to a blank
+// page the restore had filled).
+func (a *Activities) found(ctx context.Context, s *liveSession, req contract.CreateRequest, want contract.SessionOptions) (*contract.CreateResult, error) {
+	if f := checkFound(req.Tag, want, &s.made); f != nil {
+		return nil, f
+	}
+	if s.opened != nil {
+		stop := a.heartbeat(ctx, nil)
+		select {
+		case <-s.opened:
+			stop()
+		case <-ctx.Done():
+			stop()
+			f := contract.Fail(contract.CodeBrowserUnavailable, "the session's browser was still opening its first pages when the call ended; try again")
+			f.Retryable = true
+			return nil, f
+		}
+	}
+	res := &contract.CreateResult{Session: s.ref, Found: true, URL: scrub.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx),
+		Viewport: s.made.ViewportOrDefault().String()}
+	if r := s.restored; r != nil && req.Restore && req.Replaces == r.From {
+		res.Restored = r
+	}
 	return res, nil
 }
 
