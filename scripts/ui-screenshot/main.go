@@ -41,6 +41,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/demosite"
 	"github.com/durable-browser/durable-browser/internal/devstack"
 	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/internal/proctie"
 )
 
 type options struct {
@@ -325,7 +326,7 @@ func (se *session) cli(ctx context.Context, name string, args ...string) ([]byte
 	cmd.Stdout, cmd.Stderr = &o, &e
 	// Killed with this process, however it dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	err := startTied(cmd)
+	err := proctie.Start(cmd)
 	if err == nil {
 		err = cmd.Wait()
 	}

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/durable-browser/durable-browser/internal/devstack"
+	"github.com/durable-browser/durable-browser/internal/proctie"
 )
 
 // procs is every process this script starts that could outlive a call:
@@ -47,7 +47,7 @@ func (p *procs) start(name string, cmd *exec.Cmd, term syscall.Signal, grace tim
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: death}
 	// Children that inherit its output pipes must not keep Wait waiting.
 	cmd.WaitDelay = 2 * time.Second
-	if err := startTied(cmd); err != nil {
+	if err := proctie.Start(cmd); err != nil {
 		return fmt.Errorf("starting %s: %w", name, err)
 	}
 	p.mu.Lock()
@@ -102,37 +102,6 @@ func stopOne(pr proc) {
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-	}
-}
-
-// startTied starts cmd from one goroutine locked to its own OS thread that
-// never returns. Linux sends the parent-death signal when the thread that
-// forked the child exits, and the Go runtime may end other threads; this one
-// ends only with the process (as in providers/local).
-func startTied(cmd *exec.Cmd) error {
-	launcherOnce.Do(func() {
-		launches = make(chan launch)
-		go launcher(launches)
-	})
-	l := launch{cmd: cmd, done: make(chan error, 1)}
-	launches <- l
-	return <-l.done
-}
-
-type launch struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-var (
-	launcherOnce sync.Once
-	launches     chan launch
-)
-
-func launcher(in <-chan launch) {
-	runtime.LockOSThread()
-	for l := range in {
-		l.done <- l.cmd.Start()
 	}
 }
 

@@ -672,41 +672,50 @@ func collectPayloads(m protoreflect.Message, out *[][]byte) {
 }
 
 // addBucket adds every object in the evidence bucket: key, metadata, body.
-func addBucket(t *testing.T, c *corpus) {
+// bucketKeys lists the keys in the test bucket under prefix.
+func bucketKeys(ctx context.Context, t *testing.T, prefix string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cl := env.S3.Client()
-	p := s3.NewListObjectsV2Paginator(cl, &s3.ListObjectsV2Input{Bucket: aws.String(env.S3.Bucket())})
-	n := 0
+	p := s3.NewListObjectsV2Paginator(env.S3.Client(), &s3.ListObjectsV2Input{Bucket: aws.String(env.S3.Bucket()), Prefix: aws.String(prefix)})
+	var keys []string
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, o := range page.Contents {
-			key := aws.ToString(o.Key)
-			obj, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(env.S3.Bucket()), Key: o.Key})
-			if err != nil {
-				t.Fatalf("object %s: %v", key, err)
-			}
-			var body bytes.Buffer
-			_, err = body.ReadFrom(obj.Body)
-			obj.Body.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			meta := key + "\n"
-			for k, v := range obj.Metadata {
-				meta += k + ": " + v + "\n"
-			}
-			c.add("S3 keys and metadata", []byte(meta))
-			c.add("S3 object "+key, body.Bytes())
-			if strings.HasSuffix(key, ".json") {
-				addDecodedJSON(c, "S3 JSON objects", body.Bytes())
-			}
-			n++
+			keys = append(keys, aws.ToString(o.Key))
 		}
+	}
+	return keys
+}
+
+func addBucket(t *testing.T, c *corpus) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := env.S3.Client()
+	n := 0
+	for _, key := range bucketKeys(ctx, t, "") {
+		obj, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(env.S3.Bucket()), Key: aws.String(key)})
+		if err != nil {
+			t.Fatalf("object %s: %v", key, err)
+		}
+		var body bytes.Buffer
+		_, err = body.ReadFrom(obj.Body)
+		obj.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta := key + "\n"
+		for k, v := range obj.Metadata {
+			meta += k + ": " + v + "\n"
+		}
+		c.add("S3 keys and metadata", []byte(meta))
+		c.add("S3 object "+key, body.Bytes())
+		if strings.HasSuffix(key, ".json") {
+			addDecodedJSON(c, "S3 JSON objects", body.Bytes())
+		}
+		n++
 	}
 	if n < 4 {
 		t.Fatalf("expected reads, fetches and screenshots in the bucket, found %d objects", n)
@@ -756,52 +765,44 @@ func (r *checkpointReader) read(t *testing.T, c *corpus) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p := s3.NewListObjectsV2Paginator(env.S3.Client(), &s3.ListObjectsV2Input{Bucket: aws.String(env.S3.Bucket()), Prefix: aws.String("checkpoints/")})
 	n := 0
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			t.Fatal(err)
+	for _, key := range bucketKeys(ctx, t, "checkpoints/") {
+		if r.seen[key] || !strings.Contains(key, "/v/") {
+			continue
 		}
-		for _, o := range page.Contents {
-			key := aws.ToString(o.Key)
-			if r.seen[key] || !strings.Contains(key, "/v/") {
+		pt, err := r.store.Plaintext(ctx, key)
+		if err != nil {
+			// A version pruned or deleted (released) since the listing.
+			var nsk *s3types.NoSuchKey
+			if errors.As(err, &nsk) {
 				continue
 			}
-			pt, err := r.store.Plaintext(ctx, key)
-			if err != nil {
-				// A version pruned or deleted (released) since the listing.
-				var nsk *s3types.NoSuchKey
-				if errors.As(err, &nsk) {
-					continue
-				}
-				t.Fatalf("opening checkpoint %s with the worker's key: %v", key, err)
-			}
-			r.seen[key] = true
-			var st states.State
-			if err := json.Unmarshal(pt, &st); err != nil {
-				t.Fatalf("checkpoint %s: %v", key, err)
-			}
-			cookie := false
-			for _, ck := range st.Cookies {
-				if ck.Name != siteCookie || ck.Value == "" {
-					continue
-				}
-				quoted, _ := json.Marshal(ck.Value)
-				if !bytes.Contains(pt, quoted) {
-					t.Fatalf("checkpoint %s: the cookie's value is not in the plaintext as JSON writes it", key)
-				}
-				pt = bytes.ReplaceAll(pt, quoted, []byte(`"(the value of the cookie A set, checked apart)"`))
-				r.cookies.add("cookie A set, in "+key, []byte(ck.Value+"\n"))
-				cookie = true
-			}
-			if cookie && len(st.Secrets) > 0 {
-				r.signedIn++
-				r.sessions[key[:strings.Index(key, "/v/")]] = true
-			}
-			c.add(checkpointSource+key, pt)
-			n++
+			t.Fatalf("opening checkpoint %s with the worker's key: %v", key, err)
 		}
+		r.seen[key] = true
+		var st states.State
+		if err := json.Unmarshal(pt, &st); err != nil {
+			t.Fatalf("checkpoint %s: %v", key, err)
+		}
+		cookie := false
+		for _, ck := range st.Cookies {
+			if ck.Name != siteCookie || ck.Value == "" {
+				continue
+			}
+			quoted, _ := json.Marshal(ck.Value)
+			if !bytes.Contains(pt, quoted) {
+				t.Fatalf("checkpoint %s: the cookie's value is not in the plaintext as JSON writes it", key)
+			}
+			pt = bytes.ReplaceAll(pt, quoted, []byte(`"(the value of the cookie A set, checked apart)"`))
+			r.cookies.add("cookie A set, in "+key, []byte(ck.Value+"\n"))
+			cookie = true
+		}
+		if cookie && len(st.Secrets) > 0 {
+			r.signedIn++
+			r.sessions[key[:strings.Index(key, "/v/")]] = true
+		}
+		c.add(checkpointSource+key, pt)
+		n++
 	}
 	return n
 }
