@@ -112,8 +112,6 @@ type stateSaver struct {
 	// replaces is the checkpoint of the session this one was restored
 	// from, deleted once this one's first is written.
 	replaces string
-	// took is how long the latest write took (for the cost log).
-	took time.Duration
 
 	mu       sync.Mutex // held for a save, in order
 	seq      uint64     // reads handed to save
@@ -159,19 +157,21 @@ func (sv *stateSaver) save(now states.State) <-chan struct{} {
 		now.Name = sv.name
 		merged := states.Merge(sv.prev, now)
 		began := time.Now()
-		v, wrote, err := sv.store.Save(ctx, merged)
+		saved, err := sv.store.Save(ctx, merged)
 		if err != nil {
 			sv.log.Warn().Err(err).Str("state", sv.name).Bool("checkpoint", sv.checkpoint).Msg("saving state")
 			return
 		}
-		sv.took = time.Since(began)
+		took := time.Since(began)
 		sv.prev, sv.done = &merged, n
 		if sv.replaces != "" {
 			// The session this one was restored from is done with.
 			_, _ = sv.store.Delete(ctx, states.NameHash(sv.replaces))
 			sv.replaces = ""
 		}
-		sv.log.Debug().Str("state", sv.name).Bool("checkpoint", sv.checkpoint).Int64("state_version", v).Bool("wrote", wrote).Msg("state saved")
+		// The cost of keeping state, read back by the load run (test/load_test.go).
+		sv.log.Debug().Str("state", sv.name).Bool("checkpoint", sv.checkpoint).Int64("state_version", saved.Version).
+			Bool("wrote", saved.Wrote).Int("bytes", saved.Bytes).Float64("write_ms", ms(took)).Msg("state saved")
 	}()
 	return ch
 }
@@ -238,6 +238,7 @@ func (a *Activities) saveTo(ctx context.Context, s *liveSession, wait time.Durat
 	if !ok {
 		return
 	}
+	began := time.Now()
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exportTimeout)
 	now, err := k.ExportState(ectx)
 	cancel()
@@ -245,6 +246,17 @@ func (a *Activities) saveTo(ctx context.Context, s *liveSession, wait time.Durat
 		savers[0].log.Warn().Err(err).Str("state", savers[0].name).Msg("reading the state out of the browser")
 		return
 	}
+	exported := time.Since(began)
+	checkpoint := false
+	for _, sv := range savers {
+		checkpoint = checkpoint || sv.checkpoint
+	}
+	waited := "saved"
+	defer func() {
+		// What the call was held back by (its answer waits for this).
+		savers[0].log.Debug().Bool("checkpoint", checkpoint).Float64("held_ms", ms(time.Since(began))).
+			Float64("export_ms", ms(exported)).Str("waited", waited).Msg("state kept")
+	}()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for _, sv := range savers {
@@ -252,12 +264,17 @@ func (a *Activities) saveTo(ctx context.Context, s *liveSession, wait time.Durat
 		select {
 		case <-done:
 		case <-timer.C:
+			waited = "bound"
 			return
 		case <-ctx.Done():
+			waited = "cancelled"
 			return
 		}
 	}
 }
+
+// ms is d in milliseconds, for log fields a person reads.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // saveAfterEffect saves after a run or upload, holding the answer back at
 // most the worker's StateSaveWait.

@@ -3,6 +3,8 @@ package test
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -57,6 +59,11 @@ type loadOptions struct {
 	// timeout, or a run effect_unknown (each checked against the site),
 	// but never aborted nor browser_unavailable: the worker took it.
 	Starved bool
+	// Checkpoints gives the workers a state key, so every session keeps a
+	// checkpoint after each call that can change it (as a production worker
+	// with a key does), and the run reports what that cost; a killed
+	// worker's sessions then answer session_restored.
+	Checkpoints bool
 }
 
 // loadCall is one call the driver sent: a unique update id, its tool and
@@ -96,7 +103,10 @@ type loadResult struct {
 	// sessions' histories, by queue kind ("host", "shared"): what the
 	// ScheduleToStart bounds must stay above on a loaded host.
 	startWaits map[string][]time.Duration
-	problems   []string
+	// checkpoints is what keeping the sessions' checkpoints cost, read from
+	// the workers' logs (Checkpoints runs only).
+	checkpoints checkpointCost
+	problems    []string
 }
 
 func (r *loadResult) problem(format string, args ...any) {
@@ -116,6 +126,9 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 	// The worker's --max-browsers defaults to 2 per core (4 here): lift it
 	// to the session count, or the sessions past it never get a browser.
 	bound := []string{fmt.Sprintf("DURABLE_BROWSER_MAX_BROWSERS=%d", o.Sessions)}
+	if o.Checkpoints {
+		bound = append(bound, "DURABLE_BROWSER_STATE_KEY="+loadStateKey)
+	}
 	a := env.StartWorkerProcess(t, harness.ProcessOptions{ProfileRoot: rootA, Env: bound})
 	workers := &workerSet{procs: map[string]*harness.Process{"A": a}, roots: []string{rootA}}
 
@@ -228,6 +241,14 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 	close(stopSampler)
 	<-samplerDone
 	res.final = workers.sample().chrome
+	if o.Checkpoints {
+		for _, p := range workers.procs {
+			res.checkpoints.add(p.Stderr.String())
+		}
+		if res.checkpoints.calls() == 0 {
+			res.problem("the workers have a state key but logged no checkpoint")
+		}
+	}
 
 	// Every session ran on the first worker until the kill, and only there
 	// when nothing was killed.
@@ -398,7 +419,7 @@ func (r *loadResult) checkAnswers() {
 		case c.err != nil:
 			r.problem("lost call %s (%s): %v", c.updateID, c.tool, c.err)
 		case c.ok:
-		case r.opts.Kill && c.code == contract.CodeSessionReplaced:
+		case r.opts.Kill && (c.code == contract.CodeSessionReplaced || c.code == contract.CodeSessionRestored):
 		case r.opts.Starved && c.code == contract.CodeTimeout:
 		case (r.opts.Kill || r.opts.Starved) && c.code == contract.CodeEffectUnknown && c.toolName == "run":
 			if c.resend != c.answer {
@@ -764,12 +785,13 @@ func (r *loadResult) report() string {
 		fmt.Fprintf(&b, "| Chrome per session at the end (%d browsers), Pss median / max | %s / %s |\n", n, mib(pss[n/2]), mib(pss[n-1]))
 		fmt.Fprintf(&b, "| Chrome per session at the end, VmRSS summed over its processes, median / max | %s / %s |\n", mib(rss[n/2]), mib(rss[n-1]))
 	}
+	b.WriteString(r.checkpoints.report())
 	return b.String()
 }
 
 // The short version, in make test: invariants only, never timing.
 func TestLoad(t *testing.T) {
-	r := runLoad(t, loadOptions{Sessions: 4, Calls: 10})
+	r := runLoad(t, loadOptions{Sessions: 4, Calls: 10, Checkpoints: true})
 	t.Log(r.report())
 }
 
@@ -815,16 +837,16 @@ func BenchmarkLoad(b *testing.B) {
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "load run %s, %d cores, load average %s\n", time.Now().Format(time.RFC3339), runtime.NumCPU(), loadAvg())
-	full := runLoad(b, loadOptions{Sessions: 16, Calls: calls})
+	full := runLoad(b, loadOptions{Sessions: 16, Calls: calls, Checkpoints: true})
 	out.WriteString(full.report())
-	killed := runLoad(b, loadOptions{Sessions: 16, Calls: calls, Kill: true})
+	killed := runLoad(b, loadOptions{Sessions: 16, Calls: calls, Kill: true, Checkpoints: true})
 	out.WriteString(killed.report())
 
 	out.WriteString("\nsessions vs p95 (ms) on one worker, ok calls\n\n| sessions | calls/s | goto | snapshot | submit | screenshot | browser_read | all | every tool p95 < 1 s | load avg after |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, n := range sweep {
 		r := full
 		if n != 16 || full.opts.Calls != calls {
-			r = runLoad(b, loadOptions{Sessions: n, Calls: calls})
+			r = runLoad(b, loadOptions{Sessions: n, Calls: calls, Checkpoints: true})
 		}
 		by, all := r.latencies()
 		under := true
@@ -852,4 +874,94 @@ func loadAvg() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// loadStateKey seals the load workers' checkpoints (Checkpoints runs).
+var loadStateKey = func() string {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		panic(err)
+	}
+	return base64.StdEncoding.EncodeToString(k)
+}()
+
+// checkpointCost is what the workers logged of their checkpoints: per call
+// that kept one, how long its answer was held back (reading the state out
+// of Chrome, then the save, bounded by the worker's state save wait), and
+// per save, the write's time and the state's size.
+type checkpointCost struct {
+	held, export, write []time.Duration
+	bytes               []int
+	wrote, unchanged    int
+	bounded             int // calls answered at the wait's bound, the save still going
+}
+
+func (c *checkpointCost) calls() int { return len(c.held) }
+
+// add reads one worker's log.
+func (c *checkpointCost) add(log string) {
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `"checkpoint":true`) {
+			continue
+		}
+		var e struct {
+			Message string  `json:"message"`
+			Held    float64 `json:"held_ms"`
+			Export  float64 `json:"export_ms"`
+			Waited  string  `json:"waited"`
+			Write   float64 `json:"write_ms"`
+			Bytes   int     `json:"bytes"`
+			Wrote   bool    `json:"wrote"`
+		}
+		if json.Unmarshal([]byte(line), &e) != nil {
+			continue
+		}
+		switch e.Message {
+		case "state kept":
+			c.held = append(c.held, msDuration(e.Held))
+			c.export = append(c.export, msDuration(e.Export))
+			if e.Waited == "bound" {
+				c.bounded++
+			}
+		case "state saved":
+			c.write = append(c.write, msDuration(e.Write))
+			c.bytes = append(c.bytes, e.Bytes)
+			if e.Wrote {
+				c.wrote++
+			} else {
+				c.unchanged++
+			}
+		}
+	}
+	for _, v := range [][]time.Duration{c.held, c.export, c.write} {
+		slices.Sort(v)
+	}
+	slices.Sort(c.bytes)
+}
+
+func msDuration(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+// ms1 is d in milliseconds to a tenth: checkpoints take a few.
+func ms1(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/1e6) }
+
+// report is the checkpoint rows of a load run's table.
+func (c *checkpointCost) report() string {
+	if c.calls() == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\ncheckpoints: %d calls kept one (%d answered at the wait's bound); %d saves wrote a version, %d found it unchanged\n\n", c.calls(), c.bounded, c.wrote, c.unchanged)
+	fmt.Fprintf(&b, "| checkpoint | p50 | p95 | max |\n|---|---|---|---|\n")
+	for _, row := range []struct {
+		name string
+		v    []time.Duration
+	}{{"a call held back by it (export + save)", c.held}, {"reading the state out of Chrome", c.export}, {"the save (seal, S3 list/head/put)", c.write}} {
+		if len(row.v) > 0 {
+			fmt.Fprintf(&b, "| %s | %s ms | %s ms | %s ms |\n", row.name, ms1(percentile(row.v, .5)), ms1(percentile(row.v, .95)), ms1(row.v[len(row.v)-1]))
+		}
+	}
+	if n := len(c.bytes); n > 0 {
+		fmt.Fprintf(&b, "| state size (JSON, before sealing) | %d B | %d B | %d B |\n", c.bytes[n/2], c.bytes[n*95/100], c.bytes[n-1])
+	}
+	return b.String()
 }

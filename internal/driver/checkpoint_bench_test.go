@@ -71,7 +71,7 @@ for (let i = 0; i < 6; i++) sessionStorage.setItem("step-" + i, "y".repeat(60));
 				}
 				now.Name = name
 				merged := states.Merge(prev, now)
-				if _, _, err := ckpts.Save(ctx, merged); err != nil {
+				if _, err := ckpts.Save(ctx, merged); err != nil {
 					b.Fatal(err)
 				}
 				took = append(took, time.Since(began))

@@ -206,45 +206,55 @@ func (s *Store) Plaintext(ctx context.Context, key string) ([]byte, error) {
 	return pt, err
 }
 
+// Saved is what a Save did.
+type Saved struct {
+	// Version is the newest version after the save.
+	Version int64
+	// Wrote says a version was written (false: the newest held the same).
+	Wrote bool
+	// Bytes is the state's size as JSON, before sealing (the sealed
+	// object adds a few dozen bytes).
+	Bytes int
+}
+
 // Save writes st as the next version of st.Name, unless the newest version
-// already holds the same state (a retried save writes nothing). It returns
-// the newest version after the save and whether it wrote one.
-func (s *Store) Save(ctx context.Context, st State) (int64, bool, error) {
+// already holds the same state (a retried save writes nothing).
+func (s *Store) Save(ctx context.Context, st State) (Saved, error) {
 	if s.o.Sealer == nil {
-		return 0, false, ErrNoKey
+		return Saved{}, ErrNoKey
 	}
 	st.Normalize()
 	pt, err := json.Marshal(st)
 	if err != nil {
-		return 0, false, err
+		return Saved{}, err
 	}
 	if len(pt) > MaxBytes && len(st.Origins) > 0 {
 		// The sign-in is in the cookies: keep them, drop the storage.
 		st.Origins = nil
 		if pt, err = json.Marshal(st); err != nil {
-			return 0, false, err
+			return Saved{}, err
 		}
 	}
 	if len(pt) > MaxBytes {
-		return 0, false, fmt.Errorf("state %q is %d bytes, over the %d a state may hold", st.Name, len(pt), MaxBytes)
+		return Saved{}, fmt.Errorf("state %q is %d bytes, over the %d a state may hold", st.Name, len(pt), MaxBytes)
 	}
 	hash, digest := NameHash(st.Name), s.o.Sealer.Digest(pt)
 	for range 4 {
 		vs, err := s.versions(ctx, hash)
 		if err != nil {
-			return 0, false, err
+			return Saved{}, err
 		}
 		var v int64
 		if len(vs) > 0 {
 			v = vs[len(vs)-1]
 			h, err := s.o.Client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.dir(hash) + VersionKey(v))})
 			if err == nil && evidence.MetaValue(h.Metadata, metaDigest) == digest {
-				return v, false, nil
+				return Saved{Version: v, Bytes: len(pt)}, nil
 			}
 		}
 		sealed, err := s.o.Sealer.Seal(aad(hash, v+1), pt)
 		if err != nil {
-			return 0, false, err
+			return Saved{}, err
 		}
 		in := &s3.PutObjectInput{
 			Bucket: aws.String(s.o.Bucket), Key: aws.String(s.dir(hash) + VersionKey(v+1)),
@@ -260,12 +270,12 @@ func (s *Store) Save(ctx context.Context, st State) (int64, bool, error) {
 			if conflict(err) {
 				continue
 			}
-			return 0, false, fmt.Errorf("writing state version %d: %w", v+1, err)
+			return Saved{}, fmt.Errorf("writing state version %d: %w", v+1, err)
 		}
 		s.prune(ctx, hash, append(vs, v+1))
-		return v + 1, true, nil
+		return Saved{Version: v + 1, Wrote: true, Bytes: len(pt)}, nil
 	}
-	return 0, false, errors.New("writing a state version: other writers kept taking the next number")
+	return Saved{}, errors.New("writing a state version: other writers kept taking the next number")
 }
 
 // prune deletes all but the newest Keep versions (best effort: a later

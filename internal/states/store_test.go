@@ -51,14 +51,14 @@ func TestStoreVersions(t *testing.T) {
 		t.Fatalf("empty: %v %d %v", st, v, err)
 	}
 	for i := 1; i <= 5; i++ {
-		v, wrote, err := s.Save(ctx, State{Name: "shop", Cookies: []Cookie{{Name: "sid", Value: fmt.Sprint(i), Domain: "a", Path: "/"}}})
-		if err != nil || !wrote || v != int64(i) {
-			t.Fatalf("save %d: v%d wrote=%v %v", i, v, wrote, err)
+		got, err := s.Save(ctx, State{Name: "shop", Cookies: []Cookie{{Name: "sid", Value: fmt.Sprint(i), Domain: "a", Path: "/"}}})
+		if err != nil || !got.Wrote || got.Version != int64(i) || got.Bytes == 0 {
+			t.Fatalf("save %d: %+v %v", i, got, err)
 		}
 	}
-	v, wrote, err := s.Save(ctx, State{Name: "shop", Cookies: []Cookie{{Name: "sid", Value: "5", Domain: "a", Path: "/"}}})
-	if err != nil || wrote || v != 5 {
-		t.Fatalf("a repeated save should write nothing: v%d wrote=%v %v", v, wrote, err)
+	got, err := s.Save(ctx, State{Name: "shop", Cookies: []Cookie{{Name: "sid", Value: "5", Domain: "a", Path: "/"}}})
+	if err != nil || got.Wrote || got.Version != 5 {
+		t.Fatalf("a repeated save should write nothing: %+v %v", got, err)
 	}
 	st, v, err := s.Newest(ctx, "shop")
 	if err != nil || v != 5 || st.Cookies[0].Value != "5" {
@@ -96,7 +96,7 @@ func TestStorePlaintext(t *testing.T) {
 	s := newStore(t, &now).Under("checkpoints", 2)
 	ctx := context.Background()
 	for _, val := range []string{"one", "two"} {
-		if _, _, err := s.Save(ctx, State{Name: "tag-1", Cookies: []Cookie{{Name: "sid", Value: val, Domain: "a", Path: "/"}}}); err != nil {
+		if _, err := s.Save(ctx, State{Name: "tag-1", Cookies: []Cookie{{Name: "sid", Value: val, Domain: "a", Path: "/"}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
