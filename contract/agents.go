@@ -1,7 +1,6 @@
 package contract
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -121,42 +120,6 @@ func GrantedSites(grants []SiteGrant) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// ValidateUseWebsite checks a use_website call against the sites granted.
-func ValidateUseWebsite(raw json.RawMessage, grants []SiteGrant) (UseWebsiteArgs, *Failure) {
-	if len(grants) == 0 {
-		return UseWebsiteArgs{}, Fail(CodeRefused, "unknown tool %q: use one of %s", ToolUseWebsite, strings.Join(ToolNames(), ", "))
-	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	sites := GrantedSites(grants)
-	n, err := compileTool(ToolUseWebsite, UseWebsiteTool(sites).Schema)
-	if err != nil {
-		return UseWebsiteArgs{}, Fail(CodeRefused, "use_website's schema failed to load (%v); this is a bug in durable-browser, report it", err)
-	}
-	v, err := decodeArgs(raw)
-	if err != nil || len(raw) > MaxArgsBytes {
-		return UseWebsiteArgs{}, Fail(CodeRefused, "use_website: arguments are not one JSON object within %d bytes; send {\"site\":..., \"task\":..., \"request_id\":...}", MaxArgsBytes)
-	}
-	if _, isObj := v.(map[string]any); !isObj {
-		return UseWebsiteArgs{}, Fail(CodeRefused, "use_website: arguments must be a JSON object, not %s", jsonKind(v))
-	}
-	if errs := n.validate(v); len(errs) > 0 {
-		parts := make([]string, len(errs))
-		for i, e := range errs {
-			parts[i] = e.String()
-		}
-		return UseWebsiteArgs{}, Fail(CodeRefused, "%s. The sites granted are %s. Fix the arguments and call use_website again.", strings.Join(parts, "; "), strings.Join(sites, ", "))
-	}
-	var a UseWebsiteArgs
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&a); err != nil {
-		return UseWebsiteArgs{}, Fail(CodeRefused, "use_website: arguments do not fit the tool's type (%s); this is a bug in durable-browser, report it", err)
-	}
-	return a, nil
 }
 
 // Grant returns the grant for a site.
