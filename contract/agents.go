@@ -3,7 +3,6 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -77,8 +76,6 @@ type AgentResultRequest struct {
 
 const maxTaskChars = 4000
 
-var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // UseWebsiteTool is use_website as a model sees it, for the granted sites.
 func UseWebsiteTool(sites []string) Tool {
 	enum := make([]any, len(sites))
@@ -89,7 +86,7 @@ func UseWebsiteTool(sites []string) Tool {
 		"site": schemaMap{"type": "string", "enum": enum, "description": "One of the sites you may hand tasks on."},
 		"task": schemaString("What to do there and what to report, in plain words.", 1, maxTaskChars),
 		"request_id": schemaWith(schemaString("A name for this request (letters, digits, '.', '-', '_'). Asking again with the same "+
-			"request_id gives the finished result without doing it again; after a failure it runs again.", 1, 64), "pattern", requestIDPattern.String()),
+			"request_id gives the finished result without doing it again; after a failure it runs again.", 1, 64), "pattern", namePattern),
 	}, "site", "task", "request_id")
 	b, _ := json.Marshal(schema)
 	return Tool{
