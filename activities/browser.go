@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/contract/validate"
 	"github.com/durable-browser/durable-browser/internal/capture"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/evidence"
@@ -67,7 +68,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	if err != nil {
 		return nil, contract.Fail(contract.CodeRefused, "run.actions: not valid JSON; send an array of action objects such as [{\"op\":\"click\",\"id\":\"5\"}]")
 	}
-	if _, f := contract.Validate(contract.ToolRun, rawArgs); f != nil {
+	if _, f := validate.Call(contract.ToolRun, rawArgs); f != nil {
 		return nil, f
 	}
 	if req.Args.Code != "" {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/contract/validate"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/jsengine"
 	"github.com/durable-browser/durable-browser/internal/scrub"
@@ -338,7 +339,7 @@ func (p *pageBridge) validate(tool, method string, args map[string]any, into any
 	if err != nil {
 		return contract.Fail(contract.CodeRefused, "page.%s: the options are not JSON", method)
 	}
-	v, f := contract.Validate(tool, raw)
+	v, f := validate.Call(tool, raw)
 	if f != nil {
 		f.Message = strings.ReplaceAll(f.Message, tool+".", "page."+method+" option ")
 		return f
@@ -361,7 +362,7 @@ func (p *pageBridge) act(ctx context.Context, method string, args map[string]any
 	if err != nil {
 		return nil, contract.Fail(contract.CodeRefused, "page.%s: the arguments are not JSON", method)
 	}
-	if _, f := contract.Validate(contract.ToolRun, raw); f != nil {
+	if _, f := validate.Call(contract.ToolRun, raw); f != nil {
 		f.Message = strings.ReplaceAll(f.Message, "run.actions[0].", "page."+method+" ")
 		f.Message = strings.ReplaceAll(f.Message, "call run again", "call page."+method+" again")
 		return nil, f

@@ -22,7 +22,6 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/envelope"
-	"github.com/durable-browser/durable-browser/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	client "go.temporal.io/sdk/client"
@@ -31,7 +30,7 @@ import (
 
 // CallOptions describe the session to create when none runs under the id.
 type CallOptions struct {
-	Config workflows.SessionConfig
+	Config contract.SessionConfig
 	// UpdateID deduplicates the call: resending the same call with the same
 	// id returns the first call's result instead of running it again. The
 	// same id with another tool or other arguments is refused as a conflict.
@@ -63,12 +62,10 @@ func Call(ctx context.Context, c client.Client, workflowID string, call contract
 }
 
 func callSession(ctx context.Context, c client.Client, workflowID string, call contract.ToolCall, o CallOptions) (json.RawMessage, error) {
-	// use_website is checked by the session, against the sites it was granted.
-	if call.Name != contract.ToolUseWebsite {
-		if _, f := contract.Validate(call.Name, call.Args); f != nil {
-			return json.Marshal(f)
-		}
-	}
+	// The session checks the arguments (its update validator, the one
+	// check there is): a call it refuses leaves no history, and this
+	// package does not link the schema validator, whose initialisation
+	// would cost every program that only calls sessions.
 	if len(o.Expect) > 0 {
 		call.Expect = &contract.Expected{Options: o.Config.Session, Fields: o.Expect}
 	}
@@ -106,11 +103,11 @@ func callSession(ctx context.Context, c client.Client, workflowID string, call c
 			return out, err
 		}
 		if !o.New {
-			return json.Marshal(workflows.SessionEnded(last.Tag, last.Reason))
+			return json.Marshal(contract.SessionEnded(last.Tag, last.Reason))
 		}
-		cfg.Previous = &workflows.Previous{Tag: last.Tag, Seq: seqOf(last), Reason: last.Reason}
+		cfg.Previous = &contract.Previous{Tag: last.Tag, Seq: seqOf(last), Reason: last.Reason}
 	}
-	summary, details := workflows.StartSummary(cfg, o.Caller)
+	summary, details := contract.StartSummary(cfg, o.Caller)
 	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		StaticSummary:            summary,
 		StaticDetails:            details,

@@ -8,7 +8,6 @@ import (
 
 	dbclient "github.com/durable-browser/durable-browser/client"
 	"github.com/durable-browser/durable-browser/contract"
-	"github.com/durable-browser/durable-browser/workflows"
 )
 
 // ExampleCall sends one tool call to the session "conversation-42" from code
@@ -20,7 +19,7 @@ func ExampleCall() {
 		out, err := dbclient.Call(ctx, temporalClient, "conversation-42",
 			contract.ToolCall{Name: "snapshot", Args: json.RawMessage(`{"mode":"interactive"}`)},
 			dbclient.CallOptions{
-				Config:   workflows.SessionConfig{Session: contract.SessionOptions{Provider: "local"}},
+				Config:   contract.SessionConfig{Session: contract.SessionOptions{Provider: "local"}},
 				UpdateID: "conversation-42/turn-7/call-1", // a resend with this id returns the first answer
 			})
 		if err != nil {

@@ -1,10 +1,8 @@
 package contract
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -78,8 +76,6 @@ type AgentResultRequest struct {
 
 const maxTaskChars = 4000
 
-var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // UseWebsiteTool is use_website as a model sees it, for the granted sites.
 func UseWebsiteTool(sites []string) Tool {
 	enum := make([]any, len(sites))
@@ -90,7 +86,7 @@ func UseWebsiteTool(sites []string) Tool {
 		"site": schemaMap{"type": "string", "enum": enum, "description": "One of the sites you may hand tasks on."},
 		"task": schemaString("What to do there and what to report, in plain words.", 1, maxTaskChars),
 		"request_id": schemaWith(schemaString("A name for this request (letters, digits, '.', '-', '_'). Asking again with the same "+
-			"request_id gives the finished result without doing it again; after a failure it runs again.", 1, 64), "pattern", requestIDPattern.String()),
+			"request_id gives the finished result without doing it again; after a failure it runs again.", 1, 64), "pattern", namePattern),
 	}, "site", "task", "request_id")
 	b, _ := json.Marshal(schema)
 	return Tool{
@@ -121,42 +117,6 @@ func GrantedSites(grants []SiteGrant) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// ValidateUseWebsite checks a use_website call against the sites granted.
-func ValidateUseWebsite(raw json.RawMessage, grants []SiteGrant) (UseWebsiteArgs, *Failure) {
-	if len(grants) == 0 {
-		return UseWebsiteArgs{}, Fail(CodeRefused, "unknown tool %q: use one of %s", ToolUseWebsite, strings.Join(ToolNames(), ", "))
-	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	sites := GrantedSites(grants)
-	n, err := compileTool(ToolUseWebsite, UseWebsiteTool(sites).Schema)
-	if err != nil {
-		return UseWebsiteArgs{}, Fail(CodeRefused, "use_website's schema failed to load (%v); this is a bug in durable-browser, report it", err)
-	}
-	v, err := decodeArgs(raw)
-	if err != nil || len(raw) > MaxArgsBytes {
-		return UseWebsiteArgs{}, Fail(CodeRefused, "use_website: arguments are not one JSON object within %d bytes; send {\"site\":..., \"task\":..., \"request_id\":...}", MaxArgsBytes)
-	}
-	if _, isObj := v.(map[string]any); !isObj {
-		return UseWebsiteArgs{}, Fail(CodeRefused, "use_website: arguments must be a JSON object, not %s", jsonKind(v))
-	}
-	if errs := n.validate(v); len(errs) > 0 {
-		parts := make([]string, len(errs))
-		for i, e := range errs {
-			parts[i] = e.String()
-		}
-		return UseWebsiteArgs{}, Fail(CodeRefused, "%s. The sites granted are %s. Fix the arguments and call use_website again.", strings.Join(parts, "; "), strings.Join(sites, ", "))
-	}
-	var a UseWebsiteArgs
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&a); err != nil {
-		return UseWebsiteArgs{}, Fail(CodeRefused, "use_website: arguments do not fit the tool's type (%s); this is a bug in durable-browser, report it", err)
-	}
-	return a, nil
 }
 
 // Grant returns the grant for a site.

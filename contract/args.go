@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"sync"
 )
 
 // The argument types below are what a model sends for each tool, and what
@@ -97,9 +95,9 @@ func (o *Observe) UnmarshalJSON(b []byte) error {
 	return fmt.Errorf("observe: %q is not a mode; give true, \"full\" or \"interactive\"", clipName(s))
 }
 
-// check says what the schema cannot: one of actions or code, timeout_s
+// Check says what the schema cannot: one of actions or code, timeout_s
 // only with code and observe only with actions.
-func (a RunArgs) check() *Failure {
+func (a RunArgs) Check() *Failure {
 	switch {
 	case len(a.Actions) > 0 && a.Code != "":
 		return Fail(CodeRefused, "run: give either actions (a batch) or code (a code cell), not both")
@@ -248,147 +246,6 @@ func newArgs(name string) (any, bool) {
 	return d.args.new(), true
 }
 
-// compiled holds each tool's compiled schema, built once from Definitions()
-// so the schemas a model is shown are exactly the ones its calls are held to.
-var compiled = sync.OnceValues(func() (map[string]*toolSchema, error) {
-	out := map[string]*toolSchema{}
-	for _, t := range Definitions() {
-		n, err := compileTool(t.Name, t.Schema)
-		if err != nil {
-			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
-		}
-		out[t.Name] = n
-	}
-	return out, nil
-})
-
-// MaxArgsBytes bounds a call's raw arguments; the largest legitimate call (a
-// full batch of long fills, escaped) is well inside it.
-const MaxArgsBytes = 256 << 10
-
-// Validate checks a model's call against the tool's schema before any
-// activity runs and returns the typed arguments as a value (SnapshotArgs,
-// RunArgs, ...). Empty raw arguments count as {}. Any problem is a refused
-// Failure whose message names the field and the fix; values are never quoted,
-// since arguments may carry secrets.
-func Validate(name string, raw json.RawMessage) (any, *Failure) {
-	schemas, err := compiled()
-	if err != nil {
-		// A broken built-in schema is a bug; the tests keep it from shipping.
-		return nil, Fail(CodeRefused, "tool schemas failed to load (%v); this is a bug in durable-browser, report it", err)
-	}
-	schema, ok := schemas[name]
-	if !ok {
-		return nil, Fail(CodeRefused, "unknown tool %q: use one of %s", clipName(name), strings.Join(ToolNames(), ", "))
-	}
-	if len(raw) > MaxArgsBytes {
-		return nil, Fail(CodeRefused, "%s: arguments are %d bytes, over the %d-byte limit; send less per call", name, len(raw), MaxArgsBytes)
-	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	v, err := decodeArgs(raw)
-	if err != nil {
-		return nil, Fail(CodeRefused, "%s: arguments are not valid JSON (%s); send one JSON object such as {}", name, err)
-	}
-	if _, isObj := v.(map[string]any); !isObj {
-		return nil, Fail(CodeRefused, "%s: arguments must be a JSON object such as {}, not %s", name, jsonKind(v))
-	}
-	if errs := schema.validate(v); len(errs) > 0 {
-		parts := make([]string, len(errs))
-		for i, e := range errs {
-			parts[i] = e.String()
-		}
-		return nil, Fail(CodeRefused, "%s. Fix the arguments and call %s again.", strings.Join(parts, "; "), name)
-	}
-	if f := checkTargets(name, v); f != nil {
-		return nil, f
-	}
-	ptr, _ := newArgs(name)
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(ptr); err != nil {
-		// The schema passed, so this is a mismatch between schema and type.
-		return nil, Fail(CodeRefused, "%s: arguments do not fit the tool's type (%s); this is a bug in durable-browser, report it", name, err)
-	}
-	if ra, ok := ptr.(*RunArgs); ok {
-		if f := ra.check(); f != nil {
-			return nil, f
-		}
-		if len(ra.Code) > MaxCodeBytes {
-			return nil, Fail(CodeRefused, "run.code: %d bytes, over the %d-byte (64 KiB) source limit of a code cell; do less in one cell", len(ra.Code), MaxCodeBytes)
-		}
-	}
-	return derefArgs(name, ptr), nil
-}
-
-// checkTargets holds what the schemas leave to prose: an action that acts
-// on one element names it by id or by locator, exactly one of them (press
-// and scroll: at most one), and so does browser_upload.
-func checkTargets(name string, v any) *Failure {
-	one := func(path string, m map[string]any, required bool) *Failure {
-		_, hasID := m["id"]
-		_, hasLoc := m["locator"]
-		switch {
-		case hasID && hasLoc:
-			return Fail(CodeRefused, "%s: give id or locator, not both. Fix the arguments and call %s again.", path, name)
-		case required && !hasID && !hasLoc:
-			return Fail(CodeRefused, "%s: missing the element: give id (from the latest snapshot) or locator (e.g. {\"role\":\"button\",\"name\":\"Save\"}). Fix the arguments and call %s again.", path, name)
-		}
-		return nil
-	}
-	top, _ := v.(map[string]any)
-	switch name {
-	case ToolSnapshot:
-		_, since := top["since"]
-		_, scope := top["scope"]
-		_, offset := top["offset"]
-		_, find := top["find"]
-		_, role := top["role"]
-		if since && (scope || offset || find || role) {
-			return Fail(CodeRefused, "%s: since compares whole pages: leave out scope, offset, find and role. Fix the arguments and call %s again.", name, name)
-		}
-	case ToolUpload:
-		return one(name, top, true)
-	case ToolCheck:
-		_, hasID := top["expect_id"]
-		_, hasLoc := top["expect_locator"]
-		if hasID && hasLoc {
-			return Fail(CodeRefused, "%s: give expect_id or expect_locator, not both. Fix the arguments and call %s again.", name, name)
-		}
-		expects := hasID || hasLoc
-		for _, k := range []string{"url", "expect_text"} {
-			_, has := top[k]
-			expects = expects || has
-		}
-		for _, k := range []string{"no_console_errors", "no_failed_requests"} {
-			v, _ := top[k].(bool)
-			expects = expects || v
-		}
-		if !expects {
-			return Fail(CodeRefused, "%s: nothing to check: a look at the page proves nothing. Give at least one of url, expect_text, "+
-				"expect_id, expect_locator, no_console_errors: true, no_failed_requests: true, and call %s again.", name, name)
-		}
-	case ToolScreenshot:
-		return one(name, top, false)
-	case ToolRun:
-		acts, _ := top["actions"].([]any)
-		for i, a := range acts {
-			m, _ := a.(map[string]any)
-			op, _ := m["op"].(string)
-			path := fmt.Sprintf("%s.actions[%d]", name, i)
-			required := false
-			for _, o := range LocatorOps {
-				required = required || o == op
-			}
-			if f := one(path, m, required); f != nil {
-				return f
-			}
-		}
-	}
-	return nil
-}
-
 // derefArgs returns the value behind a pointer newArgs made.
 func derefArgs(name string, p any) any {
 	if d, ok := specFor(name); ok {
@@ -396,6 +253,10 @@ func derefArgs(name string, p any) any {
 	}
 	return p
 }
+
+// MaxArgsBytes bounds a call's raw arguments; the largest legitimate call (a
+// full batch of long fills, escaped) is well inside it.
+const MaxArgsBytes = 256 << 10
 
 // ToolNames lists every tool name in Definitions() order.
 func ToolNames() []string {
@@ -416,77 +277,6 @@ func clipName(s string) string {
 	return s
 }
 
-// maxArgsDepth bounds how deeply a call's arguments may nest; the schemas
-// need four levels.
-const maxArgsDepth = 32
-
-// decodeArgs reads exactly one JSON value, numbers kept as json.Number, and
-// refuses an object that names a field twice: the schema and the typed decode
-// would each see only the last, and a reader of the history might see the first.
-func decodeArgs(raw []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	v, err := readValue(d, 0)
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	if _, err := d.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("extra data after the JSON value")
-	}
-	return v, nil
-}
-
-func readValue(d *json.Decoder, depth int) (any, error) {
-	if depth > maxArgsDepth {
-		return nil, fmt.Errorf("nested more than %d levels deep", maxArgsDepth)
-	}
-	t, err := d.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t {
-	case json.Delim('{'):
-		m := map[string]any{}
-		for d.More() {
-			kt, err := d.Token()
-			if err != nil {
-				return nil, err
-			}
-			k, ok := kt.(string)
-			if !ok {
-				return nil, errors.New("object key is not a string")
-			}
-			if _, dup := m[k]; dup {
-				return nil, fmt.Errorf("the field %q appears twice in one object", clipName(k))
-			}
-			if m[k], err = readValue(d, depth+1); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := d.Token(); err != nil {
-			return nil, err
-		}
-		return m, nil
-	case json.Delim('['):
-		a := []any{}
-		for d.More() {
-			v, err := readValue(d, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			a = append(a, v)
-		}
-		if _, err := d.Token(); err != nil {
-			return nil, err
-		}
-		return a, nil
-	}
-	return t, nil
-}
-
 // decodeJSON reads exactly one JSON value, numbers kept as json.Number.
 func decodeJSON(raw []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -499,22 +289,6 @@ func decodeJSON(raw []byte) (any, error) {
 		return nil, errors.New("extra data after the JSON value")
 	}
 	return v, nil
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	}
-	return "a value"
 }
 
 // CallHash identifies a call for the "identical call" guards: the SHA-256 (hex)

@@ -88,7 +88,4 @@ func TestDefinitionsReturnsCopies(t *testing.T) {
 	if b[0].Schema[0] != '{' || b[0].Name == "changed" {
 		t.Fatal("Definitions shares its storage with callers")
 	}
-	if _, f := Validate(ToolSnapshot, nil); f != nil {
-		t.Fatalf("validation disturbed by a caller's edit: %v", f)
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Decode turns raw arguments into the tool's typed value without checking
@@ -23,4 +24,25 @@ func Decode(name string, raw json.RawMessage) (any, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return derefArgs(name, ptr), nil
+}
+
+// DecodeStrict turns arguments the schema accepted (validate.Call) into the
+// tool's typed value, refusing a field the type lacks: there the schema and
+// the type disagree.
+func DecodeStrict(name string, raw json.RawMessage) (any, error) {
+	ptr, ok := newArgs(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown tool %q", clipName(name))
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(ptr); err != nil {
+		return nil, err
+	}
+	return derefArgs(name, ptr), nil
+}
+
+// UnknownTool is the refusal of a call to a tool that does not exist.
+func UnknownTool(name string) *Failure {
+	return Fail(CodeRefused, "unknown tool %q: use one of %s", clipName(name), strings.Join(ToolNames(), ", "))
 }

@@ -14,15 +14,3 @@ func ExampleForModel() {
 	fmt.Println(string(contract.ForModel(contract.ToolCall{Name: contract.ToolSnapshot}, answer)))
 	// Output: {"url":"https://shop.example/","title":"Shop","text":"[1] link \"Cart\""}
 }
-
-// ExampleValidate holds a model's call to the schema it was shown: a bad
-// call is a refused failure naming the field and the fix.
-func ExampleValidate() {
-	_, f := contract.Validate(contract.ToolScreenshot, json.RawMessage(`{"quality":"high"}`))
-	fmt.Println(f.Code)
-	args, _ := contract.Validate(contract.ToolSnapshot, json.RawMessage(`{"mode":"interactive"}`))
-	fmt.Printf("%T %s\n", args, args.(contract.SnapshotArgs).Mode)
-	// Output:
-	// refused
-	// contract.SnapshotArgs interactive
-}

@@ -55,7 +55,8 @@ func TestFence(t *testing.T) {
 func runOps(t *testing.T) []string {
 	var ops []string
 	for _, a := range actionSchemas() {
-		op, _ := mapOf(mapOf(a.(schemaMap)["properties"])["op"])["const"].(string)
+		props, _ := a.(schemaMap)["properties"].(schemaMap)
+		op, _ := props["op"].(schemaMap)["const"].(string)
 		if op == "" {
 			t.Fatalf("action without op: %v", a)
 		}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // SessionRef names a session and where its calls are scheduled. It travels in
@@ -268,14 +269,18 @@ func (o SessionOptions) HostGrants() []Profile {
 	return append(out, o.ProfileGrants...)
 }
 
-var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// namePattern is what a profile, state or request id name may be.
+const namePattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
+
+// profileName is compiled on first use: nothing at a program's start.
+var profileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(namePattern) })
 
 // ValidStateName checks a named state's name (SessionOptions.State): 1-64
 // letters, digits, '.', '-' or '_', starting with a letter or digit, with
 // no "..". The name shows in logs and messages; only its hash names
 // objects.
 func ValidStateName(name string) error {
-	if !profileName.MatchString(name) || strings.Contains(name, "..") {
+	if !profileName().MatchString(name) || strings.Contains(name, "..") {
 		if len(name) > 72 {
 			name = name[:64] + "..."
 		}
@@ -286,7 +291,7 @@ func ValidStateName(name string) error {
 
 // Validate checks the profile name.
 func (p Profile) Validate() error {
-	if !profileName.MatchString(p.Name) {
+	if !profileName().MatchString(p.Name) {
 		return fmt.Errorf("profile name %q: use 1-64 letters, digits, '.', '-' or '_', starting with a letter or digit", p.Name)
 	}
 	return nil

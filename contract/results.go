@@ -133,6 +133,11 @@ type RunResult struct {
 	// Observed is the snapshot the batch left, when the call asked to
 	// observe: the changes it made, or the whole page saying why.
 	Observed *Observation `json:"observed,omitempty"`
+	// Loading says an action navigated and the answer did not wait for the
+	// new page's load event: its document was parsed, and what it still
+	// fetched (images, late scripts) may be missing from Observed. A wait
+	// with load: true waits for it.
+	Loading bool `json:"loading,omitempty"`
 	// A code cell's output (its emitted values as an array, or its return
 	// value), page calls and console lines (bounded). Absent for a batch.
 	Output    json.RawMessage `json:"output,omitempty"`

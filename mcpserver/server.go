@@ -29,6 +29,7 @@ import (
 
 	dbclient "github.com/durable-browser/durable-browser/client"
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/contract/validate"
 	"github.com/durable-browser/durable-browser/internal/envelope"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -239,7 +240,7 @@ func (s *Server) handler(t contract.Tool) mcp.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
-		if _, f := contract.Validate(t.Name, args); f != nil {
+		if _, f := validate.Call(t.Name, args); f != nil {
 			return failure(f), nil
 		}
 		ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)

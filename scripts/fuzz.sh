@@ -22,7 +22,7 @@ core=(
   "./internal/redact FuzzRedact"
   "./internal/driver FuzzSnapshotRender"
   "./internal/driver FuzzParseActions"
-  "./contract FuzzValidate"
+  "./contract/validate FuzzCall"
   "./contract FuzzCallHash"
   "./contract FuzzSummary"
   "./internal/liveview FuzzInput"

@@ -101,7 +101,7 @@ func TestCallAfterEndSaysSessionEnded(t *testing.T) {
 	s := newSession(t, workflows.SessionConfig{})
 	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
 	s.must("browser_release", map[string]any{}, nil)
-	ended(s, workflows.EndReleased)
+	ended(s, contract.EndReleased)
 	f := s.failure("snapshot", map[string]any{})
 	if f.Code != contract.CodeSessionEnded || !strings.Contains(f.Message, "released by browser_release") ||
 		!strings.Contains(f.Message, workflows.SessionTag(s.id, 1)) || !strings.Contains(f.Message, "--new") {
@@ -130,7 +130,7 @@ func TestCallAfterEndSaysSessionEnded(t *testing.T) {
 	// An idle release says idle, in the answer and in sessions --all.
 	idle := newSession(t, workflows.SessionConfig{IdleTimeout: time.Second})
 	idle.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
-	ended(idle, workflows.EndIdle)
+	ended(idle, contract.EndIdle)
 	if f := idle.failure("snapshot", map[string]any{}); f.Code != contract.CodeSessionEnded || !strings.Contains(f.Message, "idle") {
 		t.Fatalf("a call after the idle window answered %+v, want session_ended naming the idle window", f)
 	}

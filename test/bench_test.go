@@ -85,6 +85,7 @@ func (p percentiles) report(b *testing.B) {
 	slices.Sort(sorted)
 	b.ReportMetric(float64(sorted[len(sorted)/2])/1e6, "p50-ms")
 	b.ReportMetric(float64(sorted[len(sorted)*9/10])/1e6, "p90-ms")
+	b.ReportMetric(float64(sorted[len(sorted)*95/100])/1e6, "p95-ms")
 }
 
 func BenchmarkFillClickDirect(b *testing.B) {

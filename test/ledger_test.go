@@ -132,8 +132,12 @@ func waitForCarried(t *testing.T, id, updateID string) {
 					t.Fatal(err)
 				}
 			}
-			if cfg.Carry != nil {
-				for _, a := range cfg.Carry.Answered {
+			carried, err := workflows.CarriedOf(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if carried != nil {
+				for _, a := range carried.Answered {
 					if a.UpdateID == updateID {
 						return
 					}

@@ -43,7 +43,7 @@ func closeSessionAtEnd(t *testing.T, id string) {
 
 // startMCPStdio runs `durable-browser mcp` with args over stdio and connects
 // c (a new client when nil) to it. Cleanup closes both.
-func startMCPStdio(t *testing.T, c *mcp.Client, args ...string) *mcpServer {
+func startMCPStdio(t testing.TB, c *mcp.Client, args ...string) *mcpServer {
 	t.Helper()
 	if c == nil {
 		c = mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)

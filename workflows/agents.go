@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/contract/validate"
 )
 
 // AgentTimeout bounds one use_website request (its agent's whole run).
@@ -28,7 +29,7 @@ func (b *Browser) validateUseWebsite(ctx workflow.Context, raw json.RawMessage) 
 		Failure *contract.Failure       `json:"failure,omitempty"`
 	}
 	err := workflow.SideEffect(ctx, func(workflow.Context) any {
-		a, f := contract.ValidateUseWebsite(raw, b.cfg.Sites)
+		a, f := validate.UseWebsite(raw, b.cfg.Sites)
 		verdict.Args, verdict.Failure = a, f
 		return verdict
 	}).Get(&verdict)

@@ -15,7 +15,6 @@ import (
 func SessionWorkflow(approvers contract.Approvers) func(workflow.Context, SessionConfig) (*contract.SessionResult, error) {
 	approvers = append(contract.Approvers(nil), approvers...)
 	return func(ctx workflow.Context, cfg SessionConfig) (*contract.SessionResult, error) {
-		cfg.workerApprovers = approvers
-		return BrowserSession(ctx, cfg)
+		return browserSession(ctx, cfg, approvers)
 	}
 }

@@ -101,7 +101,7 @@ type Browser struct {
 
 // newBrowser builds a Browser without creating anything.
 func newBrowser(ctx workflow.Context, cfg Config) *Browser {
-	b := &Browser{cfg: cfg, t: cfg.Timeouts.withDefaults(), mu: workflow.NewMutex(ctx)}
+	b := &Browser{cfg: cfg, t: withDefaults(cfg.Timeouts), mu: workflow.NewMutex(ctx)}
 	if cfg.Resume != nil {
 		b.st = *cfg.Resume
 		b.st.Grants = append(append([]contract.Profile(nil), b.st.Grants...), cfg.Session.HostGrants()...)

@@ -8,27 +8,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// Timeouts bound the activities a Browser schedules. Zero fields take the
-// defaults below.
-type Timeouts struct {
-	// ScheduleToStart bounds how long a call on a session's host queue may wait
-	// for its worker. Past it the worker is taken to be gone (default 10s).
-	ScheduleToStart time.Duration `json:"schedule_to_start,omitempty"`
-	// SharedScheduleToStart bounds how long a call on the shared queue
-	// (browser.create, web.fetch, web.search, evidence.get, release by tag)
-	// may wait for any worker. Past it no worker is taken to be running, and
-	// the call answers browser_unavailable instead of waiting forever (default 30s).
-	SharedScheduleToStart time.Duration `json:"shared_schedule_to_start,omitempty"`
-	// Read bounds one attempt of a read call (default 60s).
-	Read time.Duration `json:"read,omitempty"`
-	// Run bounds one run or upload (default 5m).
-	Run time.Duration `json:"run,omitempty"`
-	// Custody bounds one attempt of create, release, reconcile or notify (default 2m).
-	Custody time.Duration `json:"custody,omitempty"`
-	// Heartbeat is how long a started activity may go silent before its
-	// worker is taken to be lost (default 10s).
-	Heartbeat time.Duration `json:"heartbeat,omitempty"`
-}
+// Timeouts bound the activities a Browser schedules (contract.Timeouts).
+type Timeouts = contract.Timeouts
 
 // Default timeouts.
 const (
@@ -40,7 +21,8 @@ const (
 	DefaultHeartbeat             = 10 * time.Second
 )
 
-func (t Timeouts) withDefaults() Timeouts {
+// withDefaults fills the zero fields of t with the defaults.
+func withDefaults(t Timeouts) Timeouts {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
 			*d = v
@@ -82,7 +64,7 @@ var nonRetryableCodes = []string{
 // schedule-to-start bound that detects a lost worker; calls on the shared
 // queue get the longer bound that detects no worker running at all.
 func ActivityOptions(class contract.ReplayClass, queue string, hosted bool, t Timeouts) workflow.ActivityOptions {
-	t = t.withDefaults()
+	t = withDefaults(t)
 	o := workflow.ActivityOptions{TaskQueue: queue, HeartbeatTimeout: t.Heartbeat, ScheduleToStartTimeout: t.SharedScheduleToStart}
 	if hosted {
 		o.ScheduleToStartTimeout = t.ScheduleToStart

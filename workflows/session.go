@@ -3,10 +3,12 @@ package workflows
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/contract/validate"
 	"github.com/durable-browser/durable-browser/internal/envelope"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -18,55 +20,18 @@ const (
 	DefaultMaxLifetime = 30 * time.Minute
 )
 
-// Reasons a session ends, as SessionResult.Reason.
-const (
-	EndReleased    = "released"
-	EndIdle        = "idle"
-	EndMaxLifetime = "max_lifetime"
-	EndClosed      = "closed"
-)
 
-// SessionConfig is BrowserSession's input.
-type SessionConfig struct {
-	Session contract.SessionOptions `json:"session"`
-	// IdleTimeout releases the browser after this long with no call in
-	// flight (default 3 minutes). It never fires mid-call.
-	IdleTimeout time.Duration `json:"idle_timeout,omitempty"`
-	// MaxLifetime releases the browser this long after the session started
-	// (default 30 minutes), once the call in flight has finished.
-	MaxLifetime time.Duration `json:"max_lifetime,omitempty"`
-	// SearchAttributes upserts BrowserSessionTag, BrowserProvider and
-	// BrowserState; they must be registered on the namespace.
-	SearchAttributes bool     `json:"search_attributes,omitempty"`
-	Timeouts         Timeouts `json:"timeouts,omitempty"`
-	// ContinueAsNewAfter continues the session as new after this many calls
-	// in one run, besides when Temporal suggests it (0: only then). It bounds
-	// history; tests use it to cross a continue-as-new on purpose.
-	ContinueAsNewAfter int `json:"continue_as_new_after,omitempty"`
-	// Carry is set by the workflow itself when it continues as new.
-	Carry *Carried `json:"carry,omitempty"`
-	// Previous is the session that last ran under this workflow id and has
-	// ended, when this one was started after it on purpose (client.CallOptions.New):
-	// this session's tag takes the next number.
-	Previous *Previous `json:"previous,omitempty"`
-	// Approvers, when set, narrow the worker's approvers (--approver-keys)
-	// for this session: only those listed with the same name and key stay.
-	// They never replace or extend the worker's list; one naming none of
-	// them leaves nobody who may decide (every hold is refused). On a worker
-	// without approvers they are the session's list.
-	Approvers contract.Approvers `json:"approvers,omitempty"`
-	// Sites are the sites the host grants use_website on; see Config.Sites.
-	Sites []contract.SiteGrant `json:"sites,omitempty"`
-	// workerApprovers are the approvers of the worker running this run
-	// (SessionWorkflow); never serialised, read once per run.
-	workerApprovers contract.Approvers
-}
-
-// Previous names the session a new one follows under the same workflow id.
-type Previous struct {
-	Tag    string `json:"tag"`
-	Seq    int    `json:"seq"`
-	Reason string `json:"reason,omitempty"`
+// CarriedOf reads the state cfg carries from the session's previous run;
+// nil when it is the first run.
+func CarriedOf(cfg SessionConfig) (*Carried, error) {
+	if len(cfg.Carry) == 0 || string(cfg.Carry) == "null" {
+		return nil, nil
+	}
+	var c Carried
+	if err := json.Unmarshal(cfg.Carry, &c); err != nil {
+		return nil, fmt.Errorf("reading the state carried from the previous run: %w", err)
+	}
+	return &c, nil
 }
 
 // Carried is the state a BrowserSession hands to its next run.
@@ -108,6 +73,12 @@ type session struct {
 // on browser_release. It continues as new when Temporal suggests it, once
 // every handler has finished.
 func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*contract.SessionResult, error) {
+	return browserSession(ctx, cfg, nil)
+}
+
+// browserSession is BrowserSession on a worker with these approvers
+// (SessionWorkflow).
+func browserSession(ctx workflow.Context, cfg SessionConfig, workerApprovers contract.Approvers) (*contract.SessionResult, error) {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
@@ -116,20 +87,26 @@ func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*contract.SessionR
 	}
 	now := workflow.Now(ctx)
 	s := &session{cfg: cfg, startedAt: now, lastActive: now, seen: map[string]string{}}
-	bcfg := Config{Session: cfg.Session, Timeouts: cfg.Timeouts, Approvers: Narrow(cfg.workerApprovers, cfg.Approvers), Sites: cfg.Sites}
-	if cfg.Carry != nil {
-		st := cfg.Carry.Browser
+	bcfg := Config{Session: cfg.Session, Timeouts: cfg.Timeouts, Approvers: Narrow(workerApprovers, cfg.Approvers), Sites: cfg.Sites}
+	carried, err := CarriedOf(cfg)
+	if err != nil {
+		// Only this workflow writes Carry: failing the task (retried)
+		// keeps the session for a build that reads it.
+		panic(err)
+	}
+	if carried != nil {
+		st := carried.Browser
 		bcfg.Resume = &st
-		if !cfg.Carry.StartedAt.IsZero() {
-			s.startedAt = cfg.Carry.StartedAt
+		if !carried.StartedAt.IsZero() {
+			s.startedAt = carried.StartedAt
 		}
-		if !cfg.Carry.LastActive.IsZero() {
-			s.lastActive = cfg.Carry.LastActive
+		if !carried.LastActive.IsZero() {
+			s.lastActive = carried.LastActive
 		}
-		s.answered = cfg.Carry.Answered
+		s.answered = carried.Answered
 	}
 	s.b = newBrowser(ctx, bcfg)
-	if p := cfg.Previous; p != nil && cfg.Carry == nil {
+	if p := cfg.Previous; p != nil && carried == nil {
 		// Started after an ended session on purpose: the next tag, under
 		// the current scheme (this input exists only since that scheme).
 		s.b.st.Seq = max(p.Seq, 0)
@@ -140,7 +117,7 @@ func BrowserSession(ctx workflow.Context, cfg SessionConfig) (*contract.SessionR
 		return nil, err
 	}
 	s.sync(ctx)
-	if cfg.Carry != nil {
+	if carried != nil {
 		s.b.reconcile(ctx)
 	}
 
@@ -209,12 +186,12 @@ func (s *session) validate(ctx workflow.Context, call contract.ToolCall) error {
 		}
 	}
 	if call.Name == contract.ToolUseWebsite && len(s.cfg.Sites) > 0 {
-		if _, f := contract.ValidateUseWebsite(call.Args, s.cfg.Sites); f != nil {
+		if _, f := validate.UseWebsite(call.Args, s.cfg.Sites); f != nil {
 			return envelope.Error(f)
 		}
 		return nil
 	}
-	if _, f := contract.Validate(call.Name, call.Args); f != nil {
+	if _, f := validate.Call(call.Name, call.Args); f != nil {
 		return envelope.Error(f)
 	}
 	if j := call.Join; j != nil {
@@ -238,9 +215,9 @@ func (s *session) validate(ctx workflow.Context, call contract.ToolCall) error {
 func (s *session) ended() *contract.Failure {
 	reason := s.endReason
 	if reason == "" {
-		reason = EndReleased
+		reason = contract.EndReleased
 	}
-	return SessionEnded(s.b.st.Session.Tag, reason)
+	return contract.SessionEnded(s.b.st.Session.Tag, reason)
 }
 
 func (s *session) tagOrNew() string {
@@ -250,25 +227,6 @@ func (s *session) tagOrNew() string {
 	return s.b.st.Session.Tag
 }
 
-// SessionEnded is the session_ended answer to a call sent to a
-// BrowserSession that has ended (or is ending) for reason (End*).
-func SessionEnded(tag, reason string) *contract.Failure {
-	why := map[string]string{
-		EndReleased:    "released by browser_release",
-		EndIdle:        "released after its idle window with no calls",
-		EndMaxLifetime: "released at its maximum lifetime",
-		EndClosed:      "closed: the conversation ended",
-	}[reason]
-	if why == "" {
-		why = reason
-	}
-	name := "this browser session"
-	if tag != "" {
-		name = "browser session " + tag
-	}
-	return contract.Fail(contract.CodeSessionEnded,
-		"%s has ended (%s): its pages, sign-ins and snapshot ids are gone. Nothing was run. To go on, start a new session on purpose: `durable-browser call --new` (client.CallOptions{New: true}) opens a new browser under the next tag, at about:blank; or use another session id", name, why)
-}
 
 // tool serves one UpdateTool call.
 func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMessage, error) {
@@ -332,13 +290,13 @@ func (s *session) serve(ctx workflow.Context) (string, error) {
 		now := workflow.Now(ctx)
 		switch {
 		case s.b.st.Released:
-			return EndReleased, nil
+			return contract.EndReleased, nil
 		case s.closing:
-			return EndClosed, nil
+			return contract.EndClosed, nil
 		case !now.Before(s.startedAt.Add(s.cfg.MaxLifetime)):
-			return EndMaxLifetime, nil
+			return contract.EndMaxLifetime, nil
 		case s.inFlight == 0 && !now.Before(s.lastActive.Add(s.cfg.IdleTimeout)):
-			return EndIdle, nil
+			return contract.EndIdle, nil
 		case s.inFlight == 0 && s.continueSuggested(ctx):
 			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 				return "", err
@@ -417,7 +375,11 @@ func (s *session) carry() SessionConfig {
 		}
 	}
 	st.Human.Holds = undecided
-	next.Carry = &Carried{Browser: st, StartedAt: s.startedAt, LastActive: s.lastActive, Answered: s.answered}
+	carry, err := json.Marshal(Carried{Browser: st, StartedAt: s.startedAt, LastActive: s.lastActive, Answered: s.answered})
+	if err != nil {
+		panic(fmt.Errorf("carrying the session's state: %w", err))
+	}
+	next.Carry = carry
 	return next
 }
 
@@ -579,3 +541,10 @@ func sameApprovers(a, b contract.Approvers) bool {
 	}
 	return true
 }
+
+// SessionConfig is BrowserSession's input (contract.SessionConfig: a
+// client starts sessions without linking this package).
+type SessionConfig = contract.SessionConfig
+
+// Previous names the session a new one follows under the same workflow id.
+type Previous = contract.Previous

@@ -129,7 +129,7 @@ func TestSessionCreatesLazilyAndReleasesWhenIdle(t *testing.T) {
 	if after.State != contract.StateLive || after.Tag != "sess-1-1" || after.URL != testURL || after.Calls != 1 || after.IdleDeadline == nil {
 		t.Fatalf("after the first call: %+v", after)
 	}
-	if res.Reason != EndIdle || h.f.calls(contract.ActivityCreate) != 1 || h.f.calls(contract.ActivityRelease) != 1 {
+	if res.Reason != contract.EndIdle || h.f.calls(contract.ActivityCreate) != 1 || h.f.calls(contract.ActivityRelease) != 1 {
 		t.Fatalf("result %+v, creates %d, releases %d", res, h.f.calls(contract.ActivityCreate), h.f.calls(contract.ActivityRelease))
 	}
 }
@@ -137,7 +137,7 @@ func TestSessionCreatesLazilyAndReleasesWhenIdle(t *testing.T) {
 func TestSessionIdleWithoutCallsEndsWithoutBrowser(t *testing.T) {
 	h := newHarness(t)
 	res := h.run(SessionConfig{})
-	if res.Reason != EndIdle || h.f.calls(contract.ActivityCreate) != 0 || h.f.calls(contract.ActivityRelease) != 0 {
+	if res.Reason != contract.EndIdle || h.f.calls(contract.ActivityCreate) != 0 || h.f.calls(contract.ActivityRelease) != 0 {
 		t.Fatalf("result %+v", res)
 	}
 }
@@ -154,7 +154,7 @@ func TestSessionIdleNeverFiresMidCall(t *testing.T) {
 	if h.code("long") != "ok" || h.code("next") != "ok" {
 		t.Fatalf("long %s, next %s", h.code("long"), h.code("next"))
 	}
-	if res.Reason != EndIdle || res.Calls != 2 {
+	if res.Reason != contract.EndIdle || res.Calls != 2 {
 		t.Fatalf("result %+v", res)
 	}
 }
@@ -170,17 +170,17 @@ func TestSessionEnds(t *testing.T) {
 			for i, at := range []time.Duration{time.Minute, 5 * time.Minute, 9 * time.Minute, 13 * time.Minute} {
 				h.call(at, "c"+string(rune('0'+i)), contract.ToolSnapshot, `{}`)
 			}
-		}, EndMaxLifetime},
+		}, contract.EndMaxLifetime},
 		{"close signal", SessionConfig{}, func(h *harness) {
 			h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
 			h.signal(5*time.Second, contract.SignalClose, func() any { return nil })
 			h.call(10*time.Second, "late", contract.ToolSnapshot, `{}`)
-		}, EndClosed},
+		}, contract.EndClosed},
 		{"browser_release", SessionConfig{}, func(h *harness) {
 			h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
 			h.call(2*time.Second, "rel", contract.ToolRelease, `{}`)
 			h.call(10*time.Second, "late", contract.ToolSnapshot, `{}`)
-		}, EndReleased},
+		}, contract.EndReleased},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,9 +239,13 @@ func TestSessionContinuesAsNewAfterCallInFlight(t *testing.T) {
 	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
 		t.Fatal(err)
 	}
-	if next.Carry == nil || next.Carry.Browser.Session.Tag != "sess-1-1" || !next.Carry.Browser.Created ||
-		next.Carry.Browser.Calls != 1 || next.Carry.Browser.URL != testURL {
-		t.Fatalf("carried %+v", next.Carry)
+	carried, err := CarriedOf(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if carried == nil || carried.Browser.Session.Tag != "sess-1-1" || !carried.Browser.Created ||
+		carried.Browser.Calls != 1 || carried.Browser.URL != testURL {
+		t.Fatalf("carried %s", next.Carry)
 	}
 }
 
@@ -266,8 +270,11 @@ func TestSessionReconcilesCarriedSession(t *testing.T) {
 				return map[string]bool{"ok": true}, nil
 			}
 			h.call(time.Second, "u1", contract.ToolSnapshot, `{}`)
-			carry := &Carried{Browser: BrowserState{Base: "sess-1", Seq: 1, Created: true,
-				Session: contract.SessionRef{Tag: "sess-1-1", Provider: "local", HostQueue: "host-old"}}}
+			carry, err := json.Marshal(Carried{Browser: BrowserState{Base: "sess-1", Seq: 1, Created: true,
+				Session: contract.SessionRef{Tag: "sess-1-1", Provider: "local", HostQueue: "host-old"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
 			h.run(SessionConfig{Carry: carry})
 			if h.code("u1") != tc.want || h.f.calls(contract.ActivityCreate) != tc.creates {
 				t.Fatalf("u1 %s, creates %d", h.code("u1"), h.f.calls(contract.ActivityCreate))

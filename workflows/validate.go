@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/contract/validate"
 )
 
 // Change ids for workflow.GetVersion. Each names one change of command order;
@@ -64,9 +65,9 @@ const (
 	changeNamedHolds = "named-holds"
 )
 
-// validateFn is contract.Validate; tests swap it to prove a recorded verdict
+// validateFn is validate.Call; tests swap it to prove a recorded verdict
 // wins on replay.
-var validateFn = contract.Validate
+var validateFn = validate.Call
 
 // validateCall checks a model's call inside workflow code. Sessions that
 // started before the change (no marker in history) keep validating in the

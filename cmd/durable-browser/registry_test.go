@@ -22,6 +22,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/activities"
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/contract/validate"
 	"github.com/durable-browser/durable-browser/mcpserver"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -108,7 +109,7 @@ func TestEveryToolIsServed(t *testing.T) {
 			if !ok {
 				t.Fatalf("the call never reached %s (started: %v)", s.Activity, keys(started))
 			}
-			args, f := contract.Validate(s.Name, json.RawMessage(sample))
+			args, f := validate.Call(s.Name, json.RawMessage(sample))
 			if f != nil {
 				t.Fatal(f)
 			}

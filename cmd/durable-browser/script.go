@@ -11,8 +11,8 @@ import (
 
 	dbclient "github.com/durable-browser/durable-browser/client"
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
-	"github.com/durable-browser/durable-browser/workflows"
 )
 
 // runScript prints a finished session's calls as a script to run again.
@@ -93,7 +93,7 @@ Flags:
 	}
 	defer cancel()
 	defer c.Close()
-	run, err := dbclient.RunScript(ctx, c, session, &s, dbclient.CallOptions{Config: workflows.SessionConfig{SearchAttributes: true}})
+	run, err := dbclient.RunScript(ctx, c, session, &s, dbclient.CallOptions{Config: contract.SessionConfig{SearchAttributes: true}})
 	if err != nil {
 		return err
 	}

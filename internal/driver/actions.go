@@ -42,7 +42,7 @@ type Action struct {
 	Secrets []redact.Secret `json:"-"`
 }
 
-// ParseActions decodes a batch that contract.Validate has accepted: the run
+// ParseActions decodes a batch that validate.Call has accepted: the run
 // tool's schema (contract.Definitions) is the one definition of the ops, their
 // fields, required fields, enums and ranges, and the driver does not check
 // those again (TestSchemaOpsMatchDispatch keeps the schema and do in step).
@@ -73,7 +73,7 @@ func parseAction(item json.RawMessage) (Action, error) {
 	var a Action
 	dec := json.NewDecoder(bytes.NewReader(item))
 	// Action has a field for every field the schema offers; an unknown one
-	// here means the batch skipped contract.Validate.
+	// here means the batch skipped validate.Call.
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
 		return Action{}, fmt.Errorf("%s (check field names and types)", cleanJSONErr(err))

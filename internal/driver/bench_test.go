@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -178,4 +179,43 @@ func groupRSS(pgid int) (kib, pss int64, procs int) {
 		}
 	}
 	return kib, pss, procs
+}
+
+// BenchmarkClickNavigate clicks a link to another loopback page with
+// observe (the answer shows the new page), as a model's "click and look"
+// does: from the click's dispatch to the answer with the new page's
+// listing. The page it leaves is loaded again between iterations, not timed.
+func BenchmarkClickNavigate(b *testing.B) {
+	br := attach(b, Options{})
+	acts, err := ParseActions(json.RawMessage(`[{"op":"click","locator":{"role":"link","name":"About"}}]`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var times []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		gotoPage(b, br, siteURL+"/index.html")
+		b.StartTimer()
+		t0 := time.Now()
+		res, err := br.Run(ctxT(b), acts, RunOptions{Observe: "interactive"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		times = append(times, time.Since(t0))
+		if !strings.HasSuffix(res.URL, "/about.html") || res.Observed == nil || !strings.Contains(res.Observed.Text, `link "Back home"`) {
+			b.Fatalf("the answer does not show the new page: %s %+v", res.URL, res.Observed)
+		}
+	}
+	reportPercentiles(b, times)
+}
+
+// reportPercentiles reports p50 and p95 of per-call times beside Go's mean.
+func reportPercentiles(b *testing.B, times []time.Duration) {
+	if len(times) == 0 {
+		return
+	}
+	s := slices.Clone(times)
+	slices.Sort(s)
+	b.ReportMetric(float64(s[len(s)/2])/1e6, "p50-ms")
+	b.ReportMetric(float64(s[len(s)*95/100])/1e6, "p95-ms")
 }

@@ -133,6 +133,6 @@ func (b *Browser) do(ctx context.Context, t *tab, a Action, r ref) error {
 
 func (b *Browser) markLoading(t *tab) {
 	b.mu.Lock()
-	t.loading = true
+	t.loading, t.parsed = true, false
 	b.mu.Unlock()
 }

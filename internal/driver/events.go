@@ -110,6 +110,15 @@ func (b *Browser) handle(msg *rod.Message) {
 		b.mu.Lock()
 		if t := b.sessions[msg.SessionID]; t != nil && t.sess == msg.SessionID && string(fid) == string(t.id) {
 			t.loading = msg.Method != "Page.frameStoppedLoading"
+			if t.loading {
+				t.parsed = false
+			}
+		}
+		b.mu.Unlock()
+	case "Page.domContentEventFired":
+		b.mu.Lock()
+		if t := b.sessions[msg.SessionID]; t != nil && t.sess == msg.SessionID {
+			t.parsed = true
 		}
 		b.mu.Unlock()
 	case "Runtime.consoleAPICalled":

@@ -47,6 +47,12 @@ func (b *Browser) locate(ctx context.Context, t *tab, l contract.Locator) (ref, 
 	if err != nil {
 		return ref{}, 0, err
 	}
+	return b.locateIn(t, r, docs, l)
+}
+
+// locateIn finds the one visible element l matches in a walk of tab t
+// (r and docs, from walkPage).
+func (b *Browser) locateIn(t *tab, r *renderer, docs []*frameDoc, l contract.Locator) (ref, int, error) {
 	b.mu.Lock()
 	if s := b.snap; s != nil && s.tab == t && s.navSeq == t.navSeq && s.url == docs[0].res.U {
 		for id, rf := range r.refs {

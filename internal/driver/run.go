@@ -109,9 +109,14 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		}
 	}
 	var before, seen *kept
+	// The walk that keeps the page before the run also finds the first
+	// action's locator: nothing ran between them, and a walk is the
+	// largest part of a locator's cost.
+	var beforeR *renderer
+	var beforeDocs []*frameDoc
 	if opts.Observe != "" {
 		seen = b.lookedAt()
-		before = b.walkKept(pctx, t)
+		before, beforeR, beforeDocs = b.walkWhole(pctx, t, "driver: walk before observing")
 		var pe *PendingError
 		if errors.As(context.Cause(pctx), &pe) {
 			return nil, pe
@@ -130,12 +135,20 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 
 	res := &contract.RunResult{Total: len(actions)}
 	var runErr error
+	answeredEarly := false // a navigation's load was not waited for
 	for i, a := range actions {
 		var r ref
 		if a.Locator != nil && a.Op != "wait" {
 			// Found on the page as it is now, so an earlier action of
 			// the batch may have made it.
-			lr, id, err := b.locate(ctx, t, *a.Locator)
+			var lr ref
+			var id int
+			var err error
+			if i == 0 && before != nil && before.tab == t && before.navSeq == startNav {
+				lr, id, err = b.locateIn(t, beforeR, beforeDocs, *a.Locator)
+			} else {
+				lr, id, err = b.locate(ctx, t, *a.Locator)
+			}
 			if err == nil {
 				if _, lr.backend, err = b.describe(ctx, lr); err != nil {
 					err = &StaleError{ID: strconv.Itoa(id), Reason: "left the page as it was found"}
@@ -168,7 +181,9 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		err := b.gated(actx, t, a, r)
 		cancel()
 		if err == nil {
-			err = b.settle(ctx, t, a)
+			var early bool
+			early, err = b.settle(ctx, t, a)
+			answeredEarly = answeredEarly || early
 		}
 		b.mu.Lock()
 		var denied []contract.SentRequest
@@ -233,6 +248,11 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		ocancel()
 	}
 	res.OK = runErr == nil
+	if answeredEarly {
+		b.mu.Lock()
+		res.Loading = t.loading && !t.closed
+		b.mu.Unlock()
+	}
 	res.URL, res.Title = b.info(ctx)
 	if o := observed; o != nil {
 		if o.Changes != nil && !o.Changes.Full {
@@ -318,10 +338,9 @@ func (b *Browser) followPopup(ctx context.Context, t *tab, openedBefore int) *ta
 	// here until its activity's deadline.
 	ctx, cancel := context.WithTimeout(ctx, b.o.ActionTimeout)
 	defer cancel()
-	// Flush the renderer so a window.open from the click has been announced.
-	fctx, fcancel := context.WithTimeout(ctx, time.Second)
-	_, _ = proto.RuntimeEvaluate{Expression: "0"}.Call(b.client(fctx, t.sess))
-	fcancel()
+	// settle's round trip to the page, right after the click, has let a
+	// window.open the click made be announced; a second one here would
+	// wait for the document a navigating click loads.
 	res, err := proto.TargetGetTargets{}.Call(b.client(ctx, ""))
 	if err != nil {
 		return nil
@@ -347,12 +366,6 @@ func (b *Browser) followPopup(ctx context.Context, t *tab, openedBefore int) *ta
 		}
 	}
 	return nil
-}
-
-// walkKept walks tab t for a later comparison; nil if the walk failed.
-func (b *Browser) walkKept(ctx context.Context, t *tab) *kept {
-	k, _, _ := b.walkWhole(ctx, t, "driver: walk before observing")
-	return k
 }
 
 // walkWhole walks all of tab t, answering the walk as kept for a

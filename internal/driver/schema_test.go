@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/contract/validate"
 )
 
 // schemaActions reads the run tool's schema: each op (its const) and the
@@ -102,7 +103,7 @@ func dispatchedOps(t *testing.T) map[string]bool {
 	return ops
 }
 
-// The run schema (what a model may send, checked by contract.Validate) and
+// The run schema (what a model may send, checked by validate.Call) and
 // the driver's dispatcher agree on the set of ops, and every field an op's
 // schema offers is a field of Action.
 func TestSchemaOpsMatchDispatch(t *testing.T) {
@@ -150,7 +151,7 @@ func TestValidatedBatchesParse(t *testing.T) {
 		`{"op":"type","id":"2","text":"x","delay_ms":0},{"op":"press","key":"Enter","id":"3"},{"op":"select","id":"3","values":["a"]},` +
 		`{"op":"check","id":"4"},{"op":"uncheck","id":"4"},{"op":"scroll","dx":-5},{"op":"goto","url":"http://a.example/"},` +
 		`{"op":"back"},{"op":"forward"},{"op":"reload"},{"op":"wait","load":true},{"op":"close_tab","tab":"t1"}]}`
-	args, f := contract.Validate(contract.ToolRun, json.RawMessage(raw))
+	args, f := validate.Call(contract.ToolRun, json.RawMessage(raw))
 	if f != nil {
 		t.Fatal(f)
 	}

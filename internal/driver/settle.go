@@ -16,13 +16,27 @@ import (
 // it caused to reach the gate.
 const gateGrace = 300 * time.Millisecond
 
+// loadGrace is how long, after a navigation an action made as a side
+// effect has parsed its document (DOMContentLoaded), the answer waits for
+// the page's load event. Past it the run answers with the page as it is
+// and says it was still loading (RunResult.Loading): a slow image or a
+// late script no longer holds a click's answer.
+const loadGrace = 250 * time.Millisecond
+
 // settle waits, after an action, for gated requests to be decided and for a
-// navigation the action started to load.
-func (b *Browser) settle(ctx context.Context, t *tab, a Action) error {
+// navigation the action started to load. goto, back, forward and reload
+// wait for the load event (within the action timeout): loading a page is
+// what they were asked for. Other actions that navigate wait for the new
+// document to be parsed and then at most loadGrace for its load; early
+// says the answer did not wait for it.
+func (b *Browser) settle(ctx context.Context, t *tab, a Action) (early bool, err error) {
+	graced := false
 	switch a.Op {
-	case "click", "press", "goto", "back", "forward", "reload", "check", "uncheck", "select":
+	case "goto", "back", "forward", "reload":
+	case "click", "press", "check", "uncheck", "select":
+		graced = true
 	default:
-		return nil
+		return false, nil
 	}
 	// A round trip to the page lets events the action caused arrive first.
 	// Bounded: Chrome holds it if the action started a navigation whose
@@ -44,24 +58,32 @@ func (b *Browser) settle(ctx context.Context, t *tab, a Action) error {
 			}
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
+				return false, ctx.Err()
 			case <-time.After(10 * time.Millisecond):
 			}
 		}
 	}
 	deadline := time.Now().Add(b.o.ActionTimeout)
+	var parsedAt time.Time
 	for {
 		b.mu.Lock()
-		gating, loading := b.gating, t.loading && !t.closed && b.active == t
+		gating, loading, parsed := b.gating, t.loading && !t.closed && b.active == t, t.parsed
 		b.mu.Unlock()
-		if gating > 0 {
+		switch {
+		case gating > 0:
 			deadline = time.Now().Add(b.o.ActionTimeout) // a person may be deciding; ctx bounds it
-		} else if !loading || time.Now().After(deadline) {
-			return nil
+		case !loading || time.Now().After(deadline):
+			return false, nil
+		case graced && parsed:
+			if parsedAt.IsZero() {
+				parsedAt = time.Now()
+			} else if time.Since(parsedAt) >= loadGrace {
+				return true, nil
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

@@ -13,13 +13,15 @@ import (
 
 // tab is one page target and the session this driver set up on it.
 type tab struct {
-	id       proto.TargetTargetID
-	short    string
-	sess     proto.TargetSessionID
-	opener   proto.TargetTargetID
-	ready    chan struct{}
-	navSeq   int
-	loading  bool
+	id      proto.TargetTargetID
+	short   string
+	sess    proto.TargetSessionID
+	opener  proto.TargetTargetID
+	ready   chan struct{}
+	navSeq  int
+	loading bool
+	// parsed: the document the tab loads has fired DOMContentLoaded.
+	parsed   bool
 	closed   bool
 	openedAt int           // b.ev.openSeq when it appeared
 	ids      *idTable      // its elements' ids, for the document it shows

@@ -10,7 +10,6 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/netguard"
-	"github.com/durable-browser/durable-browser/workflows"
 )
 
 // Flags describe the session a verb creates when none runs under its
@@ -40,11 +39,11 @@ func Bind(fs *config.Set, f *Flags) {
 }
 
 // Config checks the flags and returns the new session's configuration.
-func (f *Flags) Config() (workflows.SessionConfig, error) {
+func (f *Flags) Config() (contract.SessionConfig, error) {
 	switch f.policy {
 	case contract.PolicyAllow, contract.PolicyAsk, contract.PolicyDeny:
 	default:
-		return workflows.SessionConfig{}, &config.Error{Flag: "policy", Problem: fmt.Sprintf("%q is not a policy", f.policy), Fix: "use allow, ask or deny"}
+		return contract.SessionConfig{}, &config.Error{Flag: "policy", Problem: fmt.Sprintf("%q is not a policy", f.policy), Fix: "use allow, ask or deny"}
 	}
 	opts := contract.SessionOptions{Provider: f.provider, Stealth: f.stealth, Headed: f.headed, ActionPolicy: f.policy, Record: f.record}
 	for _, h := range strings.Split(f.allowHosts, ",") {
@@ -53,31 +52,31 @@ func (f *Flags) Config() (workflows.SessionConfig, error) {
 		}
 	}
 	if err := netguard.ValidateHostList(opts.AllowHosts); err != nil {
-		return workflows.SessionConfig{}, &config.Error{Flag: "allow-hosts", Problem: err.Error(), Fix: "e.g. shop.example,*.shop.example"}
+		return contract.SessionConfig{}, &config.Error{Flag: "allow-hosts", Problem: err.Error(), Fix: "e.g. shop.example,*.shop.example"}
 	}
 	if f.viewport != "" {
 		v, err := contract.ParseViewport(f.viewport)
 		if err != nil {
-			return workflows.SessionConfig{}, &config.Error{Flag: "viewport", Problem: err.Error(), Fix: "e.g. --viewport 1280x720"}
+			return contract.SessionConfig{}, &config.Error{Flag: "viewport", Problem: err.Error(), Fix: "e.g. --viewport 1280x720"}
 		}
 		opts.Viewport = &v
 	}
 	if f.profile != "" {
 		opts.Profile = &contract.Profile{Name: f.profile, Save: f.saveProfile}
 		if err := opts.Profile.Validate(); err != nil {
-			return workflows.SessionConfig{}, &config.Error{Flag: "profile", Problem: err.Error()}
+			return contract.SessionConfig{}, &config.Error{Flag: "profile", Problem: err.Error()}
 		}
 	}
 	if f.state != "" {
 		if err := contract.ValidStateName(f.state); err != nil {
-			return workflows.SessionConfig{}, &config.Error{Flag: "state", Problem: err.Error()}
+			return contract.SessionConfig{}, &config.Error{Flag: "state", Problem: err.Error()}
 		}
 		opts.State = f.state
 	}
 	granted, err := config.ParseProfileGrants(f.grants)
 	if err != nil {
-		return workflows.SessionConfig{}, &config.Error{Flag: "grant-profile", Problem: err.Error(), Fix: "e.g. shop,mail:save"}
+		return contract.SessionConfig{}, &config.Error{Flag: "grant-profile", Problem: err.Error(), Fix: "e.g. shop,mail:save"}
 	}
 	opts.ProfileGrants = granted
-	return workflows.SessionConfig{Session: opts, IdleTimeout: f.idle, MaxLifetime: f.life, SearchAttributes: f.sa}, nil
+	return contract.SessionConfig{Session: opts, IdleTimeout: f.idle, MaxLifetime: f.life, SearchAttributes: f.sa}, nil
 }

@@ -1,10 +1,12 @@
-package contract
+package validate
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // walkSchemas calls fn for every schema object nested in s, with its path.
@@ -32,7 +34,7 @@ func walkSchemas(s any, path string, fn func(path string, m map[string]any)) {
 }
 
 func TestSchemasCompile(t *testing.T) {
-	for _, tool := range Definitions() {
+	for _, tool := range contract.Definitions() {
 		if _, err := compileTool(tool.Name, tool.Schema); err != nil {
 			t.Errorf("%s: %v", tool.Name, err)
 		}
@@ -52,7 +54,7 @@ var phrasedKeywords = map[string]bool{
 }
 
 func TestSchemaKeywords(t *testing.T) {
-	for _, tool := range Definitions() {
+	for _, tool := range contract.Definitions() {
 		var s any
 		if err := json.Unmarshal(tool.Schema, &s); err != nil {
 			t.Fatalf("%s: %v", tool.Name, err)
@@ -84,7 +86,7 @@ func TestCompileRefusesBadSchemas(t *testing.T) {
 }
 
 func TestSchemasClosedAndBounded(t *testing.T) {
-	for _, tool := range Definitions() {
+	for _, tool := range contract.Definitions() {
 		var s any
 		if err := json.Unmarshal(tool.Schema, &s); err != nil {
 			t.Fatalf("%s: %v", tool.Name, err)
