@@ -169,23 +169,7 @@ type sessionRow struct {
 	QueryError string `json:"query_error,omitempty"`
 }
 
-func runSessions(ctx context.Context, env *cliEnv, args []string) error {
-	fs := cli.Flags("sessions", env)
-	var (
-		o           opsFlags
-		all, asJSON bool
-		limit       int
-		watch       bool
-		interval    time.Duration
-	)
-	bindOps(fs, &o)
-	fs.Bool(&all, "all", false, "include sessions that have ended (shown from their search attributes)")
-	fs.Bool(&asJSON, "json", false, "print a JSON array instead of a table")
-	fs.Int(&limit, "limit", 200, "list at most this many sessions")
-	fs.Bool(&watch, "watch", false, "refresh the table in place until Ctrl-C (plain lines, one table a refresh, when stdout is not a terminal)")
-	fs.Duration(&interval, "interval", 2*time.Second, "how often --watch refreshes")
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, `Usage: durable-browser sessions [flags]
+const sessionsUsage = `Usage: durable-browser sessions [flags]
 
 Lists BrowserSession workflows (running ones unless --all) and asks each
 running one for its state: workflow id, session tag, provider, state (live,
@@ -200,9 +184,23 @@ In the Temporal UI, filter workflows with the same query; the BrowserSessionTag,
 BrowserProvider and BrowserState search attributes are shown per workflow.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+func runSessions(ctx context.Context, env *cliEnv, args []string) error {
+	fs := cli.Flags("sessions", env, sessionsUsage)
+	var (
+		o           opsFlags
+		all, asJSON bool
+		limit       int
+		watch       bool
+		interval    time.Duration
+	)
+	bindOps(fs, &o)
+	fs.Bool(&all, "all", false, "include sessions that have ended (shown from their search attributes)")
+	fs.Bool(&asJSON, "json", false, "print a JSON array instead of a table")
+	fs.Int(&limit, "limit", 200, "list at most this many sessions")
+	fs.Bool(&watch, "watch", false, "refresh the table in place until Ctrl-C (plain lines, one table a refresh, when stdout is not a terminal)")
+	fs.Duration(&interval, "interval", 2*time.Second, "how often --watch refreshes")
 	if err := cli.ParseFlagsOnly(fs, args, "sessions"); err != nil {
 		return err
 	}
@@ -476,7 +474,7 @@ type personFlags struct {
 // parsePerson binds and parses a person verb's flags, which may stand before
 // or after the positional arguments, and returns those arguments.
 func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *personFlags, []string, error) {
-	fs := cli.Flags(v.name, env)
+	fs := cli.Flags(v.name, env, v.usage)
 	f := &personFlags{verb: v}
 	bindOps(fs, &f.opsFlags)
 	fs.String(&f.note, "note", "", v.answers+": "+v.noteHelp)
@@ -493,10 +491,6 @@ func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *person
 	if v.showURL {
 		fs.Bool(&f.showURL, "show-url", false, "list: also show each handoff's live view address (a full-control credential), read from --live-view-dir on this machine")
 		fs.String(&f.liveViewDir, "live-view-dir", config.DefaultLiveViewDir(), "list --show-url: the worker's --live-view-dir")
-	}
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, v.usage)
-		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
