@@ -46,10 +46,8 @@ Flags:
 
 func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 	fs := cli.Flags("mcp", env, mcpUsage)
-	var tf cli.Client
-	cli.BindClient(fs, &tf, 10*time.Minute, "bound on each tool call, waiting for approvals and handoffs included", "trace, debug, info, warn or error (logs go to stderr)")
 	var sf sessionflags.Flags
-	sessionflags.Bind(fs, &sf)
+	sessionflags.Bind(fs, &sf, 10*time.Minute, "bound on each tool call, waiting for approvals and handoffs included", "trace, debug, info, warn or error (logs go to stderr)")
 	var (
 		session, httpAddr, token string
 		connect                  time.Duration
@@ -63,7 +61,7 @@ func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 	if err := cli.ParseNoArgs(fs, args, "mcp"); err != nil {
 		return err
 	}
-	log, err := tf.Check(env.Stderr, "e.g. 10m")
+	log, err := sf.Check(env.Stderr, "e.g. 10m")
 	if err != nil {
 		return err
 	}
@@ -94,12 +92,12 @@ func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 		Dial: func(ctx context.Context) (client.Client, error) {
 			ctx, cancel := context.WithTimeout(ctx, connect)
 			defer cancel()
-			return dial.Temporal(ctx, tf.Temporal, log, nil)
+			return dial.Temporal(ctx, sf.Temporal, log, nil)
 		},
-		Address:       tf.Temporal.Address,
+		Address:       sf.Temporal.Address,
 		WorkflowID:    session,
 		Session:       cfg,
-		Timeout:       tf.Timeout,
+		Timeout:       sf.Timeout,
 		MaxImageBytes: int64(maxImage),
 		Version:       version,
 		Log:           log,
@@ -120,7 +118,7 @@ func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	mux.Handle("/mcp", srv.HTTPHandler(token))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(env.Stderr, "durable-browser mcp: serving MCP at http://%s/mcp (Temporal %s; requests need the bearer token)\n", ln.Addr(), tf.Temporal.Address)
+	fmt.Fprintf(env.Stderr, "durable-browser mcp: serving MCP at http://%s/mcp (Temporal %s; requests need the bearer token)\n", ln.Addr(), sf.Temporal.Address)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

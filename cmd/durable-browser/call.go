@@ -47,10 +47,8 @@ Flags:
 
 func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	fs := cli.Flags("call", env, callUsage)
-	var tf cli.Client
-	cli.BindClient(fs, &tf, 10*time.Minute, "give up waiting after this long", "trace, debug, info, warn or error")
 	var sf sessionflags.Flags
-	sessionflags.Bind(fs, &sf)
+	sessionflags.Bind(fs, &sf, 10*time.Minute, "give up waiting after this long", "trace, debug, info, warn or error")
 	var (
 		updateID          string
 		newSession, model bool
@@ -65,7 +63,7 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 		fs.Usage()
 		return fmt.Errorf("want <session-workflow-id> <tool> [json-args], got %d arguments", fs.NArg())
 	}
-	log, err := tf.Check(env.Stderr, "e.g. 10m")
+	log, err := sf.Check(env.Stderr, "e.g. 10m")
 	if err != nil {
 		return err
 	}
@@ -77,7 +75,7 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	if fs.NArg() == 3 {
 		raw = json.RawMessage(fs.Arg(2))
 	}
-	ctx, cancel, c, err := tf.Dial(ctx, log)
+	ctx, cancel, c, err := sf.Dial(ctx, log)
 	if err != nil {
 		return err
 	}
