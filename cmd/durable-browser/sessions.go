@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -452,6 +453,95 @@ type personVerb struct {
 	keygen bool
 	// showURL adds handoff list's --show-url and --live-view-dir.
 	showURL bool
+	// words are the answering subcommands; idName names what they answer.
+	words  []string
+	idName string
+	// list prints what waits in states (list); answer sends one answer.
+	list func(env *cliEnv, f *personFlags, states []*contract.SessionState) error
+	// st is the session's state, nil when it could not be read.
+	answer func(ctx context.Context, env *cliEnv, f *personFlags, a answer, st *contract.SessionState, word, wfID, id string) error
+	// signingNeeds is what a signed answer needs of the session's state.
+	signingNeeds string
+}
+
+// answer is what an answering subcommand sends with: the client, and who
+// answers (and their signer).
+type answer struct {
+	c client.Client
+	d *decider
+}
+
+// runPerson runs a person verb: list what waits, answer one item, or
+// (approvals) make a key.
+func runPerson(ctx context.Context, env *cliEnv, args []string, v personVerb) error {
+	fs, f, pos, err := parsePerson(env, args, v)
+	if err != nil {
+		return err
+	}
+	switch {
+	case pos[0] == "list":
+		states, err := f.listStates(ctx, env, pos)
+		if err != nil {
+			return err
+		}
+		return v.list(env, f, states)
+	case slices.Contains(v.words, pos[0]):
+		ctx, c, d, stop, err := f.startAnswer(ctx, env, fs, v.name, v.idName, pos)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		wfID := pos[1]
+		// The workflow ignores an answer to an unknown or answered item;
+		// the answer checks the state first so the person hears it instead.
+		st, err := f.queryState(ctx, c, wfID)
+		if err != nil {
+			if noSession(err) {
+				return unknownSession(wfID)
+			}
+			if d.signer != nil {
+				return fmt.Errorf("signing needs %s: %w", v.signingNeeds, err)
+			}
+			fmt.Fprintf(env.Stderr, "warning: %v; sending the signal anyway (the session reads it once a worker runs)\n", err)
+		}
+		return v.answer(ctx, env, f, answer{c: c, d: d}, st, pos[0], wfID, pos[2])
+	case pos[0] == "keygen" && v.keygen:
+		if len(pos) != 1 {
+			return fmt.Errorf("approvals keygen takes no arguments, got %q", pos[1:])
+		}
+		return keygen(env, f.name, f.out)
+	default:
+		fs.Usage()
+		return fmt.Errorf("unknown subcommand %q: want %s", pos[0], v.subcommands)
+	}
+}
+
+// send signals an answer (sig, signed already when it is) to session wfID
+// and, when the session checks answers (a signer, or approvers in st, its
+// state before), waits for it to take it (taken) or say why not (confirm).
+func (f *personFlags) send(ctx context.Context, a answer, wfID string, st *contract.SessionState, signal string, sig any, kind, id string, taken func(*contract.SessionState) bool) error {
+	if err := a.c.SignalWorkflow(ctx, wfID, "", signal, sig); err != nil {
+		return fmt.Errorf("signalling session %s: %w", wfID, err)
+	}
+	if st != nil && (a.d.signer != nil || len(st.Approvers) > 0) {
+		return f.confirm(ctx, a.c, wfID, kind, id, a.d.by, st, taken)
+	}
+	return nil
+}
+
+// printList prints rows as JSON, or as a table: header, then a line a row
+// (columns separated by tabs).
+func printList[T any](env *cliEnv, asJSON bool, rows []T, header string, line func(now time.Time, r T) string) error {
+	if asJSON {
+		return printJSON(env.Stdout, rows)
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, line(now, r))
+	}
+	return tw.Flush()
 }
 
 // personFlags are the flags every person verb takes.
