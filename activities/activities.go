@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/x509"
 	"iter"
 	"maps"
@@ -19,6 +18,8 @@ import (
 	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
+	"github.com/durable-browser/durable-browser/internal/holds"
+	"github.com/durable-browser/durable-browser/internal/jsengine"
 	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/recorder"
@@ -46,12 +47,14 @@ type Options struct {
 	// records of released rented sessions.
 	Prices map[string]float64
 
-	// Evidence files every read; the store applies its own key prefix.
-	Evidence evidence.Store
+	// Evidence files every read, redacted (the store applies its own key
+	// prefix); its Store also takes the recorder's chunks and serves
+	// GetEvidence.
+	Evidence *evidence.Filer
 
-	// Secrets resolves {{secret:NAME}}; Redactor holds every value to hide.
-	Secrets  redact.SecretSource
-	Redactor *redact.Redactor
+	// Secrets resolves {{secret:NAME}} and registers each value it resolves
+	// with the worker's redactor (nil: no secrets; none may be typed).
+	Secrets *redact.Secrets
 
 	// UploadDir is the only directory browser_upload takes files from; the
 	// model names a file relative to it. Empty refuses every upload.
@@ -75,12 +78,20 @@ type Options struct {
 	StateSaveWait  time.Duration
 	StateLeaseWait time.Duration
 
+	// Cells is what every code cell runs with; the worker sets its
+	// Redactor, which all a cell is handed passes. Source, Page and
+	// Deadline are each call's.
+	Cells jsengine.Options
+
 	Fetcher  *webfetch.Fetcher
 	Searcher *websearch.Searcher
 	Notifier handoff.Notifier
 
 	// Client lets a run report held requests to its workflow and read the decisions.
 	Client client.Client
+	// Holds describes each held request, redacted, for the hold signal, the
+	// result and the log (default: over a redactor of credential shapes only).
+	Holds *holds.Describer
 	// HoldTimeout bounds how long a held request waits for a person (default 5m).
 	HoldTimeout time.Duration
 	// Heartbeat is how often long calls heartbeat (default 2s).
@@ -110,8 +121,9 @@ type Options struct {
 	// for ReleaseDisowned (default: ClientOwners over Client; none without one).
 	Owners OwnerFunc
 
-	// Attach drives the browser a provider started (default driver.Attach).
-	// Tests set it to attach a fake.
+	// Attach drives the browser a provider started (default
+	// AttachDriver(nil): page text unredacted; a worker gives its
+	// redactor's String). Tests set it to attach a fake.
 	Attach AttachFunc
 
 	Logger zerolog.Logger
@@ -132,9 +144,6 @@ type Activities struct {
 	starting map[string]chan struct{}
 	// holding counts requests waiting for a person's decision (metrics).
 	holding atomic.Int64
-	// holdKey keys the digests that bind an approval to one request
-	// (requestFacts). It never leaves this process; holds die with it.
-	holdKey [32]byte
 }
 
 // liveSession is a browser this process holds.
@@ -315,9 +324,6 @@ func New(o Options) *Activities {
 	if o.DefaultProvider == "" {
 		o.DefaultProvider = "local"
 	}
-	if o.Redactor == nil {
-		o.Redactor = redact.New()
-	}
 	if o.HoldTimeout <= 0 {
 		o.HoldTimeout = 5 * time.Minute
 	}
@@ -337,13 +343,12 @@ func New(o Options) *Activities {
 		o.Now = time.Now
 	}
 	if o.Attach == nil {
-		o.Attach = attachDriver
+		o.Attach = AttachDriver(nil)
 	}
-	a := &Activities{o: o, log: o.Logger, sessions: map[string]*liveSession{}}
-	if _, err := rand.Read(a.holdKey[:]); err != nil {
-		panic("activities: no randomness for the hold key: " + err.Error()) // crypto/rand never fails on Linux
+	if o.Holds == nil {
+		o.Holds = holds.New(nil)
 	}
-	return a
+	return &Activities{o: o, log: o.Logger, sessions: map[string]*liveSession{}}
 }
 
 // Registry is where activities are registered (a Temporal worker).

@@ -322,7 +322,7 @@ func TestRegistrationNames(t *testing.T) {
 
 func TestNewDefaults(t *testing.T) {
 	a := New(Options{})
-	if a.o.DefaultProvider != "local" || a.o.Redactor == nil || a.o.HoldTimeout != 5*time.Minute ||
+	if a.o.DefaultProvider != "local" || a.o.Holds == nil || a.o.HoldTimeout != 5*time.Minute ||
 		a.o.Heartbeat != 2*time.Second || a.o.ActionTimeout != 10*time.Second || a.o.Now == nil || a.o.Attach == nil {
 		t.Fatalf("defaults = %+v", a.o)
 	}

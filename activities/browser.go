@@ -154,7 +154,8 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 }
 
 // expandSecrets resolves {{secret:NAME}} on the worker: the value goes to
-// the page and into the redactor, never into history. first numbers the
+// the page and into the worker's redactor (the Secrets know it), never into
+// history. first numbers the
 // actions in messages.
 func (a *Activities) expandSecrets(actions []driver.Action, first int) *contract.Failure {
 	for i := range actions {
@@ -162,7 +163,7 @@ func (a *Activities) expandSecrets(actions []driver.Action, first int) *contract
 			if !redact.HasSecrets(*field) {
 				continue
 			}
-			v, used, err := redact.ExpandSecrets(*field, a.o.Secrets, a.o.Redactor)
+			v, used, err := a.o.Secrets.Expand(*field)
 			if err != nil {
 				return contract.Fail(contract.CodeRefused, "action %d: %v", first+i+1, err)
 			}

@@ -139,7 +139,7 @@ func (s unbound) Lookup(n string) (redact.Secret, bool) {
 // names the origin and the secret, and carries no value.
 func TestRunSecretRefusedForOrigin(t *testing.T) {
 	const pw = "correct-horse-battery"
-	h := newHarness(t, func(o *Options) { o.Secrets = secrets{"PASSWORD": pw} })
+	h := newHarness(t, func(o *Options) { o.Secrets = &redact.Secrets{Source: secrets{"PASSWORD": pw}} })
 	reason := "secret PASSWORD is not typed into https://other.example: it belongs to https://example.com"
 	h.setup = func(b *fakeBrowser) {
 		b.runFn = func(_ context.Context, actions []driver.Action) (*contract.RunResult, error) {
@@ -168,7 +168,7 @@ func TestRunRefusedBeforeTheBrowser(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, func(o *Options) {
-				o.Secrets = redact.Chain{secrets{}, unbound{"LOOSE": "loose-secret-value"}}
+				o.Secrets = &redact.Secrets{Source: redact.Chain{secrets{}, unbound{"LOOSE": "loose-secret-value"}}}
 			})
 			ref := h.create("t-1", contract.SessionOptions{})
 			_, err := call[contract.RunResult](h, contract.ActivityRun, contract.RunRequest{Call: contract.Call{Session: ref}, Args: tt.args})
@@ -182,7 +182,7 @@ func TestRunRefusedBeforeTheBrowser(t *testing.T) {
 
 func TestRunExpandsSecretsOnTheWorker(t *testing.T) {
 	const pw = "correct-horse-battery"
-	h := newHarness(t, func(o *Options) { o.Secrets = secrets{"PASSWORD": pw} })
+	h := newHarness(t, func(o *Options) { o.Secrets = &redact.Secrets{Source: secrets{"PASSWORD": pw}} })
 	h.setup = func(b *fakeBrowser) {
 		b.runFn = func(_ context.Context, actions []driver.Action) (*contract.RunResult, error) {
 			// The page echoes what was typed into its address and title.

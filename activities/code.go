@@ -57,7 +57,9 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 			deadline = max(left, time.Second)
 		}
 	}
-	out, cerr := jsengine.Run(ctx, jsengine.Options{Source: req.Args.Code, Page: cp, Deadline: deadline})
+	co := a.o.Cells
+	co.Source, co.Page, co.Deadline = req.Args.Code, cp, deadline
+	out, cerr := jsengine.Run(ctx, co)
 	if out == nil {
 		return nil, contract.Fail(contract.CodeCommandFailed, "the code cell could not start: %v", cerr)
 	}
@@ -106,7 +108,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	a.saveAfterEffect(ctx, s)
 	// The gate's redaction may lengthen the output ("[redacted]"); the
 	// limit holds for what the model is sent, so it is measured redacted.
-	if n := len(a.o.Redactor.JSON(res.Output)); n > jsengine.MaxOutputBytes {
+	if n := out.OutputSize; n > jsengine.MaxOutputBytes {
 		f := contract.Fail(contract.CodeRefused, "the output is %d bytes of JSON after redaction, over the %d-byte (64 KiB) output limit; emit less", n, jsengine.MaxOutputBytes)
 		f.PageCalls = &calls
 		return nil, a.effected(f, res.URL, sent, rs.heldList(), calls)
@@ -221,10 +223,10 @@ func bounded[T any](list []T, more ...T) []T {
 var actionMethods = map[string]bool{"goto": true, "click": true, "fill": true, "type": true, "press": true,
 	"select": true, "check": true, "uncheck": true, "scroll": true, "wait": true}
 
-// Call implements jsengine.Page. Everything a cell is handed passes here,
-// redacted: the cell never holds a secret's value, so it cannot put one in
-// its output in another spelling (reversed, encoded) that no redaction of
-// the output would find.
+// Call implements jsengine.Page. The engine redacts what it hands the cell
+// (jsengine.Options.Redactor): the cell never holds a secret's value, so it
+// cannot put one in its output in another spelling (reversed, encoded)
+// that no redaction of the output would find.
 func (p *pageBridge) Call(ctx context.Context, method string, args map[string]any) (json.RawMessage, error) {
 	p.mu.Lock()
 	p.calls.Made++
@@ -238,13 +240,12 @@ func (p *pageBridge) Call(ctx context.Context, method string, args map[string]an
 	}
 	p.mu.Unlock()
 	if f != nil {
-		msg := p.a.o.Redactor.String(f.Message)
 		if f.Code == contract.CodeBlocked {
-			p.refused.Store(&contract.Failure{Code: f.Code, Message: msg})
+			p.refused.Store(&contract.Failure{Code: f.Code, Message: f.Message})
 		}
-		return nil, &jsengine.PageError{Code: string(f.Code), Message: msg}
+		return nil, &jsengine.PageError{Code: string(f.Code), Message: f.Message}
 	}
-	return json.RawMessage(p.a.o.Redactor.JSON(raw)), nil
+	return raw, nil
 }
 
 func (p *pageBridge) call(ctx context.Context, method string, args map[string]any) (json.RawMessage, *contract.Failure) {

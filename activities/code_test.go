@@ -7,6 +7,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/redact"
 )
 
 func cellReq(ref contract.SessionRef, code string) contract.RunRequest {
@@ -18,7 +19,7 @@ func cellReq(ref contract.SessionRef, code string) contract.RunRequest {
 // output, the counts, the console and what the calls sent.
 func TestRunCellResult(t *testing.T) {
 	const pw = "correct-horse-battery"
-	h := newHarness(t, func(o *Options) { o.Secrets = secrets{"PASSWORD": pw} })
+	h := newHarness(t, func(o *Options) { o.Secrets = &redact.Secrets{Source: secrets{"PASSWORD": pw}} })
 	var runs [][]driver.Action
 	h.setup = func(b *fakeBrowser) {
 		b.runFn = func(_ context.Context, actions []driver.Action) (*contract.RunResult, error) {
@@ -71,7 +72,7 @@ func TestRunCellFailures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, func(o *Options) { o.Secrets = secrets{} })
+			h := newHarness(t, func(o *Options) { o.Secrets = &redact.Secrets{Source: secrets{}} })
 			ref := h.create("t-1", contract.SessionOptions{})
 			_, err := call[contract.RunResult](h, contract.ActivityRun, cellReq(ref, c.code))
 			f := wantCode(t, err, c.want, false)

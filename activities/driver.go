@@ -44,12 +44,18 @@ var _ Browser = (*driver.Browser)(nil)
 // consult before every side-effecting request.
 type AttachFunc func(ctx context.Context, o driver.Options) (Browser, error)
 
-// attachDriver is the default AttachFunc: driver.Attach. It never returns a
-// non-nil interface holding a nil *driver.Browser.
-func attachDriver(ctx context.Context, o driver.Options) (Browser, error) {
-	b, err := driver.Attach(ctx, o)
-	if err != nil {
-		return nil, err
+// AttachDriver is a worker's AttachFunc: driver.Attach, with page text
+// passed through redact before the driver cuts it to a bound (a secret cut
+// in half would escape a later match). The default (Options.Attach unset)
+// is AttachDriver(nil). It never returns a non-nil interface holding a nil
+// *driver.Browser.
+func AttachDriver(redact func(string) string) AttachFunc {
+	return func(ctx context.Context, o driver.Options) (Browser, error) {
+		o.Redact = redact
+		b, err := driver.Attach(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
 	}
-	return b, nil
 }

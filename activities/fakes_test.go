@@ -20,6 +20,8 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/envelope"
+	"github.com/durable-browser/durable-browser/internal/holds"
+	"github.com/durable-browser/durable-browser/internal/jsengine"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/internal/redactgate"
 	"github.com/durable-browser/durable-browser/providers"
@@ -333,11 +335,20 @@ func newHarness(t *testing.T, mod func(*Options)) *harness {
 	o := Options{
 		HostQueue: testHostQueue,
 		Providers: map[string]providers.Provider{"local": h.prov},
-		Redactor:  h.red,
+		Holds:     holds.New(h.red),
+		Cells:     jsengine.Options{Redactor: h.red},
 		Attach:    h.attach,
 	}
 	if mod != nil {
 		mod(&o)
+	}
+	// The evidence and secrets a test gives redact with h.red, as
+	// worker.New gives every way out the worker's one redactor.
+	if o.Evidence != nil {
+		o.Evidence.Redactor = h.red
+	}
+	if o.Secrets != nil {
+		o.Secrets.Redactor = h.red
 	}
 	h.a = New(o)
 	var s testsuite.WorkflowTestSuite

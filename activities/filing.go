@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"strings"
 
 	"go.temporal.io/sdk/activity"
 
@@ -39,17 +38,12 @@ type filing struct {
 
 // file files a body and its receipt under keys derived from the workflow,
 // session and activity ids, so a retried activity writes the same objects.
-// It is the one way into the evidence store, and evidence holds no secret:
-// a text body and every receipt field are redacted here, so a caller hands
-// over what it read as it read it. A PDF, an image, a download or a
-// streamed file is filed as its bytes (redacting inside them would corrupt
-// them, and their digest must match what was read).
+// It is the one way into the evidence store, through the worker's
+// evidence.Filer, which redacts a text body and every receipt field: a
+// caller hands over what it read as it read it.
 func (a *Activities) file(ctx context.Context, f filing) (contract.ClaimCheck, error) {
 	if a.o.Evidence == nil {
 		return contract.ClaimCheck{}, errNoEvidence
-	}
-	if f.file == nil && !f.verbatim && textual(f.contentType) {
-		f.body = a.o.Redactor.Bytes(f.body)
 	}
 	wfID, runID, callID := "local", "", "call"
 	receiptTime := a.o.Now()
@@ -73,7 +67,7 @@ func (a *Activities) file(ctx context.Context, f filing) (contract.ClaimCheck, e
 		mark = s.recordingMark()
 	}
 	a.mu.Unlock()
-	cc, err := evidence.File(ctx, a.o.Evidence, evidence.Filing{
+	cc, err := a.o.Evidence.File(ctx, evidence.Filing{
 		WorkflowID:  wfID,
 		SessionTag:  f.session,
 		CallID:      callID,
@@ -84,12 +78,13 @@ func (a *Activities) file(ctx context.Context, f filing) (contract.ClaimCheck, e
 		File:        f.file,
 		Size:        f.size,
 		FileSHA256:  f.sha256,
+		Verbatim:    f.verbatim,
 		Receipt: contract.Receipt{
-			Args:         a.o.Redactor.JSON(args),
+			Args:         args,
 			Status:       "ok",
-			RequestedURL: a.o.Redactor.URL(f.requestedURL),
-			FinalURL:     a.o.Redactor.URL(f.finalURL),
-			Title:        a.o.Redactor.String(f.title),
+			RequestedURL: f.requestedURL,
+			FinalURL:     f.finalURL,
+			Title:        f.title,
 			HTTPStatus:   f.httpStatus,
 			Extractor:    f.extractor,
 			RunID:        runID,
@@ -102,13 +97,6 @@ func (a *Activities) file(ctx context.Context, f filing) (contract.ClaimCheck, e
 }
 
 var errNoEvidence = errors.New("no evidence store is configured")
-
-// textual says a body of this content type is text that may be redacted
-// in place: anything but a PDF or an image.
-func textual(contentType string) bool {
-	ct := strings.ToLower(contentType)
-	return !strings.Contains(ct, "pdf") && !strings.HasPrefix(ct, "image/")
-}
 
 func evidenceFailure(err error) *contract.Failure {
 	return contract.Fail(contract.CodeBrowserUnavailable, "the read could not be filed as evidence, so it is not returned; it will be retried").WithDetail(err.Error())
@@ -123,7 +111,7 @@ func (a *Activities) GetEvidence(ctx context.Context, req contract.GetEvidenceRe
 		return nil, contract.Fail(contract.CodeRefused, "no evidence store is configured on this worker")
 	}
 	defer a.heartbeat(ctx, nil)()
-	body, rec, err := evidence.GetVerifiedMax(ctx, a.o.Evidence, req.Key, contract.MaxEvidenceResult)
+	body, rec, err := evidence.GetVerifiedMax(ctx, a.o.Evidence.Store, req.Key, contract.MaxEvidenceResult)
 	if err != nil {
 		var tl *evidence.TooLargeError
 		if errors.As(err, &tl) {

@@ -31,7 +31,7 @@ func (g *getCounting) Get(ctx context.Context, key string) ([]byte, evidence.Met
 // finds it under the same key and writes nothing.
 func TestDownloadsFiledOnce(t *testing.T) {
 	mem := evidence.NewMemory()
-	h := newHarness(t, func(o *Options) { o.Evidence = mem })
+	h := newHarness(t, func(o *Options) { o.Evidence = &evidence.Filer{Store: mem} })
 	dir := t.TempDir()
 	h.prov.downloads = dir
 	body := bytes.Repeat([]byte("pdf!"), 256<<10) // 1 MiB
@@ -69,7 +69,7 @@ func TestDownloadsFiledOnce(t *testing.T) {
 // A body over what a result may carry is refused from its size, unread.
 func TestGetEvidenceRefusesOversizeUnread(t *testing.T) {
 	store := &getCounting{Memory: evidence.NewMemory()}
-	h := newHarness(t, func(o *Options) { o.Evidence = store })
+	h := newHarness(t, func(o *Options) { o.Evidence = &evidence.Filer{Store: store} })
 	big := bytes.Repeat([]byte("a"), contract.MaxEvidenceResult+1)
 	key := evidence.BodyKey("", "wf", "wf-1", "call", "browser_read", evidence.SHA256Hex(big), "md")
 	if _, err := store.Put(context.Background(), key, big, "text/markdown"); err != nil {
@@ -86,7 +86,7 @@ func TestGetEvidenceRefusesOversizeUnread(t *testing.T) {
 // any small text body does.
 func TestSmallDownloadKeyAndInline(t *testing.T) {
 	mem := evidence.NewMemory()
-	h := newHarness(t, func(o *Options) { o.Evidence = mem })
+	h := newHarness(t, func(o *Options) { o.Evidence = &evidence.Filer{Store: mem} })
 	dir := t.TempDir()
 	h.prov.downloads = dir
 	body := []byte("id,name\n1,widget\n2,gadget\n3,doohick\n")
@@ -119,8 +119,8 @@ func TestSmallDownloadKeyAndInline(t *testing.T) {
 func TestFilingRedactsText(t *testing.T) {
 	const secret = "hunter2-s3cr3t-value"
 	mem := evidence.NewMemory()
-	h := newHarness(t, func(o *Options) { o.Evidence = mem })
-	h.a.o.Redactor.Register(secret)
+	h := newHarness(t, func(o *Options) { o.Evidence = &evidence.Filer{Store: mem} })
+	h.red.Register(secret)
 	body := []byte("before " + secret + " after")
 	for _, tc := range []struct {
 		name, contentType string

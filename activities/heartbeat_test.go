@@ -75,7 +75,7 @@ func TestSlowCallsHeartbeat(t *testing.T) {
 	t.Run("get evidence", func(t *testing.T) {
 		b := &beats{}
 		store := slowStore{Memory: evidence.NewMemory(), b: b}
-		h := newHarness(t, func(o *Options) { o.Evidence = store; o.Heartbeat = 10 * time.Millisecond })
+		h := newHarness(t, func(o *Options) { o.Evidence = &evidence.Filer{Store: store}; o.Heartbeat = 10 * time.Millisecond })
 		listen(h, b)
 		body := []byte("filed")
 		key := evidence.BodyKey("", "wf", "wf-1", "call", "browser_read", evidence.SHA256Hex(body), "md")

@@ -2,17 +2,12 @@ package activities
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"net/url"
-	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
@@ -114,7 +109,7 @@ func (a *Activities) gate(ls *liveSession) func(ctx context.Context, r driver.Ga
 		if rs != nil && rs.policy != "" {
 			policy = rs.policy
 		}
-		req := contract.SentRequest{Method: r.Method, Origin: a.o.Redactor.URL(r.Origin), Path: a.o.Redactor.String(r.Path)}
+		req := a.o.Holds.Sent(r)
 		switch policy {
 		case contract.PolicyDeny:
 			if rs != nil {
@@ -133,7 +128,7 @@ func (a *Activities) gate(ls *liveSession) func(ctx context.Context, r driver.Ga
 				rs.hold(contract.HeldRequest{Method: req.Method, Origin: req.Origin, Path: req.Path, Decision: heldBlocked, By: "policy"})
 				return driver.GateDeny
 			}
-			decision, by := a.ask(ctx, rs, req, a.requestFacts(r))
+			decision, by := a.ask(ctx, rs, req, a.o.Holds.Facts(r))
 			ls.holds.Add(-1)
 			rs.hold(contract.HeldRequest{HoldID: decision.holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, Decision: decision.word, By: by})
 			if decision.word != "approved" {
@@ -151,28 +146,6 @@ func (a *Activities) gate(ls *liveSession) func(ctx context.Context, r driver.Ga
 
 // heldBlocked is a HeldRequest decision: refused without anyone deciding.
 const heldBlocked = "blocked"
-
-// requestFacts describe r for its approver: the scrubbed URL, the body when
-// small, text and free of secrets, and a digest of the exact request keyed
-// by this process's hold key (a plain hash of a body with a typed password
-// in it would let anyone reading history guess the password offline).
-func (a *Activities) requestFacts(r driver.GatedRequest) contract.RequestFacts {
-	m := hmac.New(sha256.New, a.holdKey[:])
-	for _, part := range [][]byte{[]byte(strings.ToUpper(r.Method)), []byte(r.URL), r.Body} {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
-		m.Write(n[:])
-		m.Write(part)
-	}
-	f := contract.RequestFacts{URL: a.o.Redactor.URL(r.URL), Digest: hex.EncodeToString(m.Sum(nil)), BodySize: len(r.Body)}
-	if f.URL == "" {
-		f.URL = a.o.Redactor.URL(r.Origin) + a.o.Redactor.String(r.Path)
-	}
-	if body := string(r.Body); len(body) <= contract.MaxShownBody && utf8.ValidString(body) && a.o.Redactor.String(body) == body {
-		f.Body = body
-	}
-	return f
-}
 
 func (r *runState) hold(h contract.HeldRequest) {
 	r.mu.Lock()

@@ -23,7 +23,7 @@ func (a *Activities) startRecording(ctx context.Context, s *liveSession, workflo
 	if target == "" {
 		target = s.sess.TargetID
 	}
-	rec, err := recorder.Start(ctx, recorder.Options{CDPURL: s.sess.CDPURL, TargetID: target, Store: a.o.Evidence,
+	rec, err := recorder.Start(ctx, recorder.Options{CDPURL: s.sess.CDPURL, TargetID: target, Store: a.o.Evidence.Store,
 		WorkflowID: workflowID, SessionTag: s.ref.Tag, Logger: a.logger(ctx, s.ref.Tag)})
 	if err != nil {
 		log.Error().Err(err).Msg("starting the recorder: this session is not recorded")

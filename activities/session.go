@@ -39,8 +39,8 @@ func (a *Activities) driverOptions(req contract.CreateRequest, prov providers.Pr
 		ActionTimeout:  a.o.ActionTimeout,
 		ViewportWidth:  ls.made.Viewport.Width,
 		ViewportHeight: ls.made.Viewport.Height,
-		// Page text is redacted before the driver cuts it to length.
-		Redact: a.o.Redactor.String,
+		// Redact, for page text before the driver cuts it to length, is
+		// the worker's Attach's.
 		Logger: log,
 		// A worker that can type secrets keeps them from leaving toward
 		// origins they do not belong to.

@@ -205,7 +205,7 @@ type ClaimCheck struct {
 // Receipt records one read as filed. It is stored as JSON beside the body.
 type Receipt struct {
 	Tool string `json:"tool"`
-	// Args are the call's arguments, already redacted by the caller.
+	// Args are the call's arguments, redacted when filed (evidence.Filer).
 	Args         json.RawMessage `json:"args,omitempty"`
 	Status       string          `json:"status"` // "ok" or a failure code
 	RequestedURL string          `json:"requested_url,omitempty"`

@@ -30,6 +30,8 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
+	"github.com/durable-browser/durable-browser/internal/holds"
+	"github.com/durable-browser/durable-browser/internal/jsengine"
 	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/internal/liveview/book"
 	"github.com/durable-browser/durable-browser/internal/metrics"
@@ -232,13 +234,19 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		LiveView:  live,
 		HostQueue: hostQueue,
 		Providers: provs,
-		Evidence:  store,
-		Secrets:   secrets,
-		Redactor:  red,
-		Fetcher:   fetcher,
-		Searcher:  searcher,
-		Notifier:  notifier,
-		Client:    o.Client,
+		// Each way out of the worker but an activity's answer (which the
+		// redaction gate takes) redacts with the one redactor where it
+		// leaves: evidence, the secrets typed, held requests' descriptions,
+		// page text the driver cuts, and what a code cell is handed.
+		Evidence: &evidence.Filer{Store: store, Redactor: red},
+		Secrets:  &redact.Secrets{Source: secrets, Redactor: red},
+		Holds:    holds.New(red),
+		Attach:   activities.AttachDriver(red.String),
+		Cells:    jsengine.Options{Redactor: red},
+		Fetcher:  fetcher,
+		Searcher: searcher,
+		Notifier: notifier,
+		Client:   o.Client,
 		// The host, never a model, says which files and profiles sessions get.
 		UploadDir:     cfg.UploadDir,
 		ProfileGrants: grants,

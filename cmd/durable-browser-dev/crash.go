@@ -64,7 +64,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return fmt.Errorf("this binary runs `demo crash`; `demo agent` and `demo handoff` run from durable-browser-worker (`durable-browser demo agent`)")
 	}
-	fs := cli.Flags("demo crash", env)
+	fs := cli.Flags("demo crash", env, crashUsage)
 	var (
 		chrome, logLevel, openaiModel string
 		scriptedOnly                  bool
@@ -75,10 +75,6 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	fs.String(&openaiModel, "openai-model", "", "the OpenAI-compatible model to ask (passed on to demo agent; default its default, or $OPENAI_MODEL)")
 	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.String(&logLevel, "log-level", "warn", "this process's logs: trace, debug, info, warn or error (the workers' logs are printed only if the demo fails)")
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, crashUsage)
-		fs.PrintDefaults()
-	}
 	if err := cli.ParseNoArgs(fs, args[1:], "demo crash"); err != nil {
 		return err
 	}

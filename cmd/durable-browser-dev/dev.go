@@ -33,8 +33,18 @@ type devFlags struct {
 	w                                                config.Worker
 }
 
+const devUsage = `Usage: durable-browser dev [flags]
+
+Runs everything on this machine, on loopback: an embedded Temporal server
+persisting to SQLite, the Temporal Web UI, an S3 server (versitygw) with an
+evidence bucket, a worker using a local Chromium, and the demo site.
+Ctrl-C stops it all; no browser or server is left running.
+
+Flags:
+`
+
 func runDev(ctx context.Context, env *cliEnv, args []string) error {
-	fs := cli.Flags("dev", env)
+	fs := cli.Flags("dev", env, devUsage)
 	var f devFlags
 	fs.String(&f.stateDir, "state-dir", ".durable-browser", "directory for Temporal's SQLite file, S3 objects and browser profiles")
 	fs.String(&f.temporalAddr, "temporal-address", "127.0.0.1:7233", "embedded Temporal frontend")
@@ -54,18 +64,6 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	config.BindLiveView(fs, &f.w.LiveView)
 	fs.String(&f.w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.String(&f.w.ApproverKeys, "approver-keys", "", "file of \"name base64-ed25519-public-key\" lines: require signed approvals and handoff answers (default: unsigned)")
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, `Usage: durable-browser dev [flags]
-
-Runs everything on this machine, on loopback: an embedded Temporal server
-persisting to SQLite, the Temporal Web UI, an S3 server (versitygw) with an
-evidence bucket, a worker using a local Chromium, and the demo site.
-Ctrl-C stops it all; no browser or server is left running.
-
-Flags:
-`)
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -20,24 +20,7 @@ import (
 	"github.com/durable-browser/durable-browser/mcpserver"
 )
 
-func runMCP(ctx context.Context, env *cliEnv, args []string) error {
-	fs := cli.Flags("mcp", env)
-	var tf cli.Client
-	cli.BindClient(fs, &tf, 10*time.Minute, "bound on each tool call, waiting for approvals and handoffs included", "trace, debug, info, warn or error (logs go to stderr)")
-	var sf sessionflags.Flags
-	sessionflags.Bind(fs, &sf)
-	var (
-		session, httpAddr, token string
-		connect                  time.Duration
-		maxImage                 int
-	)
-	fs.String(&session, "session", "", "stdio: the session (BrowserSession workflow id) every call goes to; default a new one, printed on stderr. Give the same id after a restart to return to the same browser and page")
-	fs.String(&httpAddr, "http", "", "serve streamable HTTP on this host:port (at /mcp) instead of stdio")
-	fs.String(&token, "http-token", "", "HTTP: the bearer token every request must carry (Authorization: Bearer ...), at least 16 characters; default a new one, printed on stderr. Prefer the environment variable: a flag shows in the process list")
-	fs.Duration(&connect, "connect-timeout", 10*time.Second, "bound on connecting to Temporal (within --timeout)")
-	fs.Int(&maxImage, "max-image-bytes", 384<<10, "largest screenshot attached as image content (at most 384 KiB)")
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, `Usage: durable-browser mcp [flags]
+const mcpUsage = `Usage: durable-browser mcp [flags]
 
 An MCP server over the durable-browser tools, on stdio (the default) or
 streamable HTTP (--http 127.0.0.1:8931, served at /mcp). It is a Temporal
@@ -56,16 +39,29 @@ start and printed on stderr.
 
 A held request (--policy ask) or a handoff is offered to the user through MCP
 elicitation when the client supports it; otherwise answer it with
-`+"`durable-browser approvals`"+` or `+"`durable-browser handoff`"+`. See docs/mcp.md.
+` + "`durable-browser approvals`" + ` or ` + "`durable-browser handoff`" + `. See docs/mcp.md.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+func runMCP(ctx context.Context, env *cliEnv, args []string) error {
+	fs := cli.Flags("mcp", env, mcpUsage)
+	var sf sessionflags.Flags
+	sessionflags.Bind(fs, &sf, 10*time.Minute, "bound on each tool call, waiting for approvals and handoffs included", "trace, debug, info, warn or error (logs go to stderr)")
+	var (
+		session, httpAddr, token string
+		connect                  time.Duration
+		maxImage                 int
+	)
+	fs.String(&session, "session", "", "stdio: the session (BrowserSession workflow id) every call goes to; default a new one, printed on stderr. Give the same id after a restart to return to the same browser and page")
+	fs.String(&httpAddr, "http", "", "serve streamable HTTP on this host:port (at /mcp) instead of stdio")
+	fs.String(&token, "http-token", "", "HTTP: the bearer token every request must carry (Authorization: Bearer ...), at least 16 characters; default a new one, printed on stderr. Prefer the environment variable: a flag shows in the process list")
+	fs.Duration(&connect, "connect-timeout", 10*time.Second, "bound on connecting to Temporal (within --timeout)")
+	fs.Int(&maxImage, "max-image-bytes", 384<<10, "largest screenshot attached as image content (at most 384 KiB)")
 	if err := cli.ParseNoArgs(fs, args, "mcp"); err != nil {
 		return err
 	}
-	log, err := tf.Check(env.Stderr, "e.g. 10m")
+	log, err := sf.Check(env.Stderr, "e.g. 10m")
 	if err != nil {
 		return err
 	}
@@ -96,12 +92,12 @@ Flags:
 		Dial: func(ctx context.Context) (client.Client, error) {
 			ctx, cancel := context.WithTimeout(ctx, connect)
 			defer cancel()
-			return dial.Temporal(ctx, tf.Temporal, log, nil)
+			return dial.Temporal(ctx, sf.Temporal, log, nil)
 		},
-		Address:       tf.Temporal.Address,
+		Address:       sf.Temporal.Address,
 		WorkflowID:    session,
 		Session:       cfg,
-		Timeout:       tf.Timeout,
+		Timeout:       sf.Timeout,
 		MaxImageBytes: int64(maxImage),
 		Version:       version,
 		Log:           log,
@@ -122,7 +118,7 @@ Flags:
 	}
 	mux.Handle("/mcp", srv.HTTPHandler(token))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(env.Stderr, "durable-browser mcp: serving MCP at http://%s/mcp (Temporal %s; requests need the bearer token)\n", ln.Addr(), tf.Temporal.Address)
+	fmt.Fprintf(env.Stderr, "durable-browser mcp: serving MCP at http://%s/mcp (Temporal %s; requests need the bearer token)\n", ln.Addr(), sf.Temporal.Address)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

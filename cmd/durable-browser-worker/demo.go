@@ -68,7 +68,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if args[0] == "handoff" {
 		kind = demo.KindHandoff
 	}
-	fs := cli.Flags("demo "+args[0], env)
+	fs := cli.Flags("demo "+args[0], env, demoUsage)
 	var (
 		tf                    cli.Client
 		site, openaiModel     string
@@ -79,10 +79,6 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Bool(&approve, "approve", false, "approve the order too, without waiting for you")
 	fs.Bool(&scriptedOnly, "scripted", false, "use the scripted stand-in even when OPENAI_API_KEY or ANTHROPIC_API_KEY is set")
 	fs.String(&openaiModel, "openai-model", env.Getenv("OPENAI_MODEL"), "the OpenAI-compatible model to ask (default "+demo.DefaultOpenAIModel+"; also $OPENAI_MODEL)")
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, demoUsage)
-		fs.PrintDefaults()
-	}
 	if err := cli.ParseNoArgs(fs, args[1:], "demo "+args[0]); err != nil {
 		return err
 	}

@@ -19,47 +19,20 @@ import (
 	"github.com/durable-browser/durable-browser/internal/evidence"
 )
 
-func runEvidence(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 || cli.AsksHelp(args) {
-		evidenceUsage(env)
-		return cli.HelpStatus(args)
-	}
-	switch args[0] {
-	case "get":
-		return runEvidenceGet(ctx, env, args[1:])
-	}
-	evidenceUsage(env)
-	return fmt.Errorf("unknown evidence verb %q: use `durable-browser evidence get KEY`", args[0])
-}
-
-func evidenceUsage(env *cliEnv) {
-	fmt.Fprint(env.Stderr, `Usage: durable-browser evidence get [flags] KEY
+const evidenceUsage = `Usage: durable-browser evidence get [flags] KEY
 
 Verbs:
   get   fetch a filed body (or its receipt) by key, verified against its hash
 
-Run `+"`durable-browser evidence get --help`"+` for its flags. See docs/evidence.md.
-`)
+Run ` + "`durable-browser evidence get --help`" + ` for its flags. See docs/evidence.md.
+`
+
+func runEvidence(ctx context.Context, env *cliEnv, args []string) error {
+	return cli.Subverbs(ctx, env, args, "evidence", evidenceUsage, "`durable-browser evidence get KEY`",
+		map[string]cli.Verb{"get": runEvidenceGet})
 }
 
-// evidenceGet is what `evidence get` was asked for.
-type evidenceGet struct {
-	s3      config.S3
-	out     string
-	receipt bool
-	dev     bool
-	timeout time.Duration
-}
-
-func runEvidenceGet(ctx context.Context, env *cliEnv, args []string) error {
-	fs := cli.Flags("evidence get", env)
-	var g evidenceGet
-	config.BindS3(fs, &g.s3)
-	fs.StringVar(&g.out, "o", "", "write to this file instead of stdout (written only once verified); - is stdout, even a terminal")
-	fs.BoolVar(&g.receipt, "receipt", false, "print the receipt JSON instead of the body (a receipt key prints it anyway)")
-	fs.Duration(&g.timeout, "timeout", 2*time.Minute, "give up after this long")
-	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, `Usage: durable-browser evidence get [flags] KEY
+const evidenceGetUsage = `Usage: durable-browser evidence get [flags] KEY
 
 Fetches a filed body by key from S3 and verifies it against the SHA-256
 recorded when it was filed, the hash its key embeds and its receipt's hash,
@@ -76,8 +49,8 @@ Credentials come from the standard AWS environment (AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...).
 
 With no bucket named (--s3-bucket, DURABLE_BROWSER_S3_BUCKET or an s3://
-KEY) it reads the local `+"`durable-browser dev`"+` stack's S3 (http://127.0.0.1:7070,
-bucket evidence, its credentials), as `+"`call`"+` finds its Temporal; the S3 flags
+KEY) it reads the local ` + "`durable-browser dev`" + ` stack's S3 (http://127.0.0.1:7070,
+bucket evidence, its credentials), as ` + "`call`" + ` finds its Temporal; the S3 flags
 given still apply (--s3-endpoint for dev on another port).
 
 Examples:
@@ -86,9 +59,24 @@ Examples:
   durable-browser evidence get --s3-bucket my-evidence s3://my-evidence/evidence/wf/tag/4-browser_read-0a1b2c3d4e5f.md
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+// evidenceGet is what `evidence get` was asked for.
+type evidenceGet struct {
+	s3      config.S3
+	out     string
+	receipt bool
+	dev     bool
+	timeout time.Duration
+}
+
+func runEvidenceGet(ctx context.Context, env *cliEnv, args []string) error {
+	fs := cli.Flags("evidence get", env, evidenceGetUsage)
+	var g evidenceGet
+	config.BindS3(fs, &g.s3)
+	fs.StringVar(&g.out, "o", "", "write to this file instead of stdout (written only once verified); - is stdout, even a terminal")
+	fs.BoolVar(&g.receipt, "receipt", false, "print the receipt JSON instead of the body (a receipt key prints it anyway)")
+	fs.Duration(&g.timeout, "timeout", 2*time.Minute, "give up after this long")
 	key, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err

@@ -15,22 +15,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/recorder"
 )
 
-func runRecording(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 || args[0] != "get" {
-		fmt.Fprint(env.Stderr, "Usage: durable-browser recording get [flags] WORKFLOW_ID -o run.webm\n\nSee docs/recording.md.\n")
-		return cli.HelpStatus(args)
-	}
-	fs := cli.Flags("recording get", env)
-	var s3 config.S3
-	var out, index, ffmpeg string
-	var timeout time.Duration
-	config.BindS3(fs, &s3)
-	fs.StringVar(&out, "o", "", "the WebM to write (required)")
-	fs.StringVar(&index, "index", "", "the index JSON to write (default: -o's name with .index.json)")
-	fs.StringVar(&ffmpeg, "ffmpeg", "ffmpeg", "the ffmpeg executable (scripts/install-ffmpeg.sh installs Debian's)")
-	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up after this long (ffmpeg included)")
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, `Usage: durable-browser recording get [flags] WORKFLOW_ID -o run.webm
+const recordingUsage = `Usage: durable-browser recording get [flags] WORKFLOW_ID -o run.webm
 
 Reads every recording chunk of the workflow's sessions (SessionOptions.record)
 from the evidence store, verified against their hashes, and writes a WebM made
@@ -39,9 +24,22 @@ by ffmpeg, with an index (JSON) mapping recording time to video time. Gaps
 The S3 flags and the dev-stack default are those of evidence get.
 
 Flags:
-`)
-		fs.PrintDefaults()
+`
+
+func runRecording(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) == 0 || args[0] != "get" {
+		fmt.Fprint(env.Stderr, "Usage: durable-browser recording get [flags] WORKFLOW_ID -o run.webm\n\nSee docs/recording.md.\n")
+		return cli.HelpStatus(args)
 	}
+	fs := cli.Flags("recording get", env, recordingUsage)
+	var s3 config.S3
+	var out, index, ffmpeg string
+	var timeout time.Duration
+	config.BindS3(fs, &s3)
+	fs.StringVar(&out, "o", "", "the WebM to write (required)")
+	fs.StringVar(&index, "index", "", "the index JSON to write (default: -o's name with .index.json)")
+	fs.StringVar(&ffmpeg, "ffmpeg", "ffmpeg", "the ffmpeg executable (scripts/install-ffmpeg.sh installs Debian's)")
+	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up after this long (ffmpeg included)")
 	wf, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return err

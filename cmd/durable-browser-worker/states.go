@@ -15,21 +15,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/states"
 )
 
-func runStates(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 || cli.AsksHelp(args) {
-		statesUsage(env)
-		return cli.HelpStatus(args)
-	}
-	switch args[0] {
-	case "list", "delete":
-		return runStatesVerb(ctx, env, args[0], args[1:])
-	}
-	statesUsage(env)
-	return fmt.Errorf("unknown states verb %q: use `durable-browser states list` or `durable-browser states delete NAME`", args[0])
-}
-
-func statesUsage(env *cliEnv) {
-	fmt.Fprint(env.Stderr, `Usage: durable-browser states list [flags]
+const statesUsage = `Usage: durable-browser states list [flags]
        durable-browser states delete [flags] NAME|HASH
 
 Verbs:
@@ -38,11 +24,25 @@ Verbs:
   delete   remove every version of a state and its lease
 
 See docs/states.md.
-`)
+`
+
+func runStates(ctx context.Context, env *cliEnv, args []string) error {
+	verb := func(name string) cli.Verb {
+		return func(ctx context.Context, env *cliEnv, args []string) error {
+			return runStatesVerb(ctx, env, name, args)
+		}
+	}
+	return cli.Subverbs(ctx, env, args, "states", statesUsage, "`durable-browser states list` or `durable-browser states delete NAME`",
+		map[string]cli.Verb{"list": verb("list"), "delete": verb("delete")})
 }
 
 func runStatesVerb(ctx context.Context, env *cliEnv, verb string, args []string) error {
-	fs := cli.Flags("states "+verb, env)
+	fs := cli.Flags("states "+verb, env, statesUsage+`
+With no bucket named it reads the local `+"`durable-browser dev`"+` stack's S3, as
+`+"`evidence get`"+` does. Credentials come from the standard AWS environment.
+
+Flags:
+`)
 	var c config.S3
 	config.BindS3(fs, &c)
 	var prefix string
@@ -51,16 +51,6 @@ func runStatesVerb(ctx context.Context, env *cliEnv, verb string, args []string)
 	fs.String(&prefix, "state-prefix", "states", "key prefix of named states in the bucket (the worker's --state-prefix)")
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	fs.Duration(&timeout, "timeout", timeout, "give up after this long")
-	fs.Usage = func() {
-		statesUsage(env)
-		fmt.Fprintf(env.Stderr, `
-With no bucket named it reads the local `+"`durable-browser dev`"+` stack's S3, as
-`+"`evidence get`"+` does. Credentials come from the standard AWS environment.
-
-Flags:
-`)
-		fs.PrintDefaults()
-	}
 	var arg string
 	if verb == "delete" {
 		a, err := parseInterspersed(fs, args)

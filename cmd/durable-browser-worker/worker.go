@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net"
 
 	"go.temporal.io/sdk/client"
@@ -15,12 +14,7 @@ import (
 	"github.com/durable-browser/durable-browser/worker"
 )
 
-func runWorker(ctx context.Context, env *cliEnv, args []string) error {
-	fs := cli.Flags("worker", env)
-	var cfg config.Worker
-	config.BindWorker(fs, &cfg)
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, `Usage: durable-browser worker [flags]
+const workerUsage = `Usage: durable-browser worker [flags]
 
 Runs a worker against an existing Temporal and S3. It polls the shared task
 queue "durable-browser" and this process's own host queue, where the browsers
@@ -28,9 +22,12 @@ it starts are served. Every flag has an environment equivalent (shown in
 brackets); AWS credentials come from the standard AWS environment.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+func runWorker(ctx context.Context, env *cliEnv, args []string) error {
+	fs := cli.Flags("worker", env, workerUsage)
+	var cfg config.Worker
+	config.BindWorker(fs, &cfg)
 	if err := cli.ParseFlagsOnly(fs, args, "worker"); err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/durable-browser/durable-browser/contract"
@@ -52,118 +51,82 @@ Flags:
 `
 
 func runApprovals(ctx context.Context, env *cliEnv, args []string) error {
-	fs, f, pos, err := parsePerson(env, args, personVerb{
+	return runPerson(ctx, env, args, personVerb{
 		name: "approvals", usage: approvalsUsage, answers: "approve/deny", state: contract.StateHeld, subcommands: "list, approve, deny or keygen",
 		noteHelp: "a note kept with the decision", byHelp: "who decides", keygen: true,
+		words: []string{"approve", "deny"}, idName: "hold-id", list: listHolds, answer: answerHold,
+		// The signature covers when the request was held.
+		signingNeeds: "the hold from the session's state",
+	})
+}
+
+// listHolds prints the undecided holds of states.
+func listHolds(env *cliEnv, f *personFlags, states []*contract.SessionState) error {
+	type row struct {
+		WorkflowID string `json:"workflow_id"`
+		contract.Hold
+	}
+	rows := []row{}
+	for _, st := range states {
+		for _, h := range st.Holds {
+			if h.Decision == "" {
+				rows = append(rows, row{WorkflowID: st.WorkflowID, Hold: h})
+			}
+		}
+	}
+	return printList(env, f.asJSON, rows, "SESSION WORKFLOW ID\tHOLD ID\tAGE\tREQUEST", func(now time.Time, r row) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%s", r.WorkflowID, r.HoldID, age(now, r.HeldAt), describeHold(r.Hold))
+	})
+}
+
+// answerHold approves or denies (word) hold holdID of session wfID, whose
+// state is st (nil when it could not be read).
+func answerHold(ctx context.Context, env *cliEnv, f *personFlags, a answer, st *contract.SessionState, word, wfID, holdID string) error {
+	decision := contract.DecisionApprove
+	if word == "deny" {
+		decision = contract.DecisionDeny
+	}
+	d := a.d
+	var found *contract.Hold
+	if st != nil {
+		for i := range st.Holds {
+			if st.Holds[i].HoldID == holdID {
+				found = &st.Holds[i]
+			}
+		}
+		switch {
+		case found == nil:
+			return fmt.Errorf("session %s holds no request %s; list holds with `durable-browser approvals list`", wfID, holdID)
+		case found.Decision != "":
+			return fmt.Errorf("hold %s of session %s was already decided: %s by %q", holdID, wfID, found.Decision, found.By)
+		}
+		if err := d.admits(wfID, st); err != nil {
+			return err
+		}
+	}
+	sig := contract.ApprovalSignal{HoldID: holdID, Decision: decision, By: d.by, Note: f.note}
+	if found != nil {
+		// What is decided (and, signed, what the signature covers).
+		fmt.Fprintf(env.Stderr, "%s: %s\n", decision, describeHold(*found))
+	}
+	if d.signer != nil {
+		if err := sig.Sign(d.signer.key, wfID, *found, d.expires); err != nil {
+			return err
+		}
+	}
+	err := f.send(ctx, a, wfID, st, contract.SignalApproval, sig, contract.KindApproval, holdID, func(st *contract.SessionState) bool {
+		for _, h := range st.Holds {
+			if h.HoldID == holdID && h.Decision != "" {
+				return true
+			}
+		}
+		return false
 	})
 	if err != nil {
 		return err
 	}
-	o, note, asJSON := f.opsFlags, f.note, f.asJSON
-	switch pos[0] {
-	case "list":
-		states, err := f.listStates(ctx, env, pos)
-		if err != nil {
-			return err
-		}
-		type row struct {
-			WorkflowID string `json:"workflow_id"`
-			contract.Hold
-		}
-		rows := []row{}
-		for _, st := range states {
-			for _, h := range st.Holds {
-				if h.Decision == "" {
-					rows = append(rows, row{WorkflowID: st.WorkflowID, Hold: h})
-				}
-			}
-		}
-		if asJSON {
-			return printJSON(env.Stdout, rows)
-		}
-		now := time.Now()
-		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SESSION WORKFLOW ID\tHOLD ID\tAGE\tREQUEST")
-		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.WorkflowID, r.HoldID, age(now, r.HeldAt), describeHold(r.Hold))
-		}
-		return tw.Flush()
-	case "approve", "deny":
-		ctx, c, d, stop, err := f.startAnswer(ctx, env, fs, "approvals", "hold-id", pos)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		decision := contract.DecisionApprove
-		if pos[0] == "deny" {
-			decision = contract.DecisionDeny
-		}
-		wfID, holdID := pos[1], pos[2]
-		// The workflow ignores a decision on an unknown or decided hold;
-		// check first so the person hears it instead.
-		st, err := o.queryState(ctx, c, wfID)
-		var found *contract.Hold
-		if err != nil {
-			if noSession(err) {
-				return unknownSession(wfID)
-			}
-			if d.signer != nil {
-				// The signature covers when the request was held.
-				return fmt.Errorf("signing needs the hold from the session's state: %w", err)
-			}
-			fmt.Fprintf(env.Stderr, "warning: %v; sending the signal anyway (the session reads it once a worker runs)\n", err)
-		} else {
-			for i := range st.Holds {
-				if st.Holds[i].HoldID == holdID {
-					found = &st.Holds[i]
-				}
-			}
-			switch {
-			case found == nil:
-				return fmt.Errorf("session %s holds no request %s; list holds with `durable-browser approvals list`", wfID, holdID)
-			case found.Decision != "":
-				return fmt.Errorf("hold %s of session %s was already decided: %s by %q", holdID, wfID, found.Decision, found.By)
-			}
-			if err := d.admits(wfID, st); err != nil {
-				return err
-			}
-		}
-		sig := contract.ApprovalSignal{HoldID: holdID, Decision: decision, By: d.by, Note: note}
-		if found != nil {
-			// What is decided (and, signed, what the signature covers).
-			fmt.Fprintf(env.Stderr, "%s: %s\n", decision, describeHold(*found))
-		}
-		if d.signer != nil {
-			if err := sig.Sign(d.signer.key, wfID, *found, d.expires); err != nil {
-				return err
-			}
-		}
-		if err := c.SignalWorkflow(ctx, wfID, "", contract.SignalApproval, sig); err != nil {
-			return fmt.Errorf("signalling session %s: %w", wfID, err)
-		}
-		if st != nil && (d.signer != nil || len(st.Approvers) > 0) {
-			if err := o.confirm(ctx, c, wfID, contract.KindApproval, holdID, d.by, st, func(st *contract.SessionState) bool {
-				for _, h := range st.Holds {
-					if h.HoldID == holdID && h.Decision != "" {
-						return true
-					}
-				}
-				return false
-			}); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(env.Stdout, "hold %s of session %s: %s\n", holdID, wfID, decision)
-		return nil
-	case "keygen":
-		if len(pos) != 1 {
-			return fmt.Errorf("approvals keygen takes no arguments, got %q", pos[1:])
-		}
-		return keygen(env, f.name, f.out)
-	default:
-		fs.Usage()
-		return fmt.Errorf("unknown subcommand %q: want list, approve, deny or keygen", pos[0])
-	}
+	fmt.Fprintf(env.Stdout, "hold %s of session %s: %s\n", holdID, wfID, decision)
+	return nil
 }
 
 // describeHold is the request a hold names, as its approver reads it: the

@@ -17,21 +17,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 )
 
-func runCall(ctx context.Context, env *cliEnv, args []string) error {
-	fs := cli.Flags("call", env)
-	var tf cli.Client
-	cli.BindClient(fs, &tf, 10*time.Minute, "give up waiting after this long", "trace, debug, info, warn or error")
-	var sf sessionflags.Flags
-	sessionflags.Bind(fs, &sf)
-	var (
-		updateID          string
-		newSession, model bool
-	)
-	fs.String(&updateID, "update-id", "", "deduplicate: the same call repeated with the same id returns the first result; another call under a used id is refused")
-	fs.Bool(&newSession, "new", false, "start a new session (the next tag, at about:blank) when the last one under this id has ended; without it such a call answers session_ended")
-	fs.Bool(&model, "for-model", false, "print the answer as a model reads it (contract.ForModel, what the MCP server sends): less the fields that tell it nothing new")
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, `Usage: durable-browser call [flags] <session-workflow-id> <tool> [json-args]
+var callUsage = `Usage: durable-browser call [flags] <session-workflow-id> <tool> [json-args]
 
 Sends one tool call to the BrowserSession workflow with that id, as an Update,
 creating the session (update-with-start) when none is running. Prints the
@@ -54,12 +40,22 @@ The same call with the Temporal CLI:
     --task-queue durable-browser --id-conflict-policy UseExisting --update-name tool \
     --input '{"session":{"provider":"local"}}' --update-input '{"name":"snapshot","args":{}}'
 
-Tools: `+strings.Join(contract.ToolNames(), ", ")+`
+Tools: ` + strings.Join(contract.ToolNames(), ", ") + `
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+func runCall(ctx context.Context, env *cliEnv, args []string) error {
+	fs := cli.Flags("call", env, callUsage)
+	var sf sessionflags.Flags
+	sessionflags.Bind(fs, &sf, 10*time.Minute, "give up waiting after this long", "trace, debug, info, warn or error")
+	var (
+		updateID          string
+		newSession, model bool
+	)
+	fs.String(&updateID, "update-id", "", "deduplicate: the same call repeated with the same id returns the first result; another call under a used id is refused")
+	fs.Bool(&newSession, "new", false, "start a new session (the next tag, at about:blank) when the last one under this id has ended; without it such a call answers session_ended")
+	fs.Bool(&model, "for-model", false, "print the answer as a model reads it (contract.ForModel, what the MCP server sends): less the fields that tell it nothing new")
 	if err := fs.ParseFlagsFirst(args, "durable-browser call [flags] <session-workflow-id> <tool> [json-args]"); err != nil {
 		return err
 	}
@@ -67,7 +63,7 @@ Flags:
 		fs.Usage()
 		return fmt.Errorf("want <session-workflow-id> <tool> [json-args], got %d arguments", fs.NArg())
 	}
-	log, err := tf.Check(env.Stderr, "e.g. 10m")
+	log, err := sf.Check(env.Stderr, "e.g. 10m")
 	if err != nil {
 		return err
 	}
@@ -79,7 +75,7 @@ Flags:
 	if fs.NArg() == 3 {
 		raw = json.RawMessage(fs.Arg(2))
 	}
-	ctx, cancel, c, err := tf.Dial(ctx, log)
+	ctx, cancel, c, err := sf.Dial(ctx, log)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/durable-browser/durable-browser/contract"
@@ -49,126 +48,95 @@ Flags:
 `
 
 func runHandoff(ctx context.Context, env *cliEnv, args []string) error {
-	fs, f, pos, err := parsePerson(env, args, personVerb{
+	return runPerson(ctx, env, args, personVerb{
 		name: "handoff", usage: handoffUsage, answers: "done/cancel", state: contract.StateWaitingForHuman, subcommands: "list, done or cancel",
 		noteHelp: "a note for the agent (it sees it in the handoff result)", byHelp: "who answers", showURL: true,
+		words: []string{"done", "cancel"}, idName: "request-id", list: listHandoffs, answer: answerHandoff,
+		// A signed answer is checked against the session's approvers first.
+		signingNeeds: "the session's state",
+	})
+}
+
+// listHandoffs prints the unanswered handoffs of states, with --show-url
+// each one's live view address.
+func listHandoffs(env *cliEnv, f *personFlags, states []*contract.SessionState) error {
+	type row struct {
+		WorkflowID  string    `json:"workflow_id"`
+		RequestID   string    `json:"request_id"`
+		Instruction string    `json:"instruction"`
+		RequestedAt time.Time `json:"requested_at"`
+		ExpiresAt   time.Time `json:"expires_at"`
+		Tag         string    `json:"tag,omitempty"`
+		// URL is the live view address, with --show-url only.
+		URL string `json:"url,omitempty"`
+	}
+	rows := []row{}
+	lv := book.Book{Dir: f.liveViewDir}
+	for _, st := range states {
+		p := st.PendingHandoff
+		if p == nil || p.Answer != nil {
+			continue
+		}
+		r := row{WorkflowID: st.WorkflowID, RequestID: p.RequestID, Instruction: p.Instruction,
+			RequestedAt: p.RequestedAt, ExpiresAt: p.ExpiresAt, Tag: st.Tag}
+		if f.showURL {
+			if e, ok := lv.Find(st.WorkflowID, p.RequestID); ok {
+				r.URL = e.URL
+			}
+		}
+		rows = append(rows, r)
+	}
+	header := "SESSION WORKFLOW ID\tREQUEST ID\tAGE\tINSTRUCTION"
+	if f.showURL {
+		header += "\tLIVE VIEW"
+	}
+	return printList(env, f.asJSON, rows, header, func(now time.Time, r row) string {
+		line := fmt.Sprintf("%s\t%s\t%s\t%s", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneline.Cut(r.Instruction, 100))
+		if f.showURL {
+			line += "\t" + orDash(r.URL)
+		}
+		return line
+	})
+}
+
+// answerHandoff answers (word: done or cancel) handoff reqID of session
+// wfID, whose state is st (nil when it could not be read).
+func answerHandoff(ctx context.Context, env *cliEnv, f *personFlags, a answer, st *contract.SessionState, word, wfID, reqID string) error {
+	outcome := contract.OutcomeDone
+	if word == "cancel" {
+		outcome = contract.OutcomeCancelled
+	}
+	d := a.d
+	switch {
+	case st == nil:
+	case st.PendingHandoff == nil || st.PendingHandoff.RequestID != reqID:
+		pending := "no handoff is pending"
+		if st.PendingHandoff != nil {
+			pending = "the pending handoff is " + st.PendingHandoff.RequestID
+		}
+		return fmt.Errorf("session %s is not waiting on handoff %s (%s); list pending ones with `durable-browser handoff list`", wfID, reqID, pending)
+	case st.PendingHandoff.Answer != nil:
+		return fmt.Errorf("handoff %s of session %s was already answered %s by %q", reqID, wfID, st.PendingHandoff.Answer.Outcome, st.PendingHandoff.Answer.By)
+	}
+	if st != nil {
+		if err := d.admits(wfID, st); err != nil {
+			return err
+		}
+	}
+	sig := contract.HandoffSignal{RequestID: reqID, Outcome: outcome, Note: f.note, By: d.by}
+	if d.signer != nil {
+		if err := sig.Sign(d.signer.key, wfID, d.expires); err != nil {
+			return err
+		}
+	}
+	err := f.send(ctx, a, wfID, st, contract.SignalHandoff, sig, contract.KindHandoff, reqID, func(st *contract.SessionState) bool {
+		return st.PendingHandoff == nil || st.PendingHandoff.RequestID != reqID || st.PendingHandoff.Answer != nil
 	})
 	if err != nil {
 		return err
 	}
-	o, note, asJSON := f.opsFlags, f.note, f.asJSON
-	switch pos[0] {
-	case "list":
-		states, err := f.listStates(ctx, env, pos)
-		if err != nil {
-			return err
-		}
-		type row struct {
-			WorkflowID  string    `json:"workflow_id"`
-			RequestID   string    `json:"request_id"`
-			Instruction string    `json:"instruction"`
-			RequestedAt time.Time `json:"requested_at"`
-			ExpiresAt   time.Time `json:"expires_at"`
-			Tag         string    `json:"tag,omitempty"`
-			// URL is the live view address, with --show-url only.
-			URL string `json:"url,omitempty"`
-		}
-		rows := []row{}
-		lv := book.Book{Dir: f.liveViewDir}
-		for _, st := range states {
-			p := st.PendingHandoff
-			if p == nil || p.Answer != nil {
-				continue
-			}
-			r := row{WorkflowID: st.WorkflowID, RequestID: p.RequestID, Instruction: p.Instruction,
-				RequestedAt: p.RequestedAt, ExpiresAt: p.ExpiresAt, Tag: st.Tag}
-			if f.showURL {
-				if e, ok := lv.Find(st.WorkflowID, p.RequestID); ok {
-					r.URL = e.URL
-				}
-			}
-			rows = append(rows, r)
-		}
-		if asJSON {
-			return printJSON(env.Stdout, rows)
-		}
-		now := time.Now()
-		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-		if f.showURL {
-			fmt.Fprintln(tw, "SESSION WORKFLOW ID\tREQUEST ID\tAGE\tINSTRUCTION\tLIVE VIEW")
-		} else {
-			fmt.Fprintln(tw, "SESSION WORKFLOW ID\tREQUEST ID\tAGE\tINSTRUCTION")
-		}
-		for _, r := range rows {
-			if f.showURL {
-				u := r.URL
-				if u == "" {
-					u = "-"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneline.Cut(r.Instruction, 100), u)
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneline.Cut(r.Instruction, 100))
-		}
-		return tw.Flush()
-	case "done", "cancel":
-		ctx, c, d, stop, err := f.startAnswer(ctx, env, fs, "handoff", "request-id", pos)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		outcome := contract.OutcomeDone
-		if pos[0] == "cancel" {
-			outcome = contract.OutcomeCancelled
-		}
-		wfID, reqID := pos[1], pos[2]
-		// The workflow ignores a signal for a request that is not pending;
-		// check first so the person hears it instead.
-		st, err := o.queryState(ctx, c, wfID)
-		switch {
-		case err != nil && noSession(err):
-			return unknownSession(wfID)
-		case err != nil && d.signer != nil:
-			// A signed answer is checked against the session's approvers first.
-			return fmt.Errorf("signing needs the session's state: %w", err)
-		case err != nil:
-			fmt.Fprintf(env.Stderr, "warning: %v; sending the signal anyway (the session reads it once a worker runs)\n", err)
-		case st.PendingHandoff == nil || st.PendingHandoff.RequestID != reqID:
-			pending := "no handoff is pending"
-			if st.PendingHandoff != nil {
-				pending = "the pending handoff is " + st.PendingHandoff.RequestID
-			}
-			return fmt.Errorf("session %s is not waiting on handoff %s (%s); list pending ones with `durable-browser handoff list`", wfID, reqID, pending)
-		case st.PendingHandoff.Answer != nil:
-			return fmt.Errorf("handoff %s of session %s was already answered %s by %q", reqID, wfID, st.PendingHandoff.Answer.Outcome, st.PendingHandoff.Answer.By)
-		}
-		if st != nil {
-			if err := d.admits(wfID, st); err != nil {
-				return err
-			}
-		}
-		sig := contract.HandoffSignal{RequestID: reqID, Outcome: outcome, Note: note, By: d.by}
-		if d.signer != nil {
-			if err := sig.Sign(d.signer.key, wfID, d.expires); err != nil {
-				return err
-			}
-		}
-		if err := c.SignalWorkflow(ctx, wfID, "", contract.SignalHandoff, sig); err != nil {
-			return fmt.Errorf("signalling session %s: %w", wfID, err)
-		}
-		if st != nil && (d.signer != nil || len(st.Approvers) > 0) {
-			if err := o.confirm(ctx, c, wfID, contract.KindHandoff, reqID, d.by, st, func(st *contract.SessionState) bool {
-				return st.PendingHandoff == nil || st.PendingHandoff.RequestID != reqID || st.PendingHandoff.Answer != nil
-			}); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(env.Stdout, "handoff %s of session %s answered %s\n", reqID, wfID, outcome)
-		return nil
-	default:
-		fs.Usage()
-		return fmt.Errorf("unknown subcommand %q: want list, done or cancel", pos[0])
-	}
+	fmt.Fprintf(env.Stdout, "handoff %s of session %s answered %s\n", reqID, wfID, outcome)
+	return nil
 }
 
 // parseInterleaved parses flags that may come before, between or after the

@@ -15,13 +15,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 )
 
-// runScript prints a finished session's calls as a script to run again.
-func runScript(ctx context.Context, env *cliEnv, args []string) error {
-	fs := cli.Flags("script", env)
-	var tf cli.Client
-	cli.BindClient(fs, &tf, time.Minute, "give up reading the history after this long", "")
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, `Usage: durable-browser script [flags] <session-workflow-id> > script.json
+const scriptUsage = `Usage: durable-browser script [flags] <session-workflow-id> > script.json
 
 Turns a session's history into a script of its calls that answered ok (not
 snapshots, releases, relaunches, handoffs or use_website), with each element id
@@ -29,9 +23,13 @@ replaced by the locator {role, name} of the element the session's snapshots
 showed under it. Run it again with durable-browser replay-script.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+// runScript prints a finished session's calls as a script to run again.
+func runScript(ctx context.Context, env *cliEnv, args []string) error {
+	fs := cli.Flags("script", env, scriptUsage)
+	var tf cli.Client
+	cli.BindClient(fs, &tf, time.Minute, "give up reading the history after this long", "")
 	log, err := checkOneArg(env, fs, args, "<session-workflow-id>", &tf)
 	if err != nil {
 		return err
@@ -52,15 +50,7 @@ Flags:
 	return enc.Encode(s)
 }
 
-// runReplayScript runs a script on a session with no model.
-func runReplayScript(ctx context.Context, env *cliEnv, args []string) error {
-	fs := cli.Flags("replay-script", env)
-	var tf cli.Client
-	cli.BindClient(fs, &tf, 30*time.Minute, "give up after this long", "")
-	var session string
-	fs.String(&session, "session", "", "the session workflow id to run in (default: script-<time>)")
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, `Usage: durable-browser replay-script [flags] FILE
+const replayScriptUsage = `Usage: durable-browser replay-script [flags] FILE
 
 Runs a script made by durable-browser script, step by step, in a BrowserSession
 (created when missing), with no model: each locator is resolved on the page as
@@ -69,9 +59,15 @@ locator matching nothing or several stops it with stale_snapshot). The session
 is left open, so an agent can take over where the script stopped.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+// runReplayScript runs a script on a session with no model.
+func runReplayScript(ctx context.Context, env *cliEnv, args []string) error {
+	fs := cli.Flags("replay-script", env, replayScriptUsage)
+	var tf cli.Client
+	cli.BindClient(fs, &tf, 30*time.Minute, "give up after this long", "")
+	var session string
+	fs.String(&session, "session", "", "the session workflow id to run in (default: script-<time>)")
 	log, err := checkOneArg(env, fs, args, "FILE", &tf)
 	if err != nil {
 		return err

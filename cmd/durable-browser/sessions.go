@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -169,23 +170,7 @@ type sessionRow struct {
 	QueryError string `json:"query_error,omitempty"`
 }
 
-func runSessions(ctx context.Context, env *cliEnv, args []string) error {
-	fs := cli.Flags("sessions", env)
-	var (
-		o           opsFlags
-		all, asJSON bool
-		limit       int
-		watch       bool
-		interval    time.Duration
-	)
-	bindOps(fs, &o)
-	fs.Bool(&all, "all", false, "include sessions that have ended (shown from their search attributes)")
-	fs.Bool(&asJSON, "json", false, "print a JSON array instead of a table")
-	fs.Int(&limit, "limit", 200, "list at most this many sessions")
-	fs.Bool(&watch, "watch", false, "refresh the table in place until Ctrl-C (plain lines, one table a refresh, when stdout is not a terminal)")
-	fs.Duration(&interval, "interval", 2*time.Second, "how often --watch refreshes")
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, `Usage: durable-browser sessions [flags]
+const sessionsUsage = `Usage: durable-browser sessions [flags]
 
 Lists BrowserSession workflows (running ones unless --all) and asks each
 running one for its state: workflow id, session tag, provider, state (live,
@@ -200,9 +185,23 @@ In the Temporal UI, filter workflows with the same query; the BrowserSessionTag,
 BrowserProvider and BrowserState search attributes are shown per workflow.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+func runSessions(ctx context.Context, env *cliEnv, args []string) error {
+	fs := cli.Flags("sessions", env, sessionsUsage)
+	var (
+		o           opsFlags
+		all, asJSON bool
+		limit       int
+		watch       bool
+		interval    time.Duration
+	)
+	bindOps(fs, &o)
+	fs.Bool(&all, "all", false, "include sessions that have ended (shown from their search attributes)")
+	fs.Bool(&asJSON, "json", false, "print a JSON array instead of a table")
+	fs.Int(&limit, "limit", 200, "list at most this many sessions")
+	fs.Bool(&watch, "watch", false, "refresh the table in place until Ctrl-C (plain lines, one table a refresh, when stdout is not a terminal)")
+	fs.Duration(&interval, "interval", 2*time.Second, "how often --watch refreshes")
 	if err := cli.ParseFlagsOnly(fs, args, "sessions"); err != nil {
 		return err
 	}
@@ -454,6 +453,95 @@ type personVerb struct {
 	keygen bool
 	// showURL adds handoff list's --show-url and --live-view-dir.
 	showURL bool
+	// words are the answering subcommands; idName names what they answer.
+	words  []string
+	idName string
+	// list prints what waits in states (list); answer sends one answer.
+	list func(env *cliEnv, f *personFlags, states []*contract.SessionState) error
+	// st is the session's state, nil when it could not be read.
+	answer func(ctx context.Context, env *cliEnv, f *personFlags, a answer, st *contract.SessionState, word, wfID, id string) error
+	// signingNeeds is what a signed answer needs of the session's state.
+	signingNeeds string
+}
+
+// answer is what an answering subcommand sends with: the client, and who
+// answers (and their signer).
+type answer struct {
+	c client.Client
+	d *decider
+}
+
+// runPerson runs a person verb: list what waits, answer one item, or
+// (approvals) make a key.
+func runPerson(ctx context.Context, env *cliEnv, args []string, v personVerb) error {
+	fs, f, pos, err := parsePerson(env, args, v)
+	if err != nil {
+		return err
+	}
+	switch {
+	case pos[0] == "list":
+		states, err := f.listStates(ctx, env, pos)
+		if err != nil {
+			return err
+		}
+		return v.list(env, f, states)
+	case slices.Contains(v.words, pos[0]):
+		ctx, c, d, stop, err := f.startAnswer(ctx, env, fs, v.name, v.idName, pos)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		wfID := pos[1]
+		// The workflow ignores an answer to an unknown or answered item;
+		// the answer checks the state first so the person hears it instead.
+		st, err := f.queryState(ctx, c, wfID)
+		if err != nil {
+			if noSession(err) {
+				return unknownSession(wfID)
+			}
+			if d.signer != nil {
+				return fmt.Errorf("signing needs %s: %w", v.signingNeeds, err)
+			}
+			fmt.Fprintf(env.Stderr, "warning: %v; sending the signal anyway (the session reads it once a worker runs)\n", err)
+		}
+		return v.answer(ctx, env, f, answer{c: c, d: d}, st, pos[0], wfID, pos[2])
+	case pos[0] == "keygen" && v.keygen:
+		if len(pos) != 1 {
+			return fmt.Errorf("approvals keygen takes no arguments, got %q", pos[1:])
+		}
+		return keygen(env, f.name, f.out)
+	default:
+		fs.Usage()
+		return fmt.Errorf("unknown subcommand %q: want %s", pos[0], v.subcommands)
+	}
+}
+
+// send signals an answer (sig, signed already when it is) to session wfID
+// and, when the session checks answers (a signer, or approvers in st, its
+// state before), waits for it to take it (taken) or say why not (confirm).
+func (f *personFlags) send(ctx context.Context, a answer, wfID string, st *contract.SessionState, signal string, sig any, kind, id string, taken func(*contract.SessionState) bool) error {
+	if err := a.c.SignalWorkflow(ctx, wfID, "", signal, sig); err != nil {
+		return fmt.Errorf("signalling session %s: %w", wfID, err)
+	}
+	if st != nil && (a.d.signer != nil || len(st.Approvers) > 0) {
+		return f.confirm(ctx, a.c, wfID, kind, id, a.d.by, st, taken)
+	}
+	return nil
+}
+
+// printList prints rows as JSON, or as a table: header, then a line a row
+// (columns separated by tabs).
+func printList[T any](env *cliEnv, asJSON bool, rows []T, header string, line func(now time.Time, r T) string) error {
+	if asJSON {
+		return printJSON(env.Stdout, rows)
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, line(now, r))
+	}
+	return tw.Flush()
 }
 
 // personFlags are the flags every person verb takes.
@@ -476,7 +564,7 @@ type personFlags struct {
 // parsePerson binds and parses a person verb's flags, which may stand before
 // or after the positional arguments, and returns those arguments.
 func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *personFlags, []string, error) {
-	fs := cli.Flags(v.name, env)
+	fs := cli.Flags(v.name, env, v.usage)
 	f := &personFlags{verb: v}
 	bindOps(fs, &f.opsFlags)
 	fs.String(&f.note, "note", "", v.answers+": "+v.noteHelp)
@@ -493,10 +581,6 @@ func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *person
 	if v.showURL {
 		fs.Bool(&f.showURL, "show-url", false, "list: also show each handoff's live view address (a full-control credential), read from --live-view-dir on this machine")
 		fs.String(&f.liveViewDir, "live-view-dir", config.DefaultLiveViewDir(), "list --show-url: the worker's --live-view-dir")
-	}
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, v.usage)
-		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {

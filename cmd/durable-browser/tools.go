@@ -11,25 +11,23 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 )
 
-func runTools(_ context.Context, env *cliEnv, args []string) error {
-	fs := cli.Flags("tools", env)
-	var format string
-	fs.String(&format, "format", "neutral", "neutral (name, description, schema, replay class, activity), openai, anthropic, or prompt (the system prompt section, as text)")
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, `Usage: durable-browser tools [--format neutral|openai|anthropic|prompt]
+const toolsUsage = `Usage: durable-browser tools [--format neutral|openai|anthropic|prompt]
 
 Prints the tool definitions as JSON, ready to hand to a model:
   neutral    [{name, description, schema, class, activity}]: the contract itself
   openai     [{type: "function", function: {name, description, parameters}}]
   anthropic  [{name, description, input_schema}]
   prompt     the text to add to the model's system prompt (contract.Prompt), not JSON
-A model's tool call goes to a session with `+"`durable-browser call`"+` or workflows.CallTool.
+A model's tool call goes to a session with ` + "`durable-browser call`" + ` or workflows.CallTool.
 Needs no Temporal.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+func runTools(_ context.Context, env *cliEnv, args []string) error {
+	fs := cli.Flags("tools", env, toolsUsage)
+	var format string
+	fs.String(&format, "format", "neutral", "neutral (name, description, schema, replay class, activity), openai, anthropic, or prompt (the system prompt section, as text)")
 	if err := cli.ParseFlagsOnly(fs, args, "tools"); err != nil {
 		return err
 	}

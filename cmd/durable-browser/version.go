@@ -12,10 +12,7 @@ import (
 var version = "dev"
 
 func runVersion(_ context.Context, env *cliEnv, args []string) error {
-	fs := cli.Flags("version", env)
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "Usage: durable-browser version\n\nPrints the version and the Temporal SDK it was built with.")
-	}
+	fs := cli.Flags("version", env, "Usage: durable-browser version\n\nPrints the version and the Temporal SDK it was built with.\n")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -29,6 +29,9 @@ type Filing struct {
 	File       io.ReadSeeker
 	Size       int64
 	FileSHA256 string
+	// Verbatim says Body is kept as it came (a download, as the site sent
+	// it): a Filer does not redact it.
+	Verbatim bool
 	// Receipt is completed by File: Tool, SessionTag, WorkflowID (when
 	// empty), ContentType (when empty), SHA256, Size and BodyKey are set
 	// from the filing. Time must come from the caller (for example the

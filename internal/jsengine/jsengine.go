@@ -17,6 +17,8 @@ import (
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
+
+	"github.com/durable-browser/durable-browser/internal/redact"
 )
 
 // Limits of one cell. Each is refused with a message naming it.
@@ -76,8 +78,13 @@ func (e *PageError) Error() string { return e.Code + ": " + e.Message }
 
 // Options configure Run. Zero limits take the defaults above.
 type Options struct {
-	Source   string
-	Page     Page
+	Source string
+	Page   Page
+	// Redactor redacts everything the cell is handed (each page call's
+	// answer and failure message), so no secret is inside the cell to be
+	// spelled in a way no later redaction finds (reversed, encoded); nil
+	// redacts credential shapes only. Result.OutputSize is measured with it.
+	Redactor *redact.Redactor
 	MaxCalls int
 	// MaxOutput bounds the output's JSON in bytes.
 	MaxOutput int
@@ -105,9 +112,13 @@ type Counts struct {
 // Result is what a cell produced, also when it failed: the output so far
 // (emitted values, or the return value), the counts and the console.
 type Result struct {
-	Output  json.RawMessage
-	Calls   Counts
-	Console []string
+	Output json.RawMessage
+	// OutputSize is the length of Output once redacted (Options.Redactor):
+	// redaction may lengthen it ("[redacted]"), and the output limit holds
+	// for what the caller is sent.
+	OutputSize int
+	Calls      Counts
+	Console    []string
 }
 
 // Kind says why a cell stopped early.

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/durable-browser/durable-browser/internal/redact"
 )
 
 // fakePage answers page calls from a table and records them.
@@ -264,5 +266,44 @@ func TestCellGarbageIsNotGrowth(t *testing.T) {
 	res, err, _ := run(t, `let n = 0; for (let i = 0; i < 300000; i++) { const s = "k".repeat(200) + i; n += s.length } return n`, Options{MaxHeapGrowth: 48 << 20})
 	if err != nil || len(res.Output) == 0 {
 		t.Fatalf("err %v output %s", err, res.Output)
+	}
+}
+
+// secretPage answers every call with a registered secret, or fails with it.
+type secretPage struct{ secret string }
+
+func (p secretPage) Call(_ context.Context, method string, _ map[string]any) (json.RawMessage, error) {
+	if method == "click" {
+		return nil, &PageError{Code: "stale_snapshot", Message: "no " + p.secret + " here"}
+	}
+	return json.Marshal("text with " + p.secret)
+}
+
+// Everything a cell is handed passes the redactor, so the cell never holds
+// the secret to re-spell it; OutputSize is the output's length redacted.
+func TestCellHandedRedacted(t *testing.T) {
+	const secret = "hunter2-cell-secret"
+	red := redact.New()
+	red.Register(secret)
+	res, err := Run(context.Background(), Options{Page: secretPage{secret}, Redactor: red, Source: `
+const seen = [await page.text("1")]
+try { await page.click("1") } catch (e) { seen.push(e.message) }
+emit(seen.map(s => s.split("").reverse().join("")))
+emit("token=abcdefgh")`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := func(s string) string {
+		r := []rune(s)
+		for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+			r[i], r[j] = r[j], r[i]
+		}
+		return string(r)
+	}
+	if out := string(res.Output); strings.Contains(out, rev(secret)) || !strings.Contains(out, rev("[redacted]")) {
+		t.Fatalf("the cell saw the secret: output %s", out)
+	}
+	if want := len(red.JSON(res.Output)); res.OutputSize != want || want == len(res.Output) {
+		t.Fatalf("OutputSize %d, want %d (the output redacted; %d as emitted)", res.OutputSize, want, len(res.Output))
 	}
 }

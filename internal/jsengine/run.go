@@ -65,6 +65,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	} else if fin != nil {
 		res.Output = fin.Returned
 	}
+	res.OutputSize = len(opts.Redactor.JSON(res.Output))
 	switch {
 	case fin != nil && fin.Err != nil:
 		return res, fin.Err
@@ -148,14 +149,16 @@ func (h *host) call(ctx context.Context, c *pageCall) answer {
 	if h.opts.Progress != nil {
 		h.opts.Progress(h.calls)
 	}
+	// The answer leaves the worker for the cell's process here: redacted.
+	red := h.opts.Redactor
 	if err != nil {
 		var pe *PageError
 		if errors.As(err, &pe) {
-			return answer{Failed: true, Code: pe.Code, Message: pe.Message}
+			return answer{Failed: true, Code: pe.Code, Message: red.String(pe.Message)}
 		}
-		return answer{Failed: true, Code: "command_failed", Message: err.Error()}
+		return answer{Failed: true, Code: "command_failed", Message: red.String(err.Error())}
 	}
-	return answer{Raw: raw}
+	return answer{Raw: red.JSON(raw)}
 }
 
 // proc is a running cell process and its pipes.

@@ -114,7 +114,7 @@ func TestEnvSourceOrigins(t *testing.T) {
 	if _, ok := (EnvSource{}).Lookup("PW_ORIGINS"); ok {
 		t.Fatal("an origins variable is a secret")
 	}
-	_, _, err := ExpandSecrets("{{secret:bad}}", EnvSource{}, nil)
+	_, _, err := (&Secrets{Source: EnvSource{}}).Expand("{{secret:bad}}")
 	var ue *UnboundSecretError
 	if !errors.As(err, &ue) || ue.Err == nil || !strings.Contains(err.Error(), "DURABLE_BROWSER_SECRET_BAD_ORIGINS") {
 		t.Fatalf("malformed origins: %v", err)

@@ -22,7 +22,7 @@ func (m fuzzSource) Lookup(name string) (Secret, bool) {
 // FuzzExpandSecrets holds {{secret:NAME}} expansion to its promises for any
 // text and any value:
 //   - text HasSecrets calls free of placeholders comes back unchanged with
-//     no error (activities skip ExpandSecrets for such text, so the two must
+//     no error (activities skip Expand for such text, so the two must
 //     agree);
 //   - on success the text between placeholders is kept verbatim and each
 //     placeholder becomes exactly its secret's value, never re-expanded;
@@ -47,10 +47,10 @@ func FuzzExpandSecrets(f *testing.F) {
 			"BADLIST": {Name: "BADLIST", Value: "badlist-secret-value", OriginsErr: errors.New("origin 1: bad")},
 		}
 		r := New()
-		out, used, err := ExpandSecrets(s, src, r)
+		out, used, err := (&Secrets{Source: src, Redactor: r}).Expand(s)
 		if !HasSecrets(s) {
 			if out != s || used != nil || err != nil {
-				t.Fatalf("HasSecrets(%q) is false, but ExpandSecrets answered %q %v %v", s, out, used, err)
+				t.Fatalf("HasSecrets(%q) is false, but Expand answered %q %v %v", s, out, used, err)
 			}
 			return
 		}
@@ -67,7 +67,7 @@ func FuzzExpandSecrets(f *testing.F) {
 				v.Value = "Q" + v.Value + "Q"
 				other[k] = v
 			}
-			if _, _, err2 := ExpandSecrets(s, other, New()); err2 == nil || err2.Error() != err.Error() {
+			if _, _, err2 := (&Secrets{Source: other, Redactor: New()}).Expand(s); err2 == nil || err2.Error() != err.Error() {
 				t.Fatalf("the error depends on the values: %q, then %v", err, err2)
 			}
 			return
@@ -91,7 +91,7 @@ func FuzzExpandSecrets(f *testing.F) {
 		}
 		want.WriteString(s[last:])
 		if out != want.String() {
-			t.Fatalf("ExpandSecrets(%q) = %q, want %q", s, out, want.String())
+			t.Fatalf("Expand(%q) = %q, want %q", s, out, want.String())
 		}
 		var got []string
 		for _, u := range used {

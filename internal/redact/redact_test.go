@@ -201,7 +201,7 @@ func TestExpandSecrets(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := New()
-			got, used, err := ExpandSecrets(tc.in, src, r)
+			got, used, err := (&Secrets{Source: src, Redactor: r}).Expand(tc.in)
 			if !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
 				t.Fatalf("err = %v, want %v", err, tc.err)
 			}
@@ -218,12 +218,12 @@ func TestExpandSecrets(t *testing.T) {
 			}
 		})
 	}
-	_, _, err := ExpandSecrets("{{secret:missing_one}}", nil, nil)
+	_, _, err := (*Secrets)(nil).Expand("{{secret:missing_one}}")
 	var ue *UnknownSecretError
 	if !errors.As(err, &ue) || ue.EnvVar != "DURABLE_BROWSER_SECRET_MISSING_ONE" || !strings.Contains(err.Error(), ue.EnvVar) {
 		t.Fatalf("unknown secret error = %v", err)
 	}
-	_, _, err = ExpandSecrets("{{secret:loose}}", src, nil)
+	_, _, err = (&Secrets{Source: src}).Expand("{{secret:loose}}")
 	var be *UnboundSecretError
 	if !errors.As(err, &be) || !strings.Contains(err.Error(), "DURABLE_BROWSER_SECRET_LOOSE_ORIGINS") || strings.Contains(err.Error(), "no origins at all") {
 		t.Fatalf("unbound secret error = %v", err)
@@ -246,7 +246,7 @@ func TestEnvSource(t *testing.T) {
 	t.Setenv("DURABLE_BROWSER_SECRET_SITE_TOKEN", "env-secret-value")
 	t.Setenv("DURABLE_BROWSER_SECRET_SITE_TOKEN_ORIGINS", "https://a.example")
 	r := New()
-	got, _, err := ExpandSecrets("{{secret:site_token}}", EnvSource{}, r)
+	got, _, err := (&Secrets{Source: EnvSource{}, Redactor: r}).Expand("{{secret:site_token}}")
 	if err != nil || got != "env-secret-value" {
 		t.Fatalf("got %q, %v", got, err)
 	}

@@ -282,16 +282,37 @@ var (
 // HasSecrets reports whether s holds a {{secret:...}} placeholder.
 func HasSecrets(s string) bool { return placeholderRE.MatchString(s) }
 
-// ExpandSecrets replaces every {{secret:NAME}} in s with the value src holds
-// for NAME (upper-cased), registers each resolved value with r (when r is
-// not nil) so it is redacted everywhere afterwards, and returns the secrets
-// it used (each once) with their origins. An unknown name is an
-// *UnknownSecretError naming the environment variable to set; a malformed
-// name is a *BadSecretNameError; a secret with no origins (or a malformed
-// list) is an *UnboundSecretError naming the origins variable, since it may
-// not be typed anywhere. On error the returned string is empty. Values
-// shorter than MinLen are resolved but cannot be redacted.
-func ExpandSecrets(s string, src SecretSource, r *Redactor) (string, []Secret, error) {
+// Secrets are a worker's secrets: Source resolves {{secret:NAME}}, and
+// each value resolved is registered with Redactor, so it is redacted
+// everywhere from then on. A nil *Secrets resolves nothing.
+type Secrets struct {
+	Source   SecretSource
+	Redactor *Redactor
+}
+
+// Lookup implements SecretSource: the source's secret, registered with no
+// redactor (a worker registers all it has at start).
+func (x *Secrets) Lookup(name string) (Secret, bool) {
+	if x == nil || x.Source == nil {
+		return Secret{}, false
+	}
+	return x.Source.Lookup(name)
+}
+
+// Expand replaces every {{secret:NAME}} in s with the value the source holds
+// for NAME (upper-cased), registers each resolved value with the redactor
+// (when there is one), and returns the secrets it used (each once) with
+// their origins. An unknown name is an *UnknownSecretError naming the
+// environment variable to set; a malformed name is a *BadSecretNameError; a
+// secret with no origins (or a malformed list) is an *UnboundSecretError
+// naming the origins variable, since it may not be typed anywhere. On error
+// the returned string is empty. Values shorter than MinLen are resolved but
+// cannot be redacted.
+func (x *Secrets) Expand(s string) (string, []Secret, error) {
+	var r *Redactor
+	if x != nil {
+		r = x.Redactor
+	}
 	if !strings.Contains(s, "{{") {
 		return s, nil, nil
 	}
@@ -311,13 +332,7 @@ func ExpandSecrets(s string, src SecretSource, r *Redactor) (string, []Secret, e
 			firstErr = &BadSecretNameError{Origins: true}
 			return ""
 		}
-		var (
-			sec Secret
-			ok  bool
-		)
-		if src != nil {
-			sec, ok = src.Lookup(name)
-		}
+		sec, ok := x.Lookup(name)
 		if !ok {
 			firstErr = &UnknownSecretError{Name: name, EnvVar: EnvPrefix + name}
 			return ""

@@ -7,10 +7,13 @@
 // an activity must remember to make, so a new one cannot forget it.
 //
 // What the gate cannot know stays with the code that does: a page URL is
-// scrubbed (scrub.URL) where it becomes a result's field, text is redacted
-// before it is cut to a bound (the driver, web_fetch), and what leaves by
-// another way than the activity's answer (evidence bodies and receipts,
-// approval requests, log lines) is redacted where it leaves.
+// scrubbed (scrub.URL) where it becomes a result's field, and text is
+// redacted before it is cut to a bound (the driver, web_fetch). What leaves
+// by another way than the activity's answer is redacted where it leaves, by
+// the package that sends it, over the same redactor the worker gives each:
+// evidence bodies and receipts (evidence.Filer), held requests' descriptions
+// (holds), what a code cell is handed (jsengine), secrets registered as they
+// are resolved (redact.Secrets). No activity calls a redactor.
 package redactgate
 
 import (

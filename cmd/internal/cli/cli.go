@@ -37,10 +37,15 @@ func isTerminal(f *os.File) bool {
 }
 
 // Flags is verb name's flag set: defaults from env's environment, help and
-// errors on env's stderr.
-func Flags(name string, env *Env) *config.Set {
+// errors on env's stderr. Its usage (for -h, a flag error or fs.Usage()) is
+// usage, then the flags' defaults.
+func Flags(name string, env *Env, usage string) *config.Set {
 	fs := config.NewSet(name, env.Getenv)
 	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(env.Stderr, usage)
+		fs.PrintDefaults()
+	}
 	return fs
 }
 
@@ -91,6 +96,21 @@ func HelpStatus(args []string) error {
 		return flag.ErrHelp
 	}
 	return ExitError{Code: 2}
+}
+
+// Subverbs runs the verb of command (evidence, states) that args[0] names,
+// with the rest. With none, or asked for help, it prints usage; an unknown
+// verb prints usage and is refused, the error saying what to use.
+func Subverbs(ctx context.Context, env *Env, args []string, command, usage, use string, verbs map[string]Verb) error {
+	if len(args) == 0 || AsksHelp(args) {
+		fmt.Fprint(env.Stderr, usage)
+		return HelpStatus(args)
+	}
+	if v, ok := verbs[args[0]]; ok {
+		return v(ctx, env, args[1:])
+	}
+	fmt.Fprint(env.Stderr, usage)
+	return fmt.Errorf("unknown %s verb %q: use %s", command, args[0], use)
 }
 
 // ParseFlagsOnly parses the flags of a verb that takes no positional

@@ -34,8 +34,8 @@ func TestParseRefusesPositionalArguments(t *testing.T) {
 		parse func(args []string) error
 		want  string
 	}{
-		{"flags only", func(a []string) error { return ParseFlagsOnly(Flags("tools", env), a, "tools") }, "tools takes flags only"},
-		{"no args", func(a []string) error { return ParseNoArgs(Flags("mcp", env), a, "mcp") }, "mcp takes no arguments"},
+		{"flags only", func(a []string) error { return ParseFlagsOnly(Flags("tools", env, ""), a, "tools") }, "tools takes flags only"},
+		{"no args", func(a []string) error { return ParseNoArgs(Flags("mcp", env, ""), a, "mcp") }, "mcp takes no arguments"},
 	}
 	for _, c := range cases {
 		if err := c.parse(nil); err != nil {

@@ -27,7 +27,7 @@ func TestClientFlags(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			fs := Flags("verb", &Env{Stderr: io.Discard, Getenv: func(string) string { return "" }})
+			fs := Flags("verb", &Env{Stderr: io.Discard, Getenv: func(string) string { return "" }}, "")
 			var f Client
 			BindClient(fs, &f, time.Minute, "give up after this long", c.logHelp)
 			if err := fs.Parse(c.args); err != nil {

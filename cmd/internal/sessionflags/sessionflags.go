@@ -7,21 +7,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 )
 
 // Flags describe the session a verb creates when none runs under its
-// workflow id.
+// workflow id, and the Temporal client it sends through.
 type Flags struct {
+	cli.Client
 	provider, profile, grants, policy, allowHosts, viewport, state string
 	stealth, headed, saveProfile, sa, record                       bool
 	idle, life                                                     time.Duration
 }
 
-// Bind adds the flags to fs.
-func Bind(fs *config.Set, f *Flags) {
+// Bind adds the flags to fs: the client's (cli.BindClient: --timeout's
+// default and help, --log-level's help), then the session's.
+func Bind(fs *config.Set, f *Flags, timeout time.Duration, timeoutHelp, logHelp string) {
+	cli.BindClient(fs, &f.Client, timeout, timeoutHelp, logHelp)
 	fs.String(&f.provider, "provider", "local", "where the browser comes from when the session is created: local, cdp, browserbase or kernel")
 	fs.Bool(&f.stealth, "stealth", false, "apply stealth to every page of a new session")
 	fs.Bool(&f.headed, "headed", false, "show the new session's browser window")
