@@ -37,7 +37,7 @@ func TestStatesListDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := store.Save(ctx, states.State{Name: "shop-alice", Cookies: []states.Cookie{{Name: "sid", Value: "v", Domain: "a", Path: "/"}}}); err != nil {
+	if _, err := store.Save(ctx, states.State{Name: "shop-alice", Cookies: []states.Cookie{{Name: "sid", Value: "v", Domain: "a", Path: "/"}}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey())
