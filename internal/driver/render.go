@@ -85,7 +85,8 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 	}
 	role := n.R
 	name := r.clean(n.N)
-	interactive := interactiveRoles[role]
+	// An element of another role that shows its own pointer (cl) is acted on too.
+	interactive := interactiveRoles[role] || n.Cl == 1
 
 	var sb strings.Builder
 	r.states(&sb, n, role)
@@ -245,6 +246,13 @@ func (r *renderer) states(sb *strings.Builder, n *snode, role string) {
 		sb.WriteString(" expanded")
 	default:
 		sb.WriteString(" expanded=false")
+	}
+	if n.Cl == 1 && role != "clickable" {
+		sb.WriteString(" clickable")
+	}
+	if n.Hv == 1 {
+		// Hidden until the pointer is over it; a click moves the pointer there first.
+		sb.WriteString(" shown-on-hover")
 	}
 	for _, f := range n.F {
 		switch f {
@@ -501,14 +509,18 @@ var contentLandmarks = map[string]bool{"main": true, "form": true, "region": tru
 func (r *renderer) interactive(max, offset int) page {
 	var rendered []string
 	var heads []int // for each rendered line, the index in rendered of its header line, or -1
-	lastCtx, lastHead := -2, -1
-	for _, l := range r.lines {
+	lastCtx, lastHead, lastLine := -2, -1, -1
+	for i, l := range r.lines {
 		if !l.interactive || l.id == 0 {
 			continue
 		}
 		if ctx := r.header(l.ctx); ctx != lastCtx {
 			lastCtx, lastHead = ctx, -1
-			if ctx >= 0 {
+			switch {
+			case ctx >= 0 && ctx == lastLine:
+				// A heading one acts on (a pointer of its own) is listed already.
+				lastHead = len(rendered) - 1
+			case ctx >= 0:
 				lastHead = len(rendered)
 				rendered = append(rendered, r.lines[ctx].format(false))
 				heads = append(heads, -1)
@@ -516,6 +528,7 @@ func (r *renderer) interactive(max, offset int) page {
 		}
 		rendered = append(rendered, l.format(false))
 		heads = append(heads, lastHead)
+		lastLine = i
 	}
 	return sequence(rendered, max, offset, "lines", func(i int) string {
 		if h := heads[i]; h >= 0 {
