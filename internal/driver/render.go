@@ -549,7 +549,7 @@ func (r *renderer) interactive(max, offset int) page {
 			for j := i + 1; j < h; j++ {
 				under[j] = h
 			}
-			if strings.Contains(l.name, r.lines[h].name) {
+			if says(l.name, r.lines[h].name) {
 				l.name = ""
 			}
 		}
@@ -617,6 +617,20 @@ func foldKey(l line) string {
 		return ""
 	}
 	return l.name + "\x00" + l.tail
+}
+
+// says tells whether name says all a heading inside it does: it holds the
+// heading's name, or, both cut at the same length (…), its start.
+func says(name, heading string) bool {
+	if strings.Contains(name, heading) {
+		return true
+	}
+	h := strings.TrimSuffix(heading, "…")
+	if h == heading || !strings.HasSuffix(name, "…") {
+		return false
+	}
+	i := strings.Index(name, h[:min(len(h), 40)])
+	return i >= 0 && strings.HasPrefix(h, strings.TrimSuffix(name[i:], "…"))
 }
 
 // innerHeading is the first heading with an id inside line i, or -1.

@@ -141,3 +141,22 @@ func TestRenderModes(t *testing.T) {
 		})
 	}
 }
+
+// TestSays: a summary names the heading inside it when it holds the
+// heading's name, also when both were cut at the same length.
+func TestSays(t *testing.T) {
+	long := strings.Repeat("pub fn splice<R, I>(&mut self) ", 6)
+	for _, tc := range []struct {
+		name, heading string
+		want          bool
+	}{
+		{"1.0.0 · Source pub fn get(&self)", "pub fn get(&self)", true},
+		{("Source " + long)[:150] + "…", long[:150] + "…", true},
+		{"Source pub fn get(&self)", "pub fn set(&self)", false},
+		{"Source pub fn…", "pub fn get(&self)", false},
+	} {
+		if got := says(tc.name, tc.heading); got != tc.want {
+			t.Errorf("says(%q, %q) = %v", tc.name, tc.heading, got)
+		}
+	}
+}
