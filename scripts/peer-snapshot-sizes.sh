@@ -3,7 +3,9 @@
 # agent-browser 0.41.2 against ours, for docs/benchmarks.md. Everything stays
 # on loopback: the corpus is served by python3's http.server, agent-browser
 # connects to a Debian Chromium started here, and ours are rendered by
-# TestSnapshotCorpus. Prints one row per page; the renderings stay in OUT.
+# TestSnapshotCorpus. Prints one row per page (sizes in characters, and the
+# actionable elements each lists) and the interactive total; the renderings
+# stay in OUT.
 #
 #   scripts/peer-snapshot-sizes.sh            # OUT defaults to a temporary folder
 #
@@ -54,10 +56,20 @@ abx() { HOME="$work/home" AGENT_BROWSER_SESSION=peer-sizes "$ab" "$@"; }
 abx connect "$cdp" >/dev/null
 abx set viewport 1280 720 >/dev/null
 
-# Ours: the same pages through the driver, written out by TestSnapshotCorpus.
-DURABLE_BROWSER_CORPUS_OUT="$out/ours" go test -count=1 -run '^TestSnapshotCorpus$' ./internal/driver/ >/dev/null
+# Ours: the same pages through the driver, written out by TestSnapshotCorpus
+# (also when it fails, as it does for a page with no agent-browser figures yet).
+DURABLE_BROWSER_CORPUS_OUT="$out/ours" go test -count=1 -run '^TestSnapshotCorpus$' ./internal/driver/ >"$out/ours/test.log" ||
+  echo "TestSnapshotCorpus failed; see $out/ours/test.log" >&2
 
-printf '%-28s %10s %10s %6s %10s %10s %6s\n' page ours-i ab-i ratio ours-full ab-full ratio
+# agent-browser's actionable elements: refs of the roles one acts on, or
+# that it marks clickable (a pointer, an onclick, a tabindex).
+actionable() {
+  grep -E '\[ref=e[0-9]+' "$1" | grep -cE '^\s*- (link|button|textbox|searchbox|combobox|listbox|option|checkbox|radio|switch|slider|spinbutton|menuitem|menuitemcheckbox|menuitemradio|tab|treeitem|LabelText)\b|clickable' || true
+}
+
+printf '%-28s %10s %10s %6s %10s %10s %6s %8s %8s\n' page ours-i ab-i ratio ours-full ab-full ratio ours-act ab-act
+ti=0
+ta=0
 for f in internal/driver/testdata/corpus/*.html; do
   name=$(basename "$f" .html)
   abx open "http://127.0.0.1:$port/$name.html" >/dev/null
@@ -67,6 +79,10 @@ for f in internal/driver/testdata/corpus/*.html; do
   ai=$(wc -m <"$out/agent-browser/$name.interactive.txt")
   of=$(wc -m <"$out/ours/$name.full.txt")
   af=$(wc -m <"$out/agent-browser/$name.full.txt")
-  printf '%-28s %10d %10d %6.2f %10d %10d %6.2f\n' "$name.html" "$oi" "$ai" "$(awk "BEGIN{print $oi/$ai}")" "$of" "$af" "$(awk "BEGIN{print $of/$af}")"
+  printf '%-28s %10d %10d %6.2f %10d %10d %6.2f %8d %8d\n' "$name.html" "$oi" "$ai" "$(awk "BEGIN{print $oi/$ai}")" "$of" "$af" "$(awk "BEGIN{print $of/$af}")" \
+    "$(cat "$out/ours/$name.actionable")" "$(actionable "$out/agent-browser/$name.interactive.txt")"
+  ti=$((ti + oi))
+  ta=$((ta + ai))
 done
+printf '%-28s %10d %10d %6.2f\n' total "$ti" "$ta" "$(awk "BEGIN{print $ti/$ta}")"
 echo "renderings in $out (repo $repo)"

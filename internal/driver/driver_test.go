@@ -23,6 +23,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/test/tokencount"
 )
 
 // One Chrome and two demo-site servers per test binary: 127.0.0.1 and
@@ -462,43 +463,68 @@ func TestBigPageOverBound(t *testing.T) {
 	}
 }
 
-// TestOutlineFindClick: on a page of 750 controls the first look is an
-// outline within the default budget; a named button is then found and
-// clicked in two calls, and the ids of the outline, a region read, a find
-// and a later snapshot are the same.
+// TestOutlineFindClick: on pages of 750 and 2,700 controls the first look
+// is an outline within the default budget; a named button is then found
+// and clicked in two calls totalling under 2,000 o200k tokens as a model
+// reads them (contract.ForModel; issue 30), and the ids of the outline, a
+// region read, a find and a later snapshot are the same.
 func TestOutlineFindClick(t *testing.T) {
-	b := attach(t, Options{})
-	gotoPage(t, b, siteURL+"/big.html")
-	out := snap(t, b, SnapshotOptions{Mode: "interactive"})
-	if !strings.Contains(out.Cut, "an outline") || len(out.Text) > 12000 || out.Interactive < 750 {
-		t.Fatalf("first look: %d characters, %d actionable, cut %q", len(out.Text), out.Interactive, out.Cut)
-	}
-	sec := idOf(t, out.Text, `region "Section 77"`)
-	// Call 1: find. Call 2: click what it found.
-	f := snap(t, b, SnapshotOptions{Find: "act 77", Role: "button"})
-	if f.Truncated || !strings.Contains(f.Text, "["+sec+`] region "Section 77"`) || strings.Count(f.Text, "\n") != 2 {
-		t.Fatalf("find:\n%s\ncut %q", f.Text, f.Cut)
-	}
-	btn := idOf(t, f.Text, `button "Act 77"`)
-	if n := len(f.Text) + len(f.Cut); n > 1000 {
-		t.Errorf("find answered %d characters", n)
-	}
-	mustRun(t, b, fmt.Sprintf(`[{"op":"click","id":%q}]`, btn))
-	// The region read and a later full snapshot give the same ids.
-	region := snap(t, b, SnapshotOptions{Scope: sec})
-	if idOf(t, region.Text, `button "Act 77"`) != btn || !strings.Contains(region.Text, "Paragraph 77") {
-		t.Errorf("region read:\n%s", region.Text)
-	}
-	h2 := idOf(t, snap(t, b, SnapshotOptions{Scope: sec, Mode: "full"}).Text, `heading "Section 77"`)
-	if sc := snap(t, b, SnapshotOptions{Scope: h2}); idOf(t, sc.Text, `button "Act 77"`) != btn || strings.Contains(sc.Text, "Section 78") {
-		t.Errorf("the heading's section:\n%s", sc.Text)
-	}
-	all := snap(t, b, SnapshotOptions{Offset: 1, Budget: 30000})
-	if idOf(t, all.Text, `button "Act 77"`) != btn {
-		t.Errorf("a later snapshot gives Act 77 another id")
-	}
-	if _, err := b.Snapshot(ctxT(t), SnapshotOptions{Find: "/(/"}); !errors.As(err, new(*FindError)) {
-		t.Errorf("bad regex: %v", err)
+	for _, tc := range []struct {
+		sections, act int
+	}{{150, 77}, {540, 407}} {
+		button, section, next := fmt.Sprintf("Act %d", tc.act), fmt.Sprintf("Section %d", tc.act), fmt.Sprintf("Section %d", tc.act+1)
+		t.Run(fmt.Sprintf("%d controls", 5*tc.sections), func(t *testing.T) {
+			b := attach(t, Options{})
+			gotoPage(t, b, fmt.Sprintf("%s/big.html?sections=%d", siteURL, tc.sections))
+			out := snap(t, b, SnapshotOptions{Mode: "interactive"})
+			if !strings.Contains(out.Cut, "an outline") || len(out.Text) > 12000 || out.Interactive < 5*tc.sections {
+				t.Fatalf("first look: %d characters, %d actionable, cut %q", len(out.Text), out.Interactive, out.Cut)
+			}
+			// Call 1: find. Call 2: click what it found.
+			find := SnapshotOptions{Find: strings.ToLower(button), Role: "button"}
+			f := snap(t, b, find)
+			if f.Truncated || !strings.Contains(f.Text, `region "`+section+`"`) || strings.Count(f.Text, "\n") != 2 {
+				t.Fatalf("find:\n%s\ncut %q", f.Text, f.Cut)
+			}
+			sec := idOf(t, f.Text, `region "`+section+`"`)
+			btn := idOf(t, f.Text, `button "`+button+`"`)
+			click := fmt.Sprintf(`[{"op":"click","id":%q}]`, btn)
+			res := mustRun(t, b, click)
+			tokens := 0
+			for _, c := range []struct {
+				name   string
+				args   any
+				answer any
+			}{{"snapshot", find, f}, {"run", json.RawMessage(`{"actions":` + click + `}`), res}} {
+				args, _ := json.Marshal(c.args)
+				answer, _ := json.Marshal(c.answer)
+				n, err := tokencount.O200K(string(contract.ForModel(contract.ToolCall{Name: c.name, Args: args}, answer)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				tokens += n
+			}
+			t.Logf("find and click: %d o200k tokens as a model reads them", tokens)
+			if tokens >= 2000 {
+				t.Errorf("find and click took %d tokens, not under 2,000", tokens)
+			}
+			// The region read and a later full snapshot give the same ids.
+			region := snap(t, b, SnapshotOptions{Scope: sec})
+			if idOf(t, region.Text, `button "`+button+`"`) != btn || !strings.Contains(region.Text, fmt.Sprintf("Paragraph %d", tc.act)) {
+				t.Errorf("region read:\n%s", region.Text)
+			}
+			h2 := idOf(t, snap(t, b, SnapshotOptions{Scope: sec, Mode: "full"}).Text, `heading "`+section+`"`)
+			if sc := snap(t, b, SnapshotOptions{Scope: h2}); idOf(t, sc.Text, `button "`+button+`"`) != btn || strings.Contains(sc.Text, next) {
+				t.Errorf("the heading's section:\n%s", sc.Text)
+			}
+			all := snap(t, b, SnapshotOptions{Find: button, Budget: 30000})
+			if idOf(t, all.Text, `button "`+button+`"`) != btn {
+				t.Errorf("a later snapshot gives %s another id", button)
+			}
+			if _, err := b.Snapshot(ctxT(t), SnapshotOptions{Find: "/(/"}); !errors.As(err, new(*FindError)) {
+				t.Errorf("bad regex: %v", err)
+			}
+		})
 	}
 }
 

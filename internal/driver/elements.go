@@ -26,6 +26,25 @@ func (b *Browser) point(ctx context.Context, t *tab, r ref) (float64, float64, e
 		return 0, 0, err
 	}
 	m := res.Value.Map()
+	if m["hover"].Bool() {
+		// Shown only while the pointer is over the element that holds it
+		// (the snapshot said shown-on-hover): move the pointer there, then
+		// check again.
+		x, y, err := b.center(ctx, r)
+		if err != nil {
+			return 0, 0, err
+		}
+		if err := (proto.InputDispatchMouseEvent{Type: proto.InputDispatchMouseEventTypeMouseMoved, X: x, Y: y}).Call(b.client(ctx, t.sess)); err != nil {
+			return 0, 0, err
+		}
+		if res, err = b.callOn(ctx, r, hitJS); err != nil {
+			return 0, 0, err
+		}
+		m = res.Value.Map()
+		if m["hover"].Bool() {
+			return 0, 0, &ActionError{Kind: KindNotVisible, Reason: "the element stays hidden with the pointer over it; take a new snapshot"}
+		}
+	}
 	if e := jstr(m["err"]); e != "" {
 		why := map[string]string{"gone": "the element is gone from the page; take a new snapshot",
 			"zero":      "the element has no size (hidden); scroll, open its menu, or take a new snapshot",
@@ -36,6 +55,12 @@ func (b *Browser) point(ctx context.Context, t *tab, r ref) (float64, float64, e
 		return 0, 0, &ActionError{Kind: KindCovered, Cover: c,
 			Reason: fmt.Sprintf("the element is covered by <%s>; close or scroll that away first, or act on it instead", c)}
 	}
+	return b.center(ctx, r)
+}
+
+// center is the viewport point (in the tab's coordinates) at the centre of
+// r's box.
+func (b *Browser) center(ctx context.Context, r ref) (float64, float64, error) {
 	q, err := proto.DOMGetContentQuads{BackendNodeID: r.backend}.Call(b.client(ctx, r.sess))
 	if err != nil || len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
 		return 0, 0, &ActionError{Kind: KindNotVisible, Reason: "the element has no box on screen; take a new snapshot", Err: err}

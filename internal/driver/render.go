@@ -85,7 +85,8 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 	}
 	role := n.R
 	name := r.clean(n.N)
-	interactive := interactiveRoles[role]
+	// An element of another role that shows its own pointer (cl) is acted on too.
+	interactive := interactiveRoles[role] || n.Cl == 1
 
 	var sb strings.Builder
 	r.states(&sb, n, role)
@@ -245,6 +246,13 @@ func (r *renderer) states(sb *strings.Builder, n *snode, role string) {
 		sb.WriteString(" expanded")
 	default:
 		sb.WriteString(" expanded=false")
+	}
+	if n.Cl == 1 && role != "clickable" {
+		sb.WriteString(" clickable")
+	}
+	if n.Hv == 1 {
+		// Hidden until the pointer is over it; a click moves the pointer there first.
+		sb.WriteString(" shown-on-hover")
 	}
 	for _, f := range n.F {
 		switch f {
@@ -497,25 +505,90 @@ func (r *renderer) header(ctx int) int {
 var contentLandmarks = map[string]bool{"main": true, "form": true, "region": true, "search": true}
 
 // interactive lists actionable elements, each after its nearest heading or
-// landmark (see header), one flat line each (see format), paged like full's offset pages.
+// landmark (see header), one flat line each (see format), paged like full's
+// offset pages. Two things make a long listing shorter without leaving
+// anything out: a link or button whose role, name and states repeat on
+// foldMin lines or more (hundreds of "Source" or "§" anchors, a "Copy"
+// button on every code block) is listed once, where it
+// first appears, with how many there are and how to list them all (find);
+// and a line of the same role as the element line above it leaves the role
+// out (a run of links says "link" once). An element that holds others
+// shows at most containerName characters of its name, the lines after it
+// saying the rest; one around a heading (a summary holding a method's
+// signature) is listed under that heading, without the name it says.
 func (r *renderer) interactive(max, offset int) page {
-	var rendered []string
-	var heads []int // for each rendered line, the index in rendered of its header line, or -1
-	lastCtx, lastHead := -2, -1
+	same := map[string]int{}
 	for _, l := range r.lines {
+		if k := foldKey(l); k != "" {
+			same[k]++
+		}
+	}
+	listed := map[string]bool{}
+	under := map[int]int{} // lines inside an element around a heading: that heading
+	var rendered, alone []string
+	var heads []int // for each rendered line, the index in rendered of its header line, or -1
+	lastCtx, lastHead, lastLine, lastRole := -2, -1, -1, ""
+	for i, l := range r.lines {
 		if !l.interactive || l.id == 0 {
 			continue
 		}
-		if ctx := r.header(l.ctx); ctx != lastCtx {
-			lastCtx, lastHead = ctx, -1
-			if ctx >= 0 {
-				lastHead = len(rendered)
-				rendered = append(rendered, r.lines[ctx].format(false))
-				heads = append(heads, -1)
+		k := foldKey(l)
+		folded := k != "" && same[k] >= foldMin
+		if folded && listed[k] {
+			continue
+		}
+		ctx := r.header(l.ctx)
+		if o, ok := under[i]; ok {
+			ctx = o
+		}
+		if h := r.innerHeading(i); h >= 0 {
+			// An element around a heading (a summary holding a method's
+			// signature) goes under that heading, with what comes before
+			// the heading in it; the heading says its name.
+			ctx = h
+			for j := i + 1; j < h; j++ {
+				under[j] = h
+			}
+			if says(l.name, r.lines[h].name) {
+				l.name = ""
 			}
 		}
-		rendered = append(rendered, l.format(false))
+		if ctx != lastCtx {
+			lastCtx, lastHead = ctx, -1
+			switch {
+			case ctx >= 0 && ctx == lastLine:
+				// A heading one acts on (a pointer of its own) is listed already.
+				lastHead = len(rendered) - 1
+			case ctx >= 0:
+				lastHead = len(rendered)
+				rendered = append(rendered, r.lines[ctx].format(false))
+				alone = append(alone, "")
+				heads = append(heads, -1)
+				lastRole = ""
+			}
+		}
+		if l.end > i && r.holdsIDs(i) {
+			l.name = clipRunes(l.name, containerName)
+		}
+		s := l.format(false)
+		if folded {
+			listed[k] = true
+			s += fmt.Sprintf(" (%d on the page; find %s lists them)", same[k], strconv.Quote(l.name))
+		}
+		if l.role == lastRole && l.name != "" {
+			rendered = append(rendered, l.ditto(s))
+			alone = append(alone, s)
+		} else {
+			rendered = append(rendered, s)
+			alone = append(alone, "")
+		}
 		heads = append(heads, lastHead)
+		lastLine, lastRole = i, l.role
+	}
+	if start := offset - 1; start > 0 && start < len(rendered) && alone[start] != "" {
+		// A page starts on a line that leaves its role to the line above.
+		rendered = append([]string(nil), rendered...)
+		rendered[start] = alone[start]
 	}
 	return sequence(rendered, max, offset, "lines", func(i int) string {
 		if h := heads[i]; h >= 0 {
@@ -523,6 +596,67 @@ func (r *renderer) interactive(max, offset int) page {
 		}
 		return ""
 	})
+}
+
+// foldMin is how many links or buttons of one name and state the
+// interactive listing shows as one line.
+const foldMin = 5
+
+// containerName is how much of an actionable container's name the
+// interactive listing shows.
+const containerName = 60
+
+// foldRoles are the roles whose repeats fold: what is only clicked (a
+// field's value or a checkbox's state sets each apart).
+var foldRoles = map[string]bool{"link": true, "button": true, "clickable": true}
+
+// foldKey is what makes lines the same for the interactive listing's
+// folding, or "" for a line that is never folded.
+func foldKey(l line) string {
+	if !l.interactive || l.id == 0 || !foldRoles[l.role] || l.name == "" {
+		return ""
+	}
+	return l.name + "\x00" + l.tail
+}
+
+// says tells whether name says all a heading inside it does: it holds the
+// heading's name, or, both cut at the same length (…), its start.
+func says(name, heading string) bool {
+	if strings.Contains(name, heading) {
+		return true
+	}
+	h := strings.TrimSuffix(heading, "…")
+	if h == heading || !strings.HasSuffix(name, "…") {
+		return false
+	}
+	i := strings.Index(name, h[:min(len(h), 40)])
+	return i >= 0 && strings.HasPrefix(h, strings.TrimSuffix(name[i:], "…"))
+}
+
+// innerHeading is the first heading with an id inside line i, or -1.
+func (r *renderer) innerHeading(i int) int {
+	for j := i + 1; j <= r.lines[i].end && j < len(r.lines); j++ {
+		if r.lines[j].role == "heading" && r.lines[j].id > 0 {
+			return j
+		}
+	}
+	return -1
+}
+
+// holdsIDs says whether line i holds lines with ids.
+func (r *renderer) holdsIDs(i int) bool {
+	for j := i + 1; j <= r.lines[i].end && j < len(r.lines); j++ {
+		if r.lines[j].id > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ditto is s, line l as the interactive listing shows it, without its role,
+// which the line above says.
+func (l line) ditto(s string) string {
+	return strings.Replace(s, "] "+l.role+" ", "] ", 1)
 }
 
 // fold makes line idx one line: its kids' names joined by sep, the kids

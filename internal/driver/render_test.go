@@ -2,6 +2,7 @@ package driver
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -46,7 +47,7 @@ func TestRenderModes(t *testing.T) {
 				"    [6] link -> https://other.test/p?q=\n",
 			interactive: "[2] heading \"Functions\"\n" +
 				"[4] link \"map\"\n" +
-				"[5] link \"here\"\n" +
+				"[5] \"here\"\n" + // a link, as the line above says
 				"[6] link -> https://other.test/p?q=\n",
 		},
 		{
@@ -105,9 +106,32 @@ func TestRenderModes(t *testing.T) {
 				"[11] contentinfo\n" +
 				"[12] link \"Privacy\"\n",
 		},
+		{
+			// Five "Source" links are one line, where the first is; a run
+			// of links says "link" once; a summary around a method's
+			// heading is listed under it, without the name it repeats.
+			name: "repeats fold",
+			walk: `{"u":"http://h.test/a.html","c":[{"r":"heading","n":"Methods","lv":2,"i":1},
+				{"r":"DisclosureTriangle","n":"Source fn f1()","i":10,"ex":"true","c":[{"r":"link","n":"Source","i":11,"h":"http://h.test/src.html#1"},{"r":"heading","n":"fn f1()","lv":3,"i":12},{"r":"link","n":"f1","i":13,"h":"http://h.test/f1.html"}]},
+				{"r":"DisclosureTriangle","n":"Source fn f2()","i":14,"ex":"true","c":[{"r":"link","n":"Source","i":15,"h":"http://h.test/src.html#2"},{"r":"heading","n":"fn f2()","lv":3,"i":16},{"r":"link","n":"f2","i":17,"h":"http://h.test/f2.html"}]},
+				{"r":"DisclosureTriangle","n":"Source fn f3()","i":18,"ex":"true","c":[{"r":"link","n":"Source","i":19,"h":"http://h.test/src.html#3"},{"r":"heading","n":"fn f3()","lv":3,"i":20},{"r":"link","n":"f3","i":21,"h":"http://h.test/f3.html"}]},
+				{"r":"DisclosureTriangle","n":"Source fn f4()","i":22,"ex":"true","c":[{"r":"link","n":"Source","i":23,"h":"http://h.test/src.html#4"},{"r":"heading","n":"fn f4()","lv":3,"i":24},{"r":"link","n":"f4","i":25,"h":"http://h.test/f4.html"}]},
+				{"r":"DisclosureTriangle","n":"Source fn f5()","i":26,"ex":"true","c":[{"r":"link","n":"Source","i":27,"h":"http://h.test/src.html#5"},{"r":"heading","n":"fn f5()","lv":3,"i":28},{"r":"link","n":"f5","i":29,"h":"http://h.test/f5.html"}]}]}`,
+			interactive: "[4] heading \"fn f1()\"\n" +
+				"[2] DisclosureTriangle expanded\n" +
+				"[3] link \"Source\" (5 on the page; find \"Source\" lists them)\n" +
+				"[5] \"f1\"\n" +
+				"[8] heading \"fn f2()\"\n" +
+				"[6] DisclosureTriangle expanded\n" +
+				"[9] link \"f2\"\n",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			full, inter := renderWalk(t, tc.walk)
+			if tc.full == "" {
+				// Only the interactive listing is in question.
+				full, inter = tc.full, strings.Join(strings.SplitAfter(inter, "\n")[:min(7, strings.Count(inter, "\n"))], "")
+			}
 			if full != tc.full {
 				t.Errorf("full:\n%s\nwant:\n%s", full, tc.full)
 			}
@@ -115,5 +139,24 @@ func TestRenderModes(t *testing.T) {
 				t.Errorf("interactive:\n%s\nwant:\n%s", inter, tc.interactive)
 			}
 		})
+	}
+}
+
+// TestSays: a summary names the heading inside it when it holds the
+// heading's name, also when both were cut at the same length.
+func TestSays(t *testing.T) {
+	long := strings.Repeat("pub fn splice<R, I>(&mut self) ", 6)
+	for _, tc := range []struct {
+		name, heading string
+		want          bool
+	}{
+		{"1.0.0 · Source pub fn get(&self)", "pub fn get(&self)", true},
+		{("Source " + long)[:150] + "…", long[:150] + "…", true},
+		{"Source pub fn get(&self)", "pub fn set(&self)", false},
+		{"Source pub fn…", "pub fn get(&self)", false},
+	} {
+		if got := says(tc.name, tc.heading); got != tc.want {
+			t.Errorf("says(%q, %q) = %v", tc.name, tc.heading, got)
+		}
 	}
 }

@@ -102,6 +102,7 @@ type snode struct {
 	No int      `json:"no"`
 	Sc int      `json:"sc"`
 	Cl int      `json:"cl"`
+	Hv int      `json:"hv"`
 	Ph string   `json:"ph"`
 	Ti string   `json:"tid"`
 }

@@ -17,8 +17,9 @@ package driver
 // Node fields: r role, n name, i element index, c children, t text,
 // lv heading level, ck checked, pr pressed, ex expanded, f flags, v value,
 // pw password with a value, h link href, fr frame owner, o/no select
-// options (first 12, count), sc the scope element, cl clickable, ph
-// placeholder, tid data-testid.
+// options (first 12, count), sc the scope element, cl clickable (a
+// tabindex, an onclick or a pointer of its own), hv hidden until hovered
+// (a :hover rule shows it), ph placeholder, tid data-testid.
 var walkJS = program("walk.js")
 
 // resolveJS (js/resolve.js) hands back element number i, or null when the

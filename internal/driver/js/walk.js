@@ -19,6 +19,8 @@ const SKIP=new Set(["script","style","noscript","template","head","meta","link",
 const BLOCK=new Set(["div","p","li","br","td","th","tr","h1","h2","h3","h4","h5","h6","section","article","header","footer","nav","main","ul","ol","table","dd","dt","blockquote","pre","form","fieldset","option"]);
 const FROM_CONTENT=new Set(["button","link","heading","cell","columnheader","rowheader","option","tab","menuitem","menuitemcheckbox","menuitemradio","checkbox","radio","switch","treeitem","tooltip","DisclosureTriangle","legend","caption","term","row","gridcell"]);
 const GENERIC=new Set(["","generic","none","presentation"]);
+// Roles a person acts on (render.go's interactiveRoles).
+const INTERACTIVE=new Set(["button","link","textbox","searchbox","combobox","listbox","option","checkbox","radio","switch","slider","spinbutton","menuitem","menuitemcheckbox","menuitemradio","tab","treeitem","DisclosureTriangle","ColorWell","Date","DateTime","InputTime","clickable"]);
 const ROLES=new Set(["alert","alertdialog","application","article","banner","blockquote","button","caption","cell","checkbox","code","columnheader","combobox","complementary","contentinfo","definition","deletion","dialog","directory","document","emphasis","feed","figure","form","generic","grid","gridcell","group","heading","img","image","insertion","link","list","listbox","listitem","log","main","marquee","math","menu","menubar","menuitem","menuitemcheckbox","menuitemradio","meter","navigation","none","note","option","paragraph","presentation","progressbar","radio","radiogroup","region","row","rowgroup","rowheader","scrollbar","search","searchbox","separator","slider","spinbutton","status","strong","subscript","superscript","switch","tab","table","tablist","tabpanel","term","textbox","time","timer","toolbar","tooltip","tree","treegrid","treeitem"]);
 const clip=(s,n)=>{s=String(s==null?"":s).replace(/\s+/g," ").trim();return s.length>n?s.slice(0,n):s;};
 // Text that may hold a secret leaves the page with SLACK characters more
@@ -36,7 +38,8 @@ function textOf(root, skip){
    const t=n.localName;
    if(SKIP.has(t)) return;
    if(n.getAttribute("aria-hidden")==="true") return;
-   if(t==="img"||t==="area"){out+=" "+(n.getAttribute("alt")||"")+" ";return;}
+   if(t==="img"||t==="area"){out+=" "+(n.getAttribute("aria-label")||n.getAttribute("alt")||(n.hasAttribute("alt")?"":n.getAttribute("title"))||"")+" ";return;}
+   if(t==="svg"){out+=" "+svgName(n)+" ";return;}
    if(n!==root&&(t==="input"||t==="select"||t==="textarea")) return;
    if(BLOCK.has(t)) out+=" ";
    if(n.shadowRoot){w(n.shadowRoot);return;}
@@ -47,6 +50,35 @@ function textOf(root, skip){
  };
  w(root);
  return out;
+}
+// An inline svg's name: its aria-label or its <title> (an icon in a link names the link).
+function svgName(el){const a=el.getAttribute("aria-label");if(a)return a;const ti=el.querySelector(":scope>title");return ti?ti.textContent:"";}
+// Hover reveals: the selectors of the page's :hover rules that make
+// something visible, with :hover taken out (pre:hover > .buttons button
+// becomes pre > .buttons button), per document or shadow root. An
+// element they match is hidden only until the pointer is over it.
+const hoverSels=new Map();
+function hoverRules(root){
+ let sels=hoverSels.get(root);
+ if(sels) return sels;
+ sels=[];
+ const scan=(rules)=>{
+  for(const r of rules){
+   if(r.selectorText&&r.selectorText.includes(":hover")&&r.style&&r.style.visibility==="visible"){
+    for(const part of r.selectorText.split(",")){if(part.includes(":hover"))sels.push(part.replace(/:hover/g,"").trim()||"*");}
+   }
+   if(r.cssRules&&r.cssRules.length) scan(r.cssRules);
+  }
+ };
+ const sheets=[...(root.styleSheets||[]),...(root.adoptedStyleSheets||[])];
+ for(const sh of sheets){try{scan(sh.cssRules);}catch(e){/* a cross-origin sheet: its rules cannot be read */}}
+ hoverSels.set(root,sels);
+ return sels;
+}
+function hoverReveals(el){
+ const sels=hoverRules(el.getRootNode());
+ for(const s of sels){try{if(el.matches(s))return true;}catch(e){/* not a selector without :hover */}}
+ return false;
 }
 function byId(el,id){const r=el.getRootNode();return (r&&r.getElementById&&r.getElementById(id))||doc.getElementById(id);}
 function inSectioning(el){for(let p=el.parentElement;p;p=p.parentElement){const t=p.localName;if(t==="article"||t==="aside"||t==="main"||t==="nav"||t==="section")return true;}return false;}
@@ -158,6 +190,9 @@ function states(el,t,role,node){
  if(role==="link"){const h=el.href;node.h=typeof h==="string"?h:(a("href")||"");}
 }
 let depth=0;
+// inPtr: the element being walked shows a pointer (cursor:pointer), which
+// its children inherit; inHover: it is hidden until hovered, and so are they.
+let inPtr=false, inHover=false;
 function kids(el,out,quiet){
  if(depth>300){cut=true;return;}
  depth++;
@@ -178,12 +213,22 @@ function visit(n,out,quiet){
   return;
  }
  if(el.getAttribute("aria-hidden")==="true") return;
+ let hover=false;
  if(!el.checkVisibility({checkVisibilityCSS:true,visibilityProperty:true})){
   const cs=getComputedStyle(el);
   if(cs.display==="none") return;
-  if(cs.display==="contents"||cs.visibility==="hidden"||cs.visibility==="collapse"){kids(el,out,quiet||cs.display!=="contents");return;}
-  if(t!=="area") return;
+  if(cs.display!=="contents"&&cs.visibility==="hidden"&&(inHover||hoverReveals(el))) hover=true;
+  else if(cs.display==="contents"||cs.visibility==="hidden"||cs.visibility==="collapse"){kids(el,out,quiet||cs.display!=="contents");return;}
+  else if(t!=="area") return;
  }
+ const savePtr=inPtr, saveHover=inHover;
+ try{
+ inHover=hover;
+ return visitShown(el,t,out,quiet,hover);
+ }finally{inPtr=savePtr;inHover=saveHover;}
+}
+// visitShown reports an element that is shown (or shown on hover).
+function visitShown(el,t,out,quiet,hover){
  let role=null;
  const ar=el.getAttribute("role");
  if(ar){for(const x of ar.trim().split(/\s+/)){if(ROLES.has(x)){role=x==="img"?"image":x;break;}}}
@@ -191,18 +236,33 @@ function visit(n,out,quiet){
  if(role===null) return;
  const editable=el.isContentEditable&&(!el.parentElement||!el.parentElement.isContentEditable);
  if(editable&&GENERIC.has(role)) role="textbox";
+ // A label whose checkbox or radio is not shown (a CSS-only toggle) is
+ // what a person clicks: it stands for its control.
+ const ctl=t==="label"?el.control:null;
+ const proxy=ctl&&ctl.localName==="input"&&(ctl.type==="checkbox"||ctl.type==="radio")&&!ctl.checkVisibility({checkVisibilityCSS:true,visibilityProperty:true});
+ if(proxy&&GENERIC.has(role)) role=ctl.type;
  let generic=GENERIC.has(role);
+ // An element that shows a pointer of its own (not its parent's) is meant
+ // to be clicked, whatever its role says: a div a script listens on, a
+ // heading that scrolls to the top. A label of a shown control is not
+ // (its control is listed).
+ const ptr=getComputedStyle(el).cursor==="pointer";
+ const ownPtr=ptr&&!inPtr&&!INTERACTIVE.has(role)&&!(t==="label"&&ctl&&!proxy);
+ inPtr=ptr;
  const focusable=generic&&((el.hasAttribute("tabindex")&&el.tabIndex>=0)||el.hasAttribute("onclick"));
- const name=nameOf(el,t,role,generic);
- if(generic&&!focusable){
-  if(!name){kids(el,out,quiet||(t==="label"&&!!el.control));return;}
+ const clickable=focusable||(generic&&ownPtr);
+ const name=(clickable||proxy)?nameOf(el,t,"button",false):nameOf(el,t,role,generic);
+ if(generic&&!clickable){
+  if(!name){kids(el,out,quiet||(t==="label"&&!!ctl));return;}
   role="group";generic=false;
  }
  budget--;
- const node={r:focusable?"clickable":role,i:num(el)};
+ const node={r:clickable?"clickable":role,i:num(el)};
  if(name) node.n=name;
- if(focusable) node.cl=1;
+ if(clickable||(ownPtr&&!generic)) node.cl=1;
+ if(hover) node.hv=1;
  states(el,t,role,node);
+ if(proxy){node.ck=ctl.indeterminate?"mixed":String(ctl.checked);if(ctl.disabled)(node.f=node.f||[]).push("disabled");}
  if(el===scopeEl) node.sc=1;
  const ph=(t==="input"||t==="textarea")?el.getAttribute("placeholder"):null; if(ph) node.ph=clip(ph,200+SLACK);
  const tid=el.getAttribute("data-testid"); if(tid) node.tid=clip(tid,200+SLACK);
@@ -216,9 +276,16 @@ function visit(n,out,quiet){
   return;
  }
  const c=[];
- kids(el,c,quiet||(t==="label"&&!!el.control));
+ kids(el,c,quiet||(t==="label"&&!!ctl));
  if(c.length) node.c=c;
+ // Shown a pointer but holding controls of its own (a toolbar, a card
+ // around its link): the controls are what is clicked.
+ if(node.cl&&!focusable&&holdsControl(c)){
+  delete node.cl;
+  if(node.r==="clickable"){node.r=node.n?"group":"generic";if(node.r==="generic"){out.pop();budget++;for(const x of c)out.push(x);}}
+ }
 }
+function holdsControl(c){for(const x of c){if((x.r&&INTERACTIVE.has(x.r))||(x.c&&holdsControl(x.c)))return true;}return false;}
 const root=[];
 const top=doc.body||doc.documentElement;
 if(top) kids(top,root,false);
