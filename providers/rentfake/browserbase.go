@@ -68,15 +68,7 @@ func (f *Browserbase) Session(id string) *bbSession {
 
 // Running counts the sessions running now.
 func (f *Browserbase) Running() int {
-	f.smu.Lock()
-	defer f.smu.Unlock()
-	n := 0
-	for _, s := range f.sessions {
-		if s.Status == "RUNNING" {
-			n++
-		}
-	}
-	return n
+	return f.alive(func(s *bbSession) bool { return s.Status == "RUNNING" })
 }
 
 var bbRegions = []string{"us-west-2", "us-east-1", "eu-central-1", "ap-southeast-1"}

@@ -57,15 +57,7 @@ func NewKernel(browsers Browsers, key string) *Kernel {
 
 // Active counts the browsers not deleted.
 func (f *Kernel) Active() int {
-	f.smu.Lock()
-	defer f.smu.Unlock()
-	n := 0
-	for _, b := range f.sessions {
-		if b.DeletedAt == nil {
-			n++
-		}
-	}
-	return n
+	return f.alive(func(b *kBrowser) bool { return b.DeletedAt == nil })
 }
 
 // Fill adds n idle browsers under other persistence ids, so a find must

@@ -125,6 +125,19 @@ type server[S record] struct {
 	order    []string
 }
 
+// alive counts the sessions alive says are.
+func (s *server[S]) alive(alive func(S) bool) int {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	n := 0
+	for _, v := range s.sessions {
+		if alive(v) {
+			n++
+		}
+	}
+	return n
+}
+
 // serve starts the server on loopback: a request authorized refuses gets
 // 401 with deny, one a fault takes gets the fault, the rest go to mux.
 func (s *server[S]) serve(source Browsers, mux *http.ServeMux, authorized func(*http.Request) bool, deny string) {
