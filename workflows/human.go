@@ -204,8 +204,8 @@ func (b *Browser) onHoldSignal(ctx workflow.Context, raw json.RawMessage) {
 	f := s.RequestFacts
 	f.URL, f.Digest, f.Body = clip(f.URL, 2048), clip(f.Digest, 64), clip(f.Body, contract.MaxShownBody)
 	now := workflow.Now(ctx)
-	hold := contract.Hold{HoldID: clip(s.HoldID, 80), Method: clip(s.Method, 16), Origin: clip(s.Origin, 300),
-		Path: clip(s.Path, 300), RequestFacts: f, ActivityID: clip(s.ActivityID, 80), HeldAt: now}
+	hold := contract.Hold{HoldSubject: contract.HoldSubject{HoldID: clip(s.HoldID, 80), Method: clip(s.Method, 16), Origin: clip(s.Origin, 300),
+		Path: clip(s.Path, 300), RequestFacts: f, ActivityID: clip(s.ActivityID, 80)}, HeldAt: now}
 	if s.ExpiresAt.After(now) {
 		hold.ExpiresAt = minTime(s.ExpiresAt, now.Add(maxHoldWait))
 	}
