@@ -197,8 +197,8 @@ func (a *Activities) ask(ctx context.Context, rs *runState, req contract.SentReq
 		}
 	}
 	err := a.o.Client.SignalWorkflow(ctx, rs.workflowID, rs.runID, contract.SignalHold, contract.HoldSignal{
-		HoldID: holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, RequestFacts: facts, ActivityID: rs.activityID,
-		ExpiresAt: time.Now().Add(wait).UTC(),
+		HoldSubject: contract.HoldSubject{HoldID: holdID, Method: req.Method, Origin: req.Origin, Path: req.Path, RequestFacts: facts, ActivityID: rs.activityID},
+		ExpiresAt:   time.Now().Add(wait).UTC(),
 	})
 	if err != nil {
 		log.Error().Err(err).Str("hold_id", holdID).Msg("telling the workflow about a hold")

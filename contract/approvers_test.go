@@ -18,13 +18,13 @@ func testKey(t *testing.T, seed byte) (ed25519.PublicKey, ed25519.PrivateKey) {
 func TestDecisionMessagesAreCanonical(t *testing.T) {
 	held := time.UnixMilli(1_700_000_000_123)
 	exp := time.Unix(1_700_000_300, 0)
-	got := string(ApprovalMessage("wf-1", Hold{HoldID: "7-1", HeldAt: held}, DecisionApprove, "ana", "ok", exp))
+	got := string(ApprovalMessage("wf-1", Hold{HoldSubject: HoldSubject{HoldID: "7-1"}, HeldAt: held}, DecisionApprove, "ana", "ok", exp))
 	want := "durable-browser decision v1\n8:approval\n4:wf-1\n3:7-1\n13:1700000000123\n7:approve\n3:ana\n2:ok\n10:1700000300\n"
 	if got != want {
 		t.Fatalf("approval message\n%q\nwant\n%q", got, want)
 	}
 	// A hold that names its request is signed with it.
-	req := Hold{HoldID: "h1", HeldAt: held, Method: "POST", RequestFacts: RequestFacts{URL: "https://a.example/x?q=[redacted]", Digest: "ab12", BodySize: 3, Body: "a=1"}}
+	req := Hold{HoldSubject: HoldSubject{HoldID: "h1", Method: "POST", RequestFacts: RequestFacts{URL: "https://a.example/x?q=[redacted]", Digest: "ab12", BodySize: 3, Body: "a=1"}}, HeldAt: held}
 	got = string(ApprovalMessage("wf-1", req, DecisionApprove, "ana", "ok", exp))
 	want = "durable-browser decision v1\n19:approval of request\n4:wf-1\n2:h1\n13:1700000000123\n4:POST\n32:https://a.example/x?q=[redacted]\n4:ab12\n1:3\n3:a=1\n7:approve\n3:ana\n2:ok\n10:1700000300\n"
 	if got != want {
@@ -36,8 +36,8 @@ func TestDecisionMessagesAreCanonical(t *testing.T) {
 		t.Fatalf("handoff message\n%q\nwant\n%q", got, want)
 	}
 	// Moving bytes between fields changes the message.
-	a := ApprovalMessage("wf", Hold{HoldID: "1", HeldAt: held}, "approve", "ana", "x", exp)
-	b := ApprovalMessage("wf", Hold{HoldID: "1", HeldAt: held}, "approve", "an", "ax", exp)
+	a := ApprovalMessage("wf", Hold{HoldSubject: HoldSubject{HoldID: "1"}, HeldAt: held}, "approve", "ana", "x", exp)
+	b := ApprovalMessage("wf", Hold{HoldSubject: HoldSubject{HoldID: "1"}, HeldAt: held}, "approve", "an", "ax", exp)
 	if bytes.Equal(a, b) {
 		t.Fatal("fields are not delimited")
 	}
@@ -49,8 +49,7 @@ func TestSignedApprovalRoundTrip(t *testing.T) {
 	keys := Approvers{{Name: "ana", PublicKey: pub}, {Name: "bob", PublicKey: otherPub}}
 	held := time.UnixMilli(1_700_000_000_123)
 	now := time.Unix(1_700_000_010, 0)
-	hold := Hold{HoldID: "h7", HeldAt: held, Method: "POST",
-		RequestFacts: RequestFacts{URL: "https://shop.example/buy", Digest: "d1", BodySize: 5, Body: "qty=1"}}
+	hold := Hold{HoldSubject: HoldSubject{HoldID: "h7", Method: "POST", RequestFacts: RequestFacts{URL: "https://shop.example/buy", Digest: "d1", BodySize: 5, Body: "qty=1"}}, HeldAt: held}
 	sign := func(mod func(*ApprovalSignal)) ApprovalSignal {
 		s := ApprovalSignal{Decision: DecisionApprove, By: "ana", Note: "fine"}
 		if err := s.Sign(priv, "wf-1", hold, now.Add(5*time.Minute)); err != nil {
@@ -145,7 +144,7 @@ func TestSignedHandoffRoundTrip(t *testing.T) {
 	}
 	// An approval signature never verifies as a handoff answer.
 	a := ApprovalSignal{Decision: OutcomeDone, By: "ana", Note: "solved"}
-	_ = a.Sign(priv, "wf-1", Hold{HoldID: "h-1"}, exp)
+	_ = a.Sign(priv, "wf-1", Hold{HoldSubject: HoldSubject{HoldID: "h-1"}}, exp)
 	s.Signature = a.Signature
 	if verify(s, "wf-1") != RejectBadSignature {
 		t.Error("an approval signature verified as a handoff answer")

@@ -17,8 +17,8 @@ func FuzzApprovalMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, wf1, id1, m1, u1, d1 string, n1 int, b1, dec1, by1, note1, wf2, id2, m2, u2, d2 string, n2 int, b2, dec2, by2, note2 string) {
 		at := time.UnixMilli(1_700_000_000_000)
 		exp := at.Add(time.Minute)
-		h1 := Hold{HoldID: id1, HeldAt: at, Method: m1, RequestFacts: RequestFacts{URL: u1, Digest: d1, BodySize: n1, Body: b1}}
-		h2 := Hold{HoldID: id2, HeldAt: at, Method: m2, RequestFacts: RequestFacts{URL: u2, Digest: d2, BodySize: n2, Body: b2}}
+		h1 := Hold{HoldSubject: HoldSubject{HoldID: id1, Method: m1, RequestFacts: RequestFacts{URL: u1, Digest: d1, BodySize: n1, Body: b1}}, HeldAt: at}
+		h2 := Hold{HoldSubject: HoldSubject{HoldID: id2, Method: m2, RequestFacts: RequestFacts{URL: u2, Digest: d2, BodySize: n2, Body: b2}}, HeldAt: at}
 		a := ApprovalMessage(wf1, h1, dec1, by1, note1, exp)
 		b := ApprovalMessage(wf2, h2, dec2, by2, note2, exp)
 		// What the message covers: the request only when the hold names one.

@@ -20,6 +20,10 @@ type Page struct {
 	PersonDrove string `json:"person_drove,omitempty"`
 }
 
+// PageOf is the page itself. A result that embeds a Page answers it, so
+// the page a result left the browser on is found without naming its type.
+func (p *Page) PageOf() *Page { return p }
+
 // PersonDroveNote is Page.PersonDrove's text.
 const PersonDroveNote = "a person drove this browser in the live view since your last call: the page may have changed, and ids from earlier snapshots were dropped; take a snapshot before acting"
 

@@ -125,15 +125,22 @@ type HandoffSignal struct {
 // that id first; and the worker releases the request only when the decision
 // it reads back names the same method, URL and digest (HoldDecision).
 type HoldSignal struct {
+	HoldSubject
+	// ExpiresAt is when the worker stops waiting and refuses the request;
+	// the session names the wait with it in the UI's timeline.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+}
+
+// HoldSubject is what a hold is about: its id, the request held and the
+// activity holding it. The hold signal and the session's record of the
+// hold (Hold) both begin with it.
+type HoldSubject struct {
 	HoldID string `json:"hold_id"`
 	Method string `json:"method"`
 	Origin string `json:"origin"`
 	Path   string `json:"path"`
 	RequestFacts
 	ActivityID string `json:"activity_id,omitempty"`
-	// ExpiresAt is when the worker stops waiting and refuses the request;
-	// the session names the wait with it in the UI's timeline.
-	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
 
 // RequestFacts say which request a hold is, for the approver to read and
@@ -191,13 +198,8 @@ type HoldDecision struct {
 
 // Hold is a request a run is holding for a person.
 type Hold struct {
-	HoldID string `json:"hold_id"`
-	Method string `json:"method"`
-	Origin string `json:"origin"`
-	Path   string `json:"path"`
-	RequestFacts
-	ActivityID string    `json:"activity_id,omitempty"`
-	HeldAt     time.Time `json:"held_at"`
+	HoldSubject
+	HeldAt time.Time `json:"held_at"`
 	// ExpiresAt is when the worker refuses the request unless someone
 	// decided (zero from workers that did not say).
 	ExpiresAt time.Time `json:"expires_at,omitzero"`

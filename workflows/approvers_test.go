@@ -64,7 +64,7 @@ func TestSignedApprovals(t *testing.T) {
 			var pending, approved contract.HoldDecision
 			h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
 			h.signal(2*time.Second, contract.SignalHold, func() any {
-				return contract.HoldSignal{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order", ActivityID: "7"}
+				return contract.HoldSignal{HoldSubject: contract.HoldSubject{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order", ActivityID: "7"}}
 			})
 			h.query(3*time.Second, contract.QueryState, &held)
 			signed := func(key ed25519.PrivateKey, wf string, mod func(*contract.ApprovalSignal), validFor time.Duration) func() any {
@@ -231,7 +231,9 @@ func TestUnsignedModeRecordsNoRejections(t *testing.T) {
 	h := newSignedHarness(t, nil)
 	var st contract.SessionState
 	h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
-	h.signal(2*time.Second, contract.SignalHold, func() any { return contract.HoldSignal{HoldID: "x1", Method: "POST"} })
+	h.signal(2*time.Second, contract.SignalHold, func() any {
+		return contract.HoldSignal{HoldSubject: contract.HoldSubject{HoldID: "x1", Method: "POST"}}
+	})
 	h.signal(3*time.Second, contract.SignalApproval, func() any { return contract.ApprovalSignal{HoldID: "zz", Decision: contract.DecisionApprove} })
 	h.signal(4*time.Second, contract.SignalApproval, func() any { return contract.ApprovalSignal{HoldID: "x1", Decision: contract.DecisionDeny, By: "x"} })
 	h.query(5*time.Second, contract.QueryState, &st)
@@ -329,7 +331,7 @@ func TestSessionCannotReplaceWorkerApprovers(t *testing.T) {
 	var decision contract.HoldDecision
 	h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
 	h.signal(2*time.Second, contract.SignalHold, func() any {
-		return contract.HoldSignal{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order"}
+		return contract.HoldSignal{HoldSubject: contract.HoldSubject{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order"}}
 	})
 	h.query(3*time.Second, contract.QueryState, &held)
 	h.signal(4*time.Second, contract.SignalApproval, func() any {

@@ -720,21 +720,12 @@ func SessionTag(base string, seq int) string {
 	return tags.Encode(base, "-"+strconv.Itoa(seq))
 }
 
-// pageOf finds the page a result left the browser on.
+// pageOf finds the page a result left the browser on: the Page it embeds,
+// or a handoff's snapshot's.
 func pageOf(res any) *contract.Page {
 	switch r := res.(type) {
-	case *contract.SnapshotResult:
-		return &r.Page
-	case *contract.RunResult:
-		return &r.Page
-	case *contract.ScreenshotResult:
-		return &r.Page
-	case *contract.ReadResult:
-		return &r.Page
-	case *contract.UploadResult:
-		return &r.Page
-	case *contract.CheckResult:
-		return &r.Page
+	case interface{ PageOf() *contract.Page }:
+		return r.PageOf()
 	case *contract.HandoffResult:
 		if r.Snapshot != nil {
 			return &r.Snapshot.Page

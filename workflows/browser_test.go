@@ -432,3 +432,29 @@ func TestCellHeartbeatTimeoutCountsPageCalls(t *testing.T) {
 		t.Fatalf("effect_unknown of a cell: %v", out[0])
 	}
 }
+
+// pageOf finds the page of every result that embeds one, and a handoff's
+// snapshot's; other results have none.
+func TestPageOf(t *testing.T) {
+	p := contract.Page{URL: "https://shop.example/", Title: "Shop"}
+	for _, tc := range []struct {
+		name string
+		res  any
+		want *contract.Page
+	}{
+		{"snapshot", &contract.SnapshotResult{Page: p}, &p},
+		{"run", &contract.RunResult{Page: p}, &p},
+		{"screenshot", &contract.ScreenshotResult{Page: p}, &p},
+		{"read", &contract.ReadResult{Page: p}, &p},
+		{"upload", &contract.UploadResult{Page: p}, &p},
+		{"check", &contract.CheckResult{Page: p}, &p},
+		{"handoff", &contract.HandoffResult{Snapshot: &contract.SnapshotResult{Page: p}}, &p},
+		{"handoff without snapshot", &contract.HandoffResult{}, nil},
+		{"release", &contract.ReleaseResult{}, nil},
+	} {
+		got := pageOf(tc.res)
+		if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
+			t.Errorf("%s: pageOf = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -16,9 +16,9 @@ func TestDetails(t *testing.T) {
 		URL: "https://shop.example/cart?session=[redacted]#top", Title: "Cart\nline two", State: contract.StateWaitingForHuman, Calls: 7,
 		PendingHandoff: &contract.PendingHandoff{RequestID: "h-1", Instruction: "Sign in with 2FA", ExpiresAt: now.Add(32 * time.Minute)},
 		Holds: []contract.Hold{
-			{HoldID: "x-1", Method: "POST", Origin: "https://shop.example", Path: "/checkout", HeldAt: now.Add(-12 * time.Second)},
-			{HoldID: "x-2", Method: "PUT", Origin: "https://shop.example", Path: "/address", HeldAt: now, ExpiresAt: now.Add(5 * time.Minute)},
-			{HoldID: "x-0", Method: "POST", Origin: "https://shop.example", Path: "/old", Decision: "approve"},
+			{HoldSubject: contract.HoldSubject{HoldID: "x-1", Method: "POST", Origin: "https://shop.example", Path: "/checkout"}, HeldAt: now.Add(-12 * time.Second)},
+			{HoldSubject: contract.HoldSubject{HoldID: "x-2", Method: "PUT", Origin: "https://shop.example", Path: "/address"}, HeldAt: now, ExpiresAt: now.Add(5 * time.Minute)},
+			{HoldSubject: contract.HoldSubject{HoldID: "x-0", Method: "POST", Origin: "https://shop.example", Path: "/old"}, Decision: "approve"},
 		},
 	}
 	d := Details(st, LastCall{Summary: "click [4]", Code: "effect_unknown", Failures: 2, Evidence: "evidence/conv-42-1/read-1.md"}, now)

@@ -130,11 +130,21 @@ func (b *Browser) drainSignals(ctx workflow.Context) {
 	}
 }
 
+// signalOf decodes a signal's payload as a T that valid (when set)
+// accepts; anything else is logged as ignored (why says what it is not).
+func signalOf[T any](ctx workflow.Context, raw json.RawMessage, why string, valid func(T) bool) (T, bool) {
+	var s T
+	if err := json.Unmarshal(raw, &s); err != nil || valid != nil && !valid(s) {
+		workflow.GetLogger(ctx).Warn(why)
+		return s, false
+	}
+	return s, true
+}
+
 func (b *Browser) onHandoffSignal(ctx workflow.Context, raw json.RawMessage) {
 	log := workflow.GetLogger(ctx)
-	var s contract.HandoffSignal
-	if err := json.Unmarshal(raw, &s); err != nil {
-		log.Warn("ignoring a handoff signal that is not {request_id, outcome, note?, by?}")
+	s, ok := signalOf[contract.HandoffSignal](ctx, raw, "ignoring a handoff signal that is not {request_id, outcome, note?, by?}", nil)
+	if !ok {
 		return
 	}
 	h := b.human()
@@ -176,9 +186,9 @@ func (b *Browser) onHandoffSignal(ctx workflow.Context, raw json.RawMessage) {
 }
 
 func (b *Browser) onHoldSignal(ctx workflow.Context, raw json.RawMessage) {
-	var s contract.HoldSignal
-	if err := json.Unmarshal(raw, &s); err != nil || s.HoldID == "" {
-		workflow.GetLogger(ctx).Warn("ignoring a hold signal that is not {hold_id, method, origin, path, activity_id?}")
+	s, ok := signalOf(ctx, raw, "ignoring a hold signal that is not {hold_id, method, origin, path, activity_id?}",
+		func(s contract.HoldSignal) bool { return s.HoldID != "" })
+	if !ok {
 		return
 	}
 	h := b.human()
@@ -194,8 +204,8 @@ func (b *Browser) onHoldSignal(ctx workflow.Context, raw json.RawMessage) {
 	f := s.RequestFacts
 	f.URL, f.Digest, f.Body = clip(f.URL, 2048), clip(f.Digest, 64), clip(f.Body, contract.MaxShownBody)
 	now := workflow.Now(ctx)
-	hold := contract.Hold{HoldID: clip(s.HoldID, 80), Method: clip(s.Method, 16), Origin: clip(s.Origin, 300),
-		Path: clip(s.Path, 300), RequestFacts: f, ActivityID: clip(s.ActivityID, 80), HeldAt: now}
+	hold := contract.Hold{HoldSubject: contract.HoldSubject{HoldID: clip(s.HoldID, 80), Method: clip(s.Method, 16), Origin: clip(s.Origin, 300),
+		Path: clip(s.Path, 300), RequestFacts: f, ActivityID: clip(s.ActivityID, 80)}, HeldAt: now}
 	if s.ExpiresAt.After(now) {
 		hold.ExpiresAt = minTime(s.ExpiresAt, now.Add(maxHoldWait))
 	}
@@ -265,9 +275,8 @@ func minTime(a, b time.Time) time.Time {
 
 func (b *Browser) onApprovalSignal(ctx workflow.Context, raw json.RawMessage) {
 	log := workflow.GetLogger(ctx)
-	var s contract.ApprovalSignal
-	if err := json.Unmarshal(raw, &s); err != nil {
-		log.Warn("ignoring an approval signal that is not {hold_id, decision, by?, note?}")
+	s, ok := signalOf[contract.ApprovalSignal](ctx, raw, "ignoring an approval signal that is not {hold_id, decision, by?, note?}", nil)
+	if !ok {
 		return
 	}
 	if s.Decision != contract.DecisionApprove && s.Decision != contract.DecisionDeny {

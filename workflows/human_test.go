@@ -94,7 +94,7 @@ func TestApprovals(t *testing.T) {
 	var pending, approved, unknown contract.HoldDecision
 	h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
 	h.signal(2*time.Second, contract.SignalHold, func() any {
-		return contract.HoldSignal{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order", ActivityID: "7"}
+		return contract.HoldSignal{HoldSubject: contract.HoldSubject{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order", ActivityID: "7"}}
 	})
 	h.query(3*time.Second, contract.QueryState, &held)
 	h.query(3*time.Second, contract.QueryHold, &pending, "x1")
@@ -133,10 +133,10 @@ func TestHoldNamedInTimeline(t *testing.T) {
 	h.env.SetOnTimerCanceledListener(func(id string) { cancelled[id] = h.env.Now() })
 	h.call(time.Second, "c0", contract.ToolSnapshot, `{}`)
 	h.signal(2*time.Second, contract.SignalHold, func() any {
-		return contract.HoldSignal{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order", ExpiresAt: h.env.Now().Add(7 * time.Minute)}
+		return contract.HoldSignal{HoldSubject: contract.HoldSubject{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order"}, ExpiresAt: h.env.Now().Add(7 * time.Minute)}
 	})
 	h.signal(3*time.Second, contract.SignalHold, func() any {
-		return contract.HoldSignal{HoldID: "x2", Method: "POST", Origin: "https://shop.example", Path: "/pay"}
+		return contract.HoldSignal{HoldSubject: contract.HoldSubject{HoldID: "x2", Method: "POST", Origin: "https://shop.example", Path: "/pay"}}
 	})
 	var held contract.SessionState
 	h.query(4*time.Second, contract.QueryState, &held)
@@ -168,7 +168,7 @@ func TestHoldNamedInTimeline(t *testing.T) {
 
 func TestHoldSummary(t *testing.T) {
 	at := time.Date(2026, 12, 2, 14, 32, 0, 0, time.FixedZone("CET", 3600))
-	got := holdSummary(contract.Hold{Method: "POST", Origin: "https://shop.example", Path: "/checkout\nnext"}, at)
+	got := holdSummary(contract.Hold{HoldSubject: contract.HoldSubject{Method: "POST", Origin: "https://shop.example", Path: "/checkout\nnext"}}, at)
 	if want := "waiting for approval: POST https://shop.example/checkout next (expires 13:32 UTC)"; got != want {
 		t.Fatalf("holdSummary = %q, want %q", got, want)
 	}

@@ -36,7 +36,7 @@ func TestKeygenSignsWhatTheWorkerVerifies(t *testing.T) {
 		t.Fatalf("%v %+v", err, s)
 	}
 	held, exp := time.UnixMilli(1_700_000_000_000), time.Now().Add(time.Minute)
-	hold := contract.Hold{HoldID: "h3", HeldAt: held, Method: "POST", RequestFacts: contract.RequestFacts{URL: "https://a.example/", Digest: "d"}}
+	hold := contract.Hold{HoldSubject: contract.HoldSubject{HoldID: "h3", Method: "POST", RequestFacts: contract.RequestFacts{URL: "https://a.example/", Digest: "d"}}, HeldAt: held}
 	sig := contract.ApprovalSignal{Decision: contract.DecisionApprove, By: s.name}
 	if err := sig.Sign(s.key, "wf", hold, exp); err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ func TestPrintSessions(t *testing.T) {
 	rows := []sessionRow{
 		{WorkflowID: "conv-1", Status: "running", Tag: "conv-1-1", Provider: "local", State: contract.StateWaitingForHuman, URL: "https://shop.example/",
 			PendingHandoff: &contract.PendingHandoff{RequestID: "h-1"},
-			Holds:          []contract.Hold{{HoldID: "a"}, {HoldID: "b", Decision: "approve"}},
+			Holds:          []contract.Hold{{HoldSubject: contract.HoldSubject{HoldID: "a"}}, {HoldSubject: contract.HoldSubject{HoldID: "b"}, Decision: "approve"}},
 			LastCall:       "click [4]", LastActive: now.Add(-90 * time.Second)},
 		{WorkflowID: "conv-2", Status: "completed", Ended: "idle"},
 	}

@@ -61,10 +61,10 @@ func (s *Site) registerShop() {
 	s.shop = newShop()
 	s.mux.HandleFunc("GET /shop/{$}", s.shopHome)
 	s.mux.HandleFunc("POST /shop/signin", s.shopSignin)
-	s.mux.HandleFunc("GET /shop/search", s.shopSearch)
-	s.mux.HandleFunc("POST /shop/cart", s.shopCart)
-	s.mux.HandleFunc("GET /shop/checkout", s.shopCheckout)
-	s.mux.HandleFunc("POST /shop/order", s.shopOrder)
+	s.mux.HandleFunc("GET /shop/search", s.signedIn(s.shopSearch))
+	s.mux.HandleFunc("POST /shop/cart", s.signedIn(s.shopCart))
+	s.mux.HandleFunc("GET /shop/checkout", s.signedIn(s.shopCheckout))
+	s.mux.HandleFunc("POST /shop/order", s.signedIn(s.shopOrder))
 	s.mux.HandleFunc("GET /shop/order/{n}", s.shopConfirmation)
 }
 
@@ -103,14 +103,20 @@ func (s *Site) shopper(r *http.Request) *shopper {
 	return s.shop.sessions[c.Value]
 }
 
-// signedIn is the request's shopper; without one it sends the browser to
-// sign in and answers nil.
-func (s *Site) signedIn(w http.ResponseWriter, r *http.Request) *shopper {
-	sh := s.shopper(r)
-	if sh == nil {
-		http.Redirect(w, r, "/shop/", http.StatusSeeOther)
+// signedIn serves fn to a signed-in shopper and sends anyone else to sign
+// in. A POST is a submission, recorded whoever sent it.
+func (s *Site) signedIn(fn func(w http.ResponseWriter, r *http.Request, sh *shopper)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			s.Record(r)
+		}
+		sh := s.shopper(r)
+		if sh == nil {
+			http.Redirect(w, r, "/shop/", http.StatusSeeOther)
+			return
+		}
+		fn(w, r, sh)
 	}
-	return sh
 }
 
 func (s *Site) shopHome(w http.ResponseWriter, r *http.Request) {
@@ -139,11 +145,7 @@ func (s *Site) shopSignin(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/shop/search", http.StatusSeeOther)
 }
 
-func (s *Site) shopSearch(w http.ResponseWriter, r *http.Request) {
-	sh := s.signedIn(w, r)
-	if sh == nil {
-		return
-	}
+func (s *Site) shopSearch(w http.ResponseWriter, r *http.Request, sh *shopper) {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	var b strings.Builder
 	s.shop.mu.Lock()
@@ -186,12 +188,7 @@ func (s *Site) shopSearch(w http.ResponseWriter, r *http.Request) {
 	page(w, "Search", b.String())
 }
 
-func (s *Site) shopCart(w http.ResponseWriter, r *http.Request) {
-	s.Record(r)
-	sh := s.signedIn(w, r)
-	if sh == nil {
-		return
-	}
+func (s *Site) shopCart(w http.ResponseWriter, r *http.Request, sh *shopper) {
 	id := r.PostFormValue("product")
 	if _, ok := product(id); ok {
 		s.shop.mu.Lock()
@@ -201,11 +198,7 @@ func (s *Site) shopCart(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/shop/search?q="+url.QueryEscape(r.PostFormValue("q")), http.StatusSeeOther)
 }
 
-func (s *Site) shopCheckout(w http.ResponseWriter, r *http.Request) {
-	sh := s.signedIn(w, r)
-	if sh == nil {
-		return
-	}
+func (s *Site) shopCheckout(w http.ResponseWriter, r *http.Request, sh *shopper) {
 	s.shop.mu.Lock()
 	cart := append([]string(nil), sh.cart...)
 	s.shop.mu.Unlock()
@@ -227,12 +220,7 @@ func (s *Site) shopCheckout(w http.ResponseWriter, r *http.Request) {
 	page(w, "Check out", b.String())
 }
 
-func (s *Site) shopOrder(w http.ResponseWriter, r *http.Request) {
-	s.Record(r)
-	sh := s.signedIn(w, r)
-	if sh == nil {
-		return
-	}
+func (s *Site) shopOrder(w http.ResponseWriter, r *http.Request, sh *shopper) {
 	s.shop.mu.Lock()
 	if len(sh.cart) == 0 {
 		s.shop.mu.Unlock()

@@ -72,65 +72,60 @@ func diff(old, new []line, interactive bool) (string, contract.Changes) {
 		return l.render()
 	}
 	use := func(l line) bool { return !interactive || (l.interactive && l.id > 0) }
-	oldByID := map[int]string{}
-	oldText := map[string]int{}
-	for _, l := range old {
-		if !use(l) {
-			continue
-		}
-		if l.id > 0 {
-			oldByID[l.id] = render(l)
-		} else {
-			oldText[render(l)]++
-		}
+	// side is one document: its elements' lines by id, its text lines counted.
+	type side struct {
+		byID map[int]string
+		text map[string]int
 	}
-	newIDs := map[int]bool{}
-	newText := map[string]int{}
-	var plus []string
-	for _, l := range new {
-		if !use(l) {
-			continue
-		}
-		s := render(l)
-		if l.id > 0 {
-			newIDs[l.id] = true
-			was, ok := oldByID[l.id]
-			switch {
-			case !ok:
-				plus = append(plus, "+ "+s)
-				ch.Added++
-			case was != s:
-				plus = append(plus, "~ "+s)
-				ch.Changed++
+	index := func(ls []line) side {
+		sd := side{byID: map[int]string{}, text: map[string]int{}}
+		for _, l := range ls {
+			if !use(l) {
+				continue
 			}
-			continue
-		}
-		newText[s]++
-		if newText[s] > oldText[s] {
-			plus = append(plus, "+ "+s)
-			ch.Added++
-		}
-	}
-	var minus []string
-	seen := map[string]int{}
-	for _, l := range old {
-		if !use(l) {
-			continue
-		}
-		s := render(l)
-		if l.id > 0 {
-			if !newIDs[l.id] {
-				minus = append(minus, "- "+s)
-				ch.Removed++
+			if l.id > 0 {
+				sd.byID[l.id] = render(l)
+			} else {
+				sd.text[render(l)]++
 			}
-			continue
 		}
-		seen[s]++
-		if seen[s] > newText[s] {
-			minus = append(minus, "- "+s)
-			ch.Removed++
-		}
+		return sd
 	}
+	oldSide, newSide := index(old), index(new)
+	// missing lists, in order, ls's lines that other lacks, marked and
+	// counted in n: an element whose id it lacks, a text line past its
+	// count of that line. With changed, an element whose line differs
+	// there is listed too ("~ ").
+	missing := func(ls []line, other side, mark string, n *int, changed bool) []string {
+		var out []string
+		seen := map[string]int{}
+		for _, l := range ls {
+			if !use(l) {
+				continue
+			}
+			s := render(l)
+			if l.id > 0 {
+				was, ok := other.byID[l.id]
+				switch {
+				case !ok:
+					out = append(out, mark+s)
+					*n++
+				case changed && was != s:
+					out = append(out, "~ "+s)
+					ch.Changed++
+				}
+				continue
+			}
+			seen[s]++
+			if seen[s] > other.text[s] {
+				out = append(out, mark+s)
+				*n++
+			}
+		}
+		return out
+	}
+	plus := missing(new, oldSide, "+ ", &ch.Added, true)
+	minus := missing(old, newSide, "- ", &ch.Removed, false)
 	var sb strings.Builder
 	for _, s := range append(minus, plus...) {
 		sb.WriteString(s)

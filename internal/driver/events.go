@@ -35,6 +35,15 @@ func (b *Browser) loop(msgs <-chan *rod.Message) {
 	b.cancel()
 }
 
+// event decodes msg's parameters as a T; ok says they decoded.
+func event[T any, P interface {
+	*T
+	proto.Event
+}](msg *rod.Message) (e P, ok bool) {
+	e = new(T)
+	return e, msg.Load(e)
+}
+
 func (b *Browser) handle(msg *rod.Message) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -43,13 +52,11 @@ func (b *Browser) handle(msg *rod.Message) {
 	}()
 	switch msg.Method {
 	case "Target.attachedToTarget":
-		var e proto.TargetAttachedToTarget
-		if msg.Load(&e) {
-			go b.attached(msg.SessionID, &e)
+		if e, ok := event[proto.TargetAttachedToTarget](msg); ok {
+			go b.attached(msg.SessionID, e)
 		}
 	case "Target.detachedFromTarget":
-		var e proto.TargetDetachedFromTarget
-		if msg.Load(&e) {
+		if e, ok := event[proto.TargetDetachedFromTarget](msg); ok {
 			b.mu.Lock()
 			t := b.sessions[e.SessionID]
 			delete(b.sessions, e.SessionID)
@@ -66,45 +73,37 @@ func (b *Browser) handle(msg *rod.Message) {
 			}
 		}
 	case "Target.targetCreated":
-		var e proto.TargetTargetCreated
-		if b.o.TargetID != "" && msg.Load(&e) && e.TargetInfo != nil {
+		if e, ok := event[proto.TargetTargetCreated](msg); ok && b.o.TargetID != "" && e.TargetInfo != nil {
 			go b.popupCreated(e.TargetInfo)
 		}
 	case "Target.targetDestroyed":
-		var e proto.TargetTargetDestroyed
-		if msg.Load(&e) {
+		if e, ok := event[proto.TargetTargetDestroyed](msg); ok {
 			b.dropTab(e.TargetID)
 		}
 	case "Page.javascriptDialogOpening":
-		var e proto.PageJavascriptDialogOpening
-		if msg.Load(&e) {
-			go b.dialog(msg.SessionID, &e)
+		if e, ok := event[proto.PageJavascriptDialogOpening](msg); ok {
+			go b.dialog(msg.SessionID, e)
 		}
 	case "Page.frameNavigated":
-		var e proto.PageFrameNavigated
-		if msg.Load(&e) && e.Frame.ParentID == "" {
+		if e, ok := event[proto.PageFrameNavigated](msg); ok && e.Frame.ParentID == "" {
 			b.bumpNav(msg.SessionID, proto.PageFrameID(""))
 			b.navEnded(msg.SessionID, "")
 		}
 	case "Page.navigatedWithinDocument":
-		var e proto.PageNavigatedWithinDocument
-		if msg.Load(&e) {
+		if e, ok := event[proto.PageNavigatedWithinDocument](msg); ok {
 			b.bumpNav(msg.SessionID, e.FrameID)
 		}
 	case "Page.frameRequestedNavigation", "Page.frameStartedLoading", "Page.frameStoppedLoading":
 		var fid proto.PageFrameID
 		switch msg.Method {
 		case "Page.frameRequestedNavigation":
-			var e proto.PageFrameRequestedNavigation
-			msg.Load(&e)
+			e, _ := event[proto.PageFrameRequestedNavigation](msg)
 			fid = e.FrameID
 		case "Page.frameStartedLoading":
-			var e proto.PageFrameStartedLoading
-			msg.Load(&e)
+			e, _ := event[proto.PageFrameStartedLoading](msg)
 			fid = e.FrameID
 		default:
-			var e proto.PageFrameStoppedLoading
-			msg.Load(&e)
+			e, _ := event[proto.PageFrameStoppedLoading](msg)
 			fid = e.FrameID
 		}
 		b.mu.Lock()
@@ -122,8 +121,7 @@ func (b *Browser) handle(msg *rod.Message) {
 		}
 		b.mu.Unlock()
 	case "Runtime.consoleAPICalled":
-		var e proto.RuntimeConsoleAPICalled
-		if msg.Load(&e) && e.Type == proto.RuntimeConsoleAPICalledTypeError {
+		if e, ok := event[proto.RuntimeConsoleAPICalled](msg); ok && e.Type == proto.RuntimeConsoleAPICalledTypeError {
 			var parts []string
 			for _, a := range e.Args {
 				if a.Value.Nil() {
@@ -135,8 +133,7 @@ func (b *Browser) handle(msg *rod.Message) {
 			b.addConsole(msg.SessionID, strings.Join(parts, " "))
 		}
 	case "Runtime.exceptionThrown":
-		var e proto.RuntimeExceptionThrown
-		if msg.Load(&e) {
+		if e, ok := event[proto.RuntimeExceptionThrown](msg); ok {
 			d := e.ExceptionDetails
 			text := d.Text
 			if d.Exception != nil && d.Exception.Description != "" {
@@ -145,8 +142,7 @@ func (b *Browser) handle(msg *rod.Message) {
 			b.addConsole(msg.SessionID, text)
 		}
 	case "Network.requestWillBeSent":
-		var e proto.NetworkRequestWillBeSent
-		if msg.Load(&e) {
+		if e, ok := event[proto.NetworkRequestWillBeSent](msg); ok {
 			b.mu.Lock()
 			if len(b.ev.requests) > 2000 {
 				b.ev.requests = map[proto.NetworkRequestID]reqInfo{}
@@ -164,18 +160,17 @@ func (b *Browser) handle(msg *rod.Message) {
 				b.ev.sent = appendBounded(b.ev.sent, contract.SentRequest{Method: e.Request.Method, Origin: o, Path: p})
 			}
 			b.mu.Unlock()
-			b.navStarted(msg.SessionID, &e)
+			b.navStarted(msg.SessionID, e)
 		}
 	case "Network.webSocketCreated":
-		var e proto.NetworkWebSocketCreated
-		if msg.Load(&e) && b.o.Egress != nil {
+		if e, ok := event[proto.NetworkWebSocketCreated](msg); ok && b.o.Egress != nil {
 			b.mu.Lock()
 			b.addAsked(e.URL)
 			b.mu.Unlock()
 		}
 	case "Network.responseReceived":
-		var e proto.NetworkResponseReceived
-		if !msg.Load(&e) {
+		e, ok := event[proto.NetworkResponseReceived](msg)
+		if !ok {
 			break
 		}
 		if e.Type == proto.NetworkResourceTypeDocument {
@@ -203,8 +198,8 @@ func (b *Browser) handle(msg *rod.Message) {
 			b.mu.Unlock()
 		}
 	case "Network.loadingFailed":
-		var e proto.NetworkLoadingFailed
-		if !msg.Load(&e) {
+		e, ok := event[proto.NetworkLoadingFailed](msg)
+		if !ok {
 			break
 		}
 		b.navEnded(msg.SessionID, e.RequestID)
@@ -218,8 +213,7 @@ func (b *Browser) handle(msg *rod.Message) {
 			b.mu.Unlock()
 		}
 	case "Fetch.requestPaused":
-		var e proto.FetchRequestPaused
-		if msg.Load(&e) {
+		if e, ok := event[proto.FetchRequestPaused](msg); ok {
 			counted := b.o.RequestGate != nil && !safeMethod(e.Request.Method) && e.ResponseStatusCode == nil
 			if counted {
 				// Counted here, not in the goroutine, so an action settling
@@ -228,17 +222,15 @@ func (b *Browser) handle(msg *rod.Message) {
 				b.gating++
 				b.mu.Unlock()
 			}
-			go b.paused(msg.SessionID, &e, counted)
+			go b.paused(msg.SessionID, e, counted)
 		}
 	case "Browser.downloadWillBegin":
-		var e proto.BrowserDownloadWillBegin
-		if msg.Load(&e) {
-			b.downloadBegin(&e)
+		if e, ok := event[proto.BrowserDownloadWillBegin](msg); ok {
+			b.downloadBegin(e)
 		}
 	case "Browser.downloadProgress":
-		var e proto.BrowserDownloadProgress
-		if msg.Load(&e) {
-			b.downloadProgress(&e)
+		if e, ok := event[proto.BrowserDownloadProgress](msg); ok {
+			b.downloadProgress(e)
 		}
 	}
 }

@@ -148,16 +148,7 @@ func (s *Store) read(ctx context.Context, name, hash string, v int64) (*State, e
 	if s.o.Sealer == nil {
 		return nil, ErrNoKey
 	}
-	out, err := s.o.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.dir(hash) + VersionKey(v))})
-	if err != nil {
-		return nil, fmt.Errorf("reading state version %d: %w", v, err)
-	}
-	defer out.Body.Close()
-	sealed, err := io.ReadAll(io.LimitReader(out.Body, MaxBytes+1024))
-	if err != nil {
-		return nil, fmt.Errorf("reading state version %d: %w", v, err)
-	}
-	st, _, err := s.open(hash, v, sealed)
+	st, _, err := s.fetch(ctx, s.dir(hash)+VersionKey(v), hash, v, fmt.Sprintf("state version %d", v))
 	if err != nil {
 		return nil, err
 	}
@@ -193,17 +184,23 @@ func (s *Store) Plaintext(ctx context.Context, key string) ([]byte, error) {
 	if !ok || !strings.HasPrefix(key, s.o.Prefix+"/") || !isHash(hash) || !isVersion {
 		return nil, fmt.Errorf("%q is not a state version under %s/", key, s.o.Prefix)
 	}
+	_, pt, err := s.fetch(ctx, key, hash, v, key)
+	return pt, err
+}
+
+// fetch reads the sealed version v of hash at key (what names it in an
+// error) and opens it.
+func (s *Store) fetch(ctx context.Context, key, hash string, v int64, what string) (*State, []byte, error) {
 	out, err := s.o.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(key)})
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", key, err)
+		return nil, nil, fmt.Errorf("reading %s: %w", what, err)
 	}
 	defer out.Body.Close()
 	sealed, err := io.ReadAll(io.LimitReader(out.Body, MaxBytes+1024))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", key, err)
+		return nil, nil, fmt.Errorf("reading %s: %w", what, err)
 	}
-	_, pt, err := s.open(hash, v, sealed)
-	return pt, err
+	return s.open(hash, v, sealed)
 }
 
 // Saved is what a Save did.

@@ -51,11 +51,12 @@ func (l *Locks) size() int {
 	return len(l.m)
 }
 
-// LockValid is Lock for a tag Valid accepts; an invalid tag is refused and
-// nothing is locked.
-func (l *Locks) LockValid(tag string) (unlock func(), err error) {
+// Locked runs fn holding tag's lock, for a tag Valid accepts; an invalid
+// tag is refused, nothing is locked and fn does not run.
+func (l *Locks) Locked(tag string, fn func() error) error {
 	if err := Valid(tag); err != nil {
-		return nil, err
+		return err
 	}
-	return l.Lock(tag), nil
+	defer l.Lock(tag)()
+	return fn()
 }

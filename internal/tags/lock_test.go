@@ -127,22 +127,23 @@ func TestLocksEntryKeptWhileWaited(t *testing.T) {
 	}
 }
 
-func TestLockValidRefusesBadTagsUnlocked(t *testing.T) {
+func TestLockedRefusesBadTagsUnlocked(t *testing.T) {
 	var l Locks
-	if unlock, err := l.LockValid("bad tag/with spaces"); err == nil || unlock != nil {
-		t.Fatalf("LockValid(invalid) = %v, %v; want an error and no unlock", unlock != nil, err)
+	ran := false
+	if err := l.Locked("bad tag/with spaces", func() error { ran = true; return nil }); err == nil || ran {
+		t.Fatalf("Locked(invalid) = %v, ran %v; want an error and fn not run", err, ran)
 	}
 	if n := l.size(); n != 0 {
 		t.Fatalf("an invalid tag left %d lock entries", n)
 	}
-	unlock, err := l.LockValid("wf-ok-1")
-	if err != nil {
+	if err := l.Locked("wf-ok-1", func() error {
+		if n := l.size(); n != 1 {
+			t.Fatalf("size while held = %d, want 1", n)
+		}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if n := l.size(); n != 1 {
-		t.Fatalf("size while held = %d, want 1", n)
-	}
-	unlock()
 	if n := l.size(); n != 0 {
 		t.Fatalf("size after unlock = %d, want 0", n)
 	}

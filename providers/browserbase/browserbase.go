@@ -87,14 +87,8 @@ type Options struct {
 // FromEnv fills the key, project and base URL from the environment; a
 // missing key or project is an error naming the variable.
 func FromEnv(o Options, getenv func(string) string) (Options, error) {
-	remote.FromEnv(getenv, map[string]*string{EnvAPIKey: &o.APIKey, EnvProjectID: &o.ProjectID, EnvBaseURL: &o.BaseURL})
-	if o.APIKey == "" {
-		return o, remote.MissingKey(Name, EnvAPIKey)
-	}
-	if o.ProjectID == "" {
-		return o, remote.MissingKey(Name, EnvProjectID)
-	}
-	return o, nil
+	err := remote.FromEnv(Name, getenv, map[string]*string{EnvAPIKey: &o.APIKey, EnvProjectID: &o.ProjectID, EnvBaseURL: &o.BaseURL}, EnvAPIKey, EnvProjectID)
+	return o, err
 }
 
 // Provider rents Browserbase sessions. It keeps nothing about them: the

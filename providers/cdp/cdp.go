@@ -371,11 +371,11 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 // worker. The browser and every other page keep running. Unknown tags are
 // not an error.
 func (p *Provider) Release(ctx context.Context, tag string) error {
-	unlock, err := p.locks.LockValid(tag)
-	if err != nil {
-		return err
-	}
-	defer unlock()
+	return p.locks.Locked(tag, func() error { return p.release(ctx, tag) })
+}
+
+// release is Release under the tag's lock.
+func (p *Provider) release(ctx context.Context, tag string) error {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	c, _, err := p.conn(ctx)

@@ -58,11 +58,8 @@ type Options struct {
 // FromEnv fills the key and base URL from the environment; a missing key
 // is an error naming the variable.
 func FromEnv(o Options, getenv func(string) string) (Options, error) {
-	remote.FromEnv(getenv, map[string]*string{EnvAPIKey: &o.APIKey, EnvBaseURL: &o.BaseURL})
-	if o.APIKey == "" {
-		return o, remote.MissingKey(Name, EnvAPIKey)
-	}
-	return o, nil
+	err := remote.FromEnv(Name, getenv, map[string]*string{EnvAPIKey: &o.APIKey, EnvBaseURL: &o.BaseURL}, EnvAPIKey)
+	return o, err
 }
 
 // Provider rents Kernel browsers; Kernel's persistence ids are its state.

@@ -216,12 +216,7 @@ func (p *Provider) Find(ctx context.Context, tag string) (*providers.Session, er
 // process of it has exited, deletes its session directory (a saved profile
 // being saved stays) and its record. Releasing an unknown tag is not an error.
 func (p *Provider) Release(ctx context.Context, tag string) error {
-	unlock, err := p.locks.LockValid(tag)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	return p.release(ctx, tag)
+	return p.locks.Locked(tag, func() error { return p.release(ctx, tag) })
 }
 
 func (p *Provider) session(r *Record) *providers.Session {

@@ -83,8 +83,10 @@ func BaseURL(provider, raw, def string) (string, error) {
 }
 
 // FromEnv sets each empty field to its environment variable (fields maps a
-// variable's name to its field), read with getenv, os.Getenv when nil.
-func FromEnv(getenv func(string) string, fields map[string]*string) {
+// variable's name to its field), read with getenv, os.Getenv when nil. A
+// required variable whose field is still empty is provider's MissingKey
+// (the first, in the order given).
+func FromEnv(provider string, getenv func(string) string, fields map[string]*string, required ...string) error {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -93,6 +95,12 @@ func FromEnv(getenv func(string) string, fields map[string]*string) {
 			*p = getenv(env)
 		}
 	}
+	for _, env := range required {
+		if *fields[env] == "" {
+			return MissingKey(provider, env)
+		}
+	}
+	return nil
 }
 
 // MissingKey is the error for a provider chosen without its key: it names

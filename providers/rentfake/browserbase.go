@@ -68,36 +68,23 @@ func (f *Browserbase) Session(id string) *bbSession {
 
 // Running counts the sessions running now.
 func (f *Browserbase) Running() int {
-	f.smu.Lock()
-	defer f.smu.Unlock()
-	n := 0
-	for _, s := range f.sessions {
-		if s.Status == "RUNNING" {
-			n++
-		}
-	}
-	return n
+	return f.alive(func(s *bbSession) bool { return s.Status == "RUNNING" })
 }
 
 var bbRegions = []string{"us-west-2", "us-east-1", "eu-central-1", "ap-southeast-1"}
 
 func (f *Browserbase) create(w http.ResponseWriter, r *http.Request) {
-	var body map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		fail(w, http.StatusBadRequest, "invalid JSON body")
+	body, ok := createBody(w, r)
+	if !ok {
 		return
 	}
 	if p, _ := body["projectId"].(string); p != f.Project {
 		fail(w, http.StatusBadRequest, "projectId is required and must be a project of this key")
 		return
 	}
-	timeout := 0
-	if t, ok := body["timeout"].(float64); ok {
-		if t < 60 || t > 21600 {
-			fail(w, http.StatusBadRequest, "timeout must be between 60 and 21600 seconds")
-			return
-		}
-		timeout = int(t)
+	timeout, ok := seconds(w, body, "timeout", 300, 60, 21600, "timeout must be between 60 and 21600 seconds")
+	if !ok {
+		return
 	}
 	region := "us-west-2"
 	if rg, ok := body["region"].(string); ok {
@@ -120,9 +107,6 @@ func (f *Browserbase) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now().UTC()
-	if timeout == 0 {
-		timeout = 300
-	}
 	keep, _ := body["keepAlive"].(bool)
 	s := &bbSession{ID: id, CreatedAt: now, StartedAt: now, UpdatedAt: now, ProjectID: f.Project, Status: "RUNNING",
 		KeepAlive: keep, Region: region, ExpiresAt: now.Add(time.Duration(timeout) * time.Second), ConnectURL: cdpURL,

@@ -1,7 +1,6 @@
 package rentfake
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -58,15 +57,7 @@ func NewKernel(browsers Browsers, key string) *Kernel {
 
 // Active counts the browsers not deleted.
 func (f *Kernel) Active() int {
-	f.smu.Lock()
-	defer f.smu.Unlock()
-	n := 0
-	for _, b := range f.sessions {
-		if b.DeletedAt == nil {
-			n++
-		}
-	}
-	return n
+	return f.alive(func(b *kBrowser) bool { return b.DeletedAt == nil })
 }
 
 // Fill adds n idle browsers under other persistence ids, so a find must
@@ -85,18 +76,13 @@ func (f *Kernel) Fill(n int) {
 }
 
 func (f *Kernel) create(w http.ResponseWriter, r *http.Request) {
-	var body map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		fail(w, http.StatusBadRequest, "invalid JSON body")
+	body, ok := createBody(w, r)
+	if !ok {
 		return
 	}
-	timeout := 60
-	if t, ok := body["timeout_seconds"].(float64); ok {
-		if t < 10 || t > 259200 {
-			fail(w, http.StatusBadRequest, "timeout_seconds must be between 10 and 259200")
-			return
-		}
-		timeout = int(t)
+	timeout, ok := seconds(w, body, "timeout_seconds", 60, 10, 259200, "timeout_seconds must be between 10 and 259200")
+	if !ok {
+		return
 	}
 	var persist string
 	if p, ok := body["persistence"].(map[string]any); ok {

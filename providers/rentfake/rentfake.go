@@ -72,6 +72,31 @@ func fail(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]any{"statusCode": status, "error": http.StatusText(status), "message": msg})
 }
 
+// createBody reads a create request's JSON object; one that is not
+// answers 400, and ok is false.
+func createBody(w http.ResponseWriter, r *http.Request) (body map[string]any, ok bool) {
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		fail(w, http.StatusBadRequest, "invalid JSON body")
+		return nil, false
+	}
+	return body, true
+}
+
+// seconds reads body[key], a whole number of seconds in [min, max] (def
+// when absent); one out of range answers 400 with the service's message,
+// and ok is false.
+func seconds(w http.ResponseWriter, body map[string]any, key string, def, min, max int, msg string) (n int, ok bool) {
+	t, given := body[key].(float64)
+	if !given {
+		return def, true
+	}
+	if t < float64(min) || t > float64(max) {
+		fail(w, http.StatusBadRequest, msg)
+		return 0, false
+	}
+	return int(t), true
+}
+
 // record is a fake's session object, as the shared server reads it.
 type record interface {
 	// createBody is what the create asked for (nil for a filler).
@@ -98,6 +123,19 @@ type server[S record] struct {
 	smu      sync.Mutex
 	sessions map[string]S
 	order    []string
+}
+
+// alive counts the sessions alive says are.
+func (s *server[S]) alive(alive func(S) bool) int {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	n := 0
+	for _, v := range s.sessions {
+		if alive(v) {
+			n++
+		}
+	}
+	return n
 }
 
 // serve starts the server on loopback: a request authorized refuses gets
