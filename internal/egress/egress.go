@@ -256,6 +256,15 @@ func (p *Proxy) Bind(owner string, pol *netguard.Policy, log zerolog.Logger) {
 	p.policy.Store(pol)
 }
 
+// logger is the proxy's logger (Options.Logger, or Bind's).
+func (p *Proxy) logger() *zerolog.Logger {
+	if l := p.log.Load(); l != nil {
+		return l
+	}
+	nop := zerolog.Nop()
+	return &nop
+}
+
 // policyOrRefuse is the policy a connection is judged by; nil, with the
 // refusal, while the proxy serves no session.
 func (p *Proxy) policyOrRefuse() (*netguard.Policy, netguard.Decision) {
@@ -315,7 +324,7 @@ func (p *Proxy) refused(b Blocked) {
 	if i := strings.Index(to, "://"); i >= 0 {
 		to = to[i+3:]
 	}
-	p.log.Load().Debug().Str("rule", b.Rule).Str("secret", b.Secret).Str("to", to).Str("method", b.Method).Msg("egress: refused")
+	p.logger().Debug().Str("rule", b.Rule).Str("secret", b.Secret).Str("to", to).Str("method", b.Method).Msg("egress: refused")
 	if f := p.block.Load(); f != nil && *f != nil {
 		(*f)(b)
 	}
