@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -178,5 +179,56 @@ func TestCancelledWaiterLeavesTheQueue(t *testing.T) {
 	<-a
 	if rc := <-c; rc.err != nil {
 		t.Fatalf("the next waiter: %v", rc.err)
+	}
+}
+
+// BenchmarkColdStartsAtOnce starts 8 browsers at once under each bound of
+// launches in flight (8: unbounded for them) and reports when the last
+// answered (all-ms) and each one's wait from its create to its DevTools
+// port (p50-ms, max-ms, the queue included): what --max-launches'
+// default is chosen by (docs/reliability.md).
+func BenchmarkColdStartsAtOnce(b *testing.B) {
+	const n = 8
+	for _, launches := range []int{1, 2, 4, n} {
+		b.Run("launches="+strconv.Itoa(launches), func(b *testing.B) {
+			p, err := New(Options{ChromePath: chromePath(b), ProfileRoot: b.TempDir(), BootID: "bench", MaxLaunches: launches,
+				StartTimeout: 2 * time.Minute, Logger: zerolog.Nop()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var all, each []time.Duration
+			for i := 0; b.Loop(); i++ {
+				began := time.Now()
+				done := make(chan created, n)
+				for j := range n {
+					go func() {
+						t0 := time.Now()
+						s, err := p.Create(context.Background(), providers.CreateOptions{Tag: fmt.Sprintf("b%d-%d", i, j)})
+						done <- created{s, err, time.Since(t0)}
+					}()
+				}
+				for range n {
+					r := <-done
+					if r.err != nil {
+						b.Fatal(r.err)
+					}
+					each = append(each, r.took)
+				}
+				all = append(all, time.Since(began))
+				b.StopTimer()
+				for j := range n {
+					if err := p.Release(context.Background(), fmt.Sprintf("b%d-%d", i, j)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+			}
+			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+			slices.Sort(all)
+			slices.Sort(each)
+			b.ReportMetric(ms(all[len(all)/2]), "all-ms")
+			b.ReportMetric(ms(each[len(each)/2]), "p50-ms")
+			b.ReportMetric(ms(each[len(each)-1]), "max-ms")
+		})
 	}
 }
