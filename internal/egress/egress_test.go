@@ -372,14 +372,7 @@ func TestUnboundProxyRefusesUntilBound(t *testing.T) {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	defer srv.Close()
-	p, err := Start(Options{Unbound: true, Owner: "_warm-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	var mu sync.Mutex
-	var blocked []Blocked
-	p.OnBlock(func(b Blocked) { mu.Lock(); blocked = append(blocked, b); mu.Unlock() })
+	p, blocked := startRecording(t, Options{Unbound: true, Owner: "_warm-1"})
 	pu, _ := url.Parse("http://" + p.Addr())
 	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
 	get := func() int {
@@ -400,11 +393,9 @@ func TestUnboundProxyRefusesUntilBound(t *testing.T) {
 	if hits.Load() != 0 {
 		t.Fatalf("the site was reached %d times through an unbound proxy", hits.Load())
 	}
-	mu.Lock()
-	if len(blocked) != 2 || blocked[0].Rule != RuleUnbound || blocked[1].Rule != RuleUnbound {
-		t.Fatalf("blocked %+v, want the CONNECT and the GET by rule unbound", blocked)
+	if b := blocked(); len(b) != 2 || b[0].Rule != RuleUnbound || b[1].Rule != RuleUnbound {
+		t.Fatalf("blocked %+v, want the CONNECT and the GET by rule unbound", b)
 	}
-	mu.Unlock()
 	if owner, _ := Owner(p.Addr()); owner != "_warm-1" {
 		t.Fatalf("owner before Bind: %q", owner)
 	}
@@ -421,5 +412,24 @@ func TestUnboundProxyRefusesUntilBound(t *testing.T) {
 	}
 	if _, err := Start(Options{}); err == nil {
 		t.Fatal("a proxy with no policy that is not Unbound started")
+	}
+}
+
+// startRecording starts a proxy, closed when the test ends, and returns
+// what it has refused so far.
+func startRecording(t *testing.T, o Options) (*Proxy, func() []Blocked) {
+	t.Helper()
+	p, err := Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	var mu sync.Mutex
+	var blocked []Blocked
+	p.OnBlock(func(b Blocked) { mu.Lock(); blocked = append(blocked, b); mu.Unlock() })
+	return p, func() []Blocked {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]Blocked(nil), blocked...)
 	}
 }
