@@ -90,7 +90,7 @@ reliability: tools
 # calls on one worker, the same with the worker killed halfway, and a sweep
 # of session counts (several minutes).
 bench: build tools
-	$(GO) test -run '^$$' -bench . -skip '^BenchmarkLoad$$' -benchmem -count 5 ./internal/driver/ ./providers/local/ ./test/
+	$(GO) test -run '^$$' -bench . -skip '^BenchmarkLoad$$' -benchmem -count 5 ./internal/driver/ ./providers/local/ ./activities/ ./test/
 	$(GO) test -run '^$$' -bench '^BenchmarkLoad$$' -benchtime 1x -timeout 60m -v ./test/
 
 # Start time and peak memory of the client verbs, and the binaries' sizes

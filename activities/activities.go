@@ -43,6 +43,10 @@ type Options struct {
 	// creates under way); a create beyond it answers browser_unavailable,
 	// retryable, at once, so another worker can take it. 0: no bound.
 	MaxBrowsers int
+	// WarmBrowsers is how many plain browsers of the default provider
+	// StartWarm keeps started ahead of sessions (0: none). They count
+	// against MaxBrowsers; a plain session's create takes one.
+	WarmBrowsers int
 	// Prices are the price of a session minute per provider name, for the
 	// records of released rented sessions.
 	Prices map[string]float64
@@ -142,6 +146,8 @@ type Activities struct {
 	creating int // creates past the MaxBrowsers check, not yet in sessions
 	// starting holds, by tag, a create in progress; closed when it ends.
 	starting map[string]chan struct{}
+	// warm keeps plain browsers started ahead (nil: none; see StartWarm).
+	warm *warmPool
 	// holding counts requests waiting for a person's decision (metrics).
 	holding atomic.Int64
 }
@@ -434,8 +440,12 @@ type Stats struct {
 	PendingHandoffs int
 	// HeldRequests counts requests waiting for a person's decision.
 	HeldRequests int
-	// ChromePIDs are the local browsers' main processes.
+	// ChromePIDs are the local browsers' main processes, warm ones included.
 	ChromePIDs []int
+	// Warm counts the warm browsers waiting for a session; WarmPIDs are
+	// their main processes.
+	Warm     int
+	WarmPIDs []int
 }
 
 // Stats reads what this process holds now.
@@ -453,12 +463,15 @@ func (a *Activities) Stats() Stats {
 			st.ChromePIDs = append(st.ChromePIDs, s.sess.PID)
 		}
 	}
+	st.Warm, st.WarmPIDs = a.warm.count()
+	st.ChromePIDs = append(st.ChromePIDs, st.WarmPIDs...)
 	return st
 }
 
 // Close releases every session this process holds; the worker calls it on
 // shutdown so no browser outlives its worker.
 func (a *Activities) Close(ctx context.Context) {
+	a.warmPool().close()
 	for _, tag := range a.Sessions() {
 		a.mu.Lock()
 		s := a.sessions[tag]

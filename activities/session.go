@@ -11,6 +11,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/recorder"
 	"github.com/durable-browser/durable-browser/internal/scrub"
@@ -169,6 +170,9 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	if req.Tag == "" {
 		return nil, contract.Fail(contract.CodeRefused, "a session needs a tag")
 	}
+	if f := refuseWarmTag(req.Tag); f != nil {
+		return nil, f
+	}
 	p, name, f := a.refuseCreate(req)
 	if f != nil {
 		return nil, f
@@ -216,8 +220,10 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		a.mu.Lock()
 		a.creating--
 		delete(a.starting, req.Tag)
+		w := a.warm
 		a.mu.Unlock()
 		close(started)
+		w.wake() // refills wait for creates to end
 	}()
 
 	stop := a.heartbeat(ctx, nil)
@@ -249,40 +255,59 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		cp.SessionHosts = append([]string(nil), req.Options.AllowHosts...)
 		pol = &cp
 	}
-	eg, err := a.startEgress(p, req.Tag, pol, log)
-	if err != nil {
-		log.Error().Err(err).Msg("starting the egress proxy")
-		return nil, contract.Fail(contract.CodeBrowserUnavailable, "could not start the browser's egress proxy; try again").WithDetail(err.Error())
+	// A browser another worker (or an earlier boot) made for the tag is
+	// checked before Create adopts it.
+	foundOne := false
+	if fp, ok := p.(finder); ok {
+		if found, err := fp.Find(ctx, req.Tag); err == nil {
+			foundOne = true
+			if f := checkFound(req.Tag, want, found.Made); f != nil {
+				return nil, f
+			}
+		}
+	}
+	// A plain session takes a warm browser when one waits; else one starts.
+	var sess *providers.Session
+	var eg *egress.Proxy
+	var err error
+	warmUnlist := func() {}
+	if !foundOne {
+		var unlist func()
+		if sess, eg, unlist = a.takeWarm(ctx, req, name, &want, pol, log); sess != nil {
+			warmUnlist = unlist
+		}
+	}
+	// Listed until the session lists the endpoint under its own key.
+	defer func() { warmUnlist() }()
+	if sess == nil {
+		a.warmPool().trim()
+		if eg, err = a.startEgress(p, req.Tag, pol, log); err != nil {
+			log.Error().Err(err).Msg("starting the egress proxy")
+			return nil, contract.Fail(contract.CodeBrowserUnavailable, "could not start the browser's egress proxy; try again").WithDetail(err.Error())
+		}
 	}
 	defer func() {
 		if !kept && eg != nil {
 			_ = eg.Close()
 		}
 	}()
-	// A browser another worker (or an earlier boot) made for the tag is
-	// checked before Create adopts it.
-	if fp, ok := p.(finder); ok {
-		if found, err := fp.Find(ctx, req.Tag); err == nil {
-			if f := checkFound(req.Tag, want, found.Made); f != nil {
-				return nil, f
-			}
+	if sess == nil {
+		sess, err = p.Create(ctx, providers.CreateOptions{
+			Tag:      req.Tag,
+			Headed:   req.Options.Headed,
+			Stealth:  req.Options.Stealth,
+			Profile:  req.Options.Profile,
+			Replaces: req.Replaces,
+			Session:  &want,
+			Egress:   eg.Addr(),
+			// The pin of the proxy's CA, so the browser accepts what the
+			// proxy shows it for https and wss.
+			EgressSPKI: eg.SPKI(),
+		})
+		if err != nil {
+			log.Error().Err(err).Msg("creating browser")
+			return nil, providerFailure(err)
 		}
-	}
-	sess, err := p.Create(ctx, providers.CreateOptions{
-		Tag:      req.Tag,
-		Headed:   req.Options.Headed,
-		Stealth:  req.Options.Stealth,
-		Profile:  req.Options.Profile,
-		Replaces: req.Replaces,
-		Session:  &want,
-		Egress:   eg.Addr(),
-		// The pin of the proxy's CA, so the browser accepts what the
-		// proxy shows it for https and wss.
-		EgressSPKI: eg.SPKI(),
-	})
-	if err != nil {
-		log.Error().Err(err).Msg("creating browser")
-		return nil, providerFailure(err)
 	}
 	if sess.Found {
 		if f := checkFound(req.Tag, want, sess.Made); f != nil {

@@ -4,9 +4,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -97,4 +102,51 @@ func TestMCPGuardedNavigationAnswersBlocked(t *testing.T) {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// A warm browser's DevTools endpoint is one of the worker's services from
+// its start: a session's page cannot reach it (and drive the browser
+// another session will take), neither by navigation nor through the
+// egress proxy.
+func TestWarmBrowserEndpointIsAService(t *testing.T) {
+	root, err := os.MkdirTemp(env.Dir, "warm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := env.StartWorker(t, harness.WorkerOptions{WarmBrowsers: 2, ProfileRoot: root})
+	harness.Eventually(t, time.Minute, func() bool { return w.Activities().Stats().Warm == 2 }, "the worker did not start 2 warm browsers")
+	page := pageServer(t, `<!doctype html><title>start</title><p id=s>start</p>`)
+	s := newSession(t, workflows.SessionConfig{})
+	s.must("run", actions(map[string]any{"op": "goto", "url": page}), nil)
+	// The session took one; the other waits.
+	st := w.Activities().Stats()
+	if len(st.WarmPIDs) == 0 {
+		t.Fatalf("no warm browser left: %+v", st)
+	}
+	port := 0
+	recs, _ := filepath.Glob(filepath.Join(root, "records", "_warm-*.json"))
+	for _, f := range recs {
+		var r struct{ PID, Port int }
+		if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &r) == nil && slices.Contains(st.WarmPIDs, r.PID) {
+			port = r.Port
+		}
+	}
+	if port == 0 {
+		t.Fatalf("no record of warm browser %v under %s", st.WarmPIDs, root)
+	}
+	endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
+	wantBlocked(t, "goto a warm browser's DevTools endpoint", s.failure("run", actions(map[string]any{"op": "goto", "url": endpoint + "/json/version"})))
+	probe := pageServer(t, `<!doctype html><title>probe</title><p id=s>start</p><script>
+fetch(`+jsString(endpoint+"/json/list")+`).then(() => { document.getElementById('s').textContent = 'fetch:reached' },
+  () => { document.getElementById('s').textContent = 'fetch:refused' });
+</script>`)
+	s.must("run", actions(
+		map[string]any{"op": "goto", "url": probe},
+		map[string]any{"op": "wait", "text": "fetch:"},
+	), nil)
+	var snap contract.SnapshotResult
+	s.must("snapshot", map[string]any{}, &snap)
+	if !strings.Contains(snap.Text, "fetch:refused") {
+		t.Fatalf("a page's fetch of a warm browser's DevTools endpoint was not refused:\n%s", snap.Text)
+	}
 }

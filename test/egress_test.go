@@ -14,12 +14,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/test/harness"
+	"github.com/durable-browser/durable-browser/worker"
 	"github.com/durable-browser/durable-browser/workflows"
 )
 
@@ -99,11 +101,42 @@ func pageServer(t *testing.T, html string) string {
 	return s.URL
 }
 
+// browserModes runs an egress test on a cold browser and on a warm one
+// (--warm-browsers): a warm browser's proxy, started before the session,
+// holds it to the same policy and pin.
+func browserModes(t *testing.T, run func(t *testing.T, warm int)) {
+	for _, warm := range []int{0, 1} {
+		t.Run(map[int]string{0: "cold", 1: "warm"}[warm], func(t *testing.T) { run(t, warm) })
+	}
+}
+
+// warmTaken waits for w's warm browser, runs open (the session's first
+// call), and checks the session took that browser.
+func warmTaken(t *testing.T, w *worker.Worker, open func()) {
+	t.Helper()
+	var warm int
+	harness.Eventually(t, time.Minute, func() bool {
+		if st := w.Activities().Stats(); len(st.WarmPIDs) > 0 {
+			warm = st.WarmPIDs[0]
+		}
+		return warm != 0
+	}, "the worker started no warm browser")
+	open()
+	st := w.Activities().Stats()
+	if st.Browsers["local"] != 1 || slices.Contains(st.WarmPIDs, warm) || !slices.Contains(st.ChromePIDs, warm) {
+		t.Fatalf("the session did not take warm browser %d: %+v", warm, st)
+	}
+}
+
 // A page opening a WebSocket to a host its session's allow_hosts refuses
 // is stopped at the worker's egress proxy: the server never sees the
 // connection, while one to an allowed host goes through. One to the
 // worker's own Temporal frontend is refused whatever the lists say.
 func TestEgressRefusesWebSocketOffAllowList(t *testing.T) {
+	browserModes(t, egressRefusesWebSocketOffAllowList)
+}
+
+func egressRefusesWebSocketOffAllowList(t *testing.T, warmBrowsers int) {
 	ws := newWSCounter(t)
 	temporal := env.Temporal.Address()
 	page := pageServer(t, `<!doctype html><title>ws</title><body><p id=s>start</p><script>
@@ -117,17 +150,24 @@ open('off', 'ws://localhost:`+ws.port()+`/off');
 open('on', 'ws://127.0.0.1:`+ws.port()+`/on');
 open('svc', 'ws://`+temporal+`/');
 </script>`)
-	env.StartWorker(t, harness.WorkerOptions{})
+	w := env.StartWorker(t, harness.WorkerOptions{WarmBrowsers: warmBrowsers})
 	s := newSession(t, workflows.SessionConfig{Session: contract.SessionOptions{AllowHosts: []string{"127.0.0.1"}}})
 	var res contract.RunResult
-	s.must("run", actions(
-		map[string]any{"op": "goto", "url": page + "/"},
-		// off:error when refused, off:open if it went through (the count
-		// below then fails, naming it).
-		map[string]any{"op": "wait", "text": "off:"},
-		map[string]any{"op": "wait", "text": "on:open"},
-		map[string]any{"op": "wait", "text": "svc:error"},
-	), &res)
+	open := func() {
+		s.must("run", actions(
+			map[string]any{"op": "goto", "url": page + "/"},
+			// off:error when refused, off:open if it went through (the
+			// count below then fails, naming it).
+			map[string]any{"op": "wait", "text": "off:"},
+			map[string]any{"op": "wait", "text": "on:open"},
+			map[string]any{"op": "wait", "text": "svc:error"},
+		), &res)
+	}
+	if warmBrowsers > 0 {
+		warmTaken(t, w, open)
+	} else {
+		open()
+	}
 	hosts, _ := ws.seen()
 	if hosts["localhost"] != 0 {
 		t.Fatalf("the WebSocket to localhost (not on allow_hosts) reached the server %d times", hosts["localhost"])
@@ -212,6 +252,10 @@ document.getElementById('go').onclick = () => {
 // browser trusts); the WebSocket's other frames, the page itself and an
 // https request without the secret go through.
 func TestEgressBlocksSecretOverWSS(t *testing.T) {
+	browserModes(t, egressBlocksSecretOverWSS)
+}
+
+func egressBlocksSecretOverWSS(t *testing.T, warmBrowsers int) {
 	const secret = "wss-Secret-Value-90210-plugh"
 	ws := newWSSCounter(t)
 	site := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -238,13 +282,20 @@ document.getElementById('go').onclick = () => {
 	roots.AddCert(site.Certificate()) // httptest's one certificate, the wss site's too
 	t.Setenv("DURABLE_BROWSER_SECRET_WSS_PW", secret)
 	t.Setenv("DURABLE_BROWSER_SECRET_WSS_PW_ORIGINS", redact.OriginOf(site.URL))
-	env.StartWorker(t, harness.WorkerOptions{SiteRoots: roots})
+	w := env.StartWorker(t, harness.WorkerOptions{SiteRoots: roots, WarmBrowsers: warmBrowsers})
 	s := newSession(t, workflows.SessionConfig{})
-	s.must("run", actions(
-		map[string]any{"op": "goto", "url": site.URL + "/"},
-		map[string]any{"op": "wait", "text": "open"},
-		map[string]any{"op": "wait", "text": "clean:200"},
-	), nil)
+	open := func() {
+		s.must("run", actions(
+			map[string]any{"op": "goto", "url": site.URL + "/"},
+			map[string]any{"op": "wait", "text": "open"},
+			map[string]any{"op": "wait", "text": "clean:200"},
+		), nil)
+	}
+	if warmBrowsers > 0 {
+		warmTaken(t, w, open)
+	} else {
+		open()
+	}
 	var snap contract.SnapshotResult
 	s.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
 	var res contract.RunResult

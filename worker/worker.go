@@ -147,6 +147,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		BootID:      bootID,
 		NoSandbox:   cfg.NoSandbox,
 		Headed:      cfg.Headed,
+		MaxLaunches: cfg.MaxLaunches,
 		Logger:      log,
 	})
 	if err != nil {
@@ -256,11 +257,12 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		SiteRoots:     o.SiteRoots,
 		Logger:        log,
 		// Tests shorten it; production keeps the activities' default.
-		HoldTimeout: o.HoldTimeout,
-		StopGrace:   stopGrace(cfg),
-		MaxBrowsers: cfg.MaxBrowsers,
-		Heartbeat:   heartbeatEvery,
-		Prices:      prices,
+		HoldTimeout:  o.HoldTimeout,
+		StopGrace:    stopGrace(cfg),
+		MaxBrowsers:  cfg.MaxBrowsers,
+		WarmBrowsers: cfg.WarmBrowsers,
+		Heartbeat:    heartbeatEvery,
+		Prices:       prices,
 	})
 
 	// On Stop the SDK stops polling and waits this long for activities in
@@ -276,8 +278,9 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	if m := o.Metrics; m != nil {
 		m.Watch(func() metrics.Snapshot {
 			st := acts.Stats()
+			l := lp.Launches()
 			return metrics.Snapshot{Browsers: st.Browsers, MaxBrowsers: cfg.MaxBrowsers, PendingHandoffs: st.PendingHandoffs,
-				HeldRequests: st.HeldRequests, ChromePIDs: st.ChromePIDs}
+				HeldRequests: st.HeldRequests, ChromePIDs: st.ChromePIDs, Warm: st.Warm, Launching: l.InFlight, LaunchesQueued: l.Waiting}
 		})
 	}
 	// The shared queue takes creates, fetches and searches: a few per browser
@@ -509,6 +512,8 @@ func (w *Worker) Activities() *activities.Activities { return w.acts }
 // Start reaps what earlier boots left, then polls both queues.
 func (w *Worker) Start() error {
 	w.reap()
+	// Warm browsers start after the reap, in this boot's own tags.
+	w.acts.StartWarm()
 	if err := w.host.Start(); err != nil {
 		return fmt.Errorf("starting host queue worker: %w", err)
 	}

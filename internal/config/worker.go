@@ -77,6 +77,12 @@ type Worker struct {
 	StopGrace time.Duration
 	// MaxBrowsers bounds the browsers this worker holds at once.
 	MaxBrowsers int
+	// WarmBrowsers is how many plain local browsers the worker keeps
+	// started ahead of sessions (0: none).
+	WarmBrowsers int
+	// MaxLaunches bounds the local browsers starting at once; more creates
+	// wait for a slot (0: local.DefaultMaxLaunches).
+	MaxLaunches int
 
 	HandoffWebhook       string
 	HandoffWebhookSecret string
@@ -195,6 +201,8 @@ func BindWorker(s *Set, w *Worker) {
 	s.Duration(&w.OrphanAfter, "orphan-after", time.Hour, "release a browser no call has touched for this long (its workflow ended without releasing it); keep it above every session's idle window")
 	s.Duration(&w.StopGrace, "stop-grace", 30*time.Second, "on SIGTERM or Ctrl-C: stop taking calls, let calls in flight finish for this long (a run cut short answers effect_unknown), then release every browser")
 	s.Int(&w.MaxBrowsers, "max-browsers", DefaultMaxBrowsers(), "browsers this worker holds at once; a create beyond it answers browser_unavailable (retryable) so another worker takes it (0: no bound)")
+	s.Int(&w.WarmBrowsers, "warm-browsers", 0, "plain local browsers kept started ahead of sessions, so a plain session's create takes one (they count against --max-browsers; 0: none)")
+	s.Int(&w.MaxLaunches, "max-launches", 0, "local browsers starting at once (0: one per two cores, at least one); more creates wait for a slot, heartbeating, and each start's 30 s bound counts from its slot")
 	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")

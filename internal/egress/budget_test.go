@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,14 +29,7 @@ func TestScanBudgetBoundsBufferedBytes(t *testing.T) {
 		hits.Add(1)
 	}))
 	defer srv.Close()
-	p, err := Start(Options{Policy: &netguard.Policy{AllowPrivate: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	var mu sync.Mutex
-	var blocked []Blocked
-	p.OnBlock(func(b Blocked) { mu.Lock(); blocked = append(blocked, b); mu.Unlock() })
+	p, blocked := startRecording(t, Options{Policy: &netguard.Policy{AllowPrivate: true}})
 	p.Arm((&redact.Matcher{}).With(redact.Secret{Name: "PW", Value: "budget-Secret-Value-3321", Origins: []string{"https://a.example"}}))
 	pu, _ := url.Parse("http://" + p.Addr())
 	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
@@ -59,11 +51,9 @@ func TestScanBudgetBoundsBufferedBytes(t *testing.T) {
 	if code != http.StatusForbidden || hits.Load() != 0 {
 		t.Fatalf("with the budget taken: %d, %d requests reached the site; want 403 and none", code, hits.Load())
 	}
-	mu.Lock()
-	if len(blocked) != 1 || blocked[0].Rule != RuleSecret || !strings.Contains(blocked[0].Message, "buffer") {
-		t.Fatalf("blocked %+v", blocked)
+	if b := blocked(); len(b) != 1 || b[0].Rule != RuleSecret || !strings.Contains(b[0].Message, "buffer") {
+		t.Fatalf("blocked %+v", b)
 	}
-	mu.Unlock()
 
 	// With room, they pass, and give back all they took.
 	for i := 0; i < 20; i++ {

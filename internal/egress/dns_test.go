@@ -48,20 +48,13 @@ func TestProxySearchesHostsBeforeLookup(t *testing.T) {
 	const secret = "dns-Exfil-Secret-Value-8842"
 	h := hex.EncodeToString([]byte(secret))
 	r := &namesResolver{}
-	p, err := Start(Options{
+	p, recorded := startRecording(t, Options{
 		Policy:   &netguard.Policy{},
 		Resolver: r,
 		Dial: func(context.Context, string, string) (net.Conn, error) {
 			return nil, errors.New("the test dials nothing")
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	var mu sync.Mutex
-	var blocked []Blocked
-	p.OnBlock(func(b Blocked) { mu.Lock(); blocked = append(blocked, b); mu.Unlock() })
 	p.Arm((&redact.Matcher{}).With(redact.Secret{Name: "PW", Value: secret, Origins: []string{"https://a.example"}}))
 
 	hosts := []string{
@@ -85,8 +78,7 @@ func TestProxySearchesHostsBeforeLookup(t *testing.T) {
 	if got := r.asked(); len(got) != 1 || got[0] != "benign.evil.example" {
 		t.Fatalf("the resolver was asked %q, want only benign.evil.example", got)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	blocked := recorded()
 	if len(blocked) != 2*len(hosts)+1 {
 		t.Fatalf("blocked %+v", blocked)
 	}

@@ -80,11 +80,20 @@ type Options struct {
 	// address only when no other session's proxy serves it (see Owner).
 	Owner  string
 	Logger zerolog.Logger
+	// Unbound starts a proxy that serves no session yet (a warm browser's,
+	// started before any session asks for it): it refuses everything, and
+	// Policy may be nil, until Bind gives it its session.
+	Unbound bool
 }
+
+// RuleUnbound refuses whatever a warm browser sends before Bind gives its
+// proxy a session.
+const RuleUnbound = "unbound"
 
 // Proxy is one browser's egress proxy on a loopback port.
 type Proxy struct {
 	o      Options
+	log    atomic.Pointer[zerolog.Logger]
 	ln     net.Listener
 	addr   netip.AddrPort
 	srv    *http.Server
@@ -156,7 +165,7 @@ func Start(o Options) (*Proxy, error) {
 // from an earlier worker process is given back its proxy at the address it
 // was started with.
 func Listen(addr string, o Options) (*Proxy, error) {
-	if o.Policy == nil {
+	if o.Policy == nil && !o.Unbound {
 		return nil, errors.New("egress: Options.Policy is required")
 	}
 	ap, err := netip.ParseAddrPort(addr)
@@ -183,7 +192,10 @@ func Listen(addr string, o Options) (*Proxy, error) {
 		p.toBrowser = p.browserTLS()
 		p.sessions = tls.NewLRUClientSessionCache(256)
 	}
-	p.policy.Store(o.Policy)
+	if !o.Unbound {
+		p.policy.Store(o.Policy)
+	}
+	p.log.Store(&o.Logger)
 	p.rp = newReverseProxy(o.Dial)
 	// A browser's broken connections are no news for the worker's stderr.
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
@@ -235,6 +247,33 @@ func (p *Proxy) SPKI() string {
 // browser's DevTools port joins the services once the browser is up).
 func (p *Proxy) SetPolicy(pol *netguard.Policy) { p.policy.Store(pol) }
 
+// Bind gives an Unbound proxy its session: the owner Owner reports, the
+// policy, and the logger. Until then it refused everything, so no tunnel
+// from before is open (those are judged once, when opened).
+func (p *Proxy) Bind(owner string, pol *netguard.Policy, log zerolog.Logger) {
+	p.log.Store(&log)
+	live.Store(p.addr, owner)
+	p.policy.Store(pol)
+}
+
+// logger is the proxy's logger (Options.Logger, or Bind's).
+func (p *Proxy) logger() *zerolog.Logger {
+	if l := p.log.Load(); l != nil {
+		return l
+	}
+	nop := zerolog.Nop()
+	return &nop
+}
+
+// policyOrRefuse is the policy a connection is judged by; nil, with the
+// refusal, while the proxy serves no session.
+func (p *Proxy) policyOrRefuse() (*netguard.Policy, netguard.Decision) {
+	if pol := p.policy.Load(); pol != nil {
+		return pol, netguard.Decision{}
+	}
+	return nil, netguard.Decision{Rule: RuleUnbound, Message: "this browser serves no session yet (a warm browser waiting to be taken); nothing it sends leaves (rule unbound)"}
+}
+
 // Arm sets the typed secrets to keep from other origins, from the next
 // request or frame on (WebSockets already open included).
 func (p *Proxy) Arm(m *redact.Matcher) { p.armed.Store(m) }
@@ -285,7 +324,7 @@ func (p *Proxy) refused(b Blocked) {
 	if i := strings.Index(to, "://"); i >= 0 {
 		to = to[i+3:]
 	}
-	p.o.Logger.Debug().Str("rule", b.Rule).Str("secret", b.Secret).Str("to", to).Str("method", b.Method).Msg("egress: refused")
+	p.logger().Debug().Str("rule", b.Rule).Str("secret", b.Secret).Str("to", to).Str("method", b.Method).Msg("egress: refused")
 	if f := p.block.Load(); f != nil && *f != nil {
 		(*f)(b)
 	}
@@ -318,7 +357,11 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "durable-browser egress proxy: blocked (secret)", http.StatusForbidden)
 		return
 	}
-	to, d := Pin(r.Context(), p.policy.Load(), p.o.Resolver, "http", r.URL.Host)
+	pol, d := p.policyOrRefuse()
+	var to netip.AddrPort
+	if pol != nil {
+		to, d = Pin(r.Context(), pol, p.o.Resolver, "http", r.URL.Host)
+	}
 	if !d.Allowed() {
 		p.refused(Blocked{Method: r.Method, Origin: origin, Rule: string(d.Rule), Message: d.Message})
 		http.Error(w, "durable-browser egress proxy: blocked ("+string(d.Rule)+")", http.StatusForbidden)
@@ -458,7 +501,11 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "durable-browser egress proxy: blocked (secret)", http.StatusForbidden)
 		return
 	}
-	to, d := Pin(r.Context(), p.policy.Load(), p.o.Resolver, "", authority)
+	pol, d := p.policyOrRefuse()
+	var to netip.AddrPort
+	if pol != nil {
+		to, d = Pin(r.Context(), pol, p.o.Resolver, "", authority)
+	}
 	if !d.Allowed() {
 		p.refused(Blocked{Method: http.MethodConnect, Origin: clip(authority), Rule: string(d.Rule), Message: d.Message})
 		http.Error(w, "durable-browser egress proxy: blocked ("+string(d.Rule)+")", http.StatusForbidden)

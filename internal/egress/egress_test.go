@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
 )
@@ -359,5 +361,75 @@ func TestProxyRefusesSecretInPlainHTTP(t *testing.T) {
 	defer mu.Unlock()
 	if hits.Load() != 0 || len(blocked) != 2 || blocked[0].Rule != RuleSecret || blocked[1].Secret != "PW" || strings.Contains(blocked[0].Message, secret) {
 		t.Fatalf("server hits %d, blocked %+v", hits.Load(), blocked)
+	}
+}
+
+// An unbound proxy (a warm browser's, before a session takes it) refuses
+// every tunnel and request, naming rule unbound; Bind gives it its
+// session's owner and policy, and from then on it carries what that
+// policy allows.
+func TestUnboundProxyRefusesUntilBound(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	p, blocked := startRecording(t, Options{Unbound: true, Owner: "_warm-1"})
+	pu, _ := url.Parse("http://" + p.Addr())
+	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+	get := func() int {
+		resp, err := c.Get(srv.URL + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	host := srv.Listener.Addr().String()
+	if code := connect(t, p.Addr(), host); code != http.StatusForbidden {
+		t.Fatalf("CONNECT through an unbound proxy: %d, want 403", code)
+	}
+	if code := get(); code != http.StatusForbidden {
+		t.Fatalf("GET through an unbound proxy: %d, want 403", code)
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("the site was reached %d times through an unbound proxy", hits.Load())
+	}
+	if b := blocked(); len(b) != 2 || b[0].Rule != RuleUnbound || b[1].Rule != RuleUnbound {
+		t.Fatalf("blocked %+v, want the CONNECT and the GET by rule unbound", b)
+	}
+	if owner, _ := Owner(p.Addr()); owner != "_warm-1" {
+		t.Fatalf("owner before Bind: %q", owner)
+	}
+
+	p.Bind("session-1", &netguard.Policy{AllowPrivate: true}, zerolog.Nop())
+	if owner, _ := Owner(p.Addr()); owner != "session-1" {
+		t.Fatalf("owner after Bind: %q, want session-1", owner)
+	}
+	if code := connect(t, p.Addr(), host); code != http.StatusOK {
+		t.Fatalf("CONNECT after Bind: %d, want 200", code)
+	}
+	if code := get(); code != http.StatusOK || hits.Load() != 1 {
+		t.Fatalf("GET after Bind: %d, %d hits", code, hits.Load())
+	}
+	if _, err := Start(Options{}); err == nil {
+		t.Fatal("a proxy with no policy that is not Unbound started")
+	}
+}
+
+// startRecording starts a proxy, closed when the test ends, and returns
+// what it has refused so far.
+func startRecording(t *testing.T, o Options) (*Proxy, func() []Blocked) {
+	t.Helper()
+	p, err := Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	var mu sync.Mutex
+	var blocked []Blocked
+	p.OnBlock(func(b Blocked) { mu.Lock(); blocked = append(blocked, b); mu.Unlock() })
+	return p, func() []Blocked {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]Blocked(nil), blocked...)
 	}
 }

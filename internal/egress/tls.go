@@ -79,7 +79,7 @@ func (p *Proxy) tlsTunnel(c net.Conn, br *bufio.Reader, up net.Conn, authority s
 			p.refused(Blocked{Method: "CONNECT", Origin: clip(authority), Rule: RuleCertificate,
 				Message: fmt.Sprintf("the certificate of %s did not verify (rule certificate): %s", clip(authority), clip(verr.Err.Error()))})
 		} else {
-			p.o.Logger.Debug().Str("to", clip(authority)).Err(err).Msg("egress: TLS handshake with the site failed")
+			p.logger().Debug().Str("to", clip(authority)).Err(err).Msg("egress: TLS handshake with the site failed")
 		}
 		bs.upstream = fmt.Errorf("egress: the site's TLS handshake failed")
 	}

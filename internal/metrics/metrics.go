@@ -44,6 +44,11 @@ type Snapshot struct {
 	// ChromePIDs are the local browsers' main processes (each leads its
 	// process group).
 	ChromePIDs []int
+	// Warm counts the warm browsers waiting for a session (--warm-browsers).
+	Warm int
+	// Launching counts local browsers starting now; LaunchesQueued the
+	// creates waiting for a launch slot (--max-launches).
+	Launching, LaunchesQueued int
 }
 
 // Options build Metrics.
@@ -181,10 +186,13 @@ var (
 	descHandoffs = prometheus.NewDesc(Namespace+"_pending_handoffs", "Sessions handed to a person whose handoff has not expired.", nil, nil)
 	descChrome   = prometheus.NewDesc(Namespace+"_chrome_memory_bytes", "Resident memory of this worker's local Chrome processes (every process of each browser's group).", nil, nil)
 	descChromeN  = prometheus.NewDesc(Namespace+"_chrome_processes", "Processes of this worker's local browsers (browser, renderers, GPU, utilities).", nil, nil)
+	descWarm     = prometheus.NewDesc(Namespace+"_warm_browsers", "Plain local browsers started ahead, waiting for a session (--warm-browsers); not in sessions_live, but in the Chrome memory and process gauges.", nil, nil)
+	descLaunch   = prometheus.NewDesc(Namespace+"_browser_launches", "Local browsers starting now (at most --max-launches).", nil, nil)
+	descQueued   = prometheus.NewDesc(Namespace+"_browser_launches_queued", "Creates waiting for a browser launch slot (--max-launches).", nil, nil)
 )
 
 func (h *held) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descSessions, descBrowsers, descMax, descHeld, descHandoffs, descChrome, descChromeN} {
+	for _, d := range []*prometheus.Desc{descSessions, descBrowsers, descMax, descHeld, descHandoffs, descChrome, descChromeN, descWarm, descLaunch, descQueued} {
 		ch <- d
 	}
 }
@@ -206,4 +214,7 @@ func (h *held) Collect(ch chan<- prometheus.Metric) {
 	rss, procs := groupsRSS(s.ChromePIDs)
 	ch <- prometheus.MustNewConstMetric(descChrome, prometheus.GaugeValue, float64(rss))
 	ch <- prometheus.MustNewConstMetric(descChromeN, prometheus.GaugeValue, float64(procs))
+	ch <- prometheus.MustNewConstMetric(descWarm, prometheus.GaugeValue, float64(s.Warm))
+	ch <- prometheus.MustNewConstMetric(descLaunch, prometheus.GaugeValue, float64(s.Launching))
+	ch <- prometheus.MustNewConstMetric(descQueued, prometheus.GaugeValue, float64(s.LaunchesQueued))
 }

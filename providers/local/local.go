@@ -59,8 +59,13 @@ type Options struct {
 	ExtraFlags []string
 	// Logger receives start, release and reap lines (never DevTools URLs).
 	Logger zerolog.Logger
-	// StartTimeout bounds a cold start to an open DevTools port (default 30s).
+	// StartTimeout bounds a cold start to an open DevTools port (default
+	// 30s), counted from when the launch got its slot (MaxLaunches).
 	StartTimeout time.Duration
+	// MaxLaunches bounds the browsers starting at once (default
+	// DefaultMaxLaunches); a create beyond it waits for a slot, as long as
+	// its context lets it.
+	MaxLaunches int
 	// KillGrace is how long a browser gets to exit after Browser.close and
 	// again after SIGTERM before the next step (default 3s).
 	KillGrace time.Duration
@@ -77,9 +82,13 @@ type Provider struct {
 	log        zerolog.Logger
 	startTO    time.Duration
 	grace      time.Duration
+	launches   *launchQueue
 
 	mu       sync.Mutex
 	children map[string]*child // browsers this Provider started, by tag
+	// starting holds the tags whose start is under way, queued for a
+	// launch slot included: Reap leaves their records alone.
+	starting map[string]bool
 	// locks serialises Create, Release and Reap of one tag.
 	locks tags.Locks
 }
@@ -88,6 +97,9 @@ type Provider struct {
 type child struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when Wait returns
+	// dir is its session directory, which stays its own when Retag hands
+	// the browser to another tag.
+	dir string
 }
 
 var _ providers.Provider = (*Provider)(nil)
@@ -122,6 +134,9 @@ func New(o Options) (*Provider, error) {
 	if o.KillGrace <= 0 {
 		o.KillGrace = 3 * time.Second
 	}
+	if o.MaxLaunches <= 0 {
+		o.MaxLaunches = DefaultMaxLaunches()
+	}
 	return &Provider{
 		chromePath: path,
 		root:       root,
@@ -132,7 +147,9 @@ func New(o Options) (*Provider, error) {
 		log:        o.Logger.With().Str("provider", Name).Logger(),
 		startTO:    o.StartTimeout,
 		grace:      o.KillGrace,
+		launches:   newLaunchQueue(o.MaxLaunches),
 		children:   map[string]*child{},
+		starting:   map[string]bool{},
 	}, nil
 }
 
@@ -277,6 +294,14 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 	if (o.Headed || p.headed) && !hasDisplay(runtime.GOOS, os.Getenv) {
 		return nil, &NoDisplayError{}
 	}
+	p.mu.Lock()
+	p.starting[o.Tag] = true
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.starting, o.Tag)
+		p.mu.Unlock()
+	}()
 	sess := p.sessionDir(o.Tag)
 	rec := &Record{
 		Tag:         o.Tag,
@@ -346,6 +371,21 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 		}
 	}
 
+	// Cold starts queue for a slot: started all at once on a busy host
+	// they starve each other past the start bound, which counts from here.
+	// The create heartbeats meanwhile; its own deadline bounds the wait.
+	done, waited, err := p.launches.acquire(ctx, func(inFlight, waiting int) {
+		p.log.Info().Str("session", o.Tag).Int("starting", inFlight).Int("queued", waiting).
+			Int("max_launches", cap(p.launches.slots)).Msg("browser launch queued: the worker's launch slots are busy")
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if waited > 0 {
+		p.log.Info().Str("session", o.Tag).Dur("waited", waited).Msg("browser launch slot taken")
+	}
+
 	logPath := filepath.Join(sess, "chrome.log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -362,7 +402,7 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 	if err != nil {
 		return nil, &StartError{Path: p.chromePath, Exit: err.Error()}
 	}
-	c := &child{cmd: cmd, done: make(chan struct{})}
+	c := &child{cmd: cmd, done: make(chan struct{}), dir: sess}
 	go func() {
 		_ = cmd.Wait()
 		close(c.done)
@@ -523,7 +563,7 @@ func (p *Provider) release(ctx context.Context, tag string) error {
 	}
 	if rec == nil {
 		// Only the process is known (its record could not be written).
-		rec = &Record{Tag: tag, PID: c.cmd.Process.Pid, ProfileDir: filepath.Join(sess, "profile"), SessionDir: sess}
+		rec = &Record{Tag: tag, PID: c.cmd.Process.Pid, ProfileDir: filepath.Join(c.dir, "profile"), SessionDir: c.dir}
 	}
 	if err := p.terminate(ctx, rec, c); err != nil {
 		return err

@@ -29,6 +29,8 @@ func (p *Provider) Reap(ctx context.Context, keep func(rec Record) bool) ([]stri
 	seen := map[string]bool{}
 	for _, r := range recs {
 		seen[r.Tag] = true
+		// A browser Retag handed over keeps the directory of its first tag.
+		seen[filepath.Base(r.SessionDir)] = true
 		if ctx.Err() != nil {
 			return released, ctx.Err()
 		}
@@ -52,13 +54,10 @@ func (p *Provider) Reap(ctx context.Context, keep func(rec Record) bool) ([]stri
 		if seen[tag] || tags.Valid(tag) != nil {
 			continue
 		}
-		p.mu.Lock()
-		_, running := p.children[tag]
-		p.mu.Unlock()
-		if running {
+		if p.dirInUse(p.sessionDir(tag)) {
 			continue
 		}
-		done, err := p.reapTag(ctx, tag, func(cur *Record) bool { return cur == nil })
+		done, err := p.reapTag(ctx, tag, func(cur *Record) bool { return cur == nil && !p.dirInUse(p.sessionDir(tag)) })
 		if err != nil {
 			errs = append(errs, err)
 		} else if done {
@@ -78,10 +77,10 @@ func (p *Provider) reapable(ctx context.Context, r Record, keep func(Record) boo
 	if !p.alive(ctx, &r) {
 		if r.BootID == p.bootID {
 			p.mu.Lock()
-			_, starting := p.children[r.Tag]
+			starting := p.starting[r.Tag]
 			p.mu.Unlock()
-			if starting && r.Port == 0 {
-				return false // our own Create is still waiting for its port
+			if starting {
+				return false // our own Create is still starting it (or queued to)
 			}
 		}
 		return true
@@ -104,4 +103,28 @@ func (p *Provider) reapTag(ctx context.Context, tag string, still func(*Record) 
 		return false, nil
 	}
 	return true, p.release(ctx, tag)
+}
+
+// dirInUse says a browser of this provider runs in the session directory,
+// or a record names it (read afresh: a Retag moves a record between two
+// listings).
+func (p *Provider) dirInUse(dir string) bool {
+	p.mu.Lock()
+	for _, c := range p.children {
+		if c.dir == dir {
+			p.mu.Unlock()
+			return true
+		}
+	}
+	p.mu.Unlock()
+	recs, err := p.Records()
+	if err != nil {
+		return true // unsure: keep it for the next reap
+	}
+	for _, r := range recs {
+		if r.SessionDir == dir {
+			return true
+		}
+	}
+	return false
 }

@@ -204,6 +204,8 @@ type WorkerOptions struct {
 	// BrowserServices are more services of the worker's own that its
 	// browsers must never reach (a test's loopback server standing for one).
 	BrowserServices []netguard.Service
+	// WarmBrowsers is the worker's --warm-browsers.
+	WarmBrowsers int
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -246,6 +248,7 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 	cfg.OrphanAfter, cfg.ReapInterval = o.OrphanAfter, o.ReapInterval
 	cfg.LiveView = o.LiveView
 	cfg.CDPEndpoint = o.CDPEndpoint
+	cfg.WarmBrowsers = o.WarmBrowsers
 	log := zerolog.New(e.Log).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	w, err := worker.New(context.Background(), worker.Options{
 		Client:   e.Client,
