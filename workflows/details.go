@@ -149,4 +149,3 @@ func (s *session) setDetails(ctx workflow.Context) {
 		s.lastDetails = d
 	}
 }
-

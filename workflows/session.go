@@ -20,7 +20,6 @@ const (
 	DefaultMaxLifetime = 30 * time.Minute
 )
 
-
 // CarriedOf reads the state cfg carries from the session's previous run;
 // nil when it is the first run.
 func CarriedOf(cfg SessionConfig) (*Carried, error) {
@@ -226,7 +225,6 @@ func (s *session) tagOrNew() string {
 	}
 	return s.b.st.Session.Tag
 }
-
 
 // tool serves one UpdateTool call.
 func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMessage, error) {
