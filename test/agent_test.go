@@ -69,18 +69,11 @@ func TestScriptedAgent(t *testing.T) {
 // refFor finds the bracketed id of the first snapshot line containing want.
 func refFor(t testing.TB, text, want string) string {
 	t.Helper()
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.Contains(line, want) {
-			continue
-		}
-		i := strings.Index(line, "[")
-		j := strings.Index(line, "]")
-		if i >= 0 && j > i {
-			return line[i+1 : j]
-		}
+	id, ok := harness.Ref(text, want)
+	if !ok {
+		t.Fatalf("no %q in snapshot:\n%s", want, text)
 	}
-	t.Fatalf("no %q in snapshot:\n%s", want, text)
-	return ""
+	return id
 }
 
 // A call to a session that has ended never lands on a new browser

@@ -396,16 +396,8 @@ func driveSession(k int, id, run string, calls int, gate func(), answered func(*
 
 // findRef returns the id on the first snapshot line holding what, or "".
 func findRef(text, what string) string {
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.Contains(line, what) {
-			continue
-		}
-		l := strings.TrimSpace(line)
-		if strings.HasPrefix(l, "[") {
-			if j := strings.IndexByte(l, ']'); j > 0 {
-				return l[:j+1]
-			}
-		}
+	if id, ok := harness.Ref(text, what); ok {
+		return "[" + id + "]"
 	}
 	return ""
 }

@@ -392,17 +392,11 @@ func actions(a ...map[string]any) map[string]any { return map[string]any{"action
 // refFor finds the ref of the line holding want in a snapshot.
 func refFor(t *testing.T, text, want string) string {
 	t.Helper()
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.Contains(line, want) {
-			continue
-		}
-		i, j := strings.Index(line, "["), strings.Index(line, "]")
-		if i >= 0 && j > i {
-			return line[i+1 : j]
-		}
+	id, ok := harness.Ref(text, want)
+	if !ok {
+		t.Fatalf("no %q in snapshot:\n%s", want, text)
 	}
-	t.Fatalf("no %q in snapshot:\n%s", want, text)
-	return ""
+	return id
 }
 
 // posts counts the site's submissions to path whose field has value.

@@ -144,19 +144,13 @@ func (r *recorder) closeSession(id string) {
 	}
 }
 
-var refRE = regexp.MustCompile(`\[([^\]]+)\]`)
-
 func refFor(t *testing.T, text, want string) string {
 	t.Helper()
-	for _, line := range strings.Split(text, "\n") {
-		if strings.Contains(line, want) {
-			if m := refRE.FindStringSubmatch(line); m != nil {
-				return m[1]
-			}
-		}
+	id, ok := harness.Ref(text, want)
+	if !ok {
+		t.Fatalf("no %q in snapshot:\n%s", want, text)
 	}
-	t.Fatalf("no %q in snapshot:\n%s", want, text)
-	return ""
+	return id
 }
 
 func actions(a ...map[string]any) map[string]any { return map[string]any{"actions": a} }
