@@ -7,16 +7,10 @@ import (
 	"strings"
 )
 
-// Sub-agents: use_website hands a task on a site to the host's own agent
-// for that site, run as a child workflow with a browser session of its own.
-// It is listed (UseWebsiteTool, DefinitionsFor) only when the host grants
-// sites; Definitions() never lists it.
-const (
-	ToolUseWebsite = "use_website"
-	// ActivityAgentResult reads a finished child's result by workflow id,
-	// for a request that already ran.
-	ActivityAgentResult = "agent.result"
-)
+// Sub-agents: use_website (ToolUseWebsite) hands a task on a site to the
+// host's own agent for that site, run as a child workflow with a browser
+// session of its own. It is listed (UseWebsiteTool, DefinitionsFor) only
+// when the host grants sites; Definitions() never lists it.
 
 // SiteGrant names a site a session may hand tasks on, and the host's agent
 // workflow that does them. Only the host sets grants.

@@ -14,6 +14,8 @@ const (
 	ToolRequestHandoff = "browser_request_handoff"
 	ToolWebFetch       = "web_fetch"
 	ToolWebSearch      = "web_search"
+	// ToolUseWebsite is listed only when the host grants sites (agents.go).
+	ToolUseWebsite = "use_website"
 )
 
 // Activity names, stable across releases so any SDK can call them by name.
@@ -33,6 +35,9 @@ const (
 	ActivityWebFetch   = "web.fetch"
 	ActivityWebSearch  = "web.search"
 	ActivityEvidence   = "evidence.get"
+	// ActivityAgentResult reads a finished child's result by workflow id,
+	// for a use_website request that already ran.
+	ActivityAgentResult = "agent.result"
 )
 
 // ReplayClass says how a tool call may be repeated after a failure.

@@ -32,6 +32,13 @@ const (
 	SignalApproval = "approval"
 )
 
+// Search attribute names a BrowserSession upserts when SessionConfig.SearchAttributes is set.
+const (
+	SearchAttrTag      = "BrowserSessionTag"
+	SearchAttrProvider = "BrowserProvider"
+	SearchAttrState    = "BrowserState"
+)
+
 // Session states, as the state query and the BrowserState search attribute show them.
 const (
 	StateNew             = "new"
@@ -243,13 +250,6 @@ type RelaunchResult struct {
 	URL      string     `json:"url,omitempty"`
 	Title    string     `json:"title,omitempty"`
 }
-
-// Search attribute names a BrowserSession upserts when SessionConfig.SearchAttributes is set.
-const (
-	SearchAttrTag      = "BrowserSessionTag"
-	SearchAttrProvider = "BrowserProvider"
-	SearchAttrState    = "BrowserState"
-)
 
 // SessionState is the QueryState answer.
 type SessionState struct {
