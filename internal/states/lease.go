@@ -1,16 +1,11 @@
 package states
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // A lease says which session writes a state, until when. It is taken and
@@ -38,38 +33,24 @@ var ErrLeaseLost = errors.New("the state's lease was taken by another session")
 
 func (s *Store) leaseKey(hash string) string { return s.dir(hash) + "lease.json" }
 
-// lease reads a lease and its ETag; ok false when there is none.
+// lease reads a lease and its ETag: the zero lease when there is none.
 func (s *Store) lease(ctx context.Context, hash string) (lease, string, error) {
-	out, err := s.o.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.leaseKey(hash))})
+	b, etag, err := s.get(ctx, s.leaseKey(hash), 4096)
 	if err != nil {
 		if notFound(err) {
 			return lease{}, "", nil
 		}
 		return lease{}, "", fmt.Errorf("reading the state's lease: %w", err)
 	}
-	defer out.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(out.Body, 4096))
-	if err != nil {
-		return lease{}, "", fmt.Errorf("reading the state's lease: %w", err)
-	}
 	var l lease
 	_ = json.Unmarshal(b, &l) // an unreadable lease is a free one
-	return l, aws.ToString(out.ETag), nil
+	return l, etag, nil
 }
 
 // putLease writes l over the lease whose ETag was etag ("" : none).
 func (s *Store) putLease(ctx context.Context, hash, etag string, l lease) error {
 	b, _ := json.Marshal(l)
-	in := &s3.PutObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.leaseKey(hash)),
-		Body: bytes.NewReader(b), ContentLength: aws.Int64(int64(len(b))), ContentType: aws.String("application/json")}
-	if etag == "" {
-		in.IfNoneMatch = aws.String("*")
-	} else {
-		in.IfMatch = aws.String(etag)
-	}
-	s.sse(&in.ServerSideEncryption, &in.SSEKMSKeyId)
-	_, err := s.o.Client.PutObject(ctx, in)
-	return err
+	return s.put(ctx, s.leaseKey(hash), "application/json", b, nil, etag)
 }
 
 // Acquire takes the lease of name for owner (a session tag). It succeeds

@@ -191,16 +191,47 @@ func (s *Store) Plaintext(ctx context.Context, key string) ([]byte, error) {
 // fetch reads the sealed version v of hash at key (what names it in an
 // error) and opens it.
 func (s *Store) fetch(ctx context.Context, key, hash string, v int64, what string) (*State, []byte, error) {
-	out, err := s.o.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(key)})
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", what, err)
-	}
-	defer out.Body.Close()
-	sealed, err := io.ReadAll(io.LimitReader(out.Body, MaxBytes+1024))
+	sealed, _, err := s.get(ctx, key, MaxBytes+1024)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", what, err)
 	}
 	return s.open(hash, v, sealed)
+}
+
+// get reads at most limit bytes of the object at key, and its ETag. The S3
+// error comes back unwrapped, so a caller can tell notFound.
+func (s *Store) get(ctx context.Context, key string, limit int64) ([]byte, string, error) {
+	out, err := s.o.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(key)})
+	if err != nil {
+		return nil, "", err
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(out.Body, limit))
+	return b, aws.ToString(out.ETag), err
+}
+
+// put writes body at key, encrypted at rest as Options ask, only over the
+// object whose ETag is etag, or with etag "" only where there is none: a
+// writer never overwrites what it did not read (conflict tells it lost).
+func (s *Store) put(ctx context.Context, key, contentType string, body []byte, meta map[string]string, etag string) error {
+	in := &s3.PutObjectInput{
+		Bucket: aws.String(s.o.Bucket), Key: aws.String(key),
+		Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
+		ContentType: aws.String(contentType), Metadata: meta,
+	}
+	if etag == "" {
+		in.IfNoneMatch = aws.String("*")
+	} else {
+		in.IfMatch = aws.String(etag)
+	}
+	if s.o.SSE != "" {
+		in.ServerSideEncryption = s.o.SSE
+		if s.o.KMSKeyID != "" {
+			in.SSEKMSKeyId = aws.String(s.o.KMSKeyID)
+		}
+	}
+	_, err := s.o.Client.PutObject(ctx, in)
+	return err
 }
 
 // Saved is what a Save did.
@@ -253,17 +284,10 @@ func (s *Store) Save(ctx context.Context, st State) (Saved, error) {
 		if err != nil {
 			return Saved{}, err
 		}
-		in := &s3.PutObjectInput{
-			Bucket: aws.String(s.o.Bucket), Key: aws.String(s.dir(hash) + VersionKey(v+1)),
-			Body: bytes.NewReader(sealed), ContentLength: aws.Int64(int64(len(sealed))),
-			ContentType: aws.String("application/octet-stream"),
-			Metadata:    map[string]string{metaDigest: digest},
-			// Never overwrite a version: a writer that lost a race takes
-			// the next number.
-			IfNoneMatch: aws.String("*"),
-		}
-		s.sse(&in.ServerSideEncryption, &in.SSEKMSKeyId)
-		if _, err := s.o.Client.PutObject(ctx, in); err != nil {
+		// Never overwrite a version: a writer that lost a race takes the
+		// next number.
+		err = s.put(ctx, s.dir(hash)+VersionKey(v+1), "application/octet-stream", sealed, map[string]string{metaDigest: digest}, "")
+		if err != nil {
 			if conflict(err) {
 				continue
 			}
@@ -281,15 +305,6 @@ func (s *Store) prune(ctx context.Context, hash string, vs []int64) {
 	for len(vs) > s.o.Keep {
 		_, _ = s.o.Client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.dir(hash) + VersionKey(vs[0]))})
 		vs = vs[1:]
-	}
-}
-
-func (s *Store) sse(sse *types.ServerSideEncryption, kms **string) {
-	if s.o.SSE != "" {
-		*sse = s.o.SSE
-		if s.o.KMSKeyID != "" {
-			*kms = aws.String(s.o.KMSKeyID)
-		}
 	}
 }
 
