@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -377,7 +377,7 @@ func (b *Browser) collect(ctx context.Context, t *tab, scope *ref) ([]*frameDoc,
 			}
 		}
 		b.mu.Unlock()
-		sort.Slice(kids, func(i, j int) bool { return kids[i] < kids[j] })
+		slices.Sort(kids)
 		for _, csid := range kids {
 			_ = walkSession(csid, root, true, depth+1)
 		}
