@@ -82,13 +82,22 @@ type frameDoc struct {
 	err     error
 }
 
-// snode is one node of walkJS's tree (see walk.go and walk.js for the fields).
+// snode is one node of walkJS's tree, in the short keys walk.js writes.
 type snode struct {
-	R  string   `json:"r"`
-	N  string   `json:"n"`
-	I  int      `json:"i"`
-	C  []*snode `json:"c"`
-	T  string   `json:"t"`
+	// What the element is: role, name, text, link href, placeholder,
+	// data-testid, and its number in its frame's document (an id resolves
+	// to the element through it).
+	R  string `json:"r"`
+	N  string `json:"n"`
+	T  string `json:"t"`
+	H  string `json:"h"`
+	Ph string `json:"ph"`
+	Ti string `json:"tid"`
+	I  int    `json:"i"`
+	// Its state: heading level; checked, pressed, expanded; flags
+	// (disabled, required, ...); value; a password field with a value (1;
+	// the value itself never leaves the page); a select's options (the
+	// first 12) and how many it has.
 	Lv int      `json:"lv"`
 	Ck string   `json:"ck"`
 	Pr string   `json:"pr"`
@@ -96,15 +105,17 @@ type snode struct {
 	F  []string `json:"f"`
 	V  *string  `json:"v"`
 	Pw int      `json:"pw"`
-	H  string   `json:"h"`
-	Fr int      `json:"fr"`
 	O  []string `json:"o"`
 	No int      `json:"no"`
-	Sc int      `json:"sc"`
-	Cl int      `json:"cl"`
-	Hv int      `json:"hv"`
-	Ph string   `json:"ph"`
-	Ti string   `json:"tid"`
+	// Marks, 1 when set: a frame's owner element, the scope element,
+	// clickable (a tabindex, an onclick or a pointer of its own), hidden
+	// until hovered (a :hover rule shows it).
+	Fr int `json:"fr"`
+	Sc int `json:"sc"`
+	Cl int `json:"cl"`
+	Hv int `json:"hv"`
+	// C are its children.
+	C []*snode `json:"c"`
 }
 
 type walkResult struct {

@@ -12,14 +12,7 @@ package driver
 // actions resolve an id to its element through it lazily. Each document
 // also gets a random token ("d"), so the driver can tell a frame's new
 // document from the old. A password field's value never leaves the page:
-// only the "pw" flag does.
-//
-// Node fields: r role, n name, i element index, c children, t text,
-// lv heading level, ck checked, pr pressed, ex expanded, f flags, v value,
-// pw password with a value, h link href, fr frame owner, o/no select
-// options (first 12, count), sc the scope element, cl clickable (a
-// tabindex, an onclick or a pointer of its own), hv hidden until hovered
-// (a :hover rule shows it), ph placeholder, tid data-testid.
+// only the "pw" flag does. snode (snapshot.go) says what each field holds.
 var walkJS = program("walk.js")
 
 // resolveJS (js/resolve.js) hands back element number i, or null when the
