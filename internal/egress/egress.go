@@ -352,19 +352,8 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "durable-browser egress proxy: upgrades go through CONNECT", http.StatusForbidden)
 		return
 	}
-	if b, hit := p.hostSecret(r.Method, "http://", r.URL.Hostname(), r.URL.Port(), origin); hit {
-		p.refused(b)
-		http.Error(w, "durable-browser egress proxy: blocked (secret)", http.StatusForbidden)
-		return
-	}
-	pol, d := p.policyOrRefuse()
-	var to netip.AddrPort
-	if pol != nil {
-		to, d = Pin(r.Context(), pol, p.o.Resolver, "http", r.URL.Host)
-	}
-	if !d.Allowed() {
-		p.refused(Blocked{Method: r.Method, Origin: origin, Rule: string(d.Rule), Message: d.Message})
-		http.Error(w, "durable-browser egress proxy: blocked ("+string(d.Rule)+")", http.StatusForbidden)
+	to, ok := p.admit(w, r, r.URL.Host, origin, origin)
+	if !ok {
 		return
 	}
 	if m := p.armed.Load(); m != nil {
@@ -372,9 +361,8 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			body, unread, release := p.readBody(r)
 			defer release() // at the latest when the exchange is over
 			if name, why, hit := p.findSecret(m, origin, r, body, unread); hit {
-				p.refused(Blocked{Method: r.Method, Origin: origin, Rule: RuleSecret, Secret: name,
+				p.refuse(w, Blocked{Method: r.Method, Origin: origin, Rule: RuleSecret, Secret: name,
 					Message: fmt.Sprintf("%s is not one of the origins secret %s belongs to, and %s", origin, name, why)})
-				http.Error(w, "durable-browser egress proxy: blocked (secret)", http.StatusForbidden)
 				return
 			}
 		}
@@ -384,6 +372,40 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	out.Host = r.URL.Host
 	out.RequestURI = ""
 	p.rp.ServeHTTP(w, out)
+}
+
+// admit judges where r goes, authority, before anything is sent: a typed
+// secret in the host name first (looking the name up would carry it out),
+// then the reach policy, which answers the address to send to. A refusal
+// is recorded (the policy's naming the destination as shown) and answered;
+// ok is false then. A secret bound to one of origins counts as bound.
+func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, authority, shown string, origins ...string) (netip.AddrPort, bool) {
+	scheme, prefix, host, port := "http", "http://", r.URL.Hostname(), r.URL.Port()
+	if r.Method == http.MethodConnect {
+		// A tunnel's scheme is whatever it carries: host and port only.
+		scheme, prefix = "", ""
+		host, port, _ = net.SplitHostPort(authority)
+	}
+	if b, hit := p.hostSecret(r.Method, prefix, host, port, origins...); hit {
+		p.refuse(w, b)
+		return netip.AddrPort{}, false
+	}
+	pol, d := p.policyOrRefuse()
+	var to netip.AddrPort
+	if pol != nil {
+		to, d = Pin(r.Context(), pol, p.o.Resolver, scheme, authority)
+	}
+	if !d.Allowed() {
+		p.refuse(w, Blocked{Method: r.Method, Origin: shown, Rule: string(d.Rule), Message: d.Message})
+		return netip.AddrPort{}, false
+	}
+	return to, true
+}
+
+// refuse records b and answers the browser 403, naming the rule.
+func (p *Proxy) refuse(w http.ResponseWriter, b Blocked) {
+	p.refused(b)
+	http.Error(w, "durable-browser egress proxy: blocked ("+b.Rule+")", http.StatusForbidden)
 }
 
 // hostSecret searches a host name for the typed secrets not bound to
@@ -494,21 +516,8 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	// A tunnel carries https, wss, or Chrome's ws://: the secret counts as
 	// bound when it is bound to either scheme's origin of the host.
-	host, port, _ := net.SplitHostPort(authority)
-	if b, hit := p.hostSecret(http.MethodConnect, "", host, port,
-		redact.OriginOf("https://"+authority), redact.OriginOf("http://"+authority)); hit {
-		p.refused(b)
-		http.Error(w, "durable-browser egress proxy: blocked (secret)", http.StatusForbidden)
-		return
-	}
-	pol, d := p.policyOrRefuse()
-	var to netip.AddrPort
-	if pol != nil {
-		to, d = Pin(r.Context(), pol, p.o.Resolver, "", authority)
-	}
-	if !d.Allowed() {
-		p.refused(Blocked{Method: http.MethodConnect, Origin: clip(authority), Rule: string(d.Rule), Message: d.Message})
-		http.Error(w, "durable-browser egress proxy: blocked ("+string(d.Rule)+")", http.StatusForbidden)
+	to, ok := p.admit(w, r, authority, clip(authority), redact.OriginOf("https://"+authority), redact.OriginOf("http://"+authority))
+	if !ok {
 		return
 	}
 	dctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
