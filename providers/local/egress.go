@@ -1,10 +1,7 @@
 package local
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,17 +66,15 @@ var egressPrefs = map[string]map[string]any{
 // preferences).
 func writeEgressPrefs(profileDir string) error {
 	path := filepath.Join(profileDir, "Default", "Preferences")
-	prefs := map[string]any{}
-	b, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		if err := json.Unmarshal(b, &prefs); err != nil || prefs == nil {
-			// Chrome would replace a corrupt file with defaults; so do we,
-			// with the egress preferences in.
-			prefs = map[string]any{}
-		}
-	case !errors.Is(err, fs.ErrNotExist):
+	var prefs map[string]any
+	ok, err := readJSON(path, &prefs)
+	if err != nil {
 		return fmt.Errorf("reading browser preferences: %w", err)
+	}
+	if !ok || prefs == nil {
+		// None yet, or corrupt: Chrome would replace a corrupt file with
+		// defaults; so do we, with the egress preferences in.
+		prefs = map[string]any{}
 	}
 	for section, kv := range egressPrefs {
 		m, _ := prefs[section].(map[string]any)
@@ -91,14 +86,10 @@ func writeEgressPrefs(profileDir string) error {
 		}
 		prefs[section] = m
 	}
-	out, err := json.Marshal(prefs)
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("writing browser preferences: %w", err)
 	}
-	if err := os.WriteFile(path, out, 0o600); err != nil {
+	if err := writeJSON(path, prefs); err != nil {
 		return fmt.Errorf("writing browser preferences: %w", err)
 	}
 	return nil

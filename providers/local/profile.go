@@ -56,11 +56,11 @@ func (p *Provider) lockProfile(name, tag, replaces string, save bool) error {
 		switch {
 		case ok && held.Tag == tag:
 			// This tag's earlier browser died; it may take the lock again.
-			return writeLock(path, mine)
+			return writeJSON(path, mine)
 		case ok && replaces != "" && held.Tag == replaces && !(held.Save && save):
 			// A relaunch: the old session is on its way out and the two never
 			// share a directory (at most one of them runs on the profile).
-			return writeLock(path, mine)
+			return writeJSON(path, mine)
 		case ok && !lockStale(held):
 			return &ProfileBusyError{Profile: name, HolderTag: held.Tag, HolderPID: held.PID, Save: held.Save}
 		}
@@ -103,23 +103,8 @@ func lockStale(l profileLock) bool {
 
 func readLock(path string) (profileLock, bool) {
 	var l profileLock
-	b, err := os.ReadFile(path)
-	if err != nil || json.Unmarshal(b, &l) != nil {
-		return l, false
-	}
-	return l, true
-}
-
-func writeLock(path string, l profileLock) error {
-	b, err := json.Marshal(l)
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	ok, err := readJSON(path, &l)
+	return l, ok && err == nil
 }
 
 // setLockPID records the user's browser pid in the lock tag holds.
@@ -130,7 +115,7 @@ func (p *Provider) setLockPID(name, tag string, pid int) error {
 		return fmt.Errorf("profile %q lock lost while starting", name)
 	}
 	l.PID = pid
-	return writeLock(path, l)
+	return writeJSON(path, l)
 }
 
 // unlockProfile drops the lock if tag holds it.

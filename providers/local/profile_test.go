@@ -42,7 +42,7 @@ func TestProfileLockOneSessionAtATime(t *testing.T) {
 			p := &Provider{root: root, bootID: "boot"}
 			if tc.held != nil {
 				tc.held.Since = time.Now()
-				if err := writeLock(p.lockPath("shop"), *tc.held); err != nil {
+				if err := writeJSON(p.lockPath("shop"), *tc.held); err != nil {
 					t.Fatal(err)
 				}
 			}

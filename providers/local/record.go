@@ -60,16 +60,14 @@ func (p *Provider) sessionDir(tag string) string {
 
 // readRecord returns nil, nil when the tag has no record.
 func (p *Provider) readRecord(tag string) (*Record, error) {
-	b, err := os.ReadFile(p.recordPath(tag))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	var r Record
+	ok, err := readJSON(p.recordPath(tag), &r)
 	if err != nil {
 		return nil, fmt.Errorf("reading browser record: %w", err)
 	}
-	var r Record
-	if err := json.Unmarshal(b, &r); err != nil || r.Tag != tag {
-		// A torn or foreign file: treat as no record, but keep nothing of it.
+	if !ok || r.Tag != tag {
+		// None, or a torn or foreign file: treat as no record, but keep
+		// nothing of it.
 		_ = os.Remove(p.recordPath(tag))
 		return nil, nil
 	}
@@ -78,19 +76,39 @@ func (p *Provider) readRecord(tag string) (*Record, error) {
 
 // writeRecord replaces the record atomically.
 func (p *Provider) writeRecord(r *Record) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	dst := p.recordPath(r.Tag)
-	tmp := dst + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("writing browser record: %w", err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := writeJSON(p.recordPath(r.Tag), r); err != nil {
 		return fmt.Errorf("writing browser record: %w", err)
 	}
 	return nil
+}
+
+// readJSON decodes the JSON file at path into v; ok is false when there is
+// no such file or it does not decode (torn by a crash, or foreign), err
+// only when it could not be read.
+func readJSON(path string, v any) (ok bool, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return json.Unmarshal(b, v) == nil, nil
+}
+
+// writeJSON replaces the file at path with v as JSON, through a temporary
+// file, so a reader never sees half of it; 0600, as a record holds a
+// DevTools address (full control of its browser).
+func writeJSON(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 func (p *Provider) removeRecord(tag string) error {
