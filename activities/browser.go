@@ -197,7 +197,8 @@ func (a *Activities) screenshot(ctx context.Context, s *liveSession, args contra
 	o := driver.ScreenshotOptions{FullPage: req.Args.FullPage, ID: strings.TrimSpace(req.Args.ID), Selector: strings.TrimSpace(req.Args.Selector), Type: req.Args.Type, Quality: req.Args.Quality,
 		Locator: req.Args.Locator}
 	if c := req.Args.Clip; c != nil && c.Width > 0 && c.Height > 0 {
-		o.Clip = &driver.Rect{X: c.X, Y: c.Y, Width: c.Width, Height: c.Height}
+		r := contract.Rect(*c)
+		o.Clip = &r
 	}
 	shot, err := s.browser.Screenshot(ctx, o)
 	if err != nil {
@@ -215,13 +216,13 @@ func (a *Activities) screenshot(ctx context.Context, s *liveSession, args contra
 	res := &contract.ScreenshotResult{
 		OK: true, Page: contract.Page{URL: url, Title: title}, Evidence: cc, Type: shot.Type,
 		Width: shot.Width, Height: shot.Height, DPR: shot.DPR,
-		Region: contract.Rect{X: shot.Region.X, Y: shot.Region.Y, Width: shot.Region.Width, Height: shot.Region.Height},
+		Region: shot.Region,
 	}
 	if shot.Cut() {
 		r, asked := shot.Region, shot.Asked
 		next := contract.Rect{X: r.X, Y: r.Y + r.Height, Width: r.Width, Height: math.Min(r.Height, asked.Y+asked.Height-(r.Y+r.Height))}
 		res.Cut = &contract.ScreenshotCut{
-			Asked:    contract.Rect{X: asked.X, Y: asked.Y, Width: asked.Width, Height: asked.Height},
+			Asked:    asked,
 			NextClip: next,
 			Note: fmt.Sprintf("this image shows the top %.0f of %.0f CSS px: shrinking the whole region would leave it too narrow to read. To see the rest, call screenshot with clip %s, and so on down the page",
 				r.Height, asked.Height, clipJSON(next)),

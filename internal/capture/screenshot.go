@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // Screenshot defaults.
@@ -38,17 +40,13 @@ const (
 )
 
 // Rect is a region in CSS pixels of the page (document coordinates: 0,0 is
-// the top left of the document, not of the viewport).
-type Rect struct {
-	X      float64 `json:"x"`
-	Y      float64 `json:"y"`
-	Width  float64 `json:"width"`
-	Height float64 `json:"height"`
-}
+// the top left of the document, not of the viewport): the contract's, so a
+// shot's regions go into a result as they are.
+type Rect = contract.Rect
 
-func (r Rect) empty() bool { return !(r.Width > 0 && r.Height > 0) }
+func empty(r Rect) bool { return !(r.Width > 0 && r.Height > 0) }
 
-func (r Rect) intersect(o Rect) Rect {
+func intersect(r, o Rect) Rect {
 	x0, y0 := math.Max(r.X, o.X), math.Max(r.Y, o.Y)
 	x1, y1 := math.Min(r.X+r.Width, o.X+o.Width), math.Min(r.Y+r.Height, o.Y+o.Height)
 	if x1 <= x0 || y1 <= y0 {
@@ -147,8 +145,8 @@ func Screenshot(ctx context.Context, p *rod.Page, o ScreenshotOptions) (*Shot, e
 	case modeFull:
 		region = doc
 	case modeClip:
-		region = o.Clip.intersect(doc)
-		if region.empty() {
+		region = intersect(*o.Clip, doc)
+		if empty(region) {
 			return nil, refuse(RefusedOffScreen, fmt.Sprintf(
 				"the clip lies outside the page (%.0fx%.0f CSS px); give a clip inside it, in document coordinates", doc.Width, doc.Height))
 		}
@@ -169,7 +167,7 @@ func Screenshot(ctx context.Context, p *rod.Page, o ScreenshotOptions) (*Shot, e
 			return nil, err
 		}
 	}
-	if region.empty() {
+	if empty(region) {
 		return nil, refuse(RefusedEmpty, "the page has no visible area to capture; load a page first")
 	}
 
@@ -355,11 +353,11 @@ func elementRegion(el *rod.Element, doc Rect) (Rect, error) {
 	if err != nil {
 		return Rect{}, err
 	}
-	if box.empty() {
+	if empty(box) {
 		return Rect{}, refuse(RefusedEmpty, "the element has no visible size (hidden, collapsed or empty); pick a visible element or take a viewport or full-page screenshot")
 	}
-	region := box.intersect(doc)
-	if region.empty() {
+	region := intersect(box, doc)
+	if empty(region) {
 		return Rect{}, refuse(RefusedOffScreen, "the element lies outside the page's scrollable area; pick an element on the page or take a full-page screenshot")
 	}
 	return region, nil

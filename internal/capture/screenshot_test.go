@@ -75,16 +75,16 @@ func TestScreenshotModes(t *testing.T) {
 		rgb     [3]uint8 // colour at the image's centre
 		checkRG bool
 	}{
-		{name: "viewport by default", opts: ScreenshotOptions{}, region: Rect{0, 0, 800, 600}, w: 800, h: 600, rgb: [3]uint8{255, 255, 255}, checkRG: true},
-		{name: "blank selector is not given", opts: ScreenshotOptions{Selector: "   "}, region: Rect{0, 0, 800, 600}, w: 800, h: 600},
-		{name: "zero clip is not given", opts: ScreenshotOptions{Clip: &Rect{10, 10, 0, 0}}, region: Rect{0, 0, 800, 600}, w: 800, h: 600},
-		{name: "full page: readable width, top cut to the long edge", opts: ScreenshotOptions{FullPage: true}, region: Rect{0, 0, 800, 2000 / 0.75}, w: 600, h: 2000},
-		{name: "clip below the fold", opts: ScreenshotOptions{Clip: &Rect{100, 1000, 200, 100}}, region: Rect{100, 1000, 200, 100}, w: 200, h: 100, rgb: [3]uint8{255, 0, 0}, checkRG: true},
-		{name: "clip cut to the page", opts: ScreenshotOptions{Clip: &Rect{700, 2950, 500, 500}}, region: Rect{700, 2950, 100, 50}, w: 100, h: 50},
-		{name: "selector scrolled into view", opts: ScreenshotOptions{Selector: "#red"}, region: Rect{100, 1000, 200, 100}, w: 200, h: 100, rgb: [3]uint8{255, 0, 0}, checkRG: true},
-		{name: "element", opts: ScreenshotOptions{Element: el}, region: Rect{10, 10, 50, 50}, w: 50, h: 50, rgb: [3]uint8{0, 0, 255}, checkRG: true},
+		{name: "viewport by default", opts: ScreenshotOptions{}, region: rect(0, 0, 800, 600), w: 800, h: 600, rgb: [3]uint8{255, 255, 255}, checkRG: true},
+		{name: "blank selector is not given", opts: ScreenshotOptions{Selector: "   "}, region: rect(0, 0, 800, 600), w: 800, h: 600},
+		{name: "zero clip is not given", opts: ScreenshotOptions{Clip: clipRect(10, 10, 0, 0)}, region: rect(0, 0, 800, 600), w: 800, h: 600},
+		{name: "full page: readable width, top cut to the long edge", opts: ScreenshotOptions{FullPage: true}, region: rect(0, 0, 800, 2000/0.75), w: 600, h: 2000},
+		{name: "clip below the fold", opts: ScreenshotOptions{Clip: clipRect(100, 1000, 200, 100)}, region: rect(100, 1000, 200, 100), w: 200, h: 100, rgb: [3]uint8{255, 0, 0}, checkRG: true},
+		{name: "clip cut to the page", opts: ScreenshotOptions{Clip: clipRect(700, 2950, 500, 500)}, region: rect(700, 2950, 100, 50), w: 100, h: 50},
+		{name: "selector scrolled into view", opts: ScreenshotOptions{Selector: "#red"}, region: rect(100, 1000, 200, 100), w: 200, h: 100, rgb: [3]uint8{255, 0, 0}, checkRG: true},
+		{name: "element", opts: ScreenshotOptions{Element: el}, region: rect(10, 10, 50, 50), w: 50, h: 50, rgb: [3]uint8{0, 0, 255}, checkRG: true},
 		{name: "max edge", opts: ScreenshotOptions{MaxEdge: 400}, w: 400, h: 300},
-		{name: "jpeg", opts: ScreenshotOptions{Selector: "#red", Type: "jpeg", Quality: 90}, region: Rect{100, 1000, 200, 100}, w: 200, h: 100, rgb: [3]uint8{255, 0, 0}, checkRG: true},
+		{name: "jpeg", opts: ScreenshotOptions{Selector: "#red", Type: "jpeg", Quality: 90}, region: rect(100, 1000, 200, 100), w: 200, h: 100, rgb: [3]uint8{255, 0, 0}, checkRG: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,8 +228,8 @@ func TestScreenshotRefusals(t *testing.T) {
 		{"off-screen selector", ScreenshotOptions{Selector: "#offscreen"}, RefusedOffScreen},
 		{"off-screen element", ScreenshotOptions{Element: hidden}, RefusedOffScreen},
 		{"detached element", ScreenshotOptions{Element: detached}, RefusedDetached},
-		{"clip outside the page", ScreenshotOptions{Clip: &Rect{5000, 5000, 10, 10}}, RefusedOffScreen},
-		{"negative clip", ScreenshotOptions{Clip: &Rect{0, 0, -1, 10}}, RefusedInvalid},
+		{"clip outside the page", ScreenshotOptions{Clip: clipRect(5000, 5000, 10, 10)}, RefusedOffScreen},
+		{"negative clip", ScreenshotOptions{Clip: clipRect(0, 0, -1, 10)}, RefusedInvalid},
 		{"two regions", ScreenshotOptions{FullPage: true, Selector: "#red"}, RefusedInvalid},
 		{"bad type", ScreenshotOptions{Type: "gif"}, RefusedInvalid},
 		{"bad quality", ScreenshotOptions{Type: "jpeg", Quality: 101}, RefusedInvalid},
@@ -274,7 +274,7 @@ func TestScreenshotScrolledViewport(t *testing.T) {
 		t.Fatal(err)
 	}
 	img := decode(t, s)
-	if s.Region != (Rect{0, 950, 800, 600}) {
+	if s.Region != (rect(0, 950, 800, 600)) {
 		t.Errorf("region %+v, want {0 950 800 600}", s.Region)
 	}
 	// #red spans document y 1000-1100, so viewport y 50-150.
@@ -303,7 +303,7 @@ func TestScreenshotFixedElement(t *testing.T) {
 		t.Fatal(err)
 	}
 	img := decode(t, s)
-	if s.Region != (Rect{0, 1200, 800, 40}) {
+	if s.Region != (rect(0, 1200, 800, 40)) {
 		t.Errorf("region %+v, want {0 1200 800 40}", s.Region)
 	}
 	if c := img.At(s.Width/2, s.Height/2); !near(c, 0, 255, 0) {
@@ -337,3 +337,9 @@ func TestScreenshotTallPageKeepsReadableWidth(t *testing.T) {
 		t.Fatalf("a 1200x1500 clip: %dx%d, cut %v", s.Width, s.Height, s.Cut())
 	}
 }
+
+// rect is a Rect from its four numbers.
+func rect(x, y, w, h float64) Rect { return Rect{X: x, Y: y, Width: w, Height: h} }
+
+// clipRect is a Rect to clip to.
+func clipRect(x, y, w, h float64) *Rect { r := rect(x, y, w, h); return &r }

@@ -15,8 +15,6 @@ import (
 
 // Capture types, so callers of Screenshot and Read need only this package.
 type (
-	// Rect is a region in CSS pixels of the document.
-	Rect = capture.Rect
 	// Shot is an encoded screenshot and the region it shows.
 	Shot = capture.Shot
 	// ReadOptions choose what Read returns.
@@ -32,7 +30,7 @@ type ScreenshotOptions struct {
 	// FullPage captures the whole document.
 	FullPage bool
 	// Clip is a region in CSS pixels of the document.
-	Clip *Rect
+	Clip *contract.Rect
 	// ID is an id of the latest snapshot: that element is captured.
 	ID string
 	// Locator, instead of ID, finds the element on the page as it is.
