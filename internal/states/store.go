@@ -1,19 +1,15 @@
 package states
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/durable-browser/durable-browser/internal/evidence"
@@ -109,17 +105,14 @@ const metaDigest = "digest"
 
 // versions lists a name's versions, oldest first.
 func (s *Store) versions(ctx context.Context, hash string) ([]int64, error) {
+	objs, err := s.list(ctx, s.dir(hash)+"v/")
+	if err != nil {
+		return nil, fmt.Errorf("listing state versions: %w", err)
+	}
 	var out []int64
-	p := s3.NewListObjectsV2Paginator(s.o.Client, &s3.ListObjectsV2Input{Bucket: aws.String(s.o.Bucket), Prefix: aws.String(s.dir(hash) + "v/")})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("listing state versions: %w", err)
-		}
-		for _, o := range page.Contents {
-			if v, ok := ParseVersion(strings.TrimPrefix(aws.ToString(o.Key), s.dir(hash))); ok {
-				out = append(out, v)
-			}
+	for _, o := range objs {
+		if v, ok := ParseVersion(strings.TrimPrefix(o.key, s.dir(hash))); ok {
+			out = append(out, v)
 		}
 	}
 	slices.Sort(out)
@@ -198,42 +191,6 @@ func (s *Store) fetch(ctx context.Context, key, hash string, v int64, what strin
 	return s.open(hash, v, sealed)
 }
 
-// get reads at most limit bytes of the object at key, and its ETag. The S3
-// error comes back unwrapped, so a caller can tell notFound.
-func (s *Store) get(ctx context.Context, key string, limit int64) ([]byte, string, error) {
-	out, err := s.o.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(key)})
-	if err != nil {
-		return nil, "", err
-	}
-	defer out.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(out.Body, limit))
-	return b, aws.ToString(out.ETag), err
-}
-
-// put writes body at key, encrypted at rest as Options ask, only over the
-// object whose ETag is etag, or with etag "" only where there is none: a
-// writer never overwrites what it did not read (conflict tells it lost).
-func (s *Store) put(ctx context.Context, key, contentType string, body []byte, meta map[string]string, etag string) error {
-	in := &s3.PutObjectInput{
-		Bucket: aws.String(s.o.Bucket), Key: aws.String(key),
-		Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
-		ContentType: aws.String(contentType), Metadata: meta,
-	}
-	if etag == "" {
-		in.IfNoneMatch = aws.String("*")
-	} else {
-		in.IfMatch = aws.String(etag)
-	}
-	if s.o.SSE != "" {
-		in.ServerSideEncryption = s.o.SSE
-		if s.o.KMSKeyID != "" {
-			in.SSEKMSKeyId = aws.String(s.o.KMSKeyID)
-		}
-	}
-	_, err := s.o.Client.PutObject(ctx, in)
-	return err
-}
-
 // Saved is what a Save did.
 type Saved struct {
 	// Version is the newest version after the save.
@@ -275,8 +232,7 @@ func (s *Store) Save(ctx context.Context, st State) (Saved, error) {
 		var v int64
 		if len(vs) > 0 {
 			v = vs[len(vs)-1]
-			h, err := s.o.Client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.dir(hash) + VersionKey(v))})
-			if err == nil && evidence.MetaValue(h.Metadata, metaDigest) == digest {
+			if meta, err := s.meta(ctx, s.dir(hash)+VersionKey(v)); err == nil && evidence.MetaValue(meta, metaDigest) == digest {
 				return Saved{Version: v, Bytes: len(pt)}, nil
 			}
 		}
@@ -303,7 +259,7 @@ func (s *Store) Save(ctx context.Context, st State) (Saved, error) {
 // save prunes what this one could not).
 func (s *Store) prune(ctx context.Context, hash string, vs []int64) {
 	for len(vs) > s.o.Keep {
-		_, _ = s.o.Client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.dir(hash) + VersionKey(vs[0]))})
+		_ = s.remove(ctx, s.dir(hash)+VersionKey(vs[0]))
 		vs = vs[1:]
 	}
 }
@@ -327,28 +283,25 @@ type Info struct {
 func (s *Store) List(ctx context.Context) ([]Info, error) {
 	byHash := map[string]*Info{}
 	var order []string
-	p := s3.NewListObjectsV2Paginator(s.o.Client, &s3.ListObjectsV2Input{Bucket: aws.String(s.o.Bucket), Prefix: aws.String(s.o.Prefix + "/")})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("listing states: %w", err)
+	objs, err := s.list(ctx, s.o.Prefix+"/")
+	if err != nil {
+		return nil, fmt.Errorf("listing states: %w", err)
+	}
+	for _, o := range objs {
+		hash, rest, ok := strings.Cut(strings.TrimPrefix(o.key, s.o.Prefix+"/"), "/")
+		if !ok || len(hash) != 64 {
+			continue
 		}
-		for _, o := range page.Contents {
-			hash, rest, ok := strings.Cut(strings.TrimPrefix(aws.ToString(o.Key), s.o.Prefix+"/"), "/")
-			if !ok || len(hash) != 64 {
-				continue
-			}
-			in := byHash[hash]
-			if in == nil {
-				in = &Info{Hash: hash}
-				byHash[hash] = in
-				order = append(order, hash)
-			}
-			if v, ok := ParseVersion(rest); ok {
-				in.Versions++
-				if v > in.Newest {
-					in.Newest, in.Updated = v, aws.ToTime(o.LastModified)
-				}
+		in := byHash[hash]
+		if in == nil {
+			in = &Info{Hash: hash}
+			byHash[hash] = in
+			order = append(order, hash)
+		}
+		if v, ok := ParseVersion(rest); ok {
+			in.Versions++
+			if v > in.Newest {
+				in.Newest, in.Updated = v, o.modified
 			}
 		}
 	}
@@ -381,21 +334,16 @@ func (s *Store) Delete(ctx context.Context, nameOrHash string) (int, error) {
 		}
 		hash = NameHash(nameOrHash)
 	}
-	n := 0
-	p := s3.NewListObjectsV2Paginator(s.o.Client, &s3.ListObjectsV2Input{Bucket: aws.String(s.o.Bucket), Prefix: aws.String(s.dir(hash))})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return n, fmt.Errorf("listing the state's objects: %w", err)
-		}
-		for _, o := range page.Contents {
-			if _, err := s.o.Client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.o.Bucket), Key: o.Key}); err != nil {
-				return n, fmt.Errorf("deleting %s: %w", aws.ToString(o.Key), err)
-			}
-			n++
+	objs, err := s.list(ctx, s.dir(hash))
+	if err != nil {
+		return 0, fmt.Errorf("listing the state's objects: %w", err)
+	}
+	for n, o := range objs {
+		if err := s.remove(ctx, o.key); err != nil {
+			return n, fmt.Errorf("deleting %s: %w", o.key, err)
 		}
 	}
-	return n, nil
+	return len(objs), nil
 }
 
 func isHash(s string) bool {
@@ -408,16 +356,4 @@ func isHash(s string) bool {
 		}
 	}
 	return true
-}
-
-// conflict is S3's answer to a conditional write that lost.
-func conflict(err error) bool {
-	st := evidence.S3Status(err)
-	return st == http.StatusPreconditionFailed || st == http.StatusConflict
-}
-
-func notFound(err error) bool {
-	var nsk *types.NoSuchKey
-	var nf *types.NotFound
-	return errors.As(err, &nsk) || errors.As(err, &nf) || evidence.S3Status(err) == http.StatusNotFound && evidence.S3Code(err) != "NoSuchBucket"
 }
