@@ -376,6 +376,12 @@ func (a *Activities) RegisterShared(r Registry) {
 	})
 }
 
+// RegisterCreate registers what the create queue serves: a new session's
+// browser.create.
+func (a *Activities) RegisterCreate(r Registry) {
+	register(r, []named{{contract.ActivityCreate, a.Create}})
+}
+
 // RegisterHost registers the activities served from this process's host
 // queue: everything that touches a browser it holds.
 func (a *Activities) RegisterHost(r Registry) {
@@ -466,6 +472,14 @@ func (a *Activities) Stats() Stats {
 	st.Warm, st.WarmPIDs = a.warm.count()
 	st.ChromePIDs = append(st.ChromePIDs, st.WarmPIDs...)
 	return st
+}
+
+// Held is how many browsers this process holds or is starting for
+// sessions: what --max-browsers bounds.
+func (a *Activities) Held() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.sessions) + a.creating
 }
 
 // Close releases every session this process holds; the worker calls it on
