@@ -191,14 +191,25 @@ type costSample struct {
 	at                                         time.Time
 }
 
+// minus is what each process spent from s0 to s: Chrome, worker, Temporal,
+// caller (less the idle rate of the suite's own embedded server), site, S3.
+func (s costSample) minus(s0 costSample, idleRate float64) [6]time.Duration {
+	caller := s.caller - s0.caller - time.Duration(idleRate*float64(s.at.Sub(s0.at)))
+	return [6]time.Duration{s.chrome - s0.chrome, s.worker - s0.worker, s.temporal - s0.temporal, max(caller, 0), s.site - s0.site, s.s3 - s0.s3}
+}
+
+// seqCycles is how many times the one-session phase goes round the cycle.
+const seqCycles = 4
+
 // BenchmarkCost runs the load test's cycle (goto, snapshot, submit,
 // screenshot, browser_read) on DURABLE_BROWSER_COST_SESSIONS sessions (4)
-// x DURABLE_BROWSER_COST_CALLS calls (20) against a worker process, and
+// x DURABLE_BROWSER_COST_CALLS calls (40) against a worker process, and
 // reports each process's CPU per call, the calls' wall time, and the top of
-// the worker's CPU profile. The sessions are opened (their browsers
+// the worker's CPU profile; first, one more session alone goes round the
+// cycle call by call, for each tool's CPU by process. The sessions are opened (their browsers
 // started) before the measured window.
 func BenchmarkCost(b *testing.B) {
-	sessions, calls := envInt("DURABLE_BROWSER_COST_SESSIONS", 4), envInt("DURABLE_BROWSER_COST_CALLS", 20)
+	sessions, calls := envInt("DURABLE_BROWSER_COST_SESSIONS", 4), envInt("DURABLE_BROWSER_COST_CALLS", 40)
 	temporal := startCostChild(b, "temporal")
 	site := startCostChild(b, "demo")
 	c, err := client.Dial(client.Options{HostPort: temporal.addr, Namespace: "default", Logger: logging.NewSDKLogger(zerolog.Nop())})
@@ -217,7 +228,7 @@ func BenchmarkCost(b *testing.B) {
 	s3 := devstack.PIDsUnder(filepath.Join(env.Dir, "s3"))
 	tg := loadTarget{c, site.addr}
 	run := uuid.NewString()[:8]
-	ids := make([]string, sessions)
+	ids := make([]string, sessions+1) // the last one is the sequential phase's
 	for i := range ids {
 		ids[i] = fmt.Sprintf("cost-%s-s%02d", run, i)
 	}
@@ -260,6 +271,34 @@ func BenchmarkCost(b *testing.B) {
 		}
 		return s
 	}
+	// One session alone, call by call: each tool's CPU by process.
+	type cost struct {
+		n       int
+		by      [6]time.Duration
+		elapsed time.Duration
+	}
+	perTool := map[string]*cost{}
+	var prev costSample
+	seq := driveSession(tg, 0, ids[sessions], run, 5*seqCycles, func() { prev = sample() }, func(cl *loadCall) {
+		now := sample()
+		c := perTool[cl.tool]
+		if c == nil {
+			c = &cost{}
+			perTool[cl.tool] = c
+		}
+		c.n++
+		c.elapsed += cl.elapsed
+		for i, d := range now.minus(prev, idleRate) {
+			c.by[i] += d
+		}
+	})
+	for _, cl := range seq {
+		if !cl.ok {
+			b.Errorf("sequential %s answered %s: %s", cl.tool, cl.code, cl.answer)
+		}
+	}
+	ids = ids[:sessions]
+
 	load0 := loadAvg()
 	before := sample()
 	perSession := make([][]*loadCall, sessions)
@@ -291,17 +330,17 @@ func BenchmarkCost(b *testing.B) {
 	}
 	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
 	window := after.at.Sub(before.at)
-	callerCPU := after.caller - before.caller - time.Duration(idleRate*float64(window))
+	d := after.minus(before, idleRate)
 	rows := []struct {
 		name string
 		d    time.Duration
 	}{
-		{"Chrome (browser, renderers, GPU, utility)", after.chrome - before.chrome},
-		{"worker (durable-browser-worker)", after.worker - before.worker},
-		{"Temporal server", after.temporal - before.temporal},
-		{"caller (Temporal client, the load's driver)", callerCPU},
-		{"demo site", after.site - before.site},
-		{"S3 (versitygw)", after.s3 - before.s3},
+		{"Chrome (browser, renderers, GPU, utility)", d[0]},
+		{"worker (durable-browser-worker)", d[1]},
+		{"Temporal server", d[2]},
+		{"caller (Temporal client, the load's driver)", d[3]},
+		{"demo site", d[4]},
+		{"S3 (versitygw)", d[5]},
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "cost run %s, %d cores, %d sessions x %d calls (%d answered not ok), window %.1f s, %.1f calls/s, load average %s before, %s after\n\n",
@@ -322,6 +361,21 @@ func BenchmarkCost(b *testing.B) {
 		fmt.Fprintf(&out, " %s %s ms,", tool, ms(percentile(d, .5)))
 	}
 	out.WriteString("\n")
+	fmt.Fprintf(&out, "\none session alone, %d cycles call by call: CPU per call by process (ms), and wall\n\n| tool | Chrome | worker | Temporal | caller | site | S3 | all | wall |\n|---|---|---|---|---|---|---|---|---|\n", seqCycles)
+	for _, tool := range loadTools {
+		c := perTool[tool]
+		if c == nil {
+			continue
+		}
+		fmt.Fprintf(&out, "| %s |", tool)
+		var all time.Duration
+		for _, d := range c.by {
+			all += d
+			fmt.Fprintf(&out, " %.1f |", float64(d)/float64(c.n)/1e6)
+		}
+		fmt.Fprintf(&out, " %.1f | %.0f |\n", float64(all)/float64(c.n)/1e6, float64(c.elapsed)/float64(c.n)/1e6)
+	}
+	ids = append(ids, fmt.Sprintf("cost-%s-s%02d", run, sessions))
 
 	// Close the sessions and stop the worker, so its profile is written.
 	for _, id := range ids {
