@@ -709,7 +709,9 @@ func startWaits(ids []string) map[string][]time.Duration {
 					continue
 				}
 				kind := "host"
-				if sch.GetActivityTaskScheduledEventAttributes().GetTaskQueue().GetName() == contract.SharedQueue {
+				// The create queue is shared by every worker too (one a
+				// worker past its bounds leaves to others).
+				if q := sch.GetActivityTaskScheduledEventAttributes().GetTaskQueue().GetName(); q == contract.SharedQueue || q == contract.CreateQueue {
 					kind = "shared"
 				}
 				out[kind] = append(out[kind], ev.GetEventTime().AsTime().Sub(sch.GetEventTime().AsTime()))

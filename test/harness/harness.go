@@ -206,6 +206,9 @@ type WorkerOptions struct {
 	BrowserServices []netguard.Service
 	// WarmBrowsers is the worker's --warm-browsers.
 	WarmBrowsers int
+	// MaxBrowsers and LatencyBound are the worker's --max-browsers (0: no
+	// bound) and --latency-bound.
+	MaxBrowsers, LatencyBound int
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -249,6 +252,7 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 	cfg.LiveView = o.LiveView
 	cfg.CDPEndpoint = o.CDPEndpoint
 	cfg.WarmBrowsers = o.WarmBrowsers
+	cfg.MaxBrowsers, cfg.LatencyBound = o.MaxBrowsers, o.LatencyBound
 	log := zerolog.New(e.Log).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	w, err := worker.New(context.Background(), worker.Options{
 		Client:   e.Client,
