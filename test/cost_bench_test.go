@@ -256,9 +256,16 @@ func BenchmarkCost(b *testing.B) {
 	}
 	// The caller's process also holds the suite's idle embedded Temporal
 	// server: its idle rate is taken out of the caller's figure.
+	// The Temporal server and the worker also spend CPU with nothing to
+	// do (timers, polls); their idle rates are taken too, and reported.
 	idle0, idleT := selfCPU(), time.Now()
-	time.Sleep(3 * time.Second)
-	idleRate := float64(selfCPU()-idle0) / float64(time.Since(idleT))
+	tIdle0, _, _ := procCPU(temporal.cmd.Process.Pid)
+	wIdle0, _, _ := procCPU(w.Cmd.Process.Pid)
+	time.Sleep(5 * time.Second)
+	idleFor := time.Since(idleT)
+	idleRate := float64(selfCPU()-idle0) / float64(idleFor)
+	tIdle1, _, _ := procCPU(temporal.cmd.Process.Pid)
+	wIdle1, _, _ := procCPU(w.Cmd.Process.Pid)
 
 	sample := func() costSample {
 		s := costSample{at: time.Now(), chrome: chromeCPU(root), caller: selfCPU()}
@@ -354,6 +361,14 @@ func BenchmarkCost(b *testing.B) {
 		fmt.Fprintf(&out, "| %s | %.1f ms | %.0f%% |\n", r.name, float64(r.d)/float64(n)/1e6, 100*float64(r.d)/float64(total))
 	}
 	fmt.Fprintf(&out, "| all | %.1f ms | |\n", float64(total)/float64(n)/1e6)
+	fmt.Fprintf(&out, "\nidle, %d sessions open and no call (%.0f s): Temporal server %.1f ms/s, worker %.1f ms/s, caller %.1f ms/s; over the window that is %.1f, %.1f and (taken out above) %.1f ms per call\n",
+		sessions+1, idleFor.Seconds(), float64(tIdle1-tIdle0)/idleFor.Seconds()/1e6, float64(wIdle1-wIdle0)/idleFor.Seconds()/1e6, idleRate*1e3,
+		float64(tIdle1-tIdle0)/idleFor.Seconds()*window.Seconds()/float64(n)/1e6, float64(wIdle1-wIdle0)/idleFor.Seconds()*window.Seconds()/float64(n)/1e6, idleRate*window.Seconds()*1e3/float64(n))
+	for _, cl := range all {
+		if !cl.ok {
+			fmt.Fprintf(&out, "not ok: session %d %s after %s: code %q err %v answer %.300s\n", cl.session, cl.tool, cl.elapsed.Round(time.Millisecond), cl.code, cl.err, cl.answer)
+		}
+	}
 	fmt.Fprintf(&out, "\nwall per call (caller, ok calls): p50 %s ms, p95 %s ms; per tool p50:", ms(percentile(walls, .5)), ms(percentile(walls, .95)))
 	for _, tool := range loadTools {
 		d := byTool[tool]
