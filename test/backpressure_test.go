@@ -26,12 +26,14 @@ func TestNewSessionGoesPastAWorkerAtMaxBrowsers(t *testing.T) {
 	harness.Eventually(t, 10*time.Second, func() bool { return !a.Admission().Status().Open },
 		"worker A holds 1 of --max-browsers 1 and still takes new sessions: %+v", a.Admission().Status())
 	b := env.StartWorker(t, harness.WorkerOptions{})
-	leftToB(t, a, b, s1)
+	leftToB(t, a, b, s1, 1)
 }
 
 // A worker whose calls' p95 is past --latency-bound times its unloaded one
-// does the same. The gate is fed slow calls as a starved host's would be
-// (a real starved host's latencies are not reproducible on demand).
+// does the same, but the one poll it had out when it went past may bring it
+// the create: it refuses that one (retryable), and the retry goes to B. The
+// gate is fed slow calls as a starved host's would be (a real starved
+// host's latencies are not reproducible on demand).
 func TestNewSessionGoesPastAWorkerPastLatencyBound(t *testing.T) {
 	a := env.StartWorker(t, harness.WorkerOptions{LatencyBound: 2})
 	s1 := openOn(t, a, "bp-lat-"+time.Now().Format("150405.000"))
@@ -49,7 +51,7 @@ func TestNewSessionGoesPastAWorkerPastLatencyBound(t *testing.T) {
 		t.Fatalf("p95 past 2x its baseline: want worker A closed to new sessions: %+v", st)
 	}
 	b := env.StartWorker(t, harness.WorkerOptions{})
-	leftToB(t, a, b, s1)
+	leftToB(t, a, b, s1, 2)
 }
 
 // openOn opens a session (its first call, a goto) with only w running and
@@ -64,9 +66,9 @@ func openOn(t *testing.T, w *worker.Worker, id string) string {
 	return id
 }
 
-// leftToB opens a second session with both workers running: B takes it at
-// the first attempt, and A's own session still answers on A.
-func leftToB(t *testing.T, a, b *worker.Worker, s1 string) {
+// leftToB opens a second session with both workers running: B takes it
+// within maxAttempts, and A's own session still answers on A.
+func leftToB(t *testing.T, a, b *worker.Worker, s1 string, maxAttempts int) {
 	t.Helper()
 	s2 := s1 + "-2"
 	t.Cleanup(func() { _ = env.Client.SignalWorkflow(context.Background(), s2, "", contract.SignalClose, nil) })
@@ -74,8 +76,8 @@ func leftToB(t *testing.T, a, b *worker.Worker, s1 string) {
 	if got := hostOf(t, s2); got != b.HostQueue() {
 		t.Fatalf("the new session went to %q, want worker B %q: worker A, past its bound, still took it", got, b.HostQueue())
 	}
-	if n := createAttempts(t, s2); n != 1 {
-		t.Fatalf("the new session's create took %d attempts, want 1: worker A took it and refused it, instead of leaving it to B", n)
+	if n := createAttempts(t, s2); n > maxAttempts {
+		t.Fatalf("the new session's create took %d attempts, want at most %d: worker A kept taking it and refusing it, instead of leaving it to B", n, maxAttempts)
 	}
 	for _, tag := range a.Activities().Sessions() {
 		if strings.HasPrefix(tag, s2) {

@@ -236,7 +236,13 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	}
 
 	hostQueue := HostQueue(bootID)
-	acts := activities.New(activities.Options{
+	// New sessions come on the create queue, polled only while the gate
+	// admits them (this worker under its --max-browsers and
+	// --latency-bound); the host queue's calls feed the gate's latency.
+	var acts *activities.Activities
+	gate := admission.New(admission.Options{Held: func() int { return acts.Held() }, MaxBrowsers: cfg.MaxBrowsers,
+		LatencyBound: cfg.LatencyBound, Slots: sharedSlots(cfg)})
+	acts = activities.New(activities.Options{
 		LiveView:  live,
 		HostQueue: hostQueue,
 		Providers: provs,
@@ -265,6 +271,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		HoldTimeout:  o.HoldTimeout,
 		StopGrace:    stopGrace(cfg),
 		MaxBrowsers:  cfg.MaxBrowsers,
+		PastLatency:  gate.PastLatency,
 		WarmBrowsers: cfg.WarmBrowsers,
 		Heartbeat:    heartbeatEvery,
 		Prices:       prices,
@@ -291,15 +298,8 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	// The shared queue takes creates, fetches and searches: a few per browser
 	// this worker may hold, not the SDK's default of 1000 at once.
 	sharedOpts := wo
-	if cfg.MaxBrowsers > 0 {
-		sharedOpts.MaxConcurrentActivityExecutionSize = 4 * cfg.MaxBrowsers
-	}
+	sharedOpts.MaxConcurrentActivityExecutionSize = sharedSlots(cfg)
 	shared := sdkworker.New(o.Client, contract.SharedQueue, sharedOpts)
-	// New sessions come on the create queue, polled only while the gate
-	// admits them (this worker under its --max-browsers and
-	// --latency-bound); the host queue's calls feed the gate's latency.
-	gate := admission.New(admission.Options{Held: acts.Held, MaxBrowsers: cfg.MaxBrowsers, LatencyBound: cfg.LatencyBound,
-		Slots: sharedOpts.MaxConcurrentActivityExecutionSize})
 	gate.OnChange(func(open bool, why string) {
 		if open {
 			log.Info().Msg("taking new sessions again")
@@ -333,6 +333,16 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	built = true
 	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, creates: creates, host: host, gate: gate, acts: acts, local: lp, log: log,
 		reapEvery: reapInterval(cfg), orphanAfter: cfg.OrphanAfter, stopGrace: stopGrace(cfg), live: live}, nil
+}
+
+// sharedSlots bounds the activities the shared queue, and the creates the
+// create queue, run at once: a few per browser this worker may hold, not
+// the SDK's default of 1000 (0: that default).
+func sharedSlots(cfg config.Worker) int {
+	if cfg.MaxBrowsers > 0 {
+		return 4 * cfg.MaxBrowsers
+	}
+	return 0
 }
 
 // heartbeatEvery is how often a long call heartbeats, and how often the

@@ -36,7 +36,8 @@ const (
 
 // Options configure a Gate.
 type Options struct {
-	// Held is how many browsers the worker holds or is starting now.
+	// Held is how many sessions' browsers the worker holds (the creates it
+	// runs from the create queue are counted by the gate itself).
 	Held func() int
 	// MaxBrowsers is the worker's --max-browsers (0: no bound).
 	MaxBrowsers int
@@ -56,10 +57,13 @@ type Gate struct {
 	mu       sync.Mutex
 	samples  []sample // oldest first, within Window
 	baseline time.Duration
-	inUse    int
-	wake     chan struct{} // closed and replaced when something changed
-	closed   bool          // the last decision, for the log
-	onChange func(open bool, why string)
+	// inUse are the creates running (permits used); outstanding are the
+	// polls out (permits reserved, no task yet): at most one, so that a
+	// gate that closes has at most one create still coming to it.
+	inUse, outstanding int
+	wake               chan struct{} // closed and replaced when something changed
+	closed             bool          // the last decision, for the log
+	onChange           func(open bool, why string)
 }
 
 type sample struct {
@@ -151,18 +155,40 @@ func (g *Gate) status() Status {
 	if enough {
 		st.P95 = p
 	}
-	held := g.o.Held()
+	held := g.o.Held() + g.inUse
 	if max := g.o.MaxBrowsers; max > 0 && held >= max {
 		st.Open, st.Why = false, fmt.Sprintf("holds %d browsers, its --max-browsers", held)
 		return st
 	}
-	if f := g.o.LatencyBound; f > 0 && enough && held > 0 {
-		if bound := time.Duration(f) * max(g.baseline, MinBaseline); p > bound {
-			st.Open, st.Why = false, fmt.Sprintf("p95 of its calls over the last %s is %s, over %d x its unloaded p95 %s (--latency-bound)",
-				Window, p.Round(time.Millisecond), f, max(g.baseline, MinBaseline).Round(time.Millisecond))
-		}
+	if why := g.latency(p, enough, held); why != "" {
+		st.Open, st.Why = false, why
 	}
 	return st
+}
+
+// latency names the latency bound when the recent p95 is past it.
+func (g *Gate) latency(p time.Duration, enough bool, held int) string {
+	f := g.o.LatencyBound
+	if f <= 0 || !enough || held <= 0 {
+		return ""
+	}
+	base := max(g.baseline, MinBaseline)
+	if p <= time.Duration(f)*base {
+		return ""
+	}
+	return fmt.Sprintf("p95 of its calls over the last %s is %s, over %d x its unloaded p95 %s (--latency-bound)",
+		Window, p.Round(time.Millisecond), f, base.Round(time.Millisecond))
+}
+
+// PastLatency names the latency bound when the worker is past it ("": not
+// past it). A create the gate's one poll out brought just as it closed
+// asks it, and is refused, so that its retry goes to another worker.
+func (g *Gate) PastLatency() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.prune(g.o.Now())
+	p, enough := g.p95()
+	return g.latency(p, enough, g.o.Held())
 }
 
 // Tuner is the create queue worker's tuner: its activity slots come from
@@ -210,8 +236,12 @@ func (g *Gate) ReserveSlot(ctx context.Context, _ worker.SlotReservationInfo) (*
 func (g *Gate) TryReserveSlot(worker.SlotReservationInfo) *worker.SlotPermit {
 	g.mu.Lock()
 	st := g.status()
-	if st.Open && g.o.Slots > 0 && g.inUse >= g.o.Slots {
-		st.Open = false // busy, not bounded: no change to report
+	busy := g.outstanding > 0 || // one poll out at a time
+		(g.o.Slots > 0 && g.inUse >= g.o.Slots) ||
+		// A poll out is a create that may come: it counts as a browser.
+		(g.o.MaxBrowsers > 0 && g.o.Held()+g.inUse+1 > g.o.MaxBrowsers)
+	if st.Open && busy {
+		st.Open = false // busy, not past a bound: no change to report
 	} else if st.Open == g.closed {
 		g.closed = !st.Open
 		if f := g.onChange; f != nil {
@@ -220,20 +250,34 @@ func (g *Gate) TryReserveSlot(worker.SlotReservationInfo) *worker.SlotPermit {
 	}
 	var p *worker.SlotPermit
 	if st.Open {
-		g.inUse++
+		g.outstanding++
 		p = &worker.SlotPermit{}
 	}
 	g.mu.Unlock()
 	return p
 }
 
-// MarkSlotUsed is a no-op: a reserved slot counts until released.
-func (g *Gate) MarkSlotUsed(worker.SlotMarkUsedInfo) {}
+// used marks a permit whose poll brought a create.
+type used struct{}
 
-// ReleaseSlot frees a slot.
-func (g *Gate) ReleaseSlot(worker.SlotReleaseInfo) {
+// MarkSlotUsed counts a poll that brought a create as a running create.
+func (g *Gate) MarkSlotUsed(info worker.SlotMarkUsedInfo) {
 	g.mu.Lock()
-	g.inUse--
+	info.Permit().UserData = used{}
+	g.outstanding--
+	g.inUse++
+	g.signal()
+	g.mu.Unlock()
+}
+
+// ReleaseSlot frees a slot: a create done, or a poll that brought none.
+func (g *Gate) ReleaseSlot(info worker.SlotReleaseInfo) {
+	g.mu.Lock()
+	if _, ok := info.Permit().UserData.(used); ok {
+		g.inUse--
+	} else {
+		g.outstanding--
+	}
 	g.signal()
 	g.mu.Unlock()
 }

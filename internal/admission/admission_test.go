@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/worker"
 )
 
 type clock struct{ t time.Time }
@@ -144,22 +146,99 @@ func TestReserveSlotWaitsForTheGate(t *testing.T) {
 	}
 }
 
-// Slots bounds the creates at once, without reporting the gate closed.
+// slotInfo is what the SDK hands MarkSlotUsed and ReleaseSlot: only the
+// permit is read.
+type slotInfo struct {
+	worker.SlotReleaseInfo
+	p *worker.SlotPermit
+}
+
+func (i slotInfo) Permit() *worker.SlotPermit { return i.p }
+
+type markInfo struct {
+	worker.SlotMarkUsedInfo
+	p *worker.SlotPermit
+}
+
+func (i markInfo) Permit() *worker.SlotPermit { return i.p }
+
+// One poll is out at a time, and Slots bounds the creates running, without
+// reporting the gate closed.
 func TestSlots(t *testing.T) {
-	g := New(Options{Slots: 1})
+	g := New(Options{Slots: 2})
 	var changed atomic.Int64
 	g.OnChange(func(bool, string) { changed.Add(1) })
-	if g.TryReserveSlot(nil) == nil {
-		t.Fatal("want the one slot")
+	p1 := g.TryReserveSlot(nil)
+	if p1 == nil {
+		t.Fatal("want a slot")
 	}
 	if g.TryReserveSlot(nil) != nil {
-		t.Fatal("want no second slot")
+		t.Fatal("a second poll while one is out: a closing gate would have two creates coming")
 	}
-	g.ReleaseSlot(nil)
+	g.MarkSlotUsed(markInfo{p: p1}) // the poll brought a create
+	p2 := g.TryReserveSlot(nil)
+	if p2 == nil {
+		t.Fatal("want the next poll once the first brought a create")
+	}
+	g.MarkSlotUsed(markInfo{p: p2})
+	if g.TryReserveSlot(nil) != nil {
+		t.Fatal("two creates running of Slots 2: want no poll")
+	}
+	g.ReleaseSlot(slotInfo{p: p1})
+	p3 := g.TryReserveSlot(nil)
+	if p3 == nil {
+		t.Fatal("want a slot once a create is done")
+	}
+	g.ReleaseSlot(slotInfo{p: p3}) // a poll that brought nothing
 	if g.TryReserveSlot(nil) == nil {
-		t.Fatal("want the slot back")
+		t.Fatal("want a slot once the empty poll is back")
 	}
 	if n := changed.Load(); n != 0 {
 		t.Fatalf("busy slots are not a bound: %d changes reported", n)
+	}
+}
+
+// Under --max-browsers a poll out and the creates running count as
+// browsers: the worker never has a create coming past its bound.
+func TestPollsCountAgainstMaxBrowsers(t *testing.T) {
+	var held atomic.Int64
+	g := New(Options{Held: func() int { return int(held.Load()) }, MaxBrowsers: 2})
+	p1 := g.TryReserveSlot(nil)
+	g.MarkSlotUsed(markInfo{p: p1}) // a create runs: 1 of 2
+	p2 := g.TryReserveSlot(nil)
+	if p2 == nil {
+		t.Fatal("one create running of 2: want a poll")
+	}
+	g.MarkSlotUsed(markInfo{p: p2})
+	if st := g.Status(); st.Open {
+		t.Fatalf("two creates running of 2: want closed: %+v", st)
+	}
+	held.Store(1) // the first create done: its session held
+	g.ReleaseSlot(slotInfo{p: p1})
+	if g.TryReserveSlot(nil) != nil {
+		t.Fatal("1 held and 1 create running of 2: want no poll")
+	}
+	held.Store(2)
+	g.ReleaseSlot(slotInfo{p: p2})
+	if g.TryReserveSlot(nil) != nil {
+		t.Fatal("2 held of 2: want no poll")
+	}
+	held.Store(1)
+	if g.TryReserveSlot(nil) == nil {
+		t.Fatal("1 held of 2: want a poll")
+	}
+}
+
+// PastLatency names the bound only when the worker is past it.
+func TestPastLatency(t *testing.T) {
+	c := &clock{t: time.Unix(0, 0)}
+	g := New(Options{Held: func() int { return 1 }, LatencyBound: 2, Now: c.now})
+	record(g, MinSamples, 200*time.Millisecond, c)
+	if why := g.PastLatency(); why != "" {
+		t.Fatalf("unloaded: %q", why)
+	}
+	record(g, MinSamples*3, time.Second, c)
+	if why := g.PastLatency(); !strings.Contains(why, "--latency-bound") {
+		t.Fatalf("past the bound: %q", why)
 	}
 }
