@@ -26,6 +26,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/demosite"
 	"github.com/durable-browser/durable-browser/internal/devstack"
+	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
@@ -212,7 +213,9 @@ func BenchmarkCost(b *testing.B) {
 	sessions, calls := envInt("DURABLE_BROWSER_COST_SESSIONS", 4), envInt("DURABLE_BROWSER_COST_CALLS", 40)
 	temporal := startCostChild(b, "temporal")
 	site := startCostChild(b, "demo")
-	c, err := client.Dial(client.Options{HostPort: temporal.addr, Namespace: "default", Logger: logging.NewSDKLogger(zerolog.Nop())})
+	// Dialled as the product's clients (the CLI, the MCP server) dial.
+	c, err := client.Dial(client.Options{HostPort: temporal.addr, Namespace: "default", Logger: logging.NewSDKLogger(zerolog.Nop()),
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: dial.Compression(temporal.addr)}})
 	if err != nil {
 		b.Fatal(err)
 	}
