@@ -227,7 +227,7 @@ func BenchmarkCost(b *testing.B) {
 	prof := filepath.Join(root, "worker.cpu.pprof")
 	w := env.StartWorkerProcess(b, harness.ProcessOptions{ProfileRoot: root, Address: temporal.addr,
 		Args: []string{"--cpuprofile", prof, "--log-level", "info"},
-		Env:  []string{fmt.Sprintf("DURABLE_BROWSER_MAX_BROWSERS=%d", sessions)}})
+		Env:  []string{fmt.Sprintf("DURABLE_BROWSER_MAX_BROWSERS=%d", sessions+1)}})
 	s3 := devstack.PIDsUnder(filepath.Join(env.Dir, "s3"))
 	tg := loadTarget{c, site.addr}
 	run := uuid.NewString()[:8]
@@ -248,8 +248,9 @@ func BenchmarkCost(b *testing.B) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			if _, err := dbclient.Call(ctx, c, id, contract.ToolCall{Name: "snapshot", Args: json.RawMessage(`{}`)}, dbclient.CallOptions{}); err != nil {
-				b.Errorf("opening %s: %v", id, err)
+			out, err := dbclient.Call(ctx, c, id, contract.ToolCall{Name: "snapshot", Args: json.RawMessage(`{}`)}, dbclient.CallOptions{})
+			if err != nil || !strings.Contains(string(out), `"ok":true`) {
+				b.Errorf("opening %s: %v %.300s", id, err, out)
 			}
 		}()
 	}
