@@ -26,7 +26,10 @@ func TestNewSessionGoesPastAWorkerAtMaxBrowsers(t *testing.T) {
 	harness.Eventually(t, 10*time.Second, func() bool { return !a.Admission().Status().Open },
 		"worker A holds 1 of --max-browsers 1 and still takes new sessions: %+v", a.Admission().Status())
 	b := env.StartWorker(t, harness.WorkerOptions{})
-	leftToB(t, a, b, s1, 1)
+	s2 := leftToB(t, a, b, s1, 1)
+	// Kept for replay: a session whose create went on the create queue.
+	_ = env.Client.SignalWorkflow(context.Background(), s2, "", contract.SignalClose, nil)
+	recordHistory(t, s2, "create-queue")
 }
 
 // A worker whose calls' p95 is past --latency-bound times its unloaded one
@@ -68,7 +71,7 @@ func openOn(t *testing.T, w *worker.Worker, id string) string {
 
 // leftToB opens a second session with both workers running: B takes it
 // within maxAttempts, and A's own session still answers on A.
-func leftToB(t *testing.T, a, b *worker.Worker, s1 string, maxAttempts int) {
+func leftToB(t *testing.T, a, b *worker.Worker, s1 string, maxAttempts int) string {
 	t.Helper()
 	s2 := s1 + "-2"
 	t.Cleanup(func() { _ = env.Client.SignalWorkflow(context.Background(), s2, "", contract.SignalClose, nil) })
@@ -90,6 +93,7 @@ func leftToB(t *testing.T, a, b *worker.Worker, s1 string, maxAttempts int) {
 	if got := hostOf(t, s1); got != a.HostQueue() {
 		t.Fatalf("worker A's own session moved to %q", got)
 	}
+	return s2
 }
 
 func bpCall(t *testing.T, id, tool string, args any) {
