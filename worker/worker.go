@@ -1,6 +1,7 @@
 // Package worker builds a durable-browser worker from configuration: it
 // registers the workflows and activities under their stable names and polls
-// the shared task queue and this process's own host queue.
+// the shared task queue, the create queue (while it takes new sessions) and
+// this process's own host queue.
 package worker
 
 import (

@@ -19,8 +19,9 @@ import (
 const workerUsage = `Usage: durable-browser worker [flags]
 
 Runs a worker against an existing Temporal and S3. It polls the shared task
-queue "durable-browser" and this process's own host queue, where the browsers
-it starts are served. Every flag has an environment equivalent (shown in
+queue "durable-browser", the create queue "durable-browser-create" (while it
+takes new sessions: under --max-browsers and --latency-bound) and this
+process's own host queue, where the browsers it starts are served. Every flag has an environment equivalent (shown in
 brackets); AWS credentials come from the standard AWS environment.
 
 Flags:
