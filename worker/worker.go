@@ -293,7 +293,8 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 			st := acts.Stats()
 			l := lp.Launches()
 			return metrics.Snapshot{Browsers: st.Browsers, MaxBrowsers: cfg.MaxBrowsers, PendingHandoffs: st.PendingHandoffs,
-				HeldRequests: st.HeldRequests, ChromePIDs: st.ChromePIDs, Warm: st.Warm, Launching: l.InFlight, LaunchesQueued: l.Waiting}
+				HeldRequests: st.HeldRequests, ChromePIDs: st.ChromePIDs, Warm: st.Warm, Launching: l.InFlight, LaunchesQueued: l.Waiting,
+				NotTakingSessions: !gate.Status().Open}
 		})
 	}
 	// The shared queue takes creates, fetches and searches: a few per browser
