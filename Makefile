@@ -90,8 +90,9 @@ reliability: tools
 # calls on one worker, the same with the worker killed halfway, and a sweep
 # of session counts (several minutes).
 bench: build tools
-	$(GO) test -run '^$$' -bench . -skip '^BenchmarkLoad$$' -benchmem -count 5 ./internal/driver/ ./providers/local/ ./activities/ ./test/
+	$(GO) test -run '^$$' -bench . -skip '^Benchmark(Load|Cost)$$' -benchmem -count 5 ./internal/driver/ ./providers/local/ ./activities/ ./test/
 	$(GO) test -run '^$$' -bench '^BenchmarkLoad$$' -benchtime 1x -timeout 60m -v ./test/
+	$(GO) test -run '^$$' -bench '^BenchmarkCost$$' -benchtime 1x -timeout 25m -v ./test/
 
 # Start time and peak memory of the client verbs, and the binaries' sizes
 # (docs/benchmarks.md).

@@ -43,6 +43,11 @@ type Options struct {
 	// creates under way); a create beyond it answers browser_unavailable,
 	// retryable, at once, so another worker can take it. 0: no bound.
 	MaxBrowsers int
+	// PastLatency, when set, names the worker's latency bound while it is
+	// past it ("" otherwise): a new session's create from the create queue
+	// is then refused (browser_unavailable, retryable) so that its retry
+	// goes to a worker that takes new sessions.
+	PastLatency func() string
 	// WarmBrowsers is how many plain browsers of the default provider
 	// StartWarm keeps started ahead of sessions (0: none). They count
 	// against MaxBrowsers; a plain session's create takes one.
@@ -376,6 +381,12 @@ func (a *Activities) RegisterShared(r Registry) {
 	})
 }
 
+// RegisterCreate registers what the create queue serves: a new session's
+// browser.create.
+func (a *Activities) RegisterCreate(r Registry) {
+	register(r, []named{{contract.ActivityCreate, a.Create}})
+}
+
 // RegisterHost registers the activities served from this process's host
 // queue: everything that touches a browser it holds.
 func (a *Activities) RegisterHost(r Registry) {
@@ -466,6 +477,14 @@ func (a *Activities) Stats() Stats {
 	st.Warm, st.WarmPIDs = a.warm.count()
 	st.ChromePIDs = append(st.ChromePIDs, st.WarmPIDs...)
 	return st
+}
+
+// Held is how many sessions' browsers this process holds (creates under
+// way not counted).
+func (a *Activities) Held() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.sessions)
 }
 
 // Close releases every session this process holds; the worker calls it on

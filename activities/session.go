@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/activity"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
@@ -163,6 +164,30 @@ func (a *Activities) firstPages(ctx context.Context, ls *liveSession, req contra
 	return restored
 }
 
+// refusePastLatency refuses a new session's create from the create queue
+// while the worker is past its --latency-bound: the one poll it had out
+// when it went past brought it. A tag this worker holds or is starting is
+// never refused, nor a create from the shared queue (a takeover).
+func (a *Activities) refusePastLatency(ctx context.Context, tag string) *contract.Failure {
+	if a.o.PastLatency == nil || !activity.IsActivity(ctx) || activity.GetInfo(ctx).TaskQueue != contract.CreateQueue {
+		return nil
+	}
+	a.mu.Lock()
+	_, held := a.sessions[tag]
+	_, starting := a.starting[tag]
+	a.mu.Unlock()
+	if held || starting {
+		return nil
+	}
+	why := a.o.PastLatency()
+	if why == "" {
+		return nil
+	}
+	f := contract.Fail(contract.CodeBrowserUnavailable, "this worker is not taking new sessions: its %s; another worker will take the session", why)
+	f.Retryable = true
+	return f
+}
+
 // Create finds or starts the browser for a tag on this process and says
 // which host queue serves it. Creating twice with one tag yields one browser.
 func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*contract.CreateResult, error) {
@@ -175,6 +200,9 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	}
 	p, name, f := a.refuseCreate(req)
 	if f != nil {
+		return nil, f
+	}
+	if f := a.refusePastLatency(ctx, req.Tag); f != nil {
 		return nil, f
 	}
 	// What the browser is made with, kept with it: a later create of the

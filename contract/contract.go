@@ -403,9 +403,5 @@ func Definitions() []Tool {
 // Lookup returns the tool with the given name (a copy the caller may
 // change).
 func Lookup(name string) (Tool, bool) {
-	d, ok := specFor(name)
-	if !ok {
-		return Tool{}, false
-	}
-	return d.tool(), true
+	return toolOf(name)
 }

@@ -56,3 +56,8 @@ const (
 
 // SharedQueue is the task queue every worker polls.
 const SharedQueue = "durable-browser"
+
+// CreateQueue is where a new session's browser.create is scheduled. Every
+// worker polls it while it takes new sessions, and stops while it is past
+// its --max-browsers or --latency-bound, so another worker takes them.
+const CreateQueue = "durable-browser-create"

@@ -1,6 +1,9 @@
 package contract
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"sync"
+)
 
 // Queue says which task queue serves a tool's activity.
 type Queue string
@@ -92,12 +95,33 @@ func argValue[T any](v any) T {
 
 // specFor finds a registry entry by tool name.
 func specFor(name string) (toolSpec, bool) {
-	for _, d := range registry() {
-		if d.name == name {
-			return d, true
-		}
+	i, ok := toolIndex()[name]
+	if !ok {
+		return toolSpec{}, false
 	}
-	return toolSpec{}, false
+	return registry()[i], true
+}
+
+// toolIndex is each tool's place in the registry, by name.
+var toolIndex = sync.OnceValue(func() map[string]int {
+	specs := registry()
+	out := make(map[string]int, len(specs))
+	for i, d := range specs {
+		out[d.name] = i
+	}
+	return out
+})
+
+// toolOf is the named tool as a model sees it: a copy of the one rendered
+// once (its schema marshalled once, not at every call), the caller's to change.
+func toolOf(name string) (Tool, bool) {
+	i, ok := toolIndex()[name]
+	if !ok {
+		return Tool{}, false
+	}
+	t := definitions()[i]
+	t.Schema = append(json.RawMessage(nil), t.Schema...)
+	return t, true
 }
 
 // Specs lists every tool as served, in [Definitions] order.
@@ -117,5 +141,6 @@ func SpecOf(name string) (Spec, bool) {
 	if !ok {
 		return Spec{}, false
 	}
-	return Spec{Tool: d.tool(), Queue: d.queue, Request: d.request, NewResult: d.result}, true
+	t, _ := toolOf(name)
+	return Spec{Tool: t, Queue: d.queue, Request: d.request, NewResult: d.result}, true
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/test/harness"
@@ -211,7 +212,7 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 		go func() {
 			defer wg.Done()
 			first := true
-			perSession[k] = driveSession(k, ids[k], run, o.Calls, func() {
+			perSession[k] = driveSession(loadTarget{env.Client, env.Demo.URL()}, k, ids[k], run, o.Calls, func() {
 				mu.Lock()
 				for paused {
 					progress.Wait()
@@ -307,12 +308,19 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 	return res
 }
 
+// loadTarget is where a load's calls go: a Temporal client and the demo
+// site's address.
+type loadTarget struct {
+	client client.Client
+	site   string
+}
+
 // driveSession sends calls calls on session id, one at a time, and returns
 // them. The next tool follows from the last answer: a cycle goes goto,
 // snapshot, submit, screenshot, browser_read; a replaced session starts the
 // cycle again with goto; after effect_unknown the same update id is re-sent
 // (it must answer the same) and the cycle goes on with a snapshot.
-func driveSession(k int, id, run string, calls int, gate func(), answered func(*loadCall)) []*loadCall {
+func driveSession(tg loadTarget, k int, id, run string, calls int, gate func(), answered func(*loadCall)) []*loadCall {
 	var out []*loadCall
 	next := loadGoto
 	var email, submit string // refs from this cycle's snapshot
@@ -324,7 +332,7 @@ func driveSession(k int, id, run string, calls int, gate func(), answered func(*
 		case loadGoto:
 			// A query unique to the call keeps every run distinct, as an
 			// agent's calls are: no guard sees a repeat.
-			c.toolName, args = "run", actions(map[string]any{"op": "goto", "url": fmt.Sprintf("%s/?visit=%s-%d", env.Demo.URL(), id, i)})
+			c.toolName, args = "run", actions(map[string]any{"op": "goto", "url": fmt.Sprintf("%s/?visit=%s-%d", tg.site, id, i)})
 		case loadSnapshot:
 			c.toolName, args = "snapshot", map[string]any{"mode": "interactive"}
 		case loadSubmit:
@@ -342,7 +350,7 @@ func driveSession(k int, id, run string, calls int, gate func(), answered func(*
 		c.args, _ = json.Marshal(args)
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		t0 := time.Now()
-		raw, err := dbclient.Call(ctx, env.Client, id, contract.ToolCall{Name: c.toolName, Args: c.args}, dbclient.CallOptions{UpdateID: c.updateID})
+		raw, err := dbclient.Call(ctx, tg.client, id, contract.ToolCall{Name: c.toolName, Args: c.args}, dbclient.CallOptions{UpdateID: c.updateID})
 		c.elapsed = time.Since(t0)
 		cancel()
 		c.err, c.answer = err, string(raw)
@@ -364,7 +372,7 @@ func driveSession(k int, id, run string, calls int, gate func(), answered func(*
 		if c.code == contract.CodeEffectUnknown {
 			// The same update id again: the recorded answer, nothing run.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			again, err := dbclient.Call(ctx, env.Client, id, contract.ToolCall{Name: c.toolName, Args: c.args}, dbclient.CallOptions{UpdateID: c.updateID})
+			again, err := dbclient.Call(ctx, tg.client, id, contract.ToolCall{Name: c.toolName, Args: c.args}, dbclient.CallOptions{UpdateID: c.updateID})
 			cancel()
 			c.resend = string(again)
 			if err != nil {
@@ -701,7 +709,9 @@ func startWaits(ids []string) map[string][]time.Duration {
 					continue
 				}
 				kind := "host"
-				if sch.GetActivityTaskScheduledEventAttributes().GetTaskQueue().GetName() == contract.SharedQueue {
+				// The create queue is shared by every worker too (one a
+				// worker past its bounds leaves to others).
+				if q := sch.GetActivityTaskScheduledEventAttributes().GetTaskQueue().GetName(); q == contract.SharedQueue || q == contract.CreateQueue {
 					kind = "shared"
 				}
 				out[kind] = append(out[kind], ev.GetEventTime().AsTime().Sub(sch.GetEventTime().AsTime()))

@@ -13,6 +13,9 @@ import (
 var env *harness.Env
 
 func TestMain(m *testing.M) {
+	if runCostChild() {
+		return
+	}
 	var err error
 	env, err = harness.Start(harness.Options{Binary: true})
 	if err != nil {

@@ -81,6 +81,7 @@ func TestWorkerMetrics(t *testing.T) {
 		`durable_browser_max_browsers`:                                                  1,
 		`durable_browser_held_requests`:                                                 0,
 		`durable_browser_pending_handoffs`:                                              0,
+		`durable_browser_not_taking_sessions`:                                           0, // served (1 of its 4: taking)
 		`temporal_activity_execution_latency_seconds_count`:                             1,
 		`temporal_request_attempt_total`:                                                1,
 	} {

@@ -1,6 +1,7 @@
 // Package worker builds a durable-browser worker from configuration: it
 // registers the workflows and activities under their stable names and polls
-// the shared task queue and this process's own host queue.
+// the shared task queue, the create queue (while it takes new sessions) and
+// this process's own host queue.
 package worker
 
 import (
@@ -27,6 +28,8 @@ import (
 
 	"github.com/durable-browser/durable-browser/activities"
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/actintercept"
+	"github.com/durable-browser/durable-browser/internal/admission"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
@@ -92,12 +95,15 @@ type Options struct {
 	Logger  zerolog.Logger
 }
 
-// Worker polls the shared queue and its own host queue.
+// Worker polls the shared queue, the create queue (while it takes new
+// sessions) and its own host queue.
 type Worker struct {
 	hostQueue string
 	bootID    string
 	shared    sdkworker.Worker
+	creates   sdkworker.Worker
 	host      sdkworker.Worker
+	gate      *admission.Gate
 	acts      *activities.Activities
 	local     *local.Provider
 	log       zerolog.Logger
@@ -231,7 +237,13 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	}
 
 	hostQueue := HostQueue(bootID)
-	acts := activities.New(activities.Options{
+	// New sessions come on the create queue, polled only while the gate
+	// admits them (this worker under its --max-browsers and
+	// --latency-bound); the host queue's calls feed the gate's latency.
+	var acts *activities.Activities
+	gate := admission.New(admission.Options{Held: func() int { return acts.Held() }, MaxBrowsers: cfg.MaxBrowsers,
+		LatencyBound: cfg.LatencyBound, Slots: sharedSlots(cfg)})
+	acts = activities.New(activities.Options{
 		LiveView:  live,
 		HostQueue: hostQueue,
 		Providers: provs,
@@ -260,6 +272,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		HoldTimeout:  o.HoldTimeout,
 		StopGrace:    stopGrace(cfg),
 		MaxBrowsers:  cfg.MaxBrowsers,
+		PastLatency:  gate.PastLatency,
 		WarmBrowsers: cfg.WarmBrowsers,
 		Heartbeat:    heartbeatEvery,
 		Prices:       prices,
@@ -280,23 +293,38 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 			st := acts.Stats()
 			l := lp.Launches()
 			return metrics.Snapshot{Browsers: st.Browsers, MaxBrowsers: cfg.MaxBrowsers, PendingHandoffs: st.PendingHandoffs,
-				HeldRequests: st.HeldRequests, ChromePIDs: st.ChromePIDs, Warm: st.Warm, Launching: l.InFlight, LaunchesQueued: l.Waiting}
+				HeldRequests: st.HeldRequests, ChromePIDs: st.ChromePIDs, Warm: st.Warm, Launching: l.InFlight, LaunchesQueued: l.Waiting,
+				NotTakingSessions: !gate.Status().Open}
 		})
 	}
 	// The shared queue takes creates, fetches and searches: a few per browser
 	// this worker may hold, not the SDK's default of 1000 at once.
 	sharedOpts := wo
-	if cfg.MaxBrowsers > 0 {
-		sharedOpts.MaxConcurrentActivityExecutionSize = 4 * cfg.MaxBrowsers
-	}
+	sharedOpts.MaxConcurrentActivityExecutionSize = sharedSlots(cfg)
 	shared := sdkworker.New(o.Client, contract.SharedQueue, sharedOpts)
+	gate.OnChange(func(open bool, why string) {
+		if open {
+			log.Info().Msg("taking new sessions again")
+		} else {
+			log.Warn().Str("why", why).Msg("not taking new sessions: the create queue is left to other workers; the sessions held here are served as before")
+		}
+	})
+	createOpts := wo
+	createOpts.DisableWorkflowWorker = true
+	if createOpts.Tuner, err = gate.Tuner(); err != nil {
+		return nil, err
+	}
+	creates := sdkworker.New(o.Client, contract.CreateQueue, createOpts)
 	// The host queue serves only this process's browsers.
-	host := sdkworker.New(o.Client, hostQueue, wo)
+	hostOpts := wo
+	hostOpts.Interceptors = append([]interceptor.WorkerInterceptor{latencyOf(gate)}, wo.Interceptors...)
+	host := sdkworker.New(o.Client, hostQueue, hostOpts)
 	approvers, err := approversFor(o, log)
 	if err != nil {
 		return nil, err
 	}
 	register(shared, host, acts, approvers)
+	acts.RegisterCreate(creates)
 	// The page judge: the host's own when it brings one, else the rules.
 	judge := o.PageJudge
 	if judge == nil {
@@ -305,8 +333,18 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	shared.RegisterActivityWithOptions(judge, activity.RegisterOptions{Name: contract.ActivityJudge})
 
 	built = true
-	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, host: host, acts: acts, local: lp, log: log,
+	return &Worker{hostQueue: hostQueue, bootID: bootID, shared: shared, creates: creates, host: host, gate: gate, acts: acts, local: lp, log: log,
 		reapEvery: reapInterval(cfg), orphanAfter: cfg.OrphanAfter, stopGrace: stopGrace(cfg), live: live}, nil
+}
+
+// sharedSlots bounds the activities the shared queue, and the creates the
+// create queue, run at once: a few per browser this worker may hold, not
+// the SDK's default of 1000 (0: that default).
+func sharedSlots(cfg config.Worker) int {
+	if cfg.MaxBrowsers > 0 {
+		return 4 * cfg.MaxBrowsers
+	}
+	return 0
 }
 
 // heartbeatEvery is how often a long call heartbeats, and how often the
@@ -506,6 +544,30 @@ func liveViewFor(cfg config.Worker, log zerolog.Logger) (*liveview.Server, error
 	return s, nil
 }
 
+// Admission is the gate that decides whether this worker takes new
+// sessions.
+func (w *Worker) Admission() *admission.Gate { return w.gate }
+
+// latencyOf records, in the gate, how long each tool call on the host queue
+// took: the latency of the sessions this worker holds.
+func latencyOf(g *admission.Gate) interceptor.WorkerInterceptor {
+	return actintercept.Around(func(ctx context.Context, in *interceptor.ExecuteActivityInput, next actintercept.Next) (any, error) {
+		t0 := time.Now()
+		out, err := next(ctx, in)
+		if timedTools[activity.GetInfo(ctx).ActivityType.Name] {
+			g.Record(time.Since(t0))
+		}
+		return out, err
+	})
+}
+
+// timedTools are the host queue's activities that serve a model's tool
+// call; custody steps and handoff notices are not what the bound is about.
+var timedTools = map[string]bool{
+	contract.ActivitySnapshot: true, contract.ActivityRun: true, contract.ActivityScreenshot: true, contract.ActivityRead: true,
+	contract.ActivityCheck: true, contract.ActivityDownloads: true, contract.ActivityUpload: true,
+}
+
 // Activities exposes the process's activities (tests inspect the registry).
 func (w *Worker) Activities() *activities.Activities { return w.acts }
 
@@ -520,6 +582,11 @@ func (w *Worker) Start() error {
 	if err := w.shared.Start(); err != nil {
 		w.host.Stop()
 		return fmt.Errorf("starting shared queue worker: %w", err)
+	}
+	if err := w.creates.Start(); err != nil {
+		w.host.Stop()
+		w.shared.Stop()
+		return fmt.Errorf("starting create queue worker: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.stopReaper = cancel
@@ -537,7 +604,7 @@ func (w *Worker) Start() error {
 			}
 		}
 	}()
-	w.log.Info().Str("shared_queue", contract.SharedQueue).Str("host_queue", w.hostQueue).Msg("worker polling")
+	w.log.Info().Str("shared_queue", contract.SharedQueue).Str("create_queue", contract.CreateQueue).Str("host_queue", w.hostQueue).Msg("worker polling")
 	return nil
 }
 
@@ -570,7 +637,7 @@ func (w *Worker) Stop() {
 		// Both at once: stopping one queue after the other would leave the
 		// second polling, and taking calls, through the first one's grace.
 		var wg sync.WaitGroup
-		for _, sw := range []sdkworker.Worker{w.shared, w.host} {
+		for _, sw := range []sdkworker.Worker{w.shared, w.creates, w.host} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

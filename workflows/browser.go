@@ -500,7 +500,11 @@ func (b *Browser) create(ctx workflow.Context, seq int, opts contract.SessionOpt
 func (b *Browser) createFrom(ctx workflow.Context, seq int, opts contract.SessionOptions, replaces string, restore bool) (*contract.CreateResult, *contract.Failure) {
 	tag := b.tagFor(ctx, seq)
 	var res contract.CreateResult
-	actx := workflow.WithActivityOptions(ctx, summarized(ActivityOptions(contract.ClassCustody, contract.SharedQueue, false, b.t), openSummary(opts, replaces)))
+	queue := contract.SharedQueue
+	if workflow.GetVersion(ctx, changeCreateQueue, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		queue = contract.CreateQueue
+	}
+	actx := workflow.WithActivityOptions(ctx, summarized(ActivityOptions(contract.ClassCustody, queue, false, b.t), openSummary(opts, replaces)))
 	req := contract.CreateRequest{Tag: tag, Options: opts, Grants: b.st.Grants, Replaces: replaces, Restore: restore}
 	err := workflow.ExecuteActivity(actx, contract.ActivityCreate, req).Get(ctx, &res)
 	if err != nil {
@@ -508,6 +512,9 @@ func (b *Browser) createFrom(ctx workflow.Context, seq int, opts contract.Sessio
 			return nil, f
 		}
 		if ctx.Err() == nil && classify(err).kind == kindNeverStarted {
+			if queue == contract.CreateQueue {
+				return nil, noWorkerTakesSessions()
+			}
 			return nil, noWorker()
 		}
 		return nil, contract.Fail(contract.CodeBrowserUnavailable, "no browser could be opened for session %s; try again shortly, or check that a durable-browser worker is running", tag)

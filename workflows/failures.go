@@ -107,6 +107,16 @@ func failureFor(class contract.ReplayClass, c classified) *contract.Failure {
 	return f
 }
 
+// noWorkerTakesSessions is the failure for a create no worker took within
+// its schedule-to-start bound: none runs, or every one is past its bounds.
+func noWorkerTakesSessions() *contract.Failure {
+	f := contract.Fail(contract.CodeBrowserUnavailable,
+		"no durable-browser worker took the new session in time, so nothing ran: none polls task queue %q, or each one is past its --max-browsers or --latency-bound "+
+			"(its log says \"not taking new sessions\"); start a durable-browser worker (`durable-browser worker`, or `durable-browser dev` on one machine), or try again shortly", contract.CreateQueue)
+	f.Retryable = true
+	return f
+}
+
 // noWorker is the failure for a call on the shared queue that no worker took
 // within its schedule-to-start bound: nothing ran, and most likely no
 // worker is running at all.

@@ -59,6 +59,11 @@ const (
 	// the host) restores in the same call instead of answering
 	// session_ended. Histories from before answer session_replaced.
 	changeRestore = "restore"
+	// changeCreateQueue: a session's browser.create is scheduled on the
+	// create queue, which a worker past its bounds stops polling (so
+	// another worker takes the new session), instead of the shared queue.
+	// A takeover of a remote session's browser stays on the shared queue.
+	changeCreateQueue = "create-queue"
 	// changeNamedHolds: a hold reported by a run starts a timer whose
 	// summary names it in the UI's timeline ("waiting for approval: POST
 	// …"); it is cancelled when someone decides or the run ends.

@@ -18,6 +18,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/internal/devstack"
+	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/handoff"
 	"github.com/durable-browser/durable-browser/internal/logging"
@@ -109,6 +110,8 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 		HostPort:  stack.Temporal.Address(),
 		Namespace: f.w.Temporal.Namespace,
 		Logger:    logging.NewSDKLogger(log.With().Str("component", "temporal-sdk").Logger()),
+		// Loopback: no gzip of every message.
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: dial.Compression(stack.Temporal.Address())},
 	})
 	if err != nil {
 		return fmt.Errorf("connecting to the embedded Temporal at %s: %w", stack.Temporal.Address(), err)

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"net"
+	"os"
+	"runtime/pprof"
 
 	"go.temporal.io/sdk/client"
 
@@ -17,8 +19,9 @@ import (
 const workerUsage = `Usage: durable-browser worker [flags]
 
 Runs a worker against an existing Temporal and S3. It polls the shared task
-queue "durable-browser" and this process's own host queue, where the browsers
-it starts are served. Every flag has an environment equivalent (shown in
+queue "durable-browser", the create queue "durable-browser-create" (while it
+takes new sessions: under --max-browsers and --latency-bound) and this
+process's own host queue, where the browsers it starts are served. Every flag has an environment equivalent (shown in
 brackets); AWS credentials come from the standard AWS environment.
 
 Flags:
@@ -41,6 +44,14 @@ func runWorker(ctx context.Context, env *cliEnv, args []string) error {
 	log, err := logging.New(logging.Options{Level: cfg.LogLevel, Out: env.Stderr})
 	if err != nil {
 		return &config.Error{Flag: "log-level", Problem: err.Error()}
+	}
+	if cfg.CPUProfile != "" {
+		stop, err := cpuProfile(cfg.CPUProfile)
+		if err != nil {
+			return &config.Error{Flag: "cpuprofile", Problem: err.Error(), Fix: "name a file the worker may write"}
+		}
+		// Deferred first, so it runs last: the profile covers the stop too.
+		defer stop()
 	}
 	var m *metrics.Metrics
 	var sdkMetrics client.MetricsHandler
@@ -80,4 +91,20 @@ func resolverAt(server string) *net.Resolver {
 		var d net.Dialer
 		return d.DialContext(ctx, network, server)
 	}}
+}
+
+// cpuProfile starts writing a CPU profile to path; stop ends and closes it.
+func cpuProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }

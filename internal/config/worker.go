@@ -83,6 +83,12 @@ type Worker struct {
 	// MaxLaunches bounds the local browsers starting at once; more creates
 	// wait for a slot (0: local.DefaultMaxLaunches).
 	MaxLaunches int
+	// LatencyBound stops this worker taking new sessions while the p95 of
+	// its recent calls is over this many times its unloaded p95 (0: never).
+	LatencyBound int
+	// CPUProfile, when set, is a file the worker writes a Go CPU profile
+	// of its whole run to (off unless set).
+	CPUProfile string
 
 	HandoffWebhook       string
 	HandoffWebhookSecret string
@@ -203,6 +209,8 @@ func BindWorker(s *Set, w *Worker) {
 	s.Int(&w.MaxBrowsers, "max-browsers", DefaultMaxBrowsers(), "browsers this worker holds at once; a create beyond it answers browser_unavailable (retryable) so another worker takes it (0: no bound)")
 	s.Int(&w.WarmBrowsers, "warm-browsers", 0, "plain local browsers kept started ahead of sessions, so a plain session's create takes one (they count against --max-browsers; 0: none)")
 	s.Int(&w.MaxLaunches, "max-launches", 0, "local browsers starting at once (0: one per two cores, at least one); more creates wait for a slot, heartbeating, and each start's 30 s bound counts from its slot")
+	s.Int(&w.LatencyBound, "latency-bound", 0, "stop taking new sessions from the shared queue while the p95 of this worker's calls over the last minute is over this many times its unloaded p95 (2: once it doubles; 0: never); the sessions it holds are served as before")
+	s.String(&w.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the worker, from its start to its stop, to this file (off unless set)")
 	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")

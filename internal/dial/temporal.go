@@ -22,10 +22,11 @@ import (
 // receives the SDK's metrics (the worker's --metrics).
 func Temporal(ctx context.Context, t config.Temporal, log zerolog.Logger, metrics client.MetricsHandler) (client.Client, error) {
 	opts := client.Options{
-		HostPort:       t.Address,
-		Namespace:      t.Namespace,
-		Logger:         logging.NewSDKLogger(log.With().Str("component", "temporal-sdk").Logger()),
-		MetricsHandler: metrics,
+		HostPort:          t.Address,
+		Namespace:         t.Namespace,
+		Logger:            logging.NewSDKLogger(log.With().Str("component", "temporal-sdk").Logger()),
+		MetricsHandler:    metrics,
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: Compression(t.Address)},
 	}
 	if t.TLSCert != "" || t.TLSCA != "" || t.APIKey != "" || t.TLSServerName != "" {
 		tc := &tls.Config{ServerName: t.TLSServerName, MinVersion: tls.VersionTLS12}
@@ -60,6 +61,21 @@ func Temporal(ctx context.Context, t config.Temporal, log zerolog.Logger, metric
 		return nil, fmt.Errorf("connecting to Temporal at %s (namespace %s): %w; check --address and --namespace, and that the server is running (`durable-browser dev` starts one)", t.Address, t.Namespace, err)
 	}
 	return c, nil
+}
+
+// Compression is the gRPC compression for a Temporal frontend at address:
+// none on loopback, where gzip only spends CPU on both ends (every poll,
+// answer and payload compressed and decompressed), else the SDK's default
+// (gzip), which saves bandwidth on a real network.
+func Compression(address string) client.GrpcCompression {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil
+	}
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return &client.GrpcCompressionNone{}
+	}
+	return nil
 }
 
 // lookupHost resolves a host name; tests swap it so no query leaves loopback.

@@ -49,6 +49,9 @@ type Snapshot struct {
 	// Launching counts local browsers starting now; LaunchesQueued the
 	// creates waiting for a launch slot (--max-launches).
 	Launching, LaunchesQueued int
+	// NotTakingSessions says the worker is past --max-browsers or
+	// --latency-bound and leaves new sessions to other workers.
+	NotTakingSessions bool
 }
 
 // Options build Metrics.
@@ -179,20 +182,21 @@ type held struct {
 }
 
 var (
-	descSessions = prometheus.NewDesc(Namespace+"_sessions_live", "Sessions whose browser this worker holds.", nil, nil)
-	descBrowsers = prometheus.NewDesc(Namespace+"_browsers", "Browsers this worker holds, by provider.", []string{"provider"}, nil)
-	descMax      = prometheus.NewDesc(Namespace+"_max_browsers", "The worker's --max-browsers (0: no bound).", nil, nil)
-	descHeld     = prometheus.NewDesc(Namespace+"_held_requests", "Requests held under the ask policy, waiting for a person's decision.", nil, nil)
-	descHandoffs = prometheus.NewDesc(Namespace+"_pending_handoffs", "Sessions handed to a person whose handoff has not expired.", nil, nil)
-	descChrome   = prometheus.NewDesc(Namespace+"_chrome_memory_bytes", "Resident memory of this worker's local Chrome processes (every process of each browser's group).", nil, nil)
-	descChromeN  = prometheus.NewDesc(Namespace+"_chrome_processes", "Processes of this worker's local browsers (browser, renderers, GPU, utilities).", nil, nil)
-	descWarm     = prometheus.NewDesc(Namespace+"_warm_browsers", "Plain local browsers started ahead, waiting for a session (--warm-browsers); not in sessions_live, but in the Chrome memory and process gauges.", nil, nil)
-	descLaunch   = prometheus.NewDesc(Namespace+"_browser_launches", "Local browsers starting now (at most --max-launches).", nil, nil)
-	descQueued   = prometheus.NewDesc(Namespace+"_browser_launches_queued", "Creates waiting for a browser launch slot (--max-launches).", nil, nil)
+	descSessions  = prometheus.NewDesc(Namespace+"_sessions_live", "Sessions whose browser this worker holds.", nil, nil)
+	descBrowsers  = prometheus.NewDesc(Namespace+"_browsers", "Browsers this worker holds, by provider.", []string{"provider"}, nil)
+	descMax       = prometheus.NewDesc(Namespace+"_max_browsers", "The worker's --max-browsers (0: no bound).", nil, nil)
+	descHeld      = prometheus.NewDesc(Namespace+"_held_requests", "Requests held under the ask policy, waiting for a person's decision.", nil, nil)
+	descHandoffs  = prometheus.NewDesc(Namespace+"_pending_handoffs", "Sessions handed to a person whose handoff has not expired.", nil, nil)
+	descChrome    = prometheus.NewDesc(Namespace+"_chrome_memory_bytes", "Resident memory of this worker's local Chrome processes (every process of each browser's group).", nil, nil)
+	descChromeN   = prometheus.NewDesc(Namespace+"_chrome_processes", "Processes of this worker's local browsers (browser, renderers, GPU, utilities).", nil, nil)
+	descWarm      = prometheus.NewDesc(Namespace+"_warm_browsers", "Plain local browsers started ahead, waiting for a session (--warm-browsers); not in sessions_live, but in the Chrome memory and process gauges.", nil, nil)
+	descLaunch    = prometheus.NewDesc(Namespace+"_browser_launches", "Local browsers starting now (at most --max-launches).", nil, nil)
+	descQueued    = prometheus.NewDesc(Namespace+"_browser_launches_queued", "Creates waiting for a browser launch slot (--max-launches).", nil, nil)
+	descNotTaking = prometheus.NewDesc(Namespace+"_not_taking_sessions", "1 while the worker is past --max-browsers or --latency-bound and leaves new sessions to other workers.", nil, nil)
 )
 
 func (h *held) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descSessions, descBrowsers, descMax, descHeld, descHandoffs, descChrome, descChromeN, descWarm, descLaunch, descQueued} {
+	for _, d := range []*prometheus.Desc{descSessions, descBrowsers, descMax, descHeld, descHandoffs, descChrome, descChromeN, descWarm, descLaunch, descQueued, descNotTaking} {
 		ch <- d
 	}
 }
@@ -217,4 +221,9 @@ func (h *held) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descWarm, prometheus.GaugeValue, float64(s.Warm))
 	ch <- prometheus.MustNewConstMetric(descLaunch, prometheus.GaugeValue, float64(s.Launching))
 	ch <- prometheus.MustNewConstMetric(descQueued, prometheus.GaugeValue, float64(s.LaunchesQueued))
+	notTaking := 0.0
+	if s.NotTakingSessions {
+		notTaking = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descNotTaking, prometheus.GaugeValue, notTaking)
 }

@@ -206,6 +206,9 @@ type WorkerOptions struct {
 	BrowserServices []netguard.Service
 	// WarmBrowsers is the worker's --warm-browsers.
 	WarmBrowsers int
+	// MaxBrowsers and LatencyBound are the worker's --max-browsers (0: no
+	// bound) and --latency-bound.
+	MaxBrowsers, LatencyBound int
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -249,6 +252,7 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 	cfg.LiveView = o.LiveView
 	cfg.CDPEndpoint = o.CDPEndpoint
 	cfg.WarmBrowsers = o.WarmBrowsers
+	cfg.MaxBrowsers, cfg.LatencyBound = o.MaxBrowsers, o.LatencyBound
 	log := zerolog.New(e.Log).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	w, err := worker.New(context.Background(), worker.Options{
 		Client:   e.Client,
@@ -285,6 +289,10 @@ type ProcessOptions struct {
 	// Bin is the durable-browser binary to run (default: Env.Bin); see
 	// BuildWorker.
 	Bin string
+	// Address is the Temporal frontend (default: the env's own server).
+	Address string
+	// Args are more worker flags.
+	Args []string
 }
 
 // Process is a worker running as a child process of the built binary.
@@ -316,10 +324,15 @@ func (e *Env) StartWorkerProcess(t testing.TB, o ProcessOptions) *Process {
 	if reap == 0 {
 		reap = time.Minute
 	}
-	cmd := exec.Command(bin, "worker",
-		"--address", e.Temporal.Address(), "--namespace", "default",
+	addr := o.Address
+	if addr == "" {
+		addr = e.Temporal.Address()
+	}
+	args := append([]string{"worker",
+		"--address", addr, "--namespace", "default",
 		"--s3-bucket", "evidence", "--s3-endpoint", e.S3.Endpoint(), "--s3-path-style", "--s3-region", "us-east-1",
-		"--profile-root", root, "--log-level", "debug", "--reap-interval", reap.String(), "--browser-allow-private")
+		"--profile-root", root, "--log-level", "debug", "--reap-interval", reap.String(), "--browser-allow-private"}, o.Args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(),
 		"AWS_ACCESS_KEY_ID="+e.S3.AccessKey(), "AWS_SECRET_ACCESS_KEY="+e.S3.SecretKey(), "AWS_REGION=us-east-1")
 	cmd.Env = append(cmd.Env, o.Env...)
