@@ -198,7 +198,7 @@ func (w *warmPool) start(ctx context.Context, tag string, log zerolog.Logger) (*
 	if w.a.o.Reach != nil {
 		if c, ok := w.prov.(capable); ok && c.Capabilities().Egress {
 			eg, err := egress.Start(egress.Options{Unbound: true, Resolver: w.a.o.Resolver, Intercept: true,
-				RootCAs: w.a.o.SiteRoots, Owner: tag, Logger: log})
+				RootCAs: w.a.o.SiteRoots, Owner: tag, CA: egressCA(w.prov), Logger: log})
 			if err != nil {
 				return nil, err
 			}

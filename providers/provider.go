@@ -79,6 +79,14 @@ type Session struct {
 	// session in a browser it shares with others (the cdp provider): the
 	// driver should drive that page rather than the browser's first one.
 	TargetID string `json:"target_id,omitempty"`
+	// BrowserContextID, when set, is the session's own browser context in
+	// a browser it shares (the local provider's context isolation): its
+	// downloads are set up for that context alone.
+	BrowserContextID string `json:"browser_context_id,omitempty"`
+	// Isolation is how the session is kept apart from the worker's other
+	// sessions, for a local browser: "process" (a browser of its own) or
+	// "context" (a browser context in the worker's shared browser).
+	Isolation string `json:"isolation,omitempty"`
 	// Found is true when Create found the tag's browser instead of starting
 	// one.
 	Found bool `json:"found,omitempty"`

@@ -148,6 +148,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		NoSandbox:   cfg.NoSandbox,
 		Headed:      cfg.Headed,
 		MaxLaunches: cfg.MaxLaunches,
+		Isolation:   local.Isolation(cfg.Isolation),
 		Logger:      log,
 	})
 	if err != nil {
@@ -581,6 +582,8 @@ func (w *Worker) Stop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		w.acts.Close(ctx)
+		// The shared browser of context isolation goes once its sessions have.
+		w.local.Close(ctx)
 		if w.live != nil {
 			_ = w.live.Close()
 		}

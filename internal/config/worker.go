@@ -83,6 +83,11 @@ type Worker struct {
 	// MaxLaunches bounds the local browsers starting at once; more creates
 	// wait for a slot (0: local.DefaultMaxLaunches).
 	MaxLaunches int
+	// Isolation is how a plain local session is kept apart from the
+	// others: "process" (a browser per session) or "context" (a browser
+	// context per plain session in one shared browser). Default
+	// $DURABLE_BROWSER_ISOLATION, else process.
+	Isolation string
 
 	HandoffWebhook       string
 	HandoffWebhookSecret string
@@ -203,6 +208,7 @@ func BindWorker(s *Set, w *Worker) {
 	s.Int(&w.MaxBrowsers, "max-browsers", DefaultMaxBrowsers(), "browsers this worker holds at once; a create beyond it answers browser_unavailable (retryable) so another worker takes it (0: no bound)")
 	s.Int(&w.WarmBrowsers, "warm-browsers", 0, "plain local browsers kept started ahead of sessions, so a plain session's create takes one (they count against --max-browsers; 0: none)")
 	s.Int(&w.MaxLaunches, "max-launches", 0, "local browsers starting at once (0: one per two cores, at least one); more creates wait for a slot, heartbeating, and each start's 30 s bound counts from its slot")
+	BindIsolation(s, &w.Isolation)
 	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
@@ -214,6 +220,19 @@ func BindWorker(s *Set, w *Worker) {
 	s.Bool(&w.UnsignedApprovals, "unsigned-approvals", false, "run without --approver-keys on purpose: anyone who can signal the namespace can approve and answer handoffs (silences the warning)")
 	s.String(&w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
 	s.String(&w.Metrics, "metrics", "", "serve Prometheus metrics on this host:port at /metrics (the Temporal SDK's and durable-browser's; see docs/operations.md)")
+}
+
+// BindIsolation defines --isolation (worker and dev).
+func BindIsolation(s *Set, iso *string) {
+	s.String(iso, "isolation", DefaultIsolation(), "how a plain local session is kept apart from the others: process (a browser process per session) or context (a browser context per plain session in one shared browser per worker: faster and lighter, storage and network kept apart but one process shared; sessions with a profile, a named state, a window or a recording still get their own) (also $DURABLE_BROWSER_ISOLATION)")
+}
+
+// DefaultIsolation is $DURABLE_BROWSER_ISOLATION, else "process".
+func DefaultIsolation() string {
+	if v := strings.TrimSpace(os.Getenv("DURABLE_BROWSER_ISOLATION")); v != "" {
+		return v
+	}
+	return "process"
 }
 
 // LiveView configures the live view server.
@@ -324,6 +343,11 @@ func (w *Worker) Validate() error {
 	}
 	if w.ProfileRoot == "" {
 		return &Error{Flag: "profile-root", Problem: "empty", Fix: "name a writable directory"}
+	}
+	switch strings.ToLower(strings.TrimSpace(w.Isolation)) {
+	case "", "process", "context":
+	default:
+		return &Error{Flag: "isolation", Problem: fmt.Sprintf("%q is not an isolation mode", w.Isolation), Fix: "use process or context (--isolation or $DURABLE_BROWSER_ISOLATION)"}
 	}
 	if w.HandoffWebhook != "" && !strings.HasPrefix(w.HandoffWebhook, "http") {
 		return &Error{Flag: "handoff-webhook", Problem: "not an http(s) URL"}

@@ -218,6 +218,10 @@ func (e *Env) WorkerConfig(profileRoot string) config.Worker {
 		// The test sites are on loopback, as dev's demo site is; the
 		// worker's own services (Temporal, S3) stay blocked.
 		BrowserAllowPrivate: true,
+		// DURABLE_BROWSER_ISOLATION=context runs every test's plain
+		// sessions as contexts of a shared browser (worker processes read
+		// the variable themselves).
+		Isolation: config.DefaultIsolation(),
 	}
 }
 
