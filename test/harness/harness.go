@@ -206,6 +206,9 @@ type WorkerOptions struct {
 	BrowserServices []netguard.Service
 	// WarmBrowsers is the worker's --warm-browsers.
 	WarmBrowsers int
+	// Isolation is the worker's --isolation (default
+	// $DURABLE_BROWSER_ISOLATION, else process).
+	Isolation string
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -253,6 +256,9 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 	cfg.LiveView = o.LiveView
 	cfg.CDPEndpoint = o.CDPEndpoint
 	cfg.WarmBrowsers = o.WarmBrowsers
+	if o.Isolation != "" {
+		cfg.Isolation = o.Isolation
+	}
 	log := zerolog.New(e.Log).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	w, err := worker.New(context.Background(), worker.Options{
 		Client:   e.Client,
