@@ -85,8 +85,7 @@ type Worker struct {
 	MaxLaunches int
 	// Isolation is how a plain local session is kept apart from the
 	// others: "process" (a browser per session) or "context" (a browser
-	// context per plain session in one shared browser). Default
-	// $DURABLE_BROWSER_ISOLATION, else process.
+	// context per plain session in one shared browser).
 	Isolation string
 
 	HandoffWebhook       string
@@ -224,15 +223,7 @@ func BindWorker(s *Set, w *Worker) {
 
 // BindIsolation defines --isolation (worker and dev).
 func BindIsolation(s *Set, iso *string) {
-	s.String(iso, "isolation", DefaultIsolation(), "how a plain local session is kept apart from the others: process (a browser process per session) or context (a browser context per plain session in one shared browser per worker: faster and lighter, storage and network kept apart but one process shared; sessions with a profile, a named state, a window or a recording still get their own) (also $DURABLE_BROWSER_ISOLATION)")
-}
-
-// DefaultIsolation is $DURABLE_BROWSER_ISOLATION, else "process".
-func DefaultIsolation() string {
-	if v := strings.TrimSpace(os.Getenv("DURABLE_BROWSER_ISOLATION")); v != "" {
-		return v
-	}
-	return "process"
+	s.String(iso, "isolation", "process", "how a plain local session is kept apart from the others: process (a browser process per session) or context (a browser context per plain session in one shared browser per worker: faster to create and lighter, storage and network kept apart but one process shared; sessions with a profile, a named state, a window or a recording still get their own)")
 }
 
 // LiveView configures the live view server.

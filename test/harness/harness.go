@@ -224,7 +224,7 @@ func (e *Env) WorkerConfig(profileRoot string) config.Worker {
 		// DURABLE_BROWSER_ISOLATION=context runs every test's plain
 		// sessions as contexts of a shared browser (worker processes read
 		// the variable themselves).
-		Isolation: config.DefaultIsolation(),
+		Isolation: os.Getenv(config.EnvName("isolation")),
 	}
 }
 
