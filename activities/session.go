@@ -302,6 +302,8 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 			Profile:  req.Options.Profile,
 			Replaces: req.Replaces,
 			Session:  &want,
+			Record:   req.Options.Record,
+			State:    req.Options.State,
 			Egress:   eg.Addr(),
 			// The pin of the proxy's CA, so the browser accepts what the
 			// proxy shows it for https and wss.

@@ -59,6 +59,12 @@ type CreateOptions struct {
 	// Session.Made when a later create finds it, so the caller can refuse a
 	// browser made with other options.
 	Session *contract.SessionOptions `json:"session,omitempty"`
+	// Record and State say the session records its page and keeps a named
+	// state (neither is in Session, which holds what a found browser is
+	// compared by): the local provider gives such a session a browser of
+	// its own under context isolation.
+	Record bool   `json:"record,omitempty"`
+	State  string `json:"state,omitempty"`
 }
 
 // Session is a browser a provider holds for one tag.

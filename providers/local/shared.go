@@ -33,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/chrome"
 	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/providers"
@@ -109,10 +110,18 @@ func (p *Provider) ownBrowser(o providers.CreateOptions) string {
 		return "a saved profile needs its own user-data directory"
 	case o.Headed || p.headed:
 		return "a window needs its own browser"
-	case o.Session != nil && o.Session.State != "":
+	case o.State != "":
 		return "a named state keeps its own user data"
-	case o.Session != nil && o.Session.Record:
+	case o.Record:
 		return "a recording needs its own browser"
+	case o.Stealth:
+		// Popups of a context are attached once they exist, not paused
+		// at their start: stealth would miss their first scripts.
+		return "stealth is applied to every page before it runs, popups too"
+	case o.Session != nil && (o.Session.ActionPolicy == contract.PolicyAsk || o.Session.ActionPolicy == contract.PolicyDeny):
+		// Likewise a popup's first request (a form posted to a new
+		// window) could leave before the approval gate holds it.
+		return "the approval gate holds every page's first request, popups too"
 	case o.Egress != "" && o.EgressSPKI != "" && o.EgressSPKI != p.ca.SPKI():
 		return "its egress proxy signs under a CA of its own"
 	}

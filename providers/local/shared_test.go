@@ -106,7 +106,7 @@ func TestContextSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := p.Create(ctx, providers.CreateOptions{Tag: "ctx-b", Stealth: true})
+	b, err := p.Create(ctx, providers.CreateOptions{Tag: "ctx-b", Session: &contract.SessionOptions{ActionPolicy: contract.PolicyAllow}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestContextSessions(t *testing.T) {
 	}
 
 	// A recording needs its own process.
-	own, err := p.Create(ctx, providers.CreateOptions{Tag: "ctx-rec", Session: &contract.SessionOptions{Record: true}})
+	own, err := p.Create(ctx, providers.CreateOptions{Tag: "ctx-rec", Record: true})
 	if err != nil {
 		t.Fatal(err)
 	}
