@@ -538,7 +538,8 @@ func (w *Worker) Start() error {
 			}
 		}
 	}()
-	w.log.Info().Str("shared_queue", contract.SharedQueue).Str("host_queue", w.hostQueue).Msg("worker polling")
+	w.log.Info().Str("shared_queue", contract.SharedQueue).Str("host_queue", w.hostQueue).
+		Str("isolation", string(w.local.Isolation())).Msg("worker polling")
 	return nil
 }
 
