@@ -94,7 +94,13 @@ func (a *Activities) warmPool() *warmPool {
 // a recording).
 func (w *warmPool) fits(req contract.CreateRequest, provider string) bool {
 	o := req.Options
-	return w != nil && provider == w.name && o.Profile == nil && o.State == "" && !o.Stealth && !o.Headed && !o.Record
+	if w == nil || provider != w.name || o.Profile != nil || o.State != "" || o.Stealth || o.Headed || o.Record {
+		return false
+	}
+	// A warm browser of a shared Chrome is a context there, which an
+	// approval gate cannot hold popups in (local.Provider's ownBrowser).
+	s, shares := w.prov.(interface{ SharesBrowsers() bool })
+	return !shares || !s.SharesBrowsers() || (o.ActionPolicy != contract.PolicyAsk && o.ActionPolicy != contract.PolicyDeny)
 }
 
 // take hands out the oldest warm browser, nil when there is none.

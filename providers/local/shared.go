@@ -67,6 +67,10 @@ func ParseIsolation(s string) (Isolation, error) {
 // Isolation is the provider's isolation mode.
 func (p *Provider) Isolation() Isolation { return p.isolation }
 
+// SharesBrowsers says plain sessions are contexts of a shared browser
+// (context isolation).
+func (p *Provider) SharesBrowsers() bool { return p.isolation == IsolationContext }
+
 // EgressCA is the CA the egress proxies of this provider's sessions must
 // sign under (egress.Options.CA), nil when each proxy makes its own: under
 // context isolation the shared browser starts with this CA's pin.
