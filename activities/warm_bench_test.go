@@ -116,7 +116,11 @@ func BenchmarkIdleSessionPss(b *testing.B) {
 				for _, pid := range a.Stats().ChromePIDs {
 					groups[pid] = true
 				}
-				perSession = float64(groupsPss(b, groups)) / 1024 / n
+				total, byType := groupsPss(b, groups)
+				perSession = float64(total) / 1024 / n
+				for typ, kb := range byType {
+					b.Logf("%s: %s processes: %.1f MiB in all", iso, typ, float64(kb)/1024)
+				}
 				a.Close(ctx)
 			}
 			b.ReportMetric(perSession, "pss-MiB/session")
@@ -124,13 +128,15 @@ func BenchmarkIdleSessionPss(b *testing.B) {
 	}
 }
 
-// groupsPss sums the Pss (KiB) of every process in the process groups.
-func groupsPss(b *testing.B, groups map[int]bool) int {
+// groupsPss sums the Pss (KiB) of every process in the process groups,
+// in all and by Chrome process type (--type=renderer, ...; browser for
+// the main one).
+func groupsPss(b *testing.B, groups map[int]bool) (int, map[string]int) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		b.Skip("no /proc: Pss is measured on Linux")
 	}
-	total := 0
+	total, byType := 0, map[string]int{}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -152,12 +158,21 @@ func groupsPss(b *testing.B, groups map[int]bool) int {
 		if err != nil {
 			continue
 		}
+		typ := "browser"
+		if cl, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil {
+			for _, a := range strings.Split(string(cl), "\x00") {
+				if t, ok := strings.CutPrefix(a, "--type="); ok {
+					typ = t
+				}
+			}
+		}
 		for _, l := range strings.Split(string(roll), "\n") {
 			if v, ok := strings.CutPrefix(l, "Pss:"); ok {
 				kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
 				total += kb
+				byType[typ] += kb
 			}
 		}
 	}
-	return total
+	return total, byType
 }
