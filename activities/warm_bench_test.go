@@ -153,7 +153,7 @@ func groupsPss(b *testing.B, groups map[int]bool) (int, map[string]int) {
 		if len(f) < 3 {
 			continue
 		}
-		if pg, _ := strconv.Atoi(f[2]); !groups[pg] { // (a "count" key is never a Pss)
+		if pg, _ := strconv.Atoi(f[2]); !groups[pg] {
 			continue
 		}
 		roll, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
