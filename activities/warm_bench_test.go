@@ -26,42 +26,58 @@ import (
 // local Chrome, driven and behind its egress proxy, as a worker runs it,
 // under each isolation: process/cold (the browser starts for the create),
 // process/warm (--warm-browsers 1: the create takes a browser started
-// before), context/cold (a context of the running shared browser, which
-// the first create starts) and context/warm (a context opened ahead). Each
-// create is timed alone (the release after it, and the pool's refill, are
-// outside the timer); p50-ms is the median.
+// before), context/cold (no other session: the shared browser starts for
+// the create, and ends at its release), context/running (another session
+// keeps the shared browser running: the create opens a context in it) and
+// context/warm (a context opened ahead). Each create is timed alone (the
+// release after it, and the pool's refill, are outside the timer); p50-ms
+// is the median.
 func BenchmarkCreate(b *testing.B) {
-	for _, iso := range []local.Isolation{local.IsolationProcess, local.IsolationContext} {
-		for _, warm := range []int{0, 1} {
-			b.Run(string(iso)+"/"+map[int]string{0: "cold", 1: "warm"}[warm], func(b *testing.B) {
-				a := benchActivities(b, iso, warm)
-				ctx := context.Background()
-				ready := func() {
-					for warm > 0 && a.Stats().Warm < warm {
-						time.Sleep(10 * time.Millisecond)
-					}
+	for _, c := range []struct {
+		iso         local.Isolation
+		name        string
+		warm        int
+		keepAnother bool
+	}{
+		{local.IsolationProcess, "cold", 0, false},
+		{local.IsolationProcess, "warm", 1, false},
+		{local.IsolationContext, "cold", 0, false},
+		{local.IsolationContext, "running", 0, true},
+		{local.IsolationContext, "warm", 1, false},
+	} {
+		b.Run(string(c.iso)+"/"+c.name, func(b *testing.B) {
+			a := benchActivities(b, c.iso, c.warm)
+			ctx := context.Background()
+			if c.keepAnother {
+				if _, err := a.Create(ctx, contract.CreateRequest{Tag: "bench-keep"}); err != nil {
+					b.Fatal(err)
 				}
-				var took []time.Duration
-				for i := 0; b.Loop(); i++ {
-					b.StopTimer()
-					ready()
-					tag := fmt.Sprintf("bench-%d", i)
-					b.StartTimer()
-					began := time.Now()
-					if _, err := a.Create(ctx, contract.CreateRequest{Tag: tag}); err != nil {
-						b.Fatal(err)
-					}
-					took = append(took, time.Since(began))
-					b.StopTimer()
-					if _, err := a.Release(ctx, contract.ReleaseRequest{Session: contract.SessionRef{Tag: tag, Provider: local.Name}}); err != nil {
-						b.Fatal(err)
-					}
-					b.StartTimer()
+			}
+			ready := func() {
+				for c.warm > 0 && a.Stats().Warm < c.warm {
+					time.Sleep(10 * time.Millisecond)
 				}
-				sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-				b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
-			})
-		}
+			}
+			var took []time.Duration
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				ready()
+				tag := fmt.Sprintf("bench-%d", i)
+				b.StartTimer()
+				began := time.Now()
+				if _, err := a.Create(ctx, contract.CreateRequest{Tag: tag}); err != nil {
+					b.Fatal(err)
+				}
+				took = append(took, time.Since(began))
+				b.StopTimer()
+				if _, err := a.Release(ctx, contract.ReleaseRequest{Session: contract.SessionRef{Tag: tag, Provider: local.Name}}); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+		})
 	}
 }
 

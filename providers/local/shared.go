@@ -84,6 +84,9 @@ type sharedChrome struct {
 	c          *child
 	pid, port  int
 	ws         string
+	// users counts the contexts opened in it and not yet released, and
+	// the opens under way: it ends when the last goes (sharedMu).
+	users int
 }
 
 // exited: the process ended (a zombie not yet waited for included).
@@ -148,6 +151,14 @@ func (p *Provider) openContext(ctx context.Context, o providers.CreateOptions) (
 		return nil, err
 	}
 	sess := p.sessionDir(o.Tag)
+	// A failed open gives its use back (release, below, finds no context
+	// to count it by).
+	opened := false
+	defer func() {
+		if !opened {
+			p.unuseShared(context.WithoutCancel(ctx), sc.pid)
+		}
+	}()
 	rec := &Record{
 		Tag:         o.Tag,
 		SessionDir:  sess,
@@ -202,6 +213,8 @@ func (p *Provider) openContext(ctx context.Context, o providers.CreateOptions) (
 		return nil, fmt.Errorf("opening the session's browser context: %w", err)
 	}
 	rec.Context = bc.BrowserContextID
+	// From here release counts the use off, with the context.
+	opened = true
 	if err := p.writeRecord(rec); err != nil {
 		return nil, err
 	}
@@ -234,6 +247,7 @@ func (p *Provider) sharedFor(ctx context.Context, withEgress bool) (*sharedChrom
 	}
 	if s := p.shared[key]; s != nil {
 		if !s.exited() {
+			s.users++
 			return s, nil
 		}
 		delete(p.shared, key)
@@ -268,6 +282,7 @@ func (p *Provider) sharedFor(ctx context.Context, withEgress bool) (*sharedChrom
 		return nil, err
 	}
 	s.port, s.ws = port, ws
+	s.users = 1
 	p.shared[key] = s
 	p.log.Info().Str("shared", key).Int("pid", s.pid).Int("port", port).Msg("shared browser started")
 	go func() {
@@ -291,6 +306,25 @@ func (p *Provider) endShared(ctx context.Context, s *sharedChrome) {
 		return
 	}
 	_ = os.RemoveAll(s.dir)
+}
+
+// unuseShared counts one use of the shared browser with that pid off,
+// and ends it when none is left: no Chrome outlives the last session
+// released from it (a warm context, --warm-browsers, keeps it up).
+func (p *Provider) unuseShared(ctx context.Context, pid int) {
+	p.sharedMu.Lock()
+	defer p.sharedMu.Unlock()
+	for k, s := range p.shared {
+		if s.pid != pid {
+			continue
+		}
+		if s.users--; s.users <= 0 {
+			delete(p.shared, k)
+			p.endShared(ctx, s)
+			p.log.Info().Str("shared", k).Int("pid", s.pid).Msg("shared browser ended: its last session was released")
+		}
+		return
+	}
 }
 
 // contextAlive: the shared browser runs and still has the session's
@@ -381,6 +415,9 @@ func (p *Provider) releaseContext(ctx context.Context, rec *Record) error {
 		return err
 	}
 	p.log.Info().Str("session", rec.Tag).Str("isolation", string(IsolationContext)).Msg("browser context released")
+	if rec.Context != "" && rec.BootID == p.bootID {
+		p.unuseShared(ctx, rec.PID)
+	}
 	return nil
 }
 

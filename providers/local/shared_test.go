@@ -96,7 +96,8 @@ func TestParseIsolation(t *testing.T) {
 // of one shared browser, each with its own downloads directory and page;
 // a session needing launch options of its own gets its own browser;
 // release disposes of the context alone; a crash of the shared browser
-// ends its sessions, and the next create starts a new one; Close ends it.
+// ends its sessions, and the next create starts a new one; the release of
+// its last session ends it, and so does Close.
 func TestContextSessions(t *testing.T) {
 	root := t.TempDir()
 	p := newContextProvider(t, root)
@@ -197,16 +198,28 @@ func TestContextSessions(t *testing.T) {
 		t.Errorf("shared directories after the crash: %d; want the new browser's only", len(left))
 	}
 
-	// Close ends the shared browser and its directory.
+	// Releasing its last session ends the shared browser and its directory.
 	if err := p.Release(ctx, "ctx-c"); err != nil {
 		t.Fatal(err)
 	}
-	p.Close(ctx)
 	processGone(t, c.PID)
+	if left, _ := os.ReadDir(filepath.Join(root, "shared")); len(left) != 0 {
+		t.Errorf("shared directories after the last release: %d", len(left))
+	}
+	// Close ends a running one too.
+	d, err := p.Create(ctx, providers.CreateOptions{Tag: "ctx-d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close(ctx)
+	processGone(t, d.PID)
 	if left, _ := os.ReadDir(filepath.Join(root, "shared")); len(left) != 0 {
 		t.Errorf("shared directories after Close: %d", len(left))
 	}
-	if _, err := p.Create(ctx, providers.CreateOptions{Tag: "ctx-d"}); err == nil {
+	if _, err := os.Stat(filepath.Dir(d.DownloadDir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Close left the session directory: %v", err)
+	}
+	if _, err := p.Create(ctx, providers.CreateOptions{Tag: "ctx-e"}); err == nil {
 		t.Error("create after Close succeeded")
 	}
 }
