@@ -178,7 +178,8 @@ func groupsPss(b *testing.B, groups map[int]bool) (int, map[string]int) {
 		}
 		typ := "browser"
 		if cl, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil {
-			for _, a := range strings.Split(string(cl), "\x00") {
+			// Chrome rewrites its command line into one space-separated string.
+			for _, a := range strings.Fields(strings.ReplaceAll(string(cl), "\x00", " ")) {
 				if t, ok := strings.CutPrefix(a, "--type="); ok {
 					typ = t
 				}
