@@ -23,9 +23,20 @@ func (a *Activities) startEgress(p providers.Provider, tag string, pol *netguard
 	if pol == nil || !ok || !c.Capabilities().Egress {
 		return nil, nil
 	}
-	// The proxy reads https and wss too (a CA of its own, in memory); the
-	// browser is started with its pin.
-	return egress.Start(egress.Options{Policy: pol, Resolver: a.o.Resolver, Intercept: true, RootCAs: a.o.SiteRoots, Owner: tag, Logger: log})
+	// The proxy reads https and wss too (a CA of its own, in memory, or
+	// the provider's when its browsers are shared); the browser is started
+	// with its pin.
+	return egress.Start(egress.Options{Policy: pol, Resolver: a.o.Resolver, Intercept: true, RootCAs: a.o.SiteRoots, Owner: tag, CA: egressCA(p), Logger: log})
+}
+
+// egressCA is the CA a provider's sessions' proxies sign under when it
+// shares one browser between sessions (local.Provider.EgressCA under
+// context isolation), nil when each proxy makes its own.
+func egressCA(p providers.Provider) *egress.CA {
+	if c, ok := p.(interface{ EgressCA() *egress.CA }); ok {
+		return c.EgressCA()
+	}
+	return nil
 }
 
 // foundEgress returns the proxy a found browser's traffic goes through. A

@@ -34,13 +34,16 @@ func (a *Activities) driverOptions(req contract.CreateRequest, prov providers.Pr
 	// reach guard, and under "ask" and "deny" the approval gate, are in
 	// force on it from the first request this worker lets go.
 	do = driver.Options{
-		CDPURL:         ls.sess.CDPURL,
-		TargetID:       ls.sess.TargetID,
-		Stealth:        req.Options.Stealth,
-		DownloadDir:    ls.sess.DownloadDir,
-		ActionTimeout:  a.o.ActionTimeout,
-		ViewportWidth:  ls.made.Viewport.Width,
-		ViewportHeight: ls.made.Viewport.Height,
+		CDPURL:   ls.sess.CDPURL,
+		TargetID: ls.sess.TargetID,
+		// In a browser shared with other sessions, the session's own
+		// context: downloads and new tabs stay in it.
+		BrowserContextID: ls.sess.BrowserContextID,
+		Stealth:          req.Options.Stealth,
+		DownloadDir:      ls.sess.DownloadDir,
+		ActionTimeout:    a.o.ActionTimeout,
+		ViewportWidth:    ls.made.Viewport.Width,
+		ViewportHeight:   ls.made.Viewport.Height,
 		// Redact, for page text before the driver cuts it to length, is
 		// the worker's Attach's.
 		Logger: log,
@@ -327,6 +330,8 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 			Profile:  req.Options.Profile,
 			Replaces: req.Replaces,
 			Session:  &want,
+			Record:   req.Options.Record,
+			State:    req.Options.State,
 			Egress:   eg.Addr(),
 			// The pin of the proxy's CA, so the browser accepts what the
 			// proxy shows it for https and wss.
@@ -408,7 +413,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	a.sessions[req.Tag] = ls
 	a.mu.Unlock()
 	kept = true
-	log.Info().Str("provider", name).Int("pid", sess.PID).Msg("session created")
+	log.Info().Str("provider", name).Int("pid", sess.PID).Str("isolation", sess.Isolation).Msg("session created")
 
 	if req.Options.Record {
 		a.startRecording(ctx, ls, workflowIDOf(ctx))
@@ -417,7 +422,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	ls.restored = restored
 	close(ls.opened)
 	res := &contract.CreateResult{Session: ls.ref, Found: sess.Found, URL: scrub.URL(b.URL(ctx)), Title: b.Title(ctx),
-		Viewport: want.Viewport.String(), Restored: restored}
+		Viewport: want.Viewport.String(), Restored: restored, Isolation: sess.Isolation}
 	return res, nil
 }
 
@@ -445,6 +450,9 @@ func (a *Activities) found(ctx context.Context, s *liveSession, req contract.Cre
 	}
 	res := &contract.CreateResult{Session: s.ref, Found: true, URL: scrub.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx),
 		Viewport: s.made.ViewportOrDefault().String()}
+	if s.sess != nil {
+		res.Isolation = s.sess.Isolation
+	}
 	if r := s.restored; r != nil && req.Restore && req.Replaces == r.From {
 		res.Restored = r
 	}

@@ -94,7 +94,13 @@ func (a *Activities) warmPool() *warmPool {
 // a recording).
 func (w *warmPool) fits(req contract.CreateRequest, provider string) bool {
 	o := req.Options
-	return w != nil && provider == w.name && o.Profile == nil && o.State == "" && !o.Stealth && !o.Headed && !o.Record
+	if w == nil || provider != w.name || o.Profile != nil || o.State != "" || o.Stealth || o.Headed || o.Record {
+		return false
+	}
+	// A warm browser of a shared Chrome is a context there, which an
+	// approval gate cannot hold popups in (local.Provider's ownBrowser).
+	s, shares := w.prov.(interface{ SharesBrowsers() bool })
+	return !shares || !s.SharesBrowsers() || (o.ActionPolicy != contract.PolicyAsk && o.ActionPolicy != contract.PolicyDeny)
 }
 
 // take hands out the oldest warm browser, nil when there is none.
@@ -198,7 +204,7 @@ func (w *warmPool) start(ctx context.Context, tag string, log zerolog.Logger) (*
 	if w.a.o.Reach != nil {
 		if c, ok := w.prov.(capable); ok && c.Capabilities().Egress {
 			eg, err := egress.Start(egress.Options{Unbound: true, Resolver: w.a.o.Resolver, Intercept: true,
-				RootCAs: w.a.o.SiteRoots, Owner: tag, Logger: log})
+				RootCAs: w.a.o.SiteRoots, Owner: tag, CA: egressCA(w.prov), Logger: log})
 			if err != nil {
 				return nil, err
 			}

@@ -5,7 +5,12 @@ package activities
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,30 +23,38 @@ import (
 )
 
 // BenchmarkCreate measures browser.create of a plain session on a real
-// local Chrome, driven and behind its egress proxy, as a worker runs it:
-// cold (the browser starts for the create) and warm (--warm-browsers 1:
-// the create takes a browser started before). Each create is timed alone
-// (the release after it, and the pool's refill, are outside the timer);
-// p50-ms is the median.
+// local Chrome, driven and behind its egress proxy, as a worker runs it,
+// under each isolation: process/cold (the browser starts for the create),
+// process/warm (--warm-browsers 1: the create takes a browser started
+// before), context/cold (no other session: the shared browser starts for
+// the create, and ends at its release), context/running (another session
+// keeps the shared browser running: the create opens a context in it) and
+// context/warm (a context opened ahead). Each create is timed alone (the
+// release after it, and the pool's refill, are outside the timer); p50-ms
+// is the median.
 func BenchmarkCreate(b *testing.B) {
-	for _, warm := range []int{0, 1} {
-		b.Run(map[int]string{0: "cold", 1: "warm"}[warm], func(b *testing.B) {
-			lp, err := local.New(local.Options{ProfileRoot: b.TempDir(), BootID: "bench", Logger: zerolog.Nop()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			a := New(Options{
-				HostQueue:    "bench",
-				Providers:    map[string]providers.Provider{local.Name: lp},
-				Reach:        &netguard.Policy{AllowPrivate: true, Listeners: &netguard.Listeners{}},
-				WarmBrowsers: warm,
-				Logger:       zerolog.Nop(),
-			})
-			a.StartWarm()
-			b.Cleanup(func() { a.Close(context.Background()) })
+	for _, c := range []struct {
+		iso         local.Isolation
+		name        string
+		warm        int
+		keepAnother bool
+	}{
+		{local.IsolationProcess, "cold", 0, false},
+		{local.IsolationProcess, "warm", 1, false},
+		{local.IsolationContext, "cold", 0, false},
+		{local.IsolationContext, "running", 0, true},
+		{local.IsolationContext, "warm", 1, false},
+	} {
+		b.Run(string(c.iso)+"/"+c.name, func(b *testing.B) {
+			a := benchActivities(b, c.iso, c.warm)
 			ctx := context.Background()
+			if c.keepAnother {
+				if _, err := a.Create(ctx, contract.CreateRequest{Tag: "bench-keep"}); err != nil {
+					b.Fatal(err)
+				}
+			}
 			ready := func() {
-				for warm > 0 && a.Stats().Warm < warm {
+				for c.warm > 0 && a.Stats().Warm < c.warm {
 					time.Sleep(10 * time.Millisecond)
 				}
 			}
@@ -66,4 +79,120 @@ func BenchmarkCreate(b *testing.B) {
 			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 		})
 	}
+}
+
+func benchActivities(b *testing.B, iso local.Isolation, warm int) *Activities {
+	lp, err := local.New(local.Options{ProfileRoot: b.TempDir(), BootID: "bench", Isolation: iso, Logger: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := New(Options{
+		HostQueue:    "bench",
+		Providers:    map[string]providers.Provider{local.Name: lp},
+		Reach:        &netguard.Policy{AllowPrivate: true, Listeners: &netguard.Listeners{}},
+		WarmBrowsers: warm,
+		Logger:       zerolog.Nop(),
+	})
+	a.StartWarm()
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		a.Close(ctx)
+		lp.Close(ctx)
+	})
+	return a
+}
+
+// BenchmarkIdleSessionPss opens 8 plain sessions (each on a small page,
+// then idle) under each isolation and reports the proportional set size
+// (Pss, /proc/<pid>/smaps_rollup) of every process of their browsers
+// (each browser's process group), divided per session.
+func BenchmarkIdleSessionPss(b *testing.B) {
+	const n = 8
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, "<!doctype html><title>idle</title><h1>idle</h1><p>"+strings.Repeat("text ", 200))
+	}))
+	b.Cleanup(srv.Close)
+	page := srv.URL + "/"
+	for _, iso := range []local.Isolation{local.IsolationProcess, local.IsolationContext} {
+		b.Run(string(iso), func(b *testing.B) {
+			var perSession float64
+			for i := 0; b.Loop(); i++ {
+				a := benchActivities(b, iso, 0)
+				ctx := context.Background()
+				for j := 0; j < n; j++ {
+					tag := fmt.Sprintf("idle-%d-%d", i, j)
+					if _, err := a.Create(ctx, contract.CreateRequest{Tag: tag, Options: contract.SessionOptions{StartURL: page}}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				time.Sleep(2 * time.Second) // idle: let the pages settle
+				groups := map[int]bool{}
+				for _, pid := range a.Stats().ChromePIDs {
+					groups[pid] = true
+				}
+				total, byType := groupsPss(b, groups)
+				perSession = float64(total) / 1024 / n
+				for typ, kb := range byType {
+					if !strings.HasSuffix(typ, " count") {
+						b.Logf("%s: %d %s processes: %.1f MiB in all", iso, byType[typ+" count"], typ, float64(kb)/1024)
+					}
+				}
+				a.Close(ctx)
+			}
+			b.ReportMetric(perSession, "pss-MiB/session")
+		})
+	}
+}
+
+// groupsPss sums the Pss (KiB) of every process in the process groups,
+// in all and by Chrome process type (--type=renderer, ...; browser for
+// the main one).
+func groupsPss(b *testing.B, groups map[int]bool) (int, map[string]int) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		b.Skip("no /proc: Pss is measured on Linux")
+	}
+	total, byType := 0, map[string]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so read after ')'.
+		f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+		if len(f) < 3 {
+			continue
+		}
+		if pg, _ := strconv.Atoi(f[2]); !groups[pg] {
+			continue
+		}
+		roll, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+		if err != nil {
+			continue
+		}
+		typ := "browser"
+		if cl, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil {
+			// Chrome rewrites its command line into one space-separated string.
+			for _, a := range strings.Fields(strings.ReplaceAll(string(cl), "\x00", " ")) {
+				if t, ok := strings.CutPrefix(a, "--type="); ok {
+					typ = t
+				}
+			}
+		}
+		for _, l := range strings.Split(string(roll), "\n") {
+			if v, ok := strings.CutPrefix(l, "Pss:"); ok {
+				kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+				total += kb
+				byType[typ] += kb
+				byType[typ+" count"]++
+			}
+		}
+	}
+	return total, byType
 }

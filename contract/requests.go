@@ -152,6 +152,11 @@ type CreateResult struct {
 	// Restored is what a create with Restore brought back; nil when there
 	// was no checkpoint to restore from.
 	Restored *Restored `json:"restored,omitempty"`
+	// Isolation is how a local session is kept apart from the worker's
+	// others: "process" (a browser of its own) or "context" (a browser
+	// context of the worker's shared browser; --isolation). Empty for
+	// other providers.
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // Call is the common part of every browser activity's input.

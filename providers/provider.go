@@ -59,6 +59,12 @@ type CreateOptions struct {
 	// Session.Made when a later create finds it, so the caller can refuse a
 	// browser made with other options.
 	Session *contract.SessionOptions `json:"session,omitempty"`
+	// Record and State say the session records its page and keeps a named
+	// state (neither is in Session, which holds what a found browser is
+	// compared by): the local provider gives such a session a browser of
+	// its own under context isolation.
+	Record bool   `json:"record,omitempty"`
+	State  string `json:"state,omitempty"`
 }
 
 // Session is a browser a provider holds for one tag.
@@ -79,6 +85,14 @@ type Session struct {
 	// session in a browser it shares with others (the cdp provider): the
 	// driver should drive that page rather than the browser's first one.
 	TargetID string `json:"target_id,omitempty"`
+	// BrowserContextID, when set, is the session's own browser context in
+	// a browser it shares (the local provider's context isolation): its
+	// downloads are set up for that context alone.
+	BrowserContextID string `json:"browser_context_id,omitempty"`
+	// Isolation is how the session is kept apart from the worker's other
+	// sessions, for a local browser: "process" (a browser of its own) or
+	// "context" (a browser context in the worker's shared browser).
+	Isolation string `json:"isolation,omitempty"`
 	// Found is true when Create found the tag's browser instead of starting
 	// one.
 	Found bool `json:"found,omitempty"`

@@ -154,6 +154,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		NoSandbox:   cfg.NoSandbox,
 		Headed:      cfg.Headed,
 		MaxLaunches: cfg.MaxLaunches,
+		Isolation:   local.Isolation(cfg.Isolation),
 		Logger:      log,
 	})
 	if err != nil {
@@ -604,7 +605,8 @@ func (w *Worker) Start() error {
 			}
 		}
 	}()
-	w.log.Info().Str("shared_queue", contract.SharedQueue).Str("create_queue", contract.CreateQueue).Str("host_queue", w.hostQueue).Msg("worker polling")
+	w.log.Info().Str("shared_queue", contract.SharedQueue).Str("create_queue", contract.CreateQueue).Str("host_queue", w.hostQueue).
+		Str("isolation", string(w.local.Isolation())).Msg("worker polling")
 	return nil
 }
 
@@ -648,6 +650,8 @@ func (w *Worker) Stop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		w.acts.Close(ctx)
+		// The shared browser of context isolation goes once its sessions have.
+		w.local.Close(ctx)
 		if w.live != nil {
 			_ = w.live.Close()
 		}

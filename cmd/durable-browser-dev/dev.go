@@ -56,6 +56,7 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	fs.String(&f.w.Chrome, "chrome", env.Getenv("CHROME_PATH"), "Chrome or Chromium executable (also $CHROME_PATH; default: discovered)")
 	fs.Bool(&f.w.NoSandbox, "no-sandbox", false, "start Chrome with --no-sandbox (always on when running as root)")
 	fs.Bool(&f.w.Headed, "headed", false, "show browser windows")
+	config.BindIsolation(fs, &f.w.Isolation)
 	fs.String(&f.w.SecretsFile, "secrets-file", "", "file of NAME=value lines for {{secret:NAME}}")
 	fs.String(&f.w.UploadDir, "upload-dir", "", "the only directory browser_upload takes files from (default: uploads refused)")
 	fs.String(&f.w.ProfileGrants, "profile-grants", "", "saved profiles every session may use: name1,name2:save")

@@ -89,6 +89,10 @@ type Worker struct {
 	// CPUProfile, when set, is a file the worker writes a Go CPU profile
 	// of its whole run to (off unless set).
 	CPUProfile string
+	// Isolation is how a plain local session is kept apart from the
+	// others: "process" (a browser per session) or "context" (a browser
+	// context per plain session in one shared browser).
+	Isolation string
 
 	HandoffWebhook       string
 	HandoffWebhookSecret string
@@ -211,6 +215,7 @@ func BindWorker(s *Set, w *Worker) {
 	s.Int(&w.MaxLaunches, "max-launches", 0, "local browsers starting at once (0: one per two cores, at least one); more creates wait for a slot, heartbeating, and each start's 30 s bound counts from its slot")
 	s.Int(&w.LatencyBound, "latency-bound", 0, "stop taking new sessions from the shared queue while the p95 of this worker's calls over the last minute is over this many times its unloaded p95 (2: once it doubles; 0: never); the sessions it holds are served as before")
 	s.String(&w.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the worker, from its start to its stop, to this file (off unless set)")
+	BindIsolation(s, &w.Isolation)
 	s.Duration(&w.ReapInterval, "reap-interval", time.Minute, "how often browsers left by dead workers (sharing --profile-root) are released")
 	s.String(&w.HandoffWebhook, "handoff-webhook", "", "URL that handoff notices are POSTed to (default: logged)")
 	s.String(&w.HandoffWebhookSecret, "handoff-webhook-secret", "", "HMAC-SHA256 key signing webhook bodies")
@@ -222,6 +227,11 @@ func BindWorker(s *Set, w *Worker) {
 	s.Bool(&w.UnsignedApprovals, "unsigned-approvals", false, "run without --approver-keys on purpose: anyone who can signal the namespace can approve and answer handoffs (silences the warning)")
 	s.String(&w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
 	s.String(&w.Metrics, "metrics", "", "serve Prometheus metrics on this host:port at /metrics (the Temporal SDK's and durable-browser's; see docs/operations.md)")
+}
+
+// BindIsolation defines --isolation (worker and dev).
+func BindIsolation(s *Set, iso *string) {
+	s.String(iso, "isolation", "process", "how a plain local session is kept apart from the others: process (a browser process per session) or context (a browser context per plain session in one shared browser per worker: faster to create and lighter, storage and network kept apart but one process shared; sessions with a profile, a named state, a window or a recording still get their own)")
 }
 
 // LiveView configures the live view server.
@@ -332,6 +342,11 @@ func (w *Worker) Validate() error {
 	}
 	if w.ProfileRoot == "" {
 		return &Error{Flag: "profile-root", Problem: "empty", Fix: "name a writable directory"}
+	}
+	switch strings.ToLower(strings.TrimSpace(w.Isolation)) {
+	case "", "process", "context":
+	default:
+		return &Error{Flag: "isolation", Problem: fmt.Sprintf("%q is not an isolation mode", w.Isolation), Fix: "use process or context (--isolation or $DURABLE_BROWSER_ISOLATION)"}
 	}
 	if w.HandoffWebhook != "" && !strings.HasPrefix(w.HandoffWebhook, "http") {
 		return &Error{Flag: "handoff-webhook", Problem: "not an http(s) URL"}

@@ -51,6 +51,12 @@ type Options struct {
 	// provider opened in someone else's browser): the driver attaches to it
 	// and to popups it opens, never to the browser's other tabs.
 	TargetID string
+	// BrowserContextID, when set, is the browser context TargetID lives
+	// in, the session's own in a browser it shares with other sessions
+	// (the local provider's context isolation): downloads are set up for
+	// that context alone, only its own frames' downloads are listed, and
+	// restored tabs open in it.
+	BrowserContextID string
 	// RequestGate, when set, is asked about every request with side effects
 	// (method not GET, HEAD or OPTIONS) before it leaves the browser. It may
 	// block while a person decides; ctx is the running batch's context.
@@ -119,6 +125,7 @@ type Browser struct {
 	sessions    map[proto.TargetSessionID]*tab              // every session we set up -> its tab
 	frameSess   map[proto.PageFrameID]proto.TargetSessionID // out-of-process frame -> its session
 	frameParent map[proto.PageFrameID]proto.TargetSessionID // out-of-process frame -> the session that attached it
+	ownFrames   map[proto.PageFrameID]bool                  // frames this session's pages announced (BrowserContextID mode)
 	active      *tab
 	snap        *snapState
 	kept        map[int]*kept // recent snapshots by epoch, for since
@@ -172,6 +179,7 @@ func Attach(ctx context.Context, o Options) (*Browser, error) {
 		sessions:    map[proto.TargetSessionID]*tab{},
 		frameSess:   map[proto.PageFrameID]proto.TargetSessionID{},
 		frameParent: map[proto.PageFrameID]proto.TargetSessionID{},
+		ownFrames:   map[proto.PageFrameID]bool{},
 		ev:          events{requests: map[proto.NetworkRequestID]reqInfo{}},
 		dl:          downloads{byGUID: map[string]*download{}},
 	}
@@ -188,7 +196,8 @@ func Attach(ctx context.Context, o Options) (*Browser, error) {
 	root := b.client(ctx, "")
 	if o.DownloadDir != "" {
 		if err := (proto.BrowserSetDownloadBehavior{Behavior: proto.BrowserSetDownloadBehaviorBehaviorAllowAndName,
-			DownloadPath: o.DownloadDir, EventsEnabled: true}).Call(root); err != nil {
+			BrowserContextID: proto.BrowserBrowserContextID(o.BrowserContextID),
+			DownloadPath:     o.DownloadDir, EventsEnabled: true}).Call(root); err != nil {
 			return fail(fmt.Errorf("driver: set download directory: %w", err))
 		}
 	}

@@ -31,11 +31,35 @@ type downloads struct {
 	order  []string
 }
 
+// ownFrame notes a frame one of this session's pages announced: in a
+// shared browser, Browser.downloadWillBegin reaches every connection with
+// download events on, whichever context the download is in.
+func (b *Browser) ownFrame(id proto.PageFrameID) {
+	if b.o.BrowserContextID == "" || id == "" {
+		return
+	}
+	b.mu.Lock()
+	b.ownFrames[id] = true
+	b.mu.Unlock()
+}
+
+// ownsFrameLocked says the frame is one of this session's pages' (always,
+// in a browser of its own); b.mu is held.
+func (b *Browser) ownsFrameLocked(id proto.PageFrameID) bool {
+	if b.o.BrowserContextID == "" {
+		return true
+	}
+	return b.ownFrames[id] || b.tabs[proto.TargetTargetID(id)] != nil || b.frameSess[id] != ""
+}
+
 func (b *Browser) downloadBegin(e *proto.BrowserDownloadWillBegin) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, ok := b.dl.byGUID[e.GUID]; ok {
 		return
+	}
+	if !b.ownsFrameLocked(e.FrameID) {
+		return // another session's, in the browser it shares with this one
 	}
 	d := &download{guid: e.GUID, suggested: e.SuggestedFilename, state: "in_progress"}
 	b.dl.byGUID[e.GUID] = d

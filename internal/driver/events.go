@@ -84,7 +84,14 @@ func (b *Browser) handle(msg *rod.Message) {
 		if e, ok := event[proto.PageJavascriptDialogOpening](msg); ok {
 			go b.dialog(msg.SessionID, e)
 		}
+	case "Page.frameAttached":
+		if e, ok := event[proto.PageFrameAttached](msg); ok {
+			b.ownFrame(e.FrameID)
+		}
 	case "Page.frameNavigated":
+		if e, ok := event[proto.PageFrameNavigated](msg); ok {
+			b.ownFrame(e.Frame.ID)
+		}
 		if e, ok := event[proto.PageFrameNavigated](msg); ok && e.Frame.ParentID == "" {
 			b.bumpNav(msg.SessionID, proto.PageFrameID(""))
 			b.navEnded(msg.SessionID, "")

@@ -55,15 +55,13 @@ func (b *Browser) RestoreTabs(ctx context.Context, tabs []states.Tab) []TabResto
 		res := TabRestored{URL: "about:blank", Active: t.Active, Was: t.URL}
 		tb := first
 		if i > 0 {
-			if b.o.TargetID != "" {
+			if b.o.TargetID != "" && b.o.BrowserContextID == "" {
 				res.Reason = "this browser is driven through one page only"
 				out = append(out, res)
 				continue
 			}
-			r, err := proto.TargetCreateTarget{URL: "about:blank"}.Call(b.client(ctx, ""))
-			if err == nil {
-				tb, err = b.waitTab(ctx, r.TargetID)
-			}
+			var err error
+			tb, err = b.openTab(ctx)
 			if err != nil {
 				res.Reason = fmt.Sprintf("a tab could not be opened for it: %v", err)
 				out = append(out, res)

@@ -57,6 +57,23 @@ func (b *Browser) popupCreated(ti *proto.TargetTargetInfo) {
 	}
 }
 
+// openTab opens a blank tab of this session (in its browser context,
+// when it has one of its own) and waits until it is set up.
+func (b *Browser) openTab(ctx context.Context) (*tab, error) {
+	root := b.client(ctx, "")
+	r, err := proto.TargetCreateTarget{URL: "about:blank", BrowserContextID: proto.BrowserBrowserContextID(b.o.BrowserContextID)}.Call(root)
+	if err != nil {
+		return nil, err
+	}
+	if b.o.TargetID != "" {
+		// Only the session's pages are attached in this mode: this one too.
+		if _, err := (proto.TargetAttachToTarget{TargetID: r.TargetID, Flatten: true}).Call(root); err != nil {
+			return nil, err
+		}
+	}
+	return b.waitTab(ctx, r.TargetID)
+}
+
 // waitTab waits until the page target id is attached and set up.
 func (b *Browser) waitTab(ctx context.Context, id proto.TargetTargetID) (*tab, error) {
 	tick := time.NewTicker(5 * time.Millisecond)

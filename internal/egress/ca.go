@@ -25,6 +25,8 @@ import (
 // what it signs (Chrome's --ignore-certificate-errors-spki-list, which
 // needs --user-data-dir; the local provider sets both). Trust is by pin,
 // not through a root store, so nothing outside that browser trusts it.
+// Under context isolation one CA serves the proxies of every session of
+// the worker's shared browser (Options.CA), and dies with the worker.
 type CA struct {
 	key     *ecdsa.PrivateKey
 	cert    *x509.Certificate

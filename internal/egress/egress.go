@@ -72,6 +72,13 @@ type Options struct {
 	// its own verified TLS connection to the site. Only a browser started
 	// with the proxy's SPKI pin accepts those leaves (see SPKI).
 	Intercept bool
+	// CA, when set with Intercept, is the authority the proxy signs under
+	// instead of one of its own: the CA every session of a shared browser
+	// uses (a browser's pin list is fixed when it starts, so the local
+	// provider's context isolation makes one CA per worker and starts the
+	// shared browser with its pin). Each proxy still serves one session:
+	// its address, policy and secrets stay its own.
+	CA *CA
 	// RootCAs verifies the sites' certificates when intercepting (default:
 	// the system's roots). Tests give the pool of their loopback servers.
 	RootCAs *x509.CertPool
@@ -185,9 +192,11 @@ func Listen(addr string, o Options) (*Proxy, error) {
 	}
 	p := &Proxy{o: o, ln: ln, addr: netip.MustParseAddrPort(ln.Addr().String()), conns: map[net.Conn]struct{}{}}
 	if o.Intercept {
-		if p.ca, err = NewCA(); err != nil {
-			_ = ln.Close()
-			return nil, err
+		if p.ca = o.CA; p.ca == nil {
+			if p.ca, err = NewCA(); err != nil {
+				_ = ln.Close()
+				return nil, err
+			}
 		}
 		p.toBrowser = p.browserTLS()
 		p.sessions = tls.NewLRUClientSessionCache(256)

@@ -341,3 +341,36 @@ func TestInterceptStreams(t *testing.T) {
 		t.Fatalf("the rest: %q", rest)
 	}
 }
+
+// TestSharedCA: proxies given one CA (Options.CA: the sessions of a
+// shared browser) present leaves under it, each on its own address; a
+// proxy without one makes its own.
+func TestSharedCA(t *testing.T) {
+	ca, err := NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	for i := 0; i < 2; i++ {
+		p, err := Start(Options{Policy: &netguard.Policy{AllowPrivate: true}, Intercept: true, CA: ca})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Close() })
+		if p.SPKI() != ca.SPKI() {
+			t.Fatalf("proxy %d pins %s; want the shared CA's %s", i, p.SPKI(), ca.SPKI())
+		}
+		addrs = append(addrs, p.Addr())
+	}
+	if addrs[0] == addrs[1] {
+		t.Fatalf("two proxies on one address %s", addrs[0])
+	}
+	own, err := Start(Options{Policy: &netguard.Policy{AllowPrivate: true}, Intercept: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if own.SPKI() == "" || own.SPKI() == ca.SPKI() {
+		t.Fatalf("a proxy without Options.CA pins %q; want a CA of its own", own.SPKI())
+	}
+}

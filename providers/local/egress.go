@@ -18,11 +18,20 @@ import (
 // judged as ever; the proxy verifies each site's own before the browser
 // is shown one of the CA's.
 func egressFlags(addr, spki string) []string {
-	f := []string{
-		"--proxy-server=http://" + addr,
-		"--proxy-bypass-list=<-loopback>",
-		"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-	}
+	return append([]string{"--proxy-server=http://" + addr, "--proxy-bypass-list=" + egressBypass}, egressLockFlags(spki)...)
+}
+
+// egressBypass removes Chrome's implicit bypass of loopback: loopback
+// goes through the proxy too.
+const egressBypass = "<-loopback>"
+
+// egressLockFlags are the part of egressFlags that is the browser's, not
+// a proxy's: no name lookups of its own, and the pin of the proxies' CA.
+// The shared browser of context isolation starts with them alone; each
+// of its contexts is given its session's proxy (Target.createBrowserContext
+// proxyServer and proxyBypassList).
+func egressLockFlags(spki string) []string {
+	f := []string{"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"}
 	if spki != "" {
 		f = append(f, "--ignore-certificate-errors-spki-list="+spki)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/durable-browser/durable-browser/internal/chrome"
+	"github.com/durable-browser/durable-browser/internal/egress"
 	"github.com/durable-browser/durable-browser/internal/tags"
 	"github.com/durable-browser/durable-browser/providers"
 )
@@ -69,6 +70,11 @@ type Options struct {
 	// KillGrace is how long a browser gets to exit after Browser.close and
 	// again after SIGTERM before the next step (default 3s).
 	KillGrace time.Duration
+	// Isolation is where a plain session lives: IsolationProcess (default)
+	// starts a browser of its own for every session; IsolationContext
+	// opens a plain session as a browser context of one browser the
+	// worker shares (see shared.go).
+	Isolation Isolation
 }
 
 // Provider runs local browsers. It is safe for concurrent use.
@@ -83,6 +89,16 @@ type Provider struct {
 	startTO    time.Duration
 	grace      time.Duration
 	launches   *launchQueue
+	isolation  Isolation
+	// ca is the one interception CA of the shared browser's sessions'
+	// egress proxies (context isolation only).
+	ca *egress.CA
+
+	// sharedMu guards shared and serialises starting a shared browser.
+	sharedMu  sync.Mutex
+	shared    map[string]*sharedChrome // by flavour ("plain", "egress")
+	sharedSeq int
+	closed    bool
 
 	mu       sync.Mutex
 	children map[string]*child // browsers this Provider started, by tag
@@ -137,7 +153,23 @@ func New(o Options) (*Provider, error) {
 	if o.MaxLaunches <= 0 {
 		o.MaxLaunches = DefaultMaxLaunches()
 	}
+	iso, err := ParseIsolation(string(o.Isolation))
+	if err != nil {
+		return nil, err
+	}
+	var ca *egress.CA
+	if iso == IsolationContext {
+		if ca, err = egress.NewCA(); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(filepath.Join(root, "shared"), 0o700); err != nil {
+			return nil, fmt.Errorf("local provider: ProfileRoot %s: %w", root, err)
+		}
+	}
 	return &Provider{
+		isolation:  iso,
+		ca:         ca,
+		shared:     map[string]*sharedChrome{},
 		chromePath: path,
 		root:       root,
 		bootID:     o.BootID,
@@ -208,7 +240,13 @@ func (p *Provider) Create(ctx context.Context, o providers.CreateOptions) (*prov
 	if err := p.release(ctx, o.Tag); err != nil {
 		return nil, err
 	}
-	return p.start(ctx, o)
+	if why := p.ownBrowser(o); why != "" {
+		if p.isolation == IsolationContext {
+			p.log.Info().Str("session", o.Tag).Str("isolation", string(IsolationProcess)).Str("why", why).Msg("session gets a browser of its own")
+		}
+		return p.start(ctx, o)
+	}
+	return p.openContext(ctx, o)
 }
 
 // Find returns the live browser carrying the tag, or providers.ErrNotFound.
@@ -237,7 +275,7 @@ func (p *Provider) Release(ctx context.Context, tag string) error {
 }
 
 func (p *Provider) session(r *Record) *providers.Session {
-	return &providers.Session{
+	s := &providers.Session{
 		Tag:         r.Tag,
 		Provider:    Name,
 		CDPURL:      r.WSURL,
@@ -247,12 +285,20 @@ func (p *Provider) session(r *Record) *providers.Session {
 		Made:        r.Options,
 		Egress:      r.Egress,
 		EgressSPKI:  r.EgressSPKI,
+		Isolation:   string(IsolationProcess),
 	}
+	if r.Shared {
+		s.TargetID, s.BrowserContextID, s.Isolation = r.Target, r.Context, string(IsolationContext)
+	}
+	return s
 }
 
 // alive: the pid runs, is still our browser, and its port answers with the
 // recorded DevTools URL.
 func (p *Provider) alive(ctx context.Context, r *Record) bool {
+	if r.Shared {
+		return p.contextAlive(ctx, r)
+	}
 	if r.Port <= 0 || !pidAlive(r.PID) || !isOurs(r.PID, r.ProfileDir) {
 		return false
 	}
@@ -371,56 +417,19 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 		}
 	}
 
-	// Cold starts queue for a slot: started all at once on a busy host
-	// they starve each other past the start bound, which counts from here.
-	// The create heartbeats meanwhile; its own deadline bounds the wait.
-	done, waited, err := p.launches.acquire(ctx, func(inFlight, waiting int) {
-		p.log.Info().Str("session", o.Tag).Int("starting", inFlight).Int("queued", waiting).
-			Int("max_launches", cap(p.launches.slots)).Msg("browser launch queued: the worker's launch slots are busy")
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if waited > 0 {
-		p.log.Info().Str("session", o.Tag).Dur("waited", waited).Msg("browser launch slot taken")
-	}
-
-	logPath := filepath.Join(sess, "chrome.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("creating browser log: %w", err)
-	}
-	cmd := exec.Command(p.chromePath, p.args(rec, o)...)
-	// A file, not a pipe: the browser may outlive this worker (where
-	// startTied cannot tie it), and a pipe with no reader would break its writes.
-	cmd.Stdout, cmd.Stderr = logf, logf
-	ownGroup(cmd)
-	// On Linux the browser dies with this worker process: see startTied.
-	err = startTied(cmd)
-	logf.Close()
-	if err != nil {
-		return nil, &StartError{Path: p.chromePath, Exit: err.Error()}
-	}
-	c := &child{cmd: cmd, done: make(chan struct{}), dir: sess}
-	go func() {
-		_ = cmd.Wait()
-		close(c.done)
-	}()
-	p.mu.Lock()
-	p.children[o.Tag] = c
-	p.mu.Unlock()
-	rec.PID = cmd.Process.Pid
-	if err := p.writeRecord(rec); err != nil {
-		return nil, err
-	}
-	if rec.Profile != "" {
-		if err := p.setLockPID(rec.Profile, rec.Tag, rec.PID); err != nil {
-			return nil, err
+	_, port, wsURL, err := p.launch(ctx, o.Tag, sess, rec.ProfileDir, p.args(rec, o), func(c *child) error {
+		p.mu.Lock()
+		p.children[o.Tag] = c
+		p.mu.Unlock()
+		rec.PID = c.cmd.Process.Pid
+		if err := p.writeRecord(rec); err != nil {
+			return err
 		}
-	}
-
-	port, wsURL, err := p.waitPort(ctx, rec, c, logPath)
+		if rec.Profile != "" {
+			return p.setLockPID(rec.Profile, rec.Tag, rec.PID)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -431,6 +440,55 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 	p.log.Info().Str("session", rec.Tag).Int("pid", rec.PID).Int("port", port).
 		Bool("headed", rec.Headed).Str("profile", rec.Profile).Bool("save", rec.Save).Msg("browser started")
 	return p.session(rec), nil
+}
+
+// launch starts one browser process (a session's own, or the shared one
+// of context isolation) once the launch queue gives it a slot: its output
+// to dir/chrome.log, in its own process group, tied to this worker.
+// started runs as soon as the process exists (the caller records its pid);
+// launch then waits for its DevTools port. who names it in log lines.
+func (p *Provider) launch(ctx context.Context, who, dir, profileDir string, args []string, started func(*child) error) (*child, int, string, error) {
+	// Cold starts queue for a slot: started all at once on a busy host
+	// they starve each other past the start bound, which counts from here.
+	// The create heartbeats meanwhile; its own deadline bounds the wait.
+	done, waited, err := p.launches.acquire(ctx, func(inFlight, waiting int) {
+		p.log.Info().Str("session", who).Int("starting", inFlight).Int("queued", waiting).
+			Int("max_launches", cap(p.launches.slots)).Msg("browser launch queued: the worker's launch slots are busy")
+	})
+	if err != nil {
+		return nil, 0, "", err
+	}
+	defer done()
+	if waited > 0 {
+		p.log.Info().Str("session", who).Dur("waited", waited).Msg("browser launch slot taken")
+	}
+
+	logPath := filepath.Join(dir, "chrome.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("creating browser log: %w", err)
+	}
+	cmd := exec.Command(p.chromePath, args...)
+	// A file, not a pipe: the browser may outlive this worker (where
+	// startTied cannot tie it), and a pipe with no reader would break its writes.
+	cmd.Stdout, cmd.Stderr = logf, logf
+	ownGroup(cmd)
+	// On Linux the browser dies with this worker process: see startTied.
+	err = startTied(cmd)
+	logf.Close()
+	if err != nil {
+		return nil, 0, "", &StartError{Path: p.chromePath, Exit: err.Error()}
+	}
+	c := &child{cmd: cmd, done: make(chan struct{}), dir: dir}
+	go func() {
+		_ = cmd.Wait()
+		close(c.done)
+	}()
+	if err := started(c); err != nil {
+		return c, 0, "", err
+	}
+	port, wsURL, err := p.waitPort(ctx, profileDir, c, logPath)
+	return c, port, wsURL, err
 }
 
 // hasDisplay says a headed browser can show its window: always on macOS and
@@ -444,11 +502,24 @@ func hasDisplay(goos string, getenv func(string) string) bool {
 }
 
 func (p *Provider) args(rec *Record, o providers.CreateOptions) []string {
+	a := p.baseArgs(rec.ProfileDir, rec.Headed)
+	if o.Proxy != "" {
+		a = append(a, "--proxy-server="+o.Proxy)
+	}
+	if rec.Egress != "" {
+		a = append(a, egressFlags(rec.Egress, rec.EgressSPKI)...)
+	}
+	a = append(a, p.extra...)
+	return append(a, "about:blank")
+}
+
+// baseArgs are the flags every browser of the provider starts with.
+func (p *Provider) baseArgs(profileDir string, headed bool) []string {
 	a := []string{
 		// Port 0: the OS picks a free ephemeral port, never the well-known 9222.
 		"--remote-debugging-port=0",
 		"--remote-debugging-address=127.0.0.1",
-		"--user-data-dir=" + rec.ProfileDir,
+		"--user-data-dir=" + profileDir,
 		"--no-first-run",
 		"--no-default-browser-check",
 		"--disable-background-networking",
@@ -460,30 +531,23 @@ func (p *Provider) args(rec *Record, o providers.CreateOptions) []string {
 		"--use-mock-keychain",
 		"--mute-audio",
 	}
-	if !rec.Headed {
+	if !headed {
 		a = append(a, "--headless=new")
 	}
 	if p.noSandbox {
 		a = append(a, "--no-sandbox")
 	}
-	if o.Proxy != "" {
-		a = append(a, "--proxy-server="+o.Proxy)
-	}
-	if rec.Egress != "" {
-		a = append(a, egressFlags(rec.Egress, rec.EgressSPKI)...)
-	}
-	a = append(a, p.extra...)
-	return append(a, "about:blank")
+	return a
 }
 
 // waitPort polls for the DevToolsActivePort file until the port answers, the
 // process exits, or the start timeout passes.
-func (p *Provider) waitPort(ctx context.Context, rec *Record, c *child, logPath string) (int, string, error) {
+func (p *Provider) waitPort(ctx context.Context, profileDir string, c *child, logPath string) (int, string, error) {
 	deadline := time.NewTimer(p.startTO)
 	defer deadline.Stop()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
-	portFile := filepath.Join(rec.ProfileDir, "DevToolsActivePort")
+	portFile := filepath.Join(profileDir, "DevToolsActivePort")
 	for {
 		if b, err := os.ReadFile(portFile); err == nil {
 			if port, path, err := chrome.ParseDevToolsActivePort(b); err == nil {
@@ -560,6 +624,9 @@ func (p *Provider) release(ctx context.Context, tag string) error {
 			return fmt.Errorf("deleting session directory: %w", err)
 		}
 		return nil
+	}
+	if rec != nil && rec.Shared {
+		return p.releaseContext(ctx, rec)
 	}
 	if rec == nil {
 		// Only the process is known (its record could not be written).

@@ -67,6 +67,7 @@ func (p *Provider) Reap(ctx context.Context, keep func(rec Record) bool) ([]stri
 	if len(released) > 0 {
 		p.log.Info().Strs("sessions", released).Msg("reaped browsers nobody holds")
 	}
+	p.reapShared(ctx)
 	return released, errors.Join(errs...)
 }
 

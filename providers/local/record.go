@@ -48,6 +48,15 @@ type Record struct {
 	// EgressSPKI is the pin of the proxy's interception CA the browser
 	// accepts (public: a hash of a public key).
 	EgressSPKI string `json:"egress_spki,omitempty"`
+	// Shared: the session is a browser context in the worker's shared
+	// browser (context isolation), not a browser of its own. PID, Port,
+	// WSURL and ProfileDir are then the shared browser's, which release
+	// never ends; it disposes of Context instead.
+	Shared bool `json:"shared,omitempty"`
+	// Context is the session's browser context in the shared browser,
+	// Target the page it drives there.
+	Context string `json:"context,omitempty"`
+	Target  string `json:"target,omitempty"`
 }
 
 func (p *Provider) recordPath(tag string) string {

@@ -209,6 +209,9 @@ type WorkerOptions struct {
 	// MaxBrowsers and LatencyBound are the worker's --max-browsers (0: no
 	// bound) and --latency-bound.
 	MaxBrowsers, LatencyBound int
+	// Isolation is the worker's --isolation (default
+	// $DURABLE_BROWSER_ISOLATION, else process).
+	Isolation string
 }
 
 // WorkerConfig is the configuration a test worker runs with.
@@ -221,6 +224,10 @@ func (e *Env) WorkerConfig(profileRoot string) config.Worker {
 		// The test sites are on loopback, as dev's demo site is; the
 		// worker's own services (Temporal, S3) stay blocked.
 		BrowserAllowPrivate: true,
+		// DURABLE_BROWSER_ISOLATION=context runs every test's plain
+		// sessions as contexts of a shared browser (worker processes read
+		// the variable themselves).
+		Isolation: os.Getenv(config.EnvName("isolation")),
 	}
 }
 
@@ -253,6 +260,9 @@ func (e *Env) NewWorker(o WorkerOptions) (*worker.Worker, error) {
 	cfg.CDPEndpoint = o.CDPEndpoint
 	cfg.WarmBrowsers = o.WarmBrowsers
 	cfg.MaxBrowsers, cfg.LatencyBound = o.MaxBrowsers, o.LatencyBound
+	if o.Isolation != "" {
+		cfg.Isolation = o.Isolation
+	}
 	log := zerolog.New(e.Log).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	w, err := worker.New(context.Background(), worker.Options{
 		Client:   e.Client,
