@@ -28,10 +28,10 @@ import (
 //
 // And the answer's page text, when it is fenced (a snapshot's text, a run's
 // observed text, what browser_read and web_fetch read), leaves the JSON: it
-// follows the object on lines of its own, as the page wrote it, so a model
-// reads its quotes and line breaks without JSON's escapes. Its fence lines
-// carry the session's code, which no page knows, so they mark where it
-// starts and ends as surely as the JSON string did.
+// follows the object, from its fence's first line to the end of the
+// answer, as the page wrote it, so a model reads its quotes and line breaks
+// without JSON's escapes. Nothing follows it, so its fence's last line goes:
+// the end of the answer ends it, which no page can write (docs/security.md).
 //
 // Anything else, and an answer that is not a JSON object, passes unchanged.
 // ForModel never fails: what it cannot read it leaves as it was.
@@ -58,8 +58,9 @@ func ForModel(call ToolCall, answer json.RawMessage) string {
 }
 
 // movePageText leaves out of obj the member at path ("text", or
-// "observed.text") when it is a fenced text, and returns it on a line of
-// its own to follow the object; "" when it stays.
+// "observed.text") when it is a fenced text, and returns it to follow the
+// object: a line break, the fence's first line and the text, without the
+// fence's last line; "" when it stays.
 func movePageText(obj *object, path string) string {
 	key, rest, nested := strings.Cut(path, ".")
 	if nested {
@@ -78,7 +79,7 @@ func movePageText(obj *object, path string) string {
 		return ""
 	}
 	obj.drop(key)
-	return "\n" + text
+	return "\n" + text[:strings.LastIndexByte(text, '\n')]
 }
 
 // isFenced says whether text is one fenced block: a first line

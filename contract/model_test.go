@@ -45,12 +45,12 @@ func TestForModel(t *testing.T) {
 		{"requests to the page's origin name only their path", run(`{"actions":[{"op":"click","id":"12"}]}`),
 			`{"ok":true,"url":"http://a.test/submit","title":"Thanks","completed":1,"total":1,"sent":[{"method":"POST","origin":"http://a.test","path":"/submit"},{"method":"POST","origin":"http://b.test","path":"/track"}],"held":[{"hold_id":"h","method":"POST","origin":"http://a.test","path":"/pay","decision":"approved"}]}`,
 			`{"url":"http://a.test/submit","title":"Thanks","sent":[{"method":"POST","path":"/submit"},{"method":"POST","origin":"http://b.test","path":"/track"}],"held":[{"hold_id":"h","method":"POST","path":"/pay","decision":"approved"}]}`},
-		{"a snapshot keeps its url and title, not its counts; its page text follows the JSON", ToolCall{Name: ToolSnapshot, Args: json.RawMessage(`{}`)},
+		{"a snapshot keeps its url and title, not its counts; its page text follows the JSON, to the end of the answer", ToolCall{Name: ToolSnapshot, Args: json.RawMessage(`{}`)},
 			`{"ok":true,"url":"http://a.test/c","title":"C","text":"<<page n m>>\n[1] link \"a\"\n<<end n m>>","epoch":2,"elements":1,"interactive":1,"viewport":"1280x720","size":{"chars":1,"tokens":1}}`,
-			"{\"url\":\"http://a.test/c\",\"title\":\"C\",\"epoch\":2,\"viewport\":\"1280x720\"}\n<<page n m>>\n[1] link \"a\"\n<<end n m>>"},
+			"{\"url\":\"http://a.test/c\",\"title\":\"C\",\"epoch\":2,\"viewport\":\"1280x720\"}\n<<page n m>>\n[1] link \"a\""},
 		{"a run's observed page text follows the JSON", run(`{"actions":[{"op":"goto","url":"http://a.test/f"}],"observe":"interactive"}`),
 			`{"ok":true,"url":"http://a.test/f","title":"F","completed":1,"total":1,"observed":{"text":"<<page n>>\n[1] button\n<<end n>>","epoch":1,"changes":{"full":true,"reason":"the page navigated"}}}`,
-			"{\"title\":\"F\",\"observed\":{\"epoch\":1}}\n<<page n>>\n[1] button\n<<end n>>"},
+			"{\"title\":\"F\",\"observed\":{\"epoch\":1}}\n<<page n>>\n[1] button"},
 		{"text that is not one fenced block stays in the JSON", ToolCall{Name: ToolSnapshot},
 			`{"ok":true,"text":"<<page n>>\n[1] a\n<<end n>>\nx\n<<end n>>","epoch":2}`,
 			`{"text":"<<page n>>\n[1] a\n<<end n>>\nx\n<<end n>>","epoch":2}`},
@@ -59,7 +59,7 @@ func TestForModel(t *testing.T) {
 			`{"text":"<<page n>>\n[1] a\n<<end m>>","epoch":2}`},
 		{"read content that is fenced follows the JSON", ToolCall{Name: ToolRead},
 			`{"ok":true,"url":"http://a.test/c","title":"C","what":"page","content":"<<page n>>\n<a>&\n<<end n>>","full_length":3}`,
-			"{\"url\":\"http://a.test/c\",\"title\":\"C\",\"what\":\"page\",\"full_length\":3}\n<<page n>>\n<a>&\n<<end n>>"},
+			"{\"url\":\"http://a.test/c\",\"title\":\"C\",\"what\":\"page\",\"full_length\":3}\n<<page n>>\n<a>&"},
 		{"a failure keeps everything but its size", click,
 			`{"ok":false,"code":"stale_snapshot","message":"take a snapshot","size":{"chars":1,"tokens":1}}`,
 			`{"ok":false,"code":"stale_snapshot","message":"take a snapshot"}`},
@@ -81,7 +81,7 @@ func TestForModel(t *testing.T) {
 
 // FuzzForModel: whatever an answer holds, ForModel never panics, answers
 // valid JSON for valid JSON (followed by the page text it moved out, when
-// it did), and only leaves fields out: every value it keeps, at any depth,
+// it did, less its fence's last line), and only leaves fields out: every value it keeps, at any depth,
 // is the answer's, and page text it moves out is the answer's own.
 func FuzzForModel(f *testing.F) {
 	f.Add("run", `{"actions":[{"op":"goto","url":"http://a.test/f"}]}`, `{"ok":true,"url":"http://a.test/f","title":"F","completed":1,"total":1,"observed":{"text":"x","epoch":1,"changes":{"full":true,"reason":"the page navigated"}},"sent":[{"method":"POST","origin":"http://a.test","path":"/"}]}`)
@@ -104,7 +104,12 @@ func FuzzForModel(f *testing.F) {
 			return
 		}
 		if moved {
+			// The fence's first line and the text; its last line, which
+			// would end the answer, is left out.
 			text = fenceOpenPrefix + text
+			first, _, _ := strings.Cut(text, "\n")
+			code := strings.TrimSuffix(strings.TrimPrefix(first, fenceOpenPrefix), fenceSuffix)
+			text += "\n" + FenceClose(code)
 			if !isFenced(text) || !holds(in, text) {
 				t.Fatalf("ForModel(%s) = %s: the page text after the JSON is not the answer's", answer, out)
 			}

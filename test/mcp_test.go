@@ -119,7 +119,10 @@ func fromModel(t *testing.T, tool, text string) []byte {
 	if err := json.Unmarshal([]byte(head), &obj); err != nil {
 		t.Fatalf("%s: %v in %s", tool, err, text)
 	}
-	page = "<<page " + page
+	// The fence's last line, which the model form leaves to the end of the
+	// answer.
+	code, _, _ := strings.Cut(page, ">>\n")
+	page = contract.Fence(code, page[len(code)+3:])
 	switch tool {
 	case contract.ToolSnapshot:
 		obj["text"] = page
