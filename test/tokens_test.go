@@ -183,9 +183,9 @@ func TestTaskCallsAndTokens(t *testing.T) {
 	// 0.41.2 (one command a call, or a turn's commands chained) and of
 	// Playwright MCP 0.0.83. Each economical way of ours must need no more
 	// calls and no more characters, and fewer tokens. (The session's fence
-	// code is six words of 3 to 8 letters: the sign-up's look carries it
-	// once, so its characters vary by at most 15 either way of the 37 an
-	// average code takes.)
+	// code is six words of 3 to 8 letters, 23 to 53 characters: the
+	// sign-up's look carries it once, and with the longest the sign-up reads
+	// about 516 characters.)
 	peers := map[string]contract.ToolUsage{
 		"sign-up": {Calls: 2, Chars: 532, Tokens: 189},   // agent-browser: chained 2 calls, 541; one a call 7, 532
 		"blind":   {Calls: 1, Chars: 116, Tokens: 39},    // agent-browser's chain by find
