@@ -38,8 +38,8 @@ const prompt = `You can use a web browser through tools.
 
 Looking: ` + "`snapshot`" + ` lists the page one element a line; what you can act on has an id like [5]. An id stays with
 its element while the page shows the same document; after the page navigates, take a new snapshot. Use mode
-"interactive" for only the actionable elements (full mode also shows where links go), scope to see one part, and
-next_offset to page through a long page.
+"interactive" for only the actionable elements and the page's messages (full mode also shows where links go),
+scope to see one part, and next_offset to page through a long page.
 snapshot {"since": <epoch>} returns only the lines added (+), removed (-) and changed (~) since that snapshot, or the
 whole page when it navigated. ` + "`browser_read`" + ` reads the content to quote; ` + "`screenshot`" + ` shows how it
 looks; both are filed as evidence, a snapshot is not. ` + "`browser_check`" + ` confirms a step worked (the URL, text, an
