@@ -184,8 +184,9 @@ var registry = sync.OnceValue(func() []toolSpec {
 		{
 			name: ToolSnapshot, activity: ActivitySnapshot, class: ClassRead, queue: QueueHost,
 			args: argsOf[SnapshotArgs](), result: resultOf[SnapshotResult](),
-			request: func(c Call, a any) any { return SnapshotRequest{Call: c, Args: argValue[SnapshotArgs](a)} },
-			model:   func(o *object, _ json.RawMessage, _ string) { dropCounts(o) },
+			request:  func(c Call, a any) any { return SnapshotRequest{Call: c, Args: argValue[SnapshotArgs](a)} },
+			model:    func(o *object, _ json.RawMessage, _ string) { dropCounts(o) },
+			pageText: "text",
 			desc: "See the page as a list of elements, to decide what to do next. Each element you can act on has an id like [5] " +
 				"for run, screenshot and browser_upload. An id stays with its element while the page shows the same document; " +
 				"after the page navigates, take a new snapshot. " +
@@ -208,8 +209,9 @@ var registry = sync.OnceValue(func() []toolSpec {
 		{
 			name: ToolRun, activity: ActivityRun, class: ClassEffect, queue: QueueHost,
 			args: argsOf[RunArgs](), result: resultOf[RunResult](),
-			request: func(c Call, a any) any { return RunRequest{Call: c, Args: argValue[RunArgs](a)} },
-			model:   modelRun,
+			request:  func(c Call, a any) any { return RunRequest{Call: c, Args: argValue[RunArgs](a)} },
+			model:    modelRun,
+			pageText: "observed.text",
 			desc: "Act on the page. Give actions: a batch (click, fill, type, press, select, check, scroll, navigate, wait, switch " +
 				"or close tabs), each naming its element by an id from the latest snapshot or by a locator ({role, name}, {label}, " +
 				"{text}, {placeholder}, {testid}) found on the page as it is when the action runs; a stale id refuses the whole " +
@@ -258,7 +260,8 @@ var registry = sync.OnceValue(func() []toolSpec {
 		},
 		{
 			name: ToolRead, activity: ActivityRead, class: ClassRead, queue: QueueHost,
-			args: argsOf[ReadArgs](), result: resultOf[ReadResult](),
+			pageText: "content",
+			args:     argsOf[ReadArgs](), result: resultOf[ReadResult](),
 			request: func(c Call, a any) any { return ReadRequest{Call: c, Args: argValue[ReadArgs](a)} },
 			desc: "Read the page's content to quote, summarise or cite it, filed as evidence. markdown (default) gives the main " +
 				"content; text, html, url and title are also available. Long content is cut and the result says so.",
@@ -350,7 +353,8 @@ var registry = sync.OnceValue(func() []toolSpec {
 		},
 		{
 			name: ToolWebFetch, activity: ActivityWebFetch, class: ClassRead, queue: QueueShared,
-			args: argsOf[WebFetchArgs](), result: resultOf[WebFetchResult](),
+			pageText: "content",
+			args:     argsOf[WebFetchArgs](), result: resultOf[WebFetchResult](),
 			request: func(c Call, a any) any {
 				return WebFetchRequest{SessionTag: c.Session.Tag, Args: argValue[WebFetchArgs](a)}
 			},

@@ -26,23 +26,77 @@ import (
 //     title, and the url unless the model asked for it, say where to);
 //   - a sent or held request's origin when it is the page's.
 //
+// And the answer's page text, when it is fenced (a snapshot's text, a run's
+// observed text, what browser_read and web_fetch read), leaves the JSON: it
+// follows the object, from its fence's first line to the end of the
+// answer, as the page wrote it, so a model reads its quotes and line breaks
+// without JSON's escapes. Nothing follows it, so its fence's last line goes:
+// the end of the answer ends it, which no page can write (docs/security.md).
+//
 // Anything else, and an answer that is not a JSON object, passes unchanged.
 // ForModel never fails: what it cannot read it leaves as it was.
-func ForModel(call ToolCall, answer json.RawMessage) json.RawMessage {
+func ForModel(call ToolCall, answer json.RawMessage) string {
 	obj, ok := parseObject(answer)
 	if !ok {
-		return answer
+		return string(answer)
 	}
 	obj.drop("size")
 	if string(obj.get("ok")) != "true" {
-		return obj.encode()
+		return string(obj.encode())
 	}
 	obj.drop("ok")
 	pageURL := unquote(obj.get("url"))
-	if d, ok := specFor(call.Name); ok && d.model != nil {
+	d, ok := specFor(call.Name)
+	if ok && d.model != nil {
 		d.model(obj, call.Args, pageURL)
 	}
-	return obj.encode()
+	text := ""
+	if ok && d.pageText != "" {
+		text = movePageText(obj, d.pageText)
+	}
+	return string(obj.encode()) + text
+}
+
+// movePageText leaves out of obj the member at path ("text", or
+// "observed.text") when it is a fenced text, and returns it to follow the
+// object: a line break, the fence's first line and the text, without the
+// fence's last line; "" when it stays.
+func movePageText(obj *object, path string) string {
+	key, rest, nested := strings.Cut(path, ".")
+	if nested {
+		inner, ok := parseObject(obj.get(key))
+		if !ok {
+			return ""
+		}
+		text := movePageText(inner, rest)
+		if text != "" {
+			obj.set(key, inner.encode())
+		}
+		return text
+	}
+	text := unquote(obj.get(key))
+	if !isFenced(text) {
+		return ""
+	}
+	obj.drop(key)
+	return "\n" + text[:strings.LastIndexByte(text, '\n')]
+}
+
+// isFenced says whether text is one fenced block: a first line
+// FenceOpen(code), a last line FenceClose(code) with the same code, and
+// that closing line nowhere else.
+func isFenced(text string) bool {
+	first, rest, ok := strings.Cut(text, "\n")
+	if !ok || !strings.HasPrefix(first, fenceOpenPrefix) || !strings.HasSuffix(first, fenceSuffix) {
+		return false
+	}
+	code := strings.TrimSuffix(strings.TrimPrefix(first, fenceOpenPrefix), fenceSuffix)
+	if strings.TrimSpace(code) == "" || strings.ContainsAny(code, "\r\n") {
+		return false
+	}
+	end := FenceClose(code)
+	return strings.HasSuffix(rest, end) && strings.Count(rest, end) == 1 &&
+		(rest == end || strings.HasSuffix(rest, "\n"+end))
 }
 
 func modelRun(obj *object, args json.RawMessage, pageURL string) {

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -44,15 +45,27 @@ func TestForModel(t *testing.T) {
 		{"requests to the page's origin name only their path", run(`{"actions":[{"op":"click","id":"12"}]}`),
 			`{"ok":true,"url":"http://a.test/submit","title":"Thanks","completed":1,"total":1,"sent":[{"method":"POST","origin":"http://a.test","path":"/submit"},{"method":"POST","origin":"http://b.test","path":"/track"}],"held":[{"hold_id":"h","method":"POST","origin":"http://a.test","path":"/pay","decision":"approved"}]}`,
 			`{"url":"http://a.test/submit","title":"Thanks","sent":[{"method":"POST","path":"/submit"},{"method":"POST","origin":"http://b.test","path":"/track"}],"held":[{"hold_id":"h","method":"POST","path":"/pay","decision":"approved"}]}`},
-		{"a snapshot keeps its url and title, not its counts", ToolCall{Name: ToolSnapshot, Args: json.RawMessage(`{}`)},
-			`{"ok":true,"url":"http://a.test/c","title":"C","text":"<<page n>>\n[1] a\n<<end n>>","epoch":2,"elements":1,"interactive":1,"viewport":"1280x720","size":{"chars":1,"tokens":1}}`,
-			`{"url":"http://a.test/c","title":"C","text":"<<page n>>\n[1] a\n<<end n>>","epoch":2,"viewport":"1280x720"}`},
+		{"a snapshot keeps its url and title, not its counts; its page text follows the JSON, to the end of the answer", ToolCall{Name: ToolSnapshot, Args: json.RawMessage(`{}`)},
+			`{"ok":true,"url":"http://a.test/c","title":"C","text":"<<page n m>>\n[1] link \"a\"\n<<end n m>>","epoch":2,"elements":1,"interactive":1,"viewport":"1280x720","size":{"chars":1,"tokens":1}}`,
+			"{\"url\":\"http://a.test/c\",\"title\":\"C\",\"epoch\":2,\"viewport\":\"1280x720\"}\n<<page n m>>\n[1] link \"a\""},
+		{"a run's observed page text follows the JSON", run(`{"actions":[{"op":"goto","url":"http://a.test/f"}],"observe":"interactive"}`),
+			`{"ok":true,"url":"http://a.test/f","title":"F","completed":1,"total":1,"observed":{"text":"<<page n>>\n[1] button\n<<end n>>","epoch":1,"changes":{"full":true,"reason":"the page navigated"}}}`,
+			"{\"title\":\"F\",\"observed\":{\"epoch\":1}}\n<<page n>>\n[1] button"},
+		{"text that is not one fenced block stays in the JSON", ToolCall{Name: ToolSnapshot},
+			`{"ok":true,"text":"<<page n>>\n[1] a\n<<end n>>\nx\n<<end n>>","epoch":2}`,
+			`{"text":"<<page n>>\n[1] a\n<<end n>>\nx\n<<end n>>","epoch":2}`},
+		{"a fence whose end has another code stays in the JSON", ToolCall{Name: ToolSnapshot},
+			`{"ok":true,"text":"<<page n>>\n[1] a\n<<end m>>","epoch":2}`,
+			`{"text":"<<page n>>\n[1] a\n<<end m>>","epoch":2}`},
+		{"read content that is fenced follows the JSON", ToolCall{Name: ToolRead},
+			`{"ok":true,"url":"http://a.test/c","title":"C","what":"page","content":"<<page n>>\n<a>&\n<<end n>>","full_length":3}`,
+			"{\"url\":\"http://a.test/c\",\"title\":\"C\",\"what\":\"page\",\"full_length\":3}\n<<page n>>\n<a>&"},
 		{"a failure keeps everything but its size", click,
 			`{"ok":false,"code":"stale_snapshot","message":"take a snapshot","size":{"chars":1,"tokens":1}}`,
 			`{"ok":false,"code":"stale_snapshot","message":"take a snapshot"}`},
-		{"another tool: only ok and size go", ToolCall{Name: ToolRead},
-			`{"ok":true,"url":"http://a.test/c","title":"C","what":"page","content":"<a>&","full_length":3}`,
-			`{"url":"http://a.test/c","title":"C","what":"page","content":"<a>&","full_length":3}`},
+		{"unfenced content: only ok and size go", ToolCall{Name: ToolRead},
+			`{"ok":true,"url":"http://a.test/c","title":"C","what":"url","content":"<a>&","full_length":3}`,
+			`{"url":"http://a.test/c","title":"C","what":"url","content":"<a>&","full_length":3}`},
 		{"not an object: unchanged", click, `[1,2]`, `[1,2]`},
 		{"not JSON: unchanged", click, `{"ok":tr`, `{"ok":tr`},
 		{"two objects: unchanged", click, `{"ok":true}{"ok":true}`, `{"ok":true}{"ok":true}`},
@@ -67,29 +80,65 @@ func TestForModel(t *testing.T) {
 }
 
 // FuzzForModel: whatever an answer holds, ForModel never panics, answers
-// valid JSON for valid JSON, and only leaves fields out: every value it
-// keeps, at any depth, is the answer's.
+// valid JSON for valid JSON (followed by the page text it moved out, when
+// it did, less its fence's last line), and only leaves fields out: every value it keeps, at any depth,
+// is the answer's, and page text it moves out is the answer's own.
 func FuzzForModel(f *testing.F) {
 	f.Add("run", `{"actions":[{"op":"goto","url":"http://a.test/f"}]}`, `{"ok":true,"url":"http://a.test/f","title":"F","completed":1,"total":1,"observed":{"text":"x","epoch":1,"changes":{"full":true,"reason":"the page navigated"}},"sent":[{"method":"POST","origin":"http://a.test","path":"/"}]}`)
 	f.Add("run", `{}`, `{"ok":true,"observed":{"changes":{}},"url":"x","url":"y"}`)
 	f.Add("snapshot", `{}`, `{"ok":true,"text":"t","elements":3,"interactive":1,"truncated":true}`)
+	f.Add("snapshot", `{}`, `{"ok":true,"text":"<<page a b>>\n[1] \"x\"\n<<end a b>>","epoch":1}`)
+	f.Add("run", `{}`, `{"ok":true,"observed":{"text":"<<page a>>\n~ [1] x\n<<end a>>","epoch":1}}`)
 	f.Add("run", `[]`, `{"ok":false,"size":1}`)
 	f.Fuzz(func(t *testing.T, tool, args, answer string) {
 		out := ForModel(ToolCall{Name: tool, Args: json.RawMessage(args)}, json.RawMessage(answer))
 		if !json.Valid([]byte(answer)) {
 			return
 		}
-		if !json.Valid(out) {
+		head, text, moved := strings.Cut(out, "\n"+fenceOpenPrefix)
+		if !json.Valid([]byte(head)) {
 			t.Fatalf("ForModel(%s) = %s: not JSON", answer, out)
 		}
 		var in, got any
-		if json.Unmarshal([]byte(answer), &in) != nil || json.Unmarshal(out, &got) != nil {
+		if json.Unmarshal([]byte(answer), &in) != nil || json.Unmarshal([]byte(head), &got) != nil {
 			return
+		}
+		if moved {
+			// The fence's first line and the text; its last line, which
+			// would end the answer, is left out.
+			text = fenceOpenPrefix + text
+			first, _, _ := strings.Cut(text, "\n")
+			code := strings.TrimSuffix(strings.TrimPrefix(first, fenceOpenPrefix), fenceSuffix)
+			text += "\n" + FenceClose(code)
+			if !isFenced(text) || !holds(in, text) {
+				t.Fatalf("ForModel(%s) = %s: the page text after the JSON is not the answer's", answer, out)
+			}
 		}
 		if path, ok := keptFrom(got, in, "$"); !ok {
 			t.Fatalf("ForModel(%s) = %s: %s is not the answer's", answer, out, path)
 		}
 	})
+}
+
+// holds says whether v holds the string s at any depth.
+func holds(v any, s string) bool {
+	switch v := v.(type) {
+	case string:
+		return v == s
+	case map[string]any:
+		for _, w := range v {
+			if holds(w, s) {
+				return true
+			}
+		}
+	case []any:
+		for _, w := range v {
+			if holds(w, s) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // keptFrom says whether got is in with members left out of its objects

@@ -45,6 +45,9 @@ type toolSpec struct {
 	// model, when set, drops what a model need not read from an ok answer
 	// (see ForModel); pageURL is the answer's url.
 	model func(obj *object, args json.RawMessage, pageURL string)
+	// pageText is where an ok answer holds its fenced page text ("text",
+	// "observed.text"), which ForModel writes after the JSON; "" for none.
+	pageText string
 }
 
 func (d toolSpec) tool() Tool {

@@ -99,11 +99,47 @@ func mustMCP(t *testing.T, cs *mcp.ClientSession, tool string, args any, v any) 
 		t.Fatalf("%s failed: %s", tool, text)
 	}
 	if v != nil {
-		if err := json.Unmarshal([]byte(text), v); err != nil {
+		if err := json.Unmarshal(fromModel(t, tool, text), v); err != nil {
 			t.Fatalf("%s: %v in %s", tool, err, text)
 		}
 	}
 	return res
+}
+
+// fromModel puts the page text a model reads after an answer's JSON
+// (contract.ForModel) back where the answer had it, so the answer decodes
+// into its result type.
+func fromModel(t *testing.T, tool, text string) []byte {
+	t.Helper()
+	head, page, moved := strings.Cut(text, "\n<<page ")
+	if !moved {
+		return []byte(text)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(head), &obj); err != nil {
+		t.Fatalf("%s: %v in %s", tool, err, text)
+	}
+	// The fence's last line, which the model form leaves to the end of the
+	// answer.
+	code, _, _ := strings.Cut(page, ">>\n")
+	page = contract.Fence(code, page[len(code)+3:])
+	switch tool {
+	case contract.ToolSnapshot:
+		obj["text"] = page
+	case contract.ToolRun:
+		observed, _ := obj["observed"].(map[string]any)
+		if observed == nil {
+			t.Fatalf("%s: page text without an observation: %s", tool, text)
+		}
+		observed["text"] = page
+	default:
+		obj["content"] = page
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // The tools as listed are the contract's, unchanged; calls work end to end;

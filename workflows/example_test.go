@@ -32,10 +32,10 @@ type AskModelInput struct {
 	History []any
 }
 
-// ToolAnswer is a tool's answer as the model reads it.
+// ToolAnswer is a tool's answer as the model reads it (its JSON, then any page text).
 type ToolAnswer struct {
 	ID     string
-	Output json.RawMessage
+	Output string
 }
 
 // AskModel is the activity that calls the model API: the only part an

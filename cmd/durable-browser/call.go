@@ -92,11 +92,12 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	shown := out
 	if model {
-		shown = contract.ForModel(call, out)
+		// As the model reads it: compact, its page text after the JSON.
+		fmt.Fprintln(env.Stdout, contract.ForModel(call, out))
+		return exitStatus(out)
 	}
-	return printEnvelope(env, out, shown)
+	return printEnvelope(env, out)
 }
 
 // givenOptions names the session options whose flags were given, so a
@@ -116,20 +117,24 @@ func givenOptions(fs *config.Set) []string {
 	return out
 }
 
-// printEnvelope prints shown (a tool answer, or what a model reads of it)
-// as indented JSON and maps the answer to the exit status: 0 for ok, 1
-// for a failure envelope.
-func printEnvelope(env *cliEnv, out, shown json.RawMessage) error {
-	var head struct {
-		OK bool `json:"ok"`
-	}
-	_ = json.Unmarshal(out, &head)
+// printEnvelope prints a tool answer as indented JSON and maps it to the
+// exit status.
+func printEnvelope(env *cliEnv, out json.RawMessage) error {
+	shown := out
 	var pretty bytes.Buffer
-	if json.Indent(&pretty, shown, "", "  ") == nil {
+	if json.Indent(&pretty, out, "", "  ") == nil {
 		shown = pretty.Bytes()
 	}
 	fmt.Fprintln(env.Stdout, string(shown))
-	if !head.OK {
+	return exitStatus(out)
+}
+
+// exitStatus is 0 for an ok answer, 1 for a failure envelope.
+func exitStatus(out json.RawMessage) error {
+	var head struct {
+		OK bool `json:"ok"`
+	}
+	if json.Unmarshal(out, &head) != nil || !head.OK {
 		return cli.ExitError{Code: 1}
 	}
 	return nil

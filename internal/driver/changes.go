@@ -68,10 +68,13 @@ func diff(old, new []line, interactive bool) (string, contract.Changes) {
 		l.depth = 0
 		if interactive {
 			l.dup = false
+			if !l.interactive {
+				l.name = l.live // what the listing says of a live region
+			}
 		}
 		return l.render()
 	}
-	use := func(l line) bool { return !interactive || (l.interactive && l.id > 0) }
+	use := func(l line) bool { return !interactive || l.listed() }
 	// side is one document: its elements' lines by id, its text lines counted.
 	type side struct {
 		byID map[int]string

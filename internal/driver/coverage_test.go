@@ -77,3 +77,37 @@ func TestCoverageBeyondControls(t *testing.T) {
 		t.Errorf("the label did not toggle its checkbox:\n%s", s.Text)
 	}
 }
+
+// toastPage is a small app page: a Save button that says "Saved" in a
+// status line, and a toast (role alert) with a title, a time, a Close
+// button and its message, as Bootstrap writes one.
+const toastPage = `<!doctype html><html><head><title>App</title></head><body>
+<main><h1>Settings</h1><button id="save">Save</button><p role="status" id="st"></p></main>
+<div role="alert" class="toast"><div><strong>Bootstrap</strong> <small>11 mins ago</small>
+<button aria-label="Close">x</button></div><div>Hello, world! This is a toast message.</div></div>
+<script>document.getElementById("save").onclick = () => { document.getElementById("st").textContent = "Saved" }</script>
+</body></html>`
+
+// A message a page shows (a toast, a status line) is read in the
+// interactive listing, and its change in an interactive observation: a
+// model that acts needs to see "Saved" or an error (issue 30). An empty
+// status says nothing.
+func TestInteractiveListsLiveMessages(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, toastPage)
+	}))
+	t.Cleanup(srv.Close)
+	b := attach(t, Options{})
+	gotoPage(t, b, srv.URL+"/")
+	s := snap(t, b, SnapshotOptions{Mode: "interactive"})
+	idOf(t, s.Text, `alert "Bootstrap 11 mins ago Hello, world! This is a toast message."`)
+	idOf(t, s.Text, `button "Close"`)
+	if strings.Contains(s.Text, "status") {
+		t.Fatalf("an empty status is listed:\n%s", s.Text)
+	}
+	res := runObserveMode(t, b, `[{"op":"click","locator":{"role":"button","name":"Save"}}]`, "interactive")
+	if !strings.Contains(res.Observed.Text, `+ [`) || !strings.Contains(res.Observed.Text, `status "Saved"`) {
+		t.Fatalf("observed after Save: %+v\n%s", res.Observed.Changes, res.Observed.Text)
+	}
+}

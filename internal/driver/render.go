@@ -37,10 +37,11 @@ type line struct {
 	href        string // a link's target as shown, "" when it says nothing (the page itself)
 	interactive bool
 	inMain      bool
-	outline     bool // heading or landmark
-	dup         bool // its name repeats its parent's: left out of the full rendering
-	ctx         int  // index of the nearest heading/landmark line before it, -1 if none
-	end         int  // index of the last line of its subtree
+	outline     bool   // heading or landmark
+	dup         bool   // its name repeats its parent's: left out of the full rendering
+	ctx         int    // index of the nearest heading/landmark line before it, -1 if none
+	end         int    // index of the last line of its subtree
+	live        string // a live region's (alert, status) text: the interactive listing shows it
 }
 
 type renderer struct {
@@ -166,8 +167,43 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 		// A wrapper (a list item, a cell) of one element: the element
 		// takes its place.
 		r.drop(idx, true)
+		return
+	}
+	if liveRoles[role] && id > 0 && idx < len(r.lines) {
+		r.lines[idx].live = r.liveText(idx)
 	}
 }
+
+// liveRoles are the roles of the messages a page shows after an action (a
+// toast, "Saved", an error): the interactive listing shows their text, as
+// a model that acts needs to read it.
+var liveRoles = map[string]bool{"alert": true, "status": true}
+
+// liveText is the text of line idx's subtree that is not in an actionable
+// element (a toast's title and message, not its Close button), bounded; a
+// line without one says its name.
+func (r *renderer) liveText(idx int) string {
+	end := min(r.lines[idx].end, len(r.lines)-1)
+	if end == idx {
+		return r.lines[idx].name
+	}
+	var parts []string
+	for j := idx + 1; j <= end; j++ {
+		l := r.lines[j]
+		if l.interactive {
+			j = l.end // its own text names it
+			continue
+		}
+		if l.name != "" && !l.dup {
+			parts = append(parts, l.name)
+		}
+	}
+	return clipRunes(strings.Join(parts, " "), 150)
+}
+
+// listed says whether the interactive listing shows line l: an actionable
+// element, or a live region with text to say.
+func (l line) listed() bool { return l.id > 0 && (l.interactive || l.live != "") }
 
 // plainCells says whether lines are table cells holding only their text.
 func (r *renderer) plainCells(idx []int) bool {
@@ -529,8 +565,11 @@ func (r *renderer) interactive(max, offset int) page {
 	var heads []int // for each rendered line, the index in rendered of its header line, or -1
 	lastCtx, lastHead, lastLine, lastRole := -2, -1, -1, ""
 	for i, l := range r.lines {
-		if !l.interactive || l.id == 0 {
+		if !l.listed() {
 			continue
+		}
+		if !l.interactive {
+			l.name = l.live
 		}
 		k := foldKey(l)
 		folded := k != "" && same[k] >= foldMin
@@ -567,7 +606,7 @@ func (r *renderer) interactive(max, offset int) page {
 				lastRole = ""
 			}
 		}
-		if l.end > i && r.holdsIDs(i) {
+		if l.interactive && l.end > i && r.holdsIDs(i) {
 			l.name = clipRunes(l.name, containerName)
 		}
 		s := l.format(false)
