@@ -3,12 +3,16 @@ package test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 )
 
 // A call's own latency (docs/benchmarks.md, "A call's own latency"): a
@@ -87,4 +91,60 @@ func BenchmarkClickNavigateThroughTemporal(b *testing.B) {
 		}
 	}
 	p.report(b)
+}
+
+// BenchmarkCallPhases splits a snapshot call through Temporal by its
+// session's history: each event's time after the one before it in the same
+// call (p50 over the calls, as <n>-<event>-ms), and from the last event to
+// the answer reaching the caller. Where a call's time goes, for
+// docs/benchmarks.md ("A call's own latency").
+func BenchmarkCallPhases(b *testing.B) {
+	s := benchSession(b)
+	type span struct{ t0, t1 time.Time }
+	var calls []span
+	for b.Loop() {
+		t0 := time.Now()
+		benchCall(b, s, "snapshot", map[string]any{})
+		calls = append(calls, span{t0, time.Now()})
+	}
+	b.StopTimer()
+	var events []*historypb.HistoryEvent
+	it := env.Client.GetWorkflowHistory(context.Background(), s.id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		events = append(events, e)
+	}
+	phases := map[string]*percentiles{}
+	add := func(name string, d time.Duration) {
+		if phases[name] == nil {
+			phases[name] = &percentiles{}
+		}
+		phases[name].add(d)
+	}
+	for _, c := range calls {
+		prev, n := c.t0, 0
+		for _, e := range events {
+			t := e.GetEventTime().AsTime()
+			if t.Before(c.t0) || t.After(c.t1) {
+				continue
+			}
+			n++
+			add(fmt.Sprintf("%02d-%s", n, strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")), t.Sub(prev))
+			prev = t
+		}
+		add("zz-answer", c.t1.Sub(prev))
+	}
+	for name, p := range phases {
+		sorted := slices.Clone(*p)
+		slices.Sort(sorted)
+		b.ReportMetric(float64(sorted[len(sorted)/2])/1e6, name+"-ms")
+	}
+	var all percentiles
+	for _, c := range calls {
+		all.add(c.t1.Sub(c.t0))
+	}
+	all.report(b)
 }

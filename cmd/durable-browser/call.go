@@ -17,7 +17,10 @@ import (
 	"github.com/durable-browser/durable-browser/internal/config"
 )
 
-var callUsage = `Usage: durable-browser call [flags] <session-workflow-id> <tool> [json-args]
+// callUsage is built when `call` runs: listing the tools builds their
+// definitions, which every other verb's start would otherwise pay for.
+func callUsage() string {
+	return `Usage: durable-browser call [flags] <session-workflow-id> <tool> [json-args]
 
 Sends one tool call to the BrowserSession workflow with that id, as an Update,
 creating the session (update-with-start) when none is running. Prints the
@@ -44,9 +47,10 @@ Tools: ` + strings.Join(contract.ToolNames(), ", ") + `
 
 Flags:
 `
+}
 
 func runCall(ctx context.Context, env *cliEnv, args []string) error {
-	fs := cli.Flags("call", env, callUsage)
+	fs := cli.Flags("call", env, callUsage())
 	var sf sessionflags.Flags
 	sessionflags.Bind(fs, &sf, 10*time.Minute, "give up waiting after this long", "trace, debug, info, warn or error")
 	var (

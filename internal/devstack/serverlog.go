@@ -28,8 +28,11 @@ func NewServerLogger(l zerolog.Logger) ServerLogger {
 // Quiet stops all further lines; call it when stopping the server.
 func (s ServerLogger) Quiet() { s.quiet.Store(true) }
 
+// event writes one line; a level the logger leaves out (zerolog's nil event)
+// returns before reading the tags' values, which the server passes on every
+// call, debug lines on its hot paths included.
 func (s ServerLogger) event(e *zerolog.Event, msg string, tags []tag.Tag) {
-	if s.quiet.Load() {
+	if e == nil || s.quiet.Load() {
 		return
 	}
 	for _, t := range tags {
