@@ -513,6 +513,11 @@ func (p *Provider) args(rec *Record, o providers.CreateOptions) []string {
 	return append(a, "about:blank")
 }
 
+// disabledFeatures are the Chrome features every browser of the provider
+// starts without (--disable-features; an operator's own flag of that name,
+// Options.ExtraFlags, comes later and replaces it).
+const disabledFeatures = "WebUIOmniboxPopup,WebUIOmniboxAimPopup"
+
 // baseArgs are the flags every browser of the provider starts with.
 func (p *Provider) baseArgs(profileDir string, headed bool) []string {
 	a := []string{
@@ -530,6 +535,11 @@ func (p *Provider) baseArgs(profileDir string, headed bool) []string {
 		"--password-store=basic",
 		"--use-mock-keychain",
 		"--mute-audio",
+		// The omnibox popup is a WebUI page in a renderer of its own per
+		// window (Chromium 156): a window per session, and per browser
+		// context, for a popup no session ever shows. Unknown feature
+		// names are ignored by Chromes that do not have it.
+		"--disable-features=" + disabledFeatures,
 	}
 	if !headed {
 		a = append(a, "--headless=new")

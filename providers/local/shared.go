@@ -282,6 +282,7 @@ func (p *Provider) sharedFor(ctx context.Context, withEgress bool) (*sharedChrom
 		return nil, err
 	}
 	s.port, s.ws = port, ws
+	closeStartPages(ctx, ws, p.startTO)
 	s.users = 1
 	p.shared[key] = s
 	p.log.Info().Str("shared", key).Int("pid", s.pid).Int("port", port).Msg("shared browser started")
@@ -295,6 +296,35 @@ func (p *Provider) sharedFor(ctx context.Context, withEgress bool) (*sharedChrom
 		}
 	}()
 	return s, nil
+}
+
+// closeStartPages closes the pages a shared browser started with (its
+// about:blank, in the default context no session uses): each holds a
+// renderer for nothing. The browser runs on without pages; failing to
+// close one costs only that memory.
+func closeStartPages(ctx context.Context, ws string, timeout time.Duration) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := chrome.Dial(cctx, ws)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	var ts struct {
+		TargetInfos []struct {
+			TargetID  string `json:"targetId"`
+			Type      string `json:"type"`
+			ContextID string `json:"browserContextId"`
+		} `json:"targetInfos"`
+	}
+	if conn.Call(cctx, "Target.getTargets", nil, &ts) != nil {
+		return
+	}
+	for _, t := range ts.TargetInfos {
+		if t.Type == "page" {
+			_ = conn.Call(cctx, "Target.closeTarget", map[string]any{"targetId": t.TargetID}, nil)
+		}
+	}
 }
 
 // endShared ends a shared browser and its process group and deletes its
