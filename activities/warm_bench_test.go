@@ -103,20 +103,23 @@ func benchActivities(b *testing.B, iso local.Isolation, warm int) *Activities {
 	return a
 }
 
-// BenchmarkIdleSessionPss opens 8 plain sessions (each on a small page,
-// then idle) under each isolation and reports the proportional set size
-// (Pss, /proc/<pid>/smaps_rollup) of every process of their browsers
-// (each browser's process group), divided per session.
+// BenchmarkIdleSessionPss opens 8, then 16 plain sessions (each on a
+// small page, then idle) under each isolation and reports the proportional
+// set size (Pss, /proc/<pid>/smaps_rollup) of every process of their
+// browsers (each browser's process group), divided per session.
 func BenchmarkIdleSessionPss(b *testing.B) {
-	const n = 8
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, "<!doctype html><title>idle</title><h1>idle</h1><p>"+strings.Repeat("text ", 200))
 	}))
 	b.Cleanup(srv.Close)
 	page := srv.URL + "/"
-	for _, iso := range []local.Isolation{local.IsolationProcess, local.IsolationContext} {
-		b.Run(string(iso), func(b *testing.B) {
+	for _, c := range []struct {
+		iso local.Isolation
+		n   int
+	}{{local.IsolationProcess, 8}, {local.IsolationContext, 8}, {local.IsolationProcess, 16}, {local.IsolationContext, 16}} {
+		iso, n := c.iso, c.n
+		b.Run(fmt.Sprintf("%s/%d", iso, n), func(b *testing.B) {
 			var perSession float64
 			for i := 0; b.Loop(); i++ {
 				a := benchActivities(b, iso, 0)
@@ -133,7 +136,7 @@ func BenchmarkIdleSessionPss(b *testing.B) {
 					groups[pid] = true
 				}
 				total, byType := groupsPss(b, groups)
-				perSession = float64(total) / 1024 / n
+				perSession = float64(total) / 1024 / float64(n)
 				for typ, kb := range byType {
 					if !strings.HasSuffix(typ, " count") {
 						b.Logf("%s: %d %s processes: %.1f MiB in all", iso, byType[typ+" count"], typ, float64(kb)/1024)
