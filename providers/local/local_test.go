@@ -153,6 +153,10 @@ func TestCreateTwiceYieldsOneBrowserAndReleaseLeavesNothing(t *testing.T) {
 		t.Fatalf("Browser.getVersion: %v %q", err, ver.Product)
 	}
 	conn.Close()
+	// No omnibox WebUI: its renderer would serve nothing (issue 26).
+	if ui := browserUITargets(t, s.CDPURL); len(ui) > 0 {
+		t.Errorf("the browser has browser_ui targets %v: each holds a renderer of its own", ui)
+	}
 	if _, err := p.Find(ctx, "wf-1"); err != nil {
 		t.Fatalf("status %v", err)
 	}

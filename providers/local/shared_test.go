@@ -7,6 +7,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -81,6 +83,75 @@ func browserContexts(t *testing.T, ws string) (map[string]bool, map[string]int) 
 	return ids, pages
 }
 
+// browserUITargets lists the URLs of the browser's browser_ui targets
+// (Chrome's own WebUI, such as the omnibox popup).
+func browserUITargets(t *testing.T, ws string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := chrome.Dial(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var ts struct {
+		TargetInfos []struct {
+			Type string `json:"type"`
+			URL  string `json:"url"`
+		} `json:"targetInfos"`
+	}
+	if err := c.Call(ctx, "Target.getTargets", nil, &ts); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, ti := range ts.TargetInfos {
+		if ti.Type == "browser_ui" {
+			out = append(out, ti.URL)
+		}
+	}
+	return out
+}
+
+// renderersSettle waits up to 10 s for the renderer processes of the
+// browser's process group to be at most max (a closed page's renderer ends
+// a moment after it), and returns the last count. Where there is no /proc
+// it reports ok.
+func renderersSettle(pgid, max int) (int, bool) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := renderers(pgid)
+		if err != nil {
+			return 0, true
+		}
+		if n <= max || time.Now().After(deadline) {
+			return n, n <= max
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func renderers(pgid int) (int, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pg, err := syscall.Getpgid(pid); err != nil || pg != pgid {
+			continue
+		}
+		cl, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if strings.Contains(strings.ReplaceAll(string(cl), "\x00", " "), "--type=renderer") {
+			n++
+		}
+	}
+	return n, nil
+}
+
 func TestParseIsolation(t *testing.T) {
 	for in, want := range map[string]Isolation{"": IsolationProcess, "process": IsolationProcess, " Context ": IsolationContext} {
 		if got, err := ParseIsolation(in); err != nil || got != want {
@@ -131,6 +202,17 @@ func TestContextSessions(t *testing.T) {
 	ids, pages := browserContexts(t, a.CDPURL)
 	if !ids[a.BrowserContextID] || !ids[b.BrowserContextID] || pages[a.BrowserContextID] != 1 || pages[b.BrowserContextID] != 1 {
 		t.Errorf("the shared browser has contexts %v and pages %v; want both sessions' with one page each", ids, pages)
+	}
+	// No page but the sessions' (the start page is closed), no omnibox
+	// WebUI, and so one renderer per session, and at most Chrome's spare.
+	if len(pages) != 2 {
+		t.Errorf("the shared browser has pages in %d contexts %v; want the two sessions' only", len(pages), pages)
+	}
+	if ui := browserUITargets(t, a.CDPURL); len(ui) > 0 {
+		t.Errorf("the shared browser has browser_ui targets %v: each holds a renderer of its own", ui)
+	}
+	if n, ok := renderersSettle(a.PID, 3); !ok {
+		t.Errorf("the shared browser has %d renderer processes for 2 sessions; want one each and at most a spare", n)
 	}
 
 	// Found again by tag: the same context and page.
