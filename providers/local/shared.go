@@ -228,6 +228,7 @@ func (p *Provider) openContext(ctx context.Context, o providers.CreateOptions) (
 	if err := p.writeRecord(rec); err != nil {
 		return nil, err
 	}
+	closeStartPages(cctx, conn)
 	p.log.Info().Str("session", rec.Tag).Str("isolation", string(IsolationContext)).Int("pid", rec.PID).
 		Str("shared", sc.key).Msg("browser context opened in the shared browser")
 	return p.session(rec), nil
@@ -282,7 +283,7 @@ func (p *Provider) sharedFor(ctx context.Context, withEgress bool) (*sharedChrom
 		return nil, err
 	}
 	s.port, s.ws = port, ws
-	closeStartPages(ctx, ws, p.startTO)
+	closeStartPagesAt(ctx, ws, p.startTO)
 	s.users = 1
 	p.shared[key] = s
 	p.log.Info().Str("shared", key).Int("pid", s.pid).Int("port", port).Msg("shared browser started")
@@ -298,18 +299,23 @@ func (p *Provider) sharedFor(ctx context.Context, withEgress bool) (*sharedChrom
 	return s, nil
 }
 
-// closeStartPages closes the pages a shared browser started with (its
-// about:blank, in the default context no session uses): each holds a
-// renderer for nothing. The browser runs on without pages; failing to
-// close one costs only that memory.
-func closeStartPages(ctx context.Context, ws string, timeout time.Duration) {
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	conn, err := chrome.Dial(cctx, ws)
-	if err != nil {
+// closeStartPages closes the pages of the default context, which no
+// session uses (the about:blank a shared browser starts with): each holds
+// a renderer for nothing. It runs at the browser's start and again at each
+// context's creation, since under load the start page may not be listed
+// yet when the browser first answers. The browser runs on without pages;
+// failing to close one costs only that memory.
+func closeStartPages(ctx context.Context, conn *chrome.Conn) {
+	var bcs struct {
+		IDs []string `json:"browserContextIds"`
+	}
+	if conn.Call(ctx, "Target.getBrowserContexts", nil, &bcs) != nil {
 		return
 	}
-	defer conn.Close()
+	sessions := make(map[string]bool, len(bcs.IDs))
+	for _, id := range bcs.IDs {
+		sessions[id] = true
+	}
 	var ts struct {
 		TargetInfos []struct {
 			TargetID  string `json:"targetId"`
@@ -317,14 +323,26 @@ func closeStartPages(ctx context.Context, ws string, timeout time.Duration) {
 			ContextID string `json:"browserContextId"`
 		} `json:"targetInfos"`
 	}
-	if conn.Call(cctx, "Target.getTargets", nil, &ts) != nil {
+	if conn.Call(ctx, "Target.getTargets", nil, &ts) != nil {
 		return
 	}
 	for _, t := range ts.TargetInfos {
-		if t.Type == "page" {
-			_ = conn.Call(cctx, "Target.closeTarget", map[string]any{"targetId": t.TargetID}, nil)
+		if t.Type == "page" && !sessions[t.ContextID] {
+			_ = conn.Call(ctx, "Target.closeTarget", map[string]any{"targetId": t.TargetID}, nil)
 		}
 	}
+}
+
+// closeStartPagesAt is closeStartPages on a connection of its own.
+func closeStartPagesAt(ctx context.Context, ws string, timeout time.Duration) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := chrome.Dial(cctx, ws)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	closeStartPages(cctx, conn)
 }
 
 // endShared ends a shared browser and its process group and deletes its
