@@ -335,19 +335,22 @@ func checkProxy(proxy string) error {
 	return fmt.Errorf("proxy: scheme %q is not supported: use http, https, socks4 or socks5", u.Scheme)
 }
 
-// start launches a browser for o.Tag; the tag lock is held.
-func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *providers.Session, err error) {
-	if (o.Headed || p.headed) && !hasDisplay(runtime.GOOS, os.Getenv) {
-		return nil, &NoDisplayError{}
-	}
+// markStarting marks o.Tag as starting until the function it returns is
+// called.
+func (p *Provider) markStarting(tag string) (done func()) {
 	p.mu.Lock()
-	p.starting[o.Tag] = true
+	p.starting[tag] = true
 	p.mu.Unlock()
-	defer func() {
+	return func() {
 		p.mu.Lock()
-		delete(p.starting, o.Tag)
+		delete(p.starting, tag)
 		p.mu.Unlock()
-	}()
+	}
+}
+
+// newRecord is the record of a session about to open, with its downloads
+// directory made; its browser's fields are the caller's to fill.
+func (p *Provider) newRecord(o providers.CreateOptions) (*Record, error) {
 	sess := p.sessionDir(o.Tag)
 	rec := &Record{
 		Tag:         o.Tag,
@@ -358,7 +361,6 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 		OwnerPID:    os.Getpid(),
 		StartedAt:   time.Now().UTC(),
 		Stealth:     o.Stealth,
-		Headed:      o.Headed || p.headed,
 		Options:     o.Session,
 		Egress:      o.Egress,
 		EgressSPKI:  o.EgressSPKI,
@@ -366,6 +368,20 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 	if err := os.MkdirAll(rec.DownloadDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating session directory: %w", err)
 	}
+	return rec, nil
+}
+
+// start launches a browser for o.Tag; the tag lock is held.
+func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *providers.Session, err error) {
+	if (o.Headed || p.headed) && !hasDisplay(runtime.GOOS, os.Getenv) {
+		return nil, &NoDisplayError{}
+	}
+	defer p.markStarting(o.Tag)()
+	rec, err := p.newRecord(o)
+	if err != nil {
+		return nil, err
+	}
+	rec.Headed = o.Headed || p.headed
 	defer func() {
 		if err != nil {
 			// Nothing of a failed start may stay behind.
@@ -417,7 +433,7 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 		}
 	}
 
-	_, port, wsURL, err := p.launch(ctx, o.Tag, sess, rec.ProfileDir, p.args(rec, o), func(c *child) error {
+	_, port, wsURL, err := p.launch(ctx, o.Tag, rec.SessionDir, rec.ProfileDir, p.args(rec, o), func(c *child) error {
 		p.mu.Lock()
 		p.children[o.Tag] = c
 		p.mu.Unlock()

@@ -138,19 +138,11 @@ func (p *Provider) ownBrowser(o providers.CreateOptions) string {
 // openContext opens the session o.Tag as a browser context of the shared
 // browser, with a page; the tag lock is held.
 func (p *Provider) openContext(ctx context.Context, o providers.CreateOptions) (_ *providers.Session, err error) {
-	p.mu.Lock()
-	p.starting[o.Tag] = true
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		delete(p.starting, o.Tag)
-		p.mu.Unlock()
-	}()
+	defer p.markStarting(o.Tag)()
 	sc, err := p.sharedFor(ctx, o.Egress != "")
 	if err != nil {
 		return nil, err
 	}
-	sess := p.sessionDir(o.Tag)
 	// A failed open gives its use back (release, below, finds no context
 	// to count it by).
 	opened := false
@@ -159,26 +151,11 @@ func (p *Provider) openContext(ctx context.Context, o providers.CreateOptions) (
 			p.unuseShared(context.WithoutCancel(ctx), sc.pid)
 		}
 	}()
-	rec := &Record{
-		Tag:         o.Tag,
-		SessionDir:  sess,
-		DownloadDir: filepath.Join(sess, "downloads"),
-		ProfileDir:  sc.profileDir,
-		PID:         sc.pid,
-		Port:        sc.port,
-		WSURL:       sc.ws,
-		BootID:      p.bootID,
-		OwnerPID:    os.Getpid(),
-		StartedAt:   time.Now().UTC(),
-		Stealth:     o.Stealth,
-		Options:     o.Session,
-		Egress:      o.Egress,
-		EgressSPKI:  o.EgressSPKI,
-		Shared:      true,
+	rec, err := p.newRecord(o)
+	if err != nil {
+		return nil, err
 	}
-	if err := os.MkdirAll(rec.DownloadDir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating session directory: %w", err)
-	}
+	rec.ProfileDir, rec.PID, rec.Port, rec.WSURL, rec.Shared = sc.profileDir, sc.pid, sc.port, sc.ws, true
 	defer func() {
 		if err != nil {
 			if rerr := p.release(context.WithoutCancel(ctx), o.Tag); rerr != nil {
@@ -306,31 +283,52 @@ func (p *Provider) sharedFor(ctx context.Context, withEgress bool) (*sharedChrom
 // yet when the browser first answers. The browser runs on without pages;
 // failing to close one costs only that memory.
 func closeStartPages(ctx context.Context, conn *chrome.Conn) {
-	var bcs struct {
-		IDs []string `json:"browserContextIds"`
-	}
-	if conn.Call(ctx, "Target.getBrowserContexts", nil, &bcs) != nil {
+	contexts, err := browserContexts(ctx, conn)
+	if err != nil {
 		return
 	}
-	sessions := make(map[string]bool, len(bcs.IDs))
-	for _, id := range bcs.IDs {
-		sessions[id] = true
-	}
-	var ts struct {
-		TargetInfos []struct {
-			TargetID  string `json:"targetId"`
-			Type      string `json:"type"`
-			ContextID string `json:"browserContextId"`
-		} `json:"targetInfos"`
-	}
-	if conn.Call(ctx, "Target.getTargets", nil, &ts) != nil {
+	ts, err := targets(ctx, conn)
+	if err != nil {
 		return
 	}
-	for _, t := range ts.TargetInfos {
-		if t.Type == "page" && !sessions[t.ContextID] {
+	for _, t := range ts {
+		if t.Type == "page" && !contexts[t.ContextID] {
 			_ = conn.Call(ctx, "Target.closeTarget", map[string]any{"targetId": t.TargetID}, nil)
 		}
 	}
+}
+
+// target is what Target.getTargets tells of one target.
+type target struct {
+	TargetID  string `json:"targetId"`
+	Type      string `json:"type"`
+	URL       string `json:"url"`
+	ContextID string `json:"browserContextId"`
+}
+
+// targets lists the browser's targets.
+func targets(ctx context.Context, conn *chrome.Conn) ([]target, error) {
+	var ts struct {
+		TargetInfos []target `json:"targetInfos"`
+	}
+	err := conn.Call(ctx, "Target.getTargets", nil, &ts)
+	return ts.TargetInfos, err
+}
+
+// browserContexts is the set of the browser's contexts but its default
+// one: those opened for sessions.
+func browserContexts(ctx context.Context, conn *chrome.Conn) (map[string]bool, error) {
+	var bcs struct {
+		IDs []string `json:"browserContextIds"`
+	}
+	if err := conn.Call(ctx, "Target.getBrowserContexts", nil, &bcs); err != nil {
+		return nil, err
+	}
+	set := make(map[string]bool, len(bcs.IDs))
+	for _, id := range bcs.IDs {
+		set[id] = true
+	}
+	return set, nil
 }
 
 // closeStartPagesAt is closeStartPages on a connection of its own.
@@ -389,18 +387,12 @@ func (p *Provider) contextAlive(ctx context.Context, r *Record) bool {
 		return false
 	}
 	defer conn.Close()
-	var ts struct {
-		TargetInfos []struct {
-			TargetID  string `json:"targetId"`
-			Type      string `json:"type"`
-			ContextID string `json:"browserContextId"`
-		} `json:"targetInfos"`
-	}
-	if err := conn.Call(cctx, "Target.getTargets", nil, &ts); err != nil {
+	ts, err := targets(cctx, conn)
+	if err != nil {
 		return false
 	}
 	other := ""
-	for _, t := range ts.TargetInfos {
+	for _, t := range ts {
 		if t.Type != "page" || t.ContextID != r.Context {
 			continue
 		}
@@ -413,25 +405,17 @@ func (p *Provider) contextAlive(ctx context.Context, r *Record) bool {
 		r.Target = other
 		return true
 	}
-	var bcs struct {
-		BrowserContextIDs []string `json:"browserContextIds"`
-	}
-	if err := conn.Call(cctx, "Target.getBrowserContexts", nil, &bcs); err != nil {
+	if contexts, err := browserContexts(cctx, conn); err != nil || !contexts[r.Context] {
 		return false
 	}
-	for _, id := range bcs.BrowserContextIDs {
-		if id == r.Context {
-			var t struct {
-				TargetID string `json:"targetId"`
-			}
-			if conn.Call(cctx, "Target.createTarget", map[string]any{"url": "about:blank", "browserContextId": r.Context}, &t) != nil {
-				return false
-			}
-			r.Target = t.TargetID
-			return true
-		}
+	var t struct {
+		TargetID string `json:"targetId"`
 	}
-	return false
+	if conn.Call(cctx, "Target.createTarget", map[string]any{"url": "about:blank", "browserContextId": r.Context}, &t) != nil {
+		return false
+	}
+	r.Target = t.TargetID
+	return true
 }
 
 // releaseContext disposes of a context session's browser context (every
@@ -485,16 +469,12 @@ func disposeContext(ctx context.Context, rec *Record) error {
 	tick := time.NewTicker(15 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		var ts struct {
-			TargetInfos []struct {
-				ContextID string `json:"browserContextId"`
-			} `json:"targetInfos"`
-		}
-		if err := conn.Call(cctx, "Target.getTargets", nil, &ts); err != nil {
+		ts, err := targets(cctx, conn)
+		if err != nil {
 			return err
 		}
 		left := 0
-		for _, t := range ts.TargetInfos {
+		for _, t := range ts {
 			if t.ContextID == rec.Context {
 				left++
 			}

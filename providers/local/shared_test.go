@@ -46,36 +46,12 @@ func newContextProvider(tb testing.TB, root string) *Provider {
 	return p
 }
 
-// browserContexts lists the browser's contexts, and its page targets by context.
-func browserContexts(t *testing.T, ws string) (map[string]bool, map[string]int) {
+// contextsAndPages lists the browser's contexts, and its page targets by context.
+func contextsAndPages(t *testing.T, ws string) (map[string]bool, map[string]int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := chrome.Dial(ctx, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	var bcs struct {
-		IDs []string `json:"browserContextIds"`
-	}
-	if err := c.Call(ctx, "Target.getBrowserContexts", nil, &bcs); err != nil {
-		t.Fatal(err)
-	}
-	var ts struct {
-		TargetInfos []struct {
-			Type      string `json:"type"`
-			ContextID string `json:"browserContextId"`
-		} `json:"targetInfos"`
-	}
-	if err := c.Call(ctx, "Target.getTargets", nil, &ts); err != nil {
-		t.Fatal(err)
-	}
-	ids, pages := map[string]bool{}, map[string]int{}
-	for _, id := range bcs.IDs {
-		ids[id] = true
-	}
-	for _, ti := range ts.TargetInfos {
+	ids, ts := contextsAndTargets(t, ws)
+	pages := map[string]int{}
+	for _, ti := range ts {
 		if ti.Type == "page" {
 			pages[ti.ContextID]++
 		}
@@ -87,6 +63,20 @@ func browserContexts(t *testing.T, ws string) (map[string]bool, map[string]int) 
 // (Chrome's own WebUI, such as the omnibox popup).
 func browserUITargets(t *testing.T, ws string) []string {
 	t.Helper()
+	_, ts := contextsAndTargets(t, ws)
+	var out []string
+	for _, ti := range ts {
+		if ti.Type == "browser_ui" {
+			out = append(out, ti.URL)
+		}
+	}
+	return out
+}
+
+// contextsAndTargets is browserContexts and targets on a connection of
+// the test's own.
+func contextsAndTargets(t *testing.T, ws string) (map[string]bool, []target) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c, err := chrome.Dial(ctx, ws)
@@ -94,22 +84,15 @@ func browserUITargets(t *testing.T, ws string) []string {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	var ts struct {
-		TargetInfos []struct {
-			Type string `json:"type"`
-			URL  string `json:"url"`
-		} `json:"targetInfos"`
-	}
-	if err := c.Call(ctx, "Target.getTargets", nil, &ts); err != nil {
+	ids, err := browserContexts(ctx, c)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, ti := range ts.TargetInfos {
-		if ti.Type == "browser_ui" {
-			out = append(out, ti.URL)
-		}
+	ts, err := targets(ctx, c)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return ids, ts
 }
 
 // renderersSettle waits up to 10 s for the renderer processes of the
@@ -199,7 +182,7 @@ func TestContextSessions(t *testing.T) {
 			t.Errorf("download directory %s: %v", d, err)
 		}
 	}
-	ids, pages := browserContexts(t, a.CDPURL)
+	ids, pages := contextsAndPages(t, a.CDPURL)
 	if !ids[a.BrowserContextID] || !ids[b.BrowserContextID] || pages[a.BrowserContextID] != 1 || pages[b.BrowserContextID] != 1 {
 		t.Errorf("the shared browser has contexts %v and pages %v; want both sessions' with one page each", ids, pages)
 	}
@@ -241,7 +224,7 @@ func TestContextSessions(t *testing.T) {
 	if err := p.Release(ctx, "ctx-a"); err != nil {
 		t.Fatal(err)
 	}
-	ids, pages = browserContexts(t, b.CDPURL)
+	ids, pages = contextsAndPages(t, b.CDPURL)
 	if ids[a.BrowserContextID] || pages[a.BrowserContextID] != 0 {
 		t.Errorf("released context %s is still there (pages %d)", a.BrowserContextID, pages[a.BrowserContextID])
 	}
