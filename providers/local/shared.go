@@ -205,7 +205,6 @@ func (p *Provider) openContext(ctx context.Context, o providers.CreateOptions) (
 	if err := p.writeRecord(rec); err != nil {
 		return nil, err
 	}
-	closeStartPages(cctx, conn)
 	p.log.Info().Str("session", rec.Tag).Str("isolation", string(IsolationContext)).Int("pid", rec.PID).
 		Str("shared", sc.key).Msg("browser context opened in the shared browser")
 	return p.session(rec), nil
@@ -245,7 +244,10 @@ func (p *Provider) sharedFor(ctx context.Context, withEgress bool) (*sharedChrom
 		}
 		args = append(args, egressLockFlags(p.ca.SPKI())...)
 	}
-	args = append(append(args, p.extra...), "about:blank")
+	// No start window: a page in the default context would hold a
+	// renderer for nothing, and under load it may be listed only after the
+	// first sessions' contexts, too late to close it reliably.
+	args = append(append(args, p.extra...), "--no-startup-window")
 	c, port, ws, err := p.launch(ctx, "shared-"+key, dir, s.profileDir, args, func(c *child) error {
 		s.c, s.pid = c, c.cmd.Process.Pid
 		b, _ := json.Marshal(sharedOwner{PID: s.pid, OwnerPID: os.Getpid(), BootID: p.bootID})
@@ -260,7 +262,6 @@ func (p *Provider) sharedFor(ctx context.Context, withEgress bool) (*sharedChrom
 		return nil, err
 	}
 	s.port, s.ws = port, ws
-	closeStartPagesAt(ctx, ws, p.startTO)
 	s.users = 1
 	p.shared[key] = s
 	p.log.Info().Str("shared", key).Int("pid", s.pid).Int("port", port).Msg("shared browser started")
@@ -274,28 +275,6 @@ func (p *Provider) sharedFor(ctx context.Context, withEgress bool) (*sharedChrom
 		}
 	}()
 	return s, nil
-}
-
-// closeStartPages closes the pages of the default context, which no
-// session uses (the about:blank a shared browser starts with): each holds
-// a renderer for nothing. It runs at the browser's start and again at each
-// context's creation, since under load the start page may not be listed
-// yet when the browser first answers. The browser runs on without pages;
-// failing to close one costs only that memory.
-func closeStartPages(ctx context.Context, conn *chrome.Conn) {
-	contexts, err := browserContexts(ctx, conn)
-	if err != nil {
-		return
-	}
-	ts, err := targets(ctx, conn)
-	if err != nil {
-		return
-	}
-	for _, t := range ts {
-		if t.Type == "page" && !contexts[t.ContextID] {
-			_ = conn.Call(ctx, "Target.closeTarget", map[string]any{"targetId": t.TargetID}, nil)
-		}
-	}
 }
 
 // target is what Target.getTargets tells of one target.
@@ -329,18 +308,6 @@ func browserContexts(ctx context.Context, conn *chrome.Conn) (map[string]bool, e
 		set[id] = true
 	}
 	return set, nil
-}
-
-// closeStartPagesAt is closeStartPages on a connection of its own.
-func closeStartPagesAt(ctx context.Context, ws string, timeout time.Duration) {
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	conn, err := chrome.Dial(cctx, ws)
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	closeStartPages(cctx, conn)
 }
 
 // endShared ends a shared browser and its process group and deletes its

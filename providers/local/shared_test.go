@@ -186,7 +186,7 @@ func TestContextSessions(t *testing.T) {
 	if !ids[a.BrowserContextID] || !ids[b.BrowserContextID] || pages[a.BrowserContextID] != 1 || pages[b.BrowserContextID] != 1 {
 		t.Errorf("the shared browser has contexts %v and pages %v; want both sessions' with one page each", ids, pages)
 	}
-	// No page but the sessions' (the start page is closed), no omnibox
+	// No page but the sessions' (no start window is opened), no omnibox
 	// WebUI, and so one renderer per session, and at most Chrome's spare.
 	if len(pages) != 2 {
 		t.Errorf("the shared browser has pages in %d contexts %v; want the two sessions' only", len(pages), pages)
