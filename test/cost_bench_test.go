@@ -28,6 +28,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/devstack"
 	"github.com/durable-browser/durable-browser/internal/dial"
 	"github.com/durable-browser/durable-browser/internal/logging"
+	"github.com/durable-browser/durable-browser/internal/proccpu"
 	"github.com/durable-browser/durable-browser/test/harness"
 	"github.com/durable-browser/durable-browser/workflows"
 )
@@ -120,32 +121,8 @@ func startCostChild(tb testing.TB, role string) *costChild {
 	return c
 }
 
-// clockTick is the kernel's USER_HZ, the unit of /proc/<pid>/stat's times.
-const clockTick = 10 * time.Millisecond
-
-// procCPU is a process's own CPU time (user + system) and that of its
-// children it has waited for.
-func procCPU(pid int) (own, reaped time.Duration, ok bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state): utime is field 14
-	if len(f) < 15 {
-		return 0, 0, false
-	}
-	n := func(k int) time.Duration { v, _ := strconv.ParseInt(f[k], 10, 64); return time.Duration(v) * clockTick }
-	return n(11) + n(12), n(13) + n(14), true
-}
-
 // chromeCPU sums the CPU of every session browser's process group under
-// root (a browser leads its own group; its record names its pid): each
-// live process's own time, and the reaped children of the group's leader.
+// root (a browser leads its own group; its record names its pid).
 func chromeCPU(root string) time.Duration {
 	leaders := map[int]bool{}
 	recs, _ := filepath.Glob(filepath.Join(root, "records", "*.json"))
@@ -161,23 +138,7 @@ func chromeCPU(root string) time.Duration {
 			leaders[rec.PID] = true
 		}
 	}
-	var sum time.Duration
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range procs {
-		pid, _ := strconv.Atoi(filepath.Base(d))
-		if !leaders[pgidOf(pid)] {
-			continue
-		}
-		own, reaped, ok := procCPU(pid)
-		if !ok {
-			continue
-		}
-		sum += own
-		if leaders[pid] {
-			sum += reaped
-		}
-	}
-	return sum
+	return proccpu.Groups(leaders)
 }
 
 // selfCPU is this process's CPU time.
@@ -199,9 +160,6 @@ func (s costSample) minus(s0 costSample, idleRate float64) [6]time.Duration {
 	return [6]time.Duration{s.chrome - s0.chrome, s.worker - s0.worker, s.temporal - s0.temporal, max(caller, 0), s.site - s0.site, s.s3 - s0.s3}
 }
 
-// seqCycles is how many times the one-session phase goes round the cycle.
-const seqCycles = 4
-
 // BenchmarkCost runs the load test's cycle (goto, snapshot, submit,
 // screenshot, browser_read) on DURABLE_BROWSER_COST_SESSIONS sessions (4)
 // x DURABLE_BROWSER_COST_CALLS calls (40) against a worker process, and
@@ -211,6 +169,9 @@ const seqCycles = 4
 // started) before the measured window.
 func BenchmarkCost(b *testing.B) {
 	sessions, calls := envInt("DURABLE_BROWSER_COST_SESSIONS", 4), envInt("DURABLE_BROWSER_COST_CALLS", 40)
+	// How many times the one-session phase goes round the cycle: the
+	// clock tick is 10 ms, so a tool's figure needs tens of calls.
+	seqCycles := envInt("DURABLE_BROWSER_COST_CYCLES", 20)
 	temporal := startCostChild(b, "temporal")
 	site := startCostChild(b, "demo")
 	// Dialled as the product's clients (the CLI, the MCP server) dial.
@@ -263,21 +224,21 @@ func BenchmarkCost(b *testing.B) {
 	// The Temporal server and the worker also spend CPU with nothing to
 	// do (timers, polls); their idle rates are taken too, and reported.
 	idle0, idleT := selfCPU(), time.Now()
-	tIdle0, _, _ := procCPU(temporal.cmd.Process.Pid)
-	wIdle0, _, _ := procCPU(w.Cmd.Process.Pid)
+	tIdle0, _, _ := proccpu.Of(temporal.cmd.Process.Pid)
+	wIdle0, _, _ := proccpu.Of(w.Cmd.Process.Pid)
 	time.Sleep(5 * time.Second)
 	idleFor := time.Since(idleT)
 	idleRate := float64(selfCPU()-idle0) / float64(idleFor)
-	tIdle1, _, _ := procCPU(temporal.cmd.Process.Pid)
-	wIdle1, _, _ := procCPU(w.Cmd.Process.Pid)
+	tIdle1, _, _ := proccpu.Of(temporal.cmd.Process.Pid)
+	wIdle1, _, _ := proccpu.Of(w.Cmd.Process.Pid)
 
 	sample := func() costSample {
 		s := costSample{at: time.Now(), chrome: chromeCPU(root), caller: selfCPU()}
-		s.worker, _, _ = procCPU(w.Cmd.Process.Pid)
-		s.temporal, _, _ = procCPU(temporal.cmd.Process.Pid)
-		s.site, _, _ = procCPU(site.cmd.Process.Pid)
+		s.worker, _, _ = proccpu.Of(w.Cmd.Process.Pid)
+		s.temporal, _, _ = proccpu.Of(temporal.cmd.Process.Pid)
+		s.site, _, _ = proccpu.Of(site.cmd.Process.Pid)
 		for _, pid := range s3 {
-			own, _, _ := procCPU(pid)
+			own, _, _ := proccpu.Of(pid)
 			s.s3 += own
 		}
 		return s

@@ -25,6 +25,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/proccpu"
 	"github.com/durable-browser/durable-browser/test/harness"
 )
 
@@ -552,7 +553,7 @@ func (w *workerSet) sample() workersSample {
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range procs {
 		pid, _ := strconv.Atoi(filepath.Base(d))
-		g, ok := groups[pgidOf(pid)]
+		g, ok := groups[proccpu.Group(pid)]
 		if !ok {
 			continue
 		}
@@ -625,28 +626,6 @@ func readMem(pid int) (procMem, bool) {
 
 func kib(v string) int64 {
 	n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-	return n
-}
-
-// pgidOf reads the process group from /proc/<pid>/stat (-1 if unreadable).
-func pgidOf(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return -1
-	}
-	f := strings.Fields(s[i+1:]) // state ppid pgrp ...
-	if len(f) < 3 || f[0] == "Z" {
-		return -1
-	}
-	n, err := strconv.Atoi(f[2])
-	if err != nil {
-		return -1
-	}
 	return n
 }
 

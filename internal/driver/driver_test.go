@@ -30,6 +30,7 @@ import (
 // localhost are different sites, so the second gives cross-origin frames.
 var (
 	chromeWS string
+	chromePID int // the leader of its process group
 	site     *demosite.Site
 	siteURL  string // http://127.0.0.1:port
 	otherURL string // http://localhost:port
@@ -61,13 +62,13 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	ws, stop, err := startChrome(dir)
+	ws, pid, stop, err := startChrome(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start chrome:", err)
 		return 1
 	}
 	defer stop()
-	chromeWS = ws
+	chromeWS, chromePID = ws, pid
 	return m.Run()
 }
 
@@ -79,8 +80,9 @@ func chromePath() string {
 }
 
 // startChrome runs headless Chromium in its own process group and returns
-// its debugger URL and a stop function that kills the group and waits.
-func startChrome(profile string, extra ...string) (string, func(), error) {
+// its debugger URL, its pid (the group's leader) and a stop function that
+// kills the group and waits.
+func startChrome(profile string, extra ...string) (string, int, func(), error) {
 	args := append([]string{
 		"--headless=new", "--remote-debugging-port=0", "--user-data-dir=" + profile,
 		"--no-sandbox", "--disable-background-networking", "--disable-component-update",
@@ -92,10 +94,10 @@ func startChrome(profile string, extra ...string) (string, func(), error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	stop := func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -115,10 +117,10 @@ func startChrome(profile string, extra ...string) (string, func(), error) {
 	}()
 	select {
 	case ws := <-found:
-		return ws, stop, nil
+		return ws, cmd.Process.Pid, stop, nil
 	case <-time.After(30 * time.Second):
 		stop()
-		return "", nil, errors.New("chrome did not print its DevTools URL within 30s")
+		return "", 0, nil, errors.New("chrome did not print its DevTools URL within 30s")
 	}
 }
 

@@ -78,7 +78,7 @@ func BenchmarkReachPageLoad(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { _ = eg.Close() })
-				ws, stop, err := startChrome(b.TempDir(), "--proxy-server=http://"+eg.Addr(), "--proxy-bypass-list=<-loopback>")
+				ws, _, stop, err := startChrome(b.TempDir(), "--proxy-server=http://"+eg.Addr(), "--proxy-bypass-list=<-loopback>")
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -23,10 +23,15 @@ import (
 // makes rod's init panic before any of this code runs.
 func init() { defaults.Reset() }
 
+// cdpLog is given every CDP request and event of the connections made
+// after it is set (rod's *cdp.Request, *cdp.Response, *cdp.Event). Quiet: a
+// message may hold a typed secret. BenchmarkToolCost counts them by method.
+var cdpLog utils.Logger = utils.LoggerQuiet
+
 // newRod is a rod browser over ws with every option rod would otherwise take
 // from its package defaults set explicitly.
 func newRod(ws *rodcdp.WebSocket) *rod.Browser {
-	client := rodcdp.New().Logger(utils.LoggerQuiet).Start(ws)
+	client := rodcdp.New().Logger(cdpLog).Start(ws)
 	return rod.New().
 		ControlURL(""). // the client below is the connection; never launch or download
 		SlowMotion(0).

@@ -256,7 +256,7 @@ func TestPendingSubmitHeldByTheGate(t *testing.T) {
 // share the package's Chrome with the rest (nor it with them).
 func attachOwnChrome(t *testing.T, o Options) *Browser {
 	t.Helper()
-	ws, stop, err := startChrome(t.TempDir())
+	ws, _, stop, err := startChrome(t.TempDir())
 	if err != nil {
 		t.Fatalf("start chrome: %v", err)
 	}
