@@ -64,25 +64,29 @@ func BenchmarkToolCost(b *testing.B) {
 	type cost struct {
 		n              int
 		chrome, wall   time.Duration
+		byType         map[string]time.Duration
 		calls, events  map[string]int
 		nCalls, nEvent int
 	}
 	tools := []string{"goto", "snapshot", "submit", "screenshot", "read"}
 	costs := map[string]*cost{}
 	for _, tool := range tools {
-		costs[tool] = &cost{calls: map[string]int{}, events: map[string]int{}}
+		costs[tool] = &cost{calls: map[string]int{}, events: map[string]int{}, byType: map[string]time.Duration{}}
 	}
 	measure := func(tool string, call func() error) {
 		count.take()
-		c0, t0 := proccpu.Groups(leader), time.Now()
+		c0, t0 := proccpu.GroupsBy(leader, proccpu.Type), time.Now()
 		if err := call(); err != nil {
 			b.Fatalf("%s: %v", tool, err)
 		}
-		wall, c1 := time.Since(t0), proccpu.Groups(leader)
+		wall, c1 := time.Since(t0), proccpu.GroupsBy(leader, proccpu.Type)
 		calls, events := count.take()
 		c := costs[tool]
 		c.n++
-		c.chrome += c1 - c0
+		for k, d := range c1 {
+			c.byType[k] += d - c0[k]
+			c.chrome += d - c0[k]
+		}
 		c.wall += wall
 		for m, k := range calls {
 			c.calls[m] += k
@@ -141,8 +145,13 @@ func BenchmarkToolCost(b *testing.B) {
 		events += c.nEvent
 		b.ReportMetric(float64(c.chrome)/float64(c.n)/1e6, tool+"-chrome-ms")
 		b.ReportMetric(float64(c.nCalls)/float64(c.n), tool+"-cdp-calls")
-		b.Logf("%s: Chrome %.1f ms, wall %.1f ms, %.1f CDP calls and %.1f events per call\n  calls: %s\n  events: %s", tool,
-			float64(c.chrome)/float64(c.n)/1e6, float64(c.wall)/float64(c.n)/1e6, float64(c.nCalls)/float64(c.n), float64(c.nEvent)/float64(c.n),
+		var types []string
+		for k, d := range c.byType {
+			types = append(types, fmt.Sprintf("%s %.1f", k, float64(d)/float64(c.n)/1e6))
+		}
+		sort.Strings(types)
+		b.Logf("%s: Chrome %.1f ms (%s), wall %.1f ms, %.1f CDP calls and %.1f events per call\n  calls: %s\n  events: %s", tool,
+			float64(c.chrome)/float64(c.n)/1e6, strings.Join(types, ", "), float64(c.wall)/float64(c.n)/1e6, float64(c.nCalls)/float64(c.n), float64(c.nEvent)/float64(c.n),
 			perCall(c.calls, c.n), perCall(c.events, c.n))
 	}
 	b.ReportMetric(float64(chrome)/float64(n)/1e6, "chrome-ms/call")

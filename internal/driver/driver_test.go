@@ -29,11 +29,11 @@ import (
 // One Chrome and two demo-site servers per test binary: 127.0.0.1 and
 // localhost are different sites, so the second gives cross-origin frames.
 var (
-	chromeWS string
+	chromeWS  string
 	chromePID int // the leader of its process group
-	site     *demosite.Site
-	siteURL  string // http://127.0.0.1:port
-	otherURL string // http://localhost:port
+	site      *demosite.Site
+	siteURL   string // http://127.0.0.1:port
+	otherURL  string // http://localhost:port
 )
 
 func TestMain(m *testing.M) {

@@ -58,10 +58,21 @@ func Group(pid int) int {
 }
 
 // Groups sums the CPU of the process groups led by leaders (a browser
-// started in a group of its own): each live member's own time, and the
-// reaped children of each leader.
+// started in a group of its own): each live member's own time and that of
+// the children it has reaped (a browser's renderers are the zygote's
+// children, and a renderer that exited counts only there).
 func Groups(leaders map[int]bool) time.Duration {
 	var sum time.Duration
+	for _, d := range GroupsBy(leaders, func(int) string { return "" }) {
+		sum += d
+	}
+	return sum
+}
+
+// GroupsBy is Groups split by key(pid) of each member, such as its
+// Chrome process type (Type).
+func GroupsBy(leaders map[int]bool, key func(pid int) string) map[string]time.Duration {
+	out := map[string]time.Duration{}
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range procs {
 		pid, _ := strconv.Atoi(filepath.Base(d))
@@ -72,10 +83,23 @@ func Groups(leaders map[int]bool) time.Duration {
 		if !ok {
 			continue
 		}
-		sum += own
-		if leaders[pid] {
-			sum += reaped
+		out[key(pid)] += own + reaped
+	}
+	return out
+}
+
+// Type is a Chrome process's --type= (renderer, gpu-process, utility,
+// zygote), "browser" for the one without, "" if its command line cannot
+// be read.
+func Type(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	for _, a := range strings.Split(string(b), "\x00") {
+		if t, ok := strings.CutPrefix(a, "--type="); ok {
+			return t
 		}
 	}
-	return sum
+	return "browser"
 }
