@@ -60,10 +60,14 @@ func BenchmarkToolCost(b *testing.B) {
 	cdpLog = count // this connection's client keeps it
 	br := attach(b, Options{})
 	cdpLog = utils.LoggerQuiet
+	// Another run's session (b.N=1 first) would still get every page's
+	// events: only one is attached at a time.
+	defer br.Close()
 	leader := map[int]bool{chromePID: true}
 	type cost struct {
 		n              int
 		chrome, wall   time.Duration
+		started        int // Chrome processes that began during its calls
 		byType         map[string]time.Duration
 		calls, events  map[string]int
 		nCalls, nEvent int
@@ -75,14 +79,23 @@ func BenchmarkToolCost(b *testing.B) {
 	}
 	measure := func(tool string, call func() error) {
 		count.take()
-		c0, t0 := proccpu.GroupsBy(leader, proccpu.Type), time.Now()
+		pids := map[int]bool{}
+		byType := func(pid int) string { pids[pid] = true; return proccpu.Type(pid) }
+		c0, t0 := proccpu.GroupsBy(leader, byType), time.Now()
+		before := pids
+		pids = map[int]bool{}
 		if err := call(); err != nil {
 			b.Fatalf("%s: %v", tool, err)
 		}
-		wall, c1 := time.Since(t0), proccpu.GroupsBy(leader, proccpu.Type)
+		wall, c1 := time.Since(t0), proccpu.GroupsBy(leader, byType)
 		calls, events := count.take()
 		c := costs[tool]
 		c.n++
+		for pid := range pids {
+			if !before[pid] {
+				c.started++
+			}
+		}
 		for k, d := range c1 {
 			c.byType[k] += d - c0[k]
 			c.chrome += d - c0[k]
@@ -150,8 +163,8 @@ func BenchmarkToolCost(b *testing.B) {
 			types = append(types, fmt.Sprintf("%s %.1f", k, float64(d)/float64(c.n)/1e6))
 		}
 		sort.Strings(types)
-		b.Logf("%s: Chrome %.1f ms (%s), wall %.1f ms, %.1f CDP calls and %.1f events per call\n  calls: %s\n  events: %s", tool,
-			float64(c.chrome)/float64(c.n)/1e6, strings.Join(types, ", "), float64(c.wall)/float64(c.n)/1e6, float64(c.nCalls)/float64(c.n), float64(c.nEvent)/float64(c.n),
+		b.Logf("%s: Chrome %.1f ms (%s; %.1f processes started), wall %.1f ms, %.1f CDP calls and %.1f events per call\n  calls: %s\n  events: %s", tool,
+			float64(c.chrome)/float64(c.n)/1e6, strings.Join(types, ", "), float64(c.started)/float64(c.n), float64(c.wall)/float64(c.n)/1e6, float64(c.nCalls)/float64(c.n), float64(c.nEvent)/float64(c.n),
 			perCall(c.calls, c.n), perCall(c.events, c.n))
 	}
 	b.ReportMetric(float64(chrome)/float64(n)/1e6, "chrome-ms/call")

@@ -96,7 +96,9 @@ func Type(pid int) string {
 	if err != nil {
 		return ""
 	}
-	for _, a := range strings.Split(string(b), "\x00") {
+	// Chrome sets its processes' titles: the arguments may come joined by
+	// spaces rather than NULs.
+	for _, a := range strings.FieldsFunc(string(b), func(r rune) bool { return r == 0 || r == ' ' }) {
 		if t, ok := strings.CutPrefix(a, "--type="); ok {
 			return t
 		}
