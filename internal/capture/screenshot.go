@@ -171,7 +171,7 @@ func Screenshot(ctx context.Context, p *rod.Page, o ScreenshotOptions) (*Shot, e
 		return nil, refuse(RefusedEmpty, "the page has no visible area to capture; load a page first")
 	}
 
-	dpr, err := devicePixelRatio(p)
+	dpr, inner, err := window(p)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,12 @@ func Screenshot(ctx context.Context, p *rod.Page, o ScreenshotOptions) (*Shot, e
 	typ, quality := o.Type, o.Quality
 	var data []byte
 	for attempt := 0; ; attempt++ {
-		data, err = capture(p, region, m != modeViewport, typ, quality, scale)
+		// The view as it is shows, unscaled, with no scrollbar taken off:
+		// captured without a clip, Chrome copies the frame it has, where a
+		// clip would make it lay the page out and paint it again, twice
+		// (for the clip, then back).
+		asShown := m == modeViewport && scale == 1 && region == view && view.Width == inner.Width && view.Height == inner.Height
+		data, err = capture(p, region, asShown, m != modeViewport, typ, quality, scale)
 		if err != nil {
 			return nil, err
 		}
@@ -386,25 +391,41 @@ func elementBox(el *rod.Element) (Rect, error) {
 	return r, nil
 }
 
-func devicePixelRatio(p *rod.Page) (float64, error) {
-	res, err := p.Eval(`() => window.devicePixelRatio`)
-	if err != nil {
-		return 0, fmt.Errorf("capture: device pixel ratio: %w", err)
+// window is the page's device pixel ratio and its window's inner size
+// (CSS px, scrollbars included), in one round trip.
+func window(p *rod.Page) (dpr float64, inner Rect, err error) {
+	res, err := proto.RuntimeEvaluate{Expression: `[window.devicePixelRatio, window.innerWidth, window.innerHeight]`, ReturnByValue: true}.Call(p)
+	if err == nil && res.ExceptionDetails != nil {
+		err = fmt.Errorf("%s", res.ExceptionDetails.Text)
 	}
-	dpr := res.Value.Num()
+	if err != nil {
+		return 0, inner, fmt.Errorf("capture: device pixel ratio: %w", err)
+	}
+	v := res.Result.Value.Arr()
+	if len(v) != 3 {
+		return 0, inner, fmt.Errorf("capture: device pixel ratio: got %s", res.Result.Value.JSON("", ""))
+	}
+	dpr = v[0].Num()
 	if !(dpr > 0) || dpr > 16 {
 		dpr = 1
 	}
-	return dpr, nil
+	return dpr, Rect{Width: v[1].Num(), Height: v[2].Num()}, nil
 }
 
-// capture encodes region (document CSS px) at scale on top of the DPR.
-func capture(p *rod.Page, region Rect, beyondViewport bool, typ string, quality int, scale float64) ([]byte, error) {
+// capture encodes region (document CSS px) at scale on top of the DPR;
+// asShown, the viewport as it is shown, is captured without a clip. Chrome
+// encodes for speed (a PNG some 30% larger, zlib's fast level): the
+// encoding is most of a capture's CPU, and a shot over the byte budget
+// steps to JPEG anyway.
+func capture(p *rod.Page, region Rect, asShown, beyondViewport bool, typ string, quality int, scale float64) ([]byte, error) {
 	req := proto.PageCaptureScreenshot{
 		Format:                proto.PageCaptureScreenshotFormat(typ),
-		Clip:                  &proto.PageViewport{X: region.X, Y: region.Y, Width: region.Width, Height: region.Height, Scale: scale},
 		FromSurface:           true,
 		CaptureBeyondViewport: beyondViewport,
+		OptimizeForSpeed:      true,
+	}
+	if !asShown {
+		req.Clip = &proto.PageViewport{X: region.X, Y: region.Y, Width: region.Width, Height: region.Height, Scale: scale}
 	}
 	if typ == TypeJPEG {
 		req.Quality = &quality
