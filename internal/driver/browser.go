@@ -124,6 +124,7 @@ type Browser struct {
 	tabs        map[proto.TargetTargetID]*tab
 	sessions    map[proto.TargetSessionID]*tab              // every session we set up -> its tab
 	frameSess   map[proto.PageFrameID]proto.TargetSessionID // out-of-process frame -> its session
+	quiet       map[proto.TargetSessionID]bool              // capture's rod sessions whose Page domain was disabled
 	frameParent map[proto.PageFrameID]proto.TargetSessionID // out-of-process frame -> the session that attached it
 	ownFrames   map[proto.PageFrameID]bool                  // frames this session's pages announced (BrowserContextID mode)
 	active      *tab
@@ -178,6 +179,7 @@ func Attach(ctx context.Context, o Options) (*Browser, error) {
 		tabs:        map[proto.TargetTargetID]*tab{},
 		sessions:    map[proto.TargetSessionID]*tab{},
 		frameSess:   map[proto.PageFrameID]proto.TargetSessionID{},
+		quiet:       map[proto.TargetSessionID]bool{},
 		frameParent: map[proto.PageFrameID]proto.TargetSessionID{},
 		ownFrames:   map[proto.PageFrameID]bool{},
 		ev:          events{requests: map[proto.NetworkRequestID]reqInfo{}},

@@ -111,7 +111,9 @@ func (b *Browser) Read(ctx context.Context, o ReadOptions) (res *ReadResult, err
 // for capture. rod makes the page once, then keeps it; making it waits for
 // the renderer (Page.enable) under the browser's own context, so the wait is
 // left behind when ctx ends: it ends when the page answers or the
-// connection closes.
+// connection closes. The page is a session of its own, which capture only
+// sends commands on: its Page domain, which rod enables, is disabled again
+// once, so Chrome does not send it every page event a second time.
 func (b *Browser) page(ctx context.Context, id proto.TargetTargetID) (*rod.Page, error) {
 	type made struct {
 		p   *rod.Page
@@ -120,6 +122,15 @@ func (b *Browser) page(ctx context.Context, id proto.TargetTargetID) (*rod.Page,
 	done := make(chan made, 1)
 	go func() {
 		p, err := b.rb.PageFromTarget(id)
+		if err == nil {
+			b.mu.Lock()
+			quiet := b.quiet[p.SessionID]
+			b.quiet[p.SessionID] = true
+			b.mu.Unlock()
+			if !quiet {
+				_ = proto.PageDisable{}.Call(p) // events only: capture works without them
+			}
+		}
 		done <- made{p, err}
 	}()
 	select {

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -51,5 +52,26 @@ func TestScreenshotAndRead(t *testing.T) {
 	}
 	if _, err := b.Read(ctx, ReadOptions{What: "pdf"}); !errors.Is(err, capture.ErrRefused) {
 		t.Fatalf("read pdf: %v, want a capture refusal", err)
+	}
+}
+
+// TestCaptureLeavesEventsOnce: a screenshot and a read attach a session of
+// their own to the tab; after them, what the page does is still reported
+// once, not once per session.
+func TestCaptureLeavesEventsOnce(t *testing.T) {
+	b := attach(t, Options{})
+	ctx := ctxT(t)
+	gotoPage(t, b, siteURL+"/form.html")
+	if _, err := b.Screenshot(ctx, ScreenshotOptions{}); err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if _, err := b.Read(ctx, ReadOptions{}); err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	mustRun(t, b, `[{"op":"wait","ms":1}]`) // drains what the page left so far
+	res := mustRun(t, b, fmt.Sprintf(`[{"op":"goto","url":%q},{"op":"wait","text":"Widget unavailable"}]`, siteURL+"/broken.html"))
+	if len(res.ConsoleErrors) != 1 || len(res.FailedRequests) != 1 {
+		t.Fatalf("after a screenshot and a read, the broken page's console error and failed request are listed %d and %d times, want once each:\n%q\n%q",
+			len(res.ConsoleErrors), len(res.FailedRequests), res.ConsoleErrors, res.FailedRequests)
 	}
 }

@@ -285,6 +285,15 @@ func (b *Browser) attached(parent proto.TargetSessionID, e *proto.TargetAttached
 	case proto.TargetTargetInfoTypePage:
 		b.mu.Lock()
 		t = b.tabs[info.TargetID]
+		if t != nil && t.sess != sid && b.sessions[t.sess] == t {
+			// A second session with a page this connection already drives:
+			// the one rod attached for capture (Browser.page). It is not
+			// the tab's: set up as well, it would get every page event
+			// again (Chrome sending each twice, requests held twice, lines
+			// listed twice).
+			b.mu.Unlock()
+			return
+		}
 		if t == nil {
 			b.tabSeq++
 			b.ev.openSeq++
