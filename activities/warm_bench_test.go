@@ -109,8 +109,8 @@ func benchActivities(b *testing.B, iso local.Isolation, warm int) *Activities {
 // browsers (each browser's process group), divided per session. -v logs
 // the sum by process type (utility processes by service), each split into
 // anonymous, file-backed and shared memory. DURABLE_BROWSER_BENCH_FLAGS
-// (space-separated) are added to every browser's flags, as the worker's
-// --chrome-flag does, to measure a flag before it is taken.
+// (space-separated) are added to every browser's flags
+// (local.Options.ExtraFlags), to measure a flag before it is taken.
 func BenchmarkIdleSessionPss(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
