@@ -82,7 +82,7 @@ func BenchmarkCreate(b *testing.B) {
 }
 
 func benchActivities(b *testing.B, iso local.Isolation, warm int) *Activities {
-	lp, err := local.New(local.Options{ProfileRoot: b.TempDir(), BootID: "bench", Isolation: iso, Logger: zerolog.Nop()})
+	lp, err := local.New(local.Options{ProfileRoot: b.TempDir(), BootID: "bench", Isolation: iso, ExtraFlags: strings.Fields(os.Getenv("DURABLE_BROWSER_BENCH_FLAGS")), Logger: zerolog.Nop()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,7 +106,11 @@ func benchActivities(b *testing.B, iso local.Isolation, warm int) *Activities {
 // BenchmarkIdleSessionPss opens 8, then 16 plain sessions (each on a
 // small page, then idle) under each isolation and reports the proportional
 // set size (Pss, /proc/<pid>/smaps_rollup) of every process of their
-// browsers (each browser's process group), divided per session.
+// browsers (each browser's process group), divided per session. -v logs
+// the sum by process type (utility processes by service), each split into
+// anonymous, file-backed and shared memory. DURABLE_BROWSER_BENCH_FLAGS
+// (space-separated) are added to every browser's flags
+// (local.Options.ExtraFlags), to measure a flag before it is taken.
 func BenchmarkIdleSessionPss(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -138,8 +142,10 @@ func BenchmarkIdleSessionPss(b *testing.B) {
 				total, byType := groupsPss(b, groups)
 				perSession = float64(total) / 1024 / float64(n)
 				for typ, kb := range byType {
-					if !strings.HasSuffix(typ, " count") {
-						b.Logf("%s: %d %s processes: %.1f MiB in all", iso, byType[typ+" count"], typ, float64(kb)/1024)
+					if n, ok := byType[typ+" count"]; ok {
+						mib := func(k string) float64 { return float64(byType[typ+" "+k]) / 1024 }
+						b.Logf("%s: %d %s processes: %.1f MiB in all (anonymous %.1f, file %.1f, shared memory %.1f)",
+							iso, n, typ, float64(kb)/1024, mib("anon"), mib("file"), mib("shmem"))
 					}
 				}
 				a.Close(ctx)
@@ -183,17 +189,27 @@ func groupsPss(b *testing.B, groups map[int]bool) (int, map[string]int) {
 		if cl, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil {
 			// Chrome rewrites its command line into one space-separated string.
 			for _, a := range strings.Fields(strings.ReplaceAll(string(cl), "\x00", " ")) {
-				if t, ok := strings.CutPrefix(a, "--type="); ok {
+				if t, ok := strings.CutPrefix(a, "--type="); ok && typ == "browser" {
 					typ = t
+				}
+				if t, ok := strings.CutPrefix(a, "--utility-sub-type="); ok {
+					typ = "utility " + t
 				}
 			}
 		}
 		for _, l := range strings.Split(string(roll), "\n") {
-			if v, ok := strings.CutPrefix(l, "Pss:"); ok {
-				kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			name, v, ok := strings.Cut(l, ":")
+			if !ok || !strings.HasPrefix(name, "Pss") {
+				continue
+			}
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			switch name {
+			case "Pss":
 				total += kb
 				byType[typ] += kb
 				byType[typ+" count"]++
+			case "Pss_Anon", "Pss_File", "Pss_Shmem":
+				byType[typ+" "+strings.ToLower(strings.TrimPrefix(name, "Pss_"))] += kb
 			}
 		}
 	}
