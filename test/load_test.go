@@ -82,6 +82,7 @@ type loadCall struct {
 	args     json.RawMessage
 	toolName string // the tool as sent: run, snapshot, ...
 	opens    bool   // the session's first call: it starts the session and its browser
+	began    time.Time
 	resend   string // after effect_unknown: the answer to the same update id re-sent at once
 }
 
@@ -104,6 +105,9 @@ type loadResult struct {
 	// sessions' histories, by queue kind ("host", "shared"): what the
 	// ScheduleToStart bounds must stay above on a loaded host.
 	startWaits map[string][]time.Duration
+	// firstSteps is where the sessions' first calls' time went (one-worker
+	// runs only).
+	firstSteps string
 	// checkpoints is what keeping the sessions' checkpoints cost, read from
 	// the workers' logs (Checkpoints runs only).
 	checkpoints checkpointCost
@@ -278,6 +282,9 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 		cancel()
 	}
 	res.startWaits = startWaits(ids)
+	if !o.Kill {
+		res.firstSteps = firstCallSteps(ids, res.calls, a.Stderr.String())
+	}
 	for _, p := range workers.stopAll() {
 		res.problem("%s", p)
 	}
@@ -350,6 +357,7 @@ func driveSession(tg loadTarget, k int, id, run string, calls int, gate func(), 
 		c.args, _ = json.Marshal(args)
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		t0 := time.Now()
+		c.began = t0
 		raw, err := dbclient.Call(ctx, tg.client, id, contract.ToolCall{Name: c.toolName, Args: c.args}, dbclient.CallOptions{UpdateID: c.updateID})
 		c.elapsed = time.Since(t0)
 		cancel()
@@ -773,6 +781,7 @@ func (r *loadResult) report() string {
 			}
 		}
 	}
+	b.WriteString(r.firstSteps)
 	b.WriteString("\n| memory | MiB |\n|---|---|\n")
 	for _, name := range []string{"A", "B"} {
 		if v, ok := r.workerPeakRSS[name]; ok {
