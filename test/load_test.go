@@ -135,6 +135,7 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 		bound = append(bound, "DURABLE_BROWSER_STATE_KEY="+loadStateKey)
 	}
 	a := env.StartWorkerProcess(t, harness.ProcessOptions{ProfileRoot: rootA, Env: bound})
+	waitWarm(t, a)
 	workers := &workerSet{procs: map[string]*harness.Process{"A": a}, roots: []string{rootA}}
 
 	ids := make([]string, o.Sessions)
@@ -313,6 +314,20 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 		}
 	}
 	return res
+}
+
+// waitWarm waits until a worker process that keeps warm browsers (under
+// context isolation by default: --warm-browsers -1) has them all ready, as
+// a worker running before a burst of creates has.
+func waitWarm(t testing.TB, p *harness.Process) {
+	t.Helper()
+	harness.Eventually(t, 2*time.Minute, func() bool {
+		out := p.Stderr.String()
+		if !strings.Contains(out, `"isolation":"context"`) && strings.Contains(out, "worker polling") {
+			return true // process isolation: no warm browsers unless set
+		}
+		return strings.Contains(out, "warm browsers all ready")
+	}, "the worker's warm browsers did not all start:\n%s", p.Stderr)
 }
 
 // loadTarget is where a load's calls go: a Temporal client and the demo

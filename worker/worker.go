@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -274,7 +275,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		StopGrace:    stopGrace(cfg),
 		MaxBrowsers:  cfg.MaxBrowsers,
 		PastLatency:  gate.PastLatency,
-		WarmBrowsers: cfg.WarmBrowsers,
+		WarmBrowsers: cfg.Warm(lp.SharesBrowsers(), memTotal()),
 		Heartbeat:    heartbeatEvery,
 		Prices:       prices,
 	})
@@ -344,6 +345,23 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 func sharedSlots(cfg config.Worker) int {
 	if cfg.MaxBrowsers > 0 {
 		return 4 * cfg.MaxBrowsers
+	}
+	return 0
+}
+
+// memTotal is the host's memory in bytes (/proc/meminfo's MemTotal; 0
+// where it cannot be read).
+func memTotal() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				return kb << 10
+			}
+		}
 	}
 	return 0
 }
