@@ -83,7 +83,7 @@ func firstCallSteps(ids []string, calls []*loadCall, workerLog string) string {
 		}
 		cancel()
 		at := func(ev *historypb.HistoryEvent) time.Time { return ev.GetEventTime().AsTime() }
-		var started, firstWFT time.Time
+		var started, wftStarted, firstWFT, midStarted time.Time
 		sched := map[int64]*historypb.HistoryEvent{}
 		type act struct{ sched, start, done time.Time }
 		var create, run *act
@@ -91,6 +91,10 @@ func firstCallSteps(ids []string, calls []*loadCall, workerLog string) string {
 			switch {
 			case ev.GetEventType() == enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
 				started = at(ev)
+			case ev.GetEventType() == enums.EVENT_TYPE_WORKFLOW_TASK_STARTED && wftStarted.IsZero():
+				wftStarted = at(ev)
+			case ev.GetEventType() == enums.EVENT_TYPE_WORKFLOW_TASK_STARTED && create != nil && !create.done.IsZero() && run == nil && midStarted.IsZero():
+				midStarted = at(ev)
 			case ev.GetEventType() == enums.EVENT_TYPE_WORKFLOW_TASK_COMPLETED && firstWFT.IsZero():
 				firstWFT = at(ev)
 			case ev.GetActivityTaskScheduledEventAttributes() != nil:
@@ -118,7 +122,8 @@ func firstCallSteps(ids []string, calls []*loadCall, workerLog string) string {
 		}
 		answered := c.began.Add(c.elapsed)
 		add("call sent -> workflow started", started.Sub(c.began))
-		add("first workflow task", firstWFT.Sub(started))
+		add("first workflow task: waiting for a poll", wftStarted.Sub(started))
+		add("first workflow task: run", firstWFT.Sub(wftStarted))
 		add("create: waiting on the create queue", create.start.Sub(create.sched))
 		add("create: the activity", create.done.Sub(create.start))
 		if l, ok := created[id]; ok {
@@ -132,8 +137,12 @@ func firstCallSteps(ids []string, calls []*loadCall, workerLog string) string {
 				add("    Target.createTarget (the page)", msd(o.Steps["page"]))
 			}
 			add("  driver attach", msd(l.Steps["attach"]))
+			add("  the rest (first pages, the create's checkpoint, the SDK)", create.done.Sub(create.start)-msd(l.Steps["total"]))
 		}
-		add("create done -> goto scheduled (workflow task)", run.sched.Sub(create.done))
+		if !midStarted.IsZero() {
+			add("create done -> workflow task started", midStarted.Sub(create.done))
+			add("workflow task started -> goto scheduled", run.sched.Sub(midStarted))
+		}
 		add("goto: waiting on the host queue", run.start.Sub(run.sched))
 		add("goto: the activity", run.done.Sub(run.start))
 		add("goto done -> answer at the caller", answered.Sub(run.done))
