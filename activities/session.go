@@ -259,6 +259,10 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 
 	stop := a.heartbeat(ctx, nil)
 	defer stop()
+	// Where the create's time goes, logged with "session created"
+	// (docs/benchmarks.md, the first call's steps).
+	began := time.Now()
+	steps := createSteps{last: began}
 	kept := false
 	// A named state: its lease for this session, and its newest version,
 	// before any browser is started.
@@ -302,10 +306,13 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	var eg *egress.Proxy
 	var err error
 	warmUnlist := func() {}
+	steps.mark(&steps.before)
 	if !foundOne {
 		var unlist func()
 		if sess, eg, unlist = a.takeWarm(ctx, req, name, &want, pol, log); sess != nil {
 			warmUnlist = unlist
+			steps.warm = true
+			steps.mark(&steps.browser)
 		}
 	}
 	// Listed until the session lists the endpoint under its own key.
@@ -316,6 +323,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 			log.Error().Err(err).Msg("starting the egress proxy")
 			return nil, contract.Fail(contract.CodeBrowserUnavailable, "could not start the browser's egress proxy; try again").WithDetail(err.Error())
 		}
+		steps.mark(&steps.egress)
 	}
 	defer func() {
 		if !kept && eg != nil {
@@ -341,6 +349,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 			log.Error().Err(err).Msg("creating browser")
 			return nil, providerFailure(err)
 		}
+		steps.mark(&steps.browser)
 	}
 	if sess.Found {
 		if f := checkFound(req.Tag, want, sess.Made); f != nil {
@@ -381,6 +390,7 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 		}
 	}()
 	b, err := a.o.Attach(ctx, do)
+	steps.mark(&steps.attach)
 	if err != nil {
 		a.endView(req.Tag, ls)
 		_ = p.Release(context.WithoutCancel(ctx), req.Tag)
@@ -413,7 +423,8 @@ func (a *Activities) Create(ctx context.Context, req contract.CreateRequest) (*c
 	a.sessions[req.Tag] = ls
 	a.mu.Unlock()
 	kept = true
-	log.Info().Str("provider", name).Int("pid", sess.PID).Str("isolation", sess.Isolation).Msg("session created")
+	log.Info().Str("provider", name).Int("pid", sess.PID).Str("isolation", sess.Isolation).Bool("warm", steps.warm).
+		Dict("steps_ms", steps.dict(began)).Msg("session created")
 
 	if req.Options.Record {
 		a.startRecording(ctx, ls, workflowIDOf(ctx))
@@ -620,4 +631,28 @@ func (a *Activities) Relaunch(ctx context.Context, req RelaunchRequest) (*contra
 		return nil, err
 	}
 	return a.Create(ctx, contract.CreateRequest{Tag: req.Tag, Options: req.Options, Grants: req.Grants})
+}
+
+// createSteps times a create's steps: each is the time from the step
+// before it (or the create's start) to its end; a step not taken stays 0.
+type createSteps struct {
+	last                            time.Time
+	before, egress, browser, attach time.Duration
+	warm                            bool
+}
+
+func (s *createSteps) mark(d *time.Duration) {
+	now := time.Now()
+	*d = now.Sub(s.last)
+	s.last = now
+}
+
+// dict is the steps in milliseconds, for the create's log line: before
+// (the checks, a named state's lease, a found browser), egress (the
+// session's proxy), browser (the provider's create, or taking a warm
+// one), attach (the driver), total (from the create's start).
+func (s *createSteps) dict(began time.Time) *zerolog.Event {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+	return zerolog.Dict().Float64("before", ms(s.before)).Float64("egress", ms(s.egress)).Float64("browser", ms(s.browser)).
+		Float64("attach", ms(s.attach)).Float64("total", ms(time.Since(began)))
 }

@@ -194,6 +194,9 @@ func (w *warmPool) fill(ctx context.Context) bool {
 	n := len(w.idle)
 	w.mu.Unlock()
 	log.Debug().Int("pid", b.pid).Int("warm", n).Msg("warm browser ready")
+	if n == w.size {
+		w.a.log.Info().Int("warm", n).Msg("warm browsers all ready")
+	}
 	return true
 }
 

@@ -83,6 +83,7 @@ type loadCall struct {
 	args     json.RawMessage
 	toolName string // the tool as sent: run, snapshot, ...
 	opens    bool   // the session's first call: it starts the session and its browser
+	began    time.Time
 	resend   string // after effect_unknown: the answer to the same update id re-sent at once
 }
 
@@ -105,6 +106,9 @@ type loadResult struct {
 	// sessions' histories, by queue kind ("host", "shared"): what the
 	// ScheduleToStart bounds must stay above on a loaded host.
 	startWaits map[string][]time.Duration
+	// firstSteps is where the sessions' first calls' time went (one-worker
+	// runs only).
+	firstSteps string
 	// checkpoints is what keeping the sessions' checkpoints cost, read from
 	// the workers' logs (Checkpoints runs only).
 	checkpoints checkpointCost
@@ -132,6 +136,7 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 		bound = append(bound, "DURABLE_BROWSER_STATE_KEY="+loadStateKey)
 	}
 	a := env.StartWorkerProcess(t, harness.ProcessOptions{ProfileRoot: rootA, Env: bound})
+	waitWarm(t, a)
 	workers := &workerSet{procs: map[string]*harness.Process{"A": a}, roots: []string{rootA}}
 
 	ids := make([]string, o.Sessions)
@@ -279,6 +284,9 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 		cancel()
 	}
 	res.startWaits = startWaits(ids)
+	if !o.Kill {
+		res.firstSteps = firstCallSteps(ids, res.calls, a.Stderr.String())
+	}
 	for _, p := range workers.stopAll() {
 		res.problem("%s", p)
 	}
@@ -307,6 +315,20 @@ func runLoad(t testing.TB, o loadOptions) *loadResult {
 		}
 	}
 	return res
+}
+
+// waitWarm waits until a worker process that keeps warm browsers (under
+// context isolation by default: --warm-browsers -1) has them all ready, as
+// a worker running before a burst of creates has.
+func waitWarm(t testing.TB, p *harness.Process) {
+	t.Helper()
+	harness.Eventually(t, 2*time.Minute, func() bool {
+		out := p.Stderr.String()
+		if !strings.Contains(out, `"isolation":"context"`) && strings.Contains(out, "worker polling") {
+			return true // process isolation: no warm browsers unless set
+		}
+		return strings.Contains(out, "warm browsers all ready")
+	}, "the worker's warm browsers did not all start:\n%s", p.Stderr)
 }
 
 // loadTarget is where a load's calls go: a Temporal client and the demo
@@ -351,6 +373,7 @@ func driveSession(tg loadTarget, k int, id, run string, calls int, gate func(), 
 		c.args, _ = json.Marshal(args)
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		t0 := time.Now()
+		c.began = t0
 		raw, err := dbclient.Call(ctx, tg.client, id, contract.ToolCall{Name: c.toolName, Args: c.args}, dbclient.CallOptions{UpdateID: c.updateID})
 		c.elapsed = time.Since(t0)
 		cancel()
@@ -752,6 +775,7 @@ func (r *loadResult) report() string {
 			}
 		}
 	}
+	b.WriteString(r.firstSteps)
 	b.WriteString("\n| memory | MiB |\n|---|---|\n")
 	for _, name := range []string{"A", "B"} {
 		if v, ok := r.workerPeakRSS[name]; ok {

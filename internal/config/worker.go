@@ -78,7 +78,9 @@ type Worker struct {
 	// MaxBrowsers bounds the browsers this worker holds at once.
 	MaxBrowsers int
 	// WarmBrowsers is how many plain local browsers the worker keeps
-	// started ahead of sessions (0: none).
+	// started ahead of sessions (0: none; WarmAuto: a context per
+	// --max-browsers under context isolation, within WarmMemoryShare of
+	// the host's memory, and none under process isolation).
 	WarmBrowsers int
 	// MaxLaunches bounds the local browsers starting at once; more creates
 	// wait for a slot (0: local.DefaultMaxLaunches).
@@ -211,7 +213,7 @@ func BindWorker(s *Set, w *Worker) {
 	s.Duration(&w.OrphanAfter, "orphan-after", time.Hour, "release a browser no call has touched for this long (its workflow ended without releasing it); keep it above every session's idle window")
 	s.Duration(&w.StopGrace, "stop-grace", 30*time.Second, "on SIGTERM or Ctrl-C: stop taking calls, let calls in flight finish for this long (a run cut short answers effect_unknown), then release every browser")
 	s.Int(&w.MaxBrowsers, "max-browsers", DefaultMaxBrowsers(), "browsers this worker holds at once; a create beyond it answers browser_unavailable (retryable) so another worker takes it (0: no bound)")
-	s.Int(&w.WarmBrowsers, "warm-browsers", 0, "plain local browsers kept started ahead of sessions, so a plain session's create takes one (they count against --max-browsers; 0: none)")
+	s.Int(&w.WarmBrowsers, "warm-browsers", WarmAuto, "plain local browsers kept started ahead of sessions, so a plain session's create takes one (they count against --max-browsers; 0: none; -1: under --isolation context one context per --max-browsers, within an eighth of the host's memory, and none under process)")
 	s.Int(&w.MaxLaunches, "max-launches", 0, "local browsers starting at once (0: one per two cores, at least one); more creates wait for a slot, heartbeating, and each start's 30 s bound counts from its slot")
 	s.Int(&w.LatencyBound, "latency-bound", 0, "stop taking new sessions from the shared queue while the p95 of this worker's calls over the last minute is over this many times its unloaded p95 (2: once it doubles; 0: never); the sessions it holds are served as before")
 	s.String(&w.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the worker, from its start to its stop, to this file (off unless set)")
@@ -336,6 +338,9 @@ func (w *Worker) Validate() error {
 	}
 	if w.S3.KMSKeyID != "" && w.S3.SSE != "aws:kms" {
 		return &Error{Flag: "s3-kms-key-id", Problem: "a KMS key without --s3-sse=aws:kms", Fix: "add --s3-sse=aws:kms"}
+	}
+	if w.WarmBrowsers < WarmAuto {
+		return &Error{Flag: "warm-browsers", Problem: "negative", Fix: "give 0 or more, or -1 for the size by isolation"}
 	}
 	if w.StopGrace < 0 {
 		return &Error{Flag: "stop-grace", Problem: "negative", Fix: "give a duration such as 30s"}
@@ -475,6 +480,42 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// WarmAuto is --warm-browsers' default: sized by the isolation (Worker.Warm).
+const WarmAuto = -1
+
+// WarmContextMiB is what an idle warm context costs (Pss: its renderer,
+// and its share of the shared browser's and GPU processes;
+// docs/benchmarks.md, "Sessions as browser contexts").
+const WarmContextMiB = 23
+
+// WarmMemoryShare is the share of the host's memory the automatic pool of
+// warm contexts may take: an eighth.
+const WarmMemoryShare = 8
+
+// Warm is how many warm browsers the worker keeps: --warm-browsers when
+// set (0 or more); else, when plain sessions are contexts of a shared
+// browser, one per --max-browsers (the largest burst of creates the worker
+// takes; with no bound, DefaultMaxBrowsers), at most what fits in
+// 1/WarmMemoryShare of memTotal at WarmContextMiB each (memTotal 0:
+// unknown, no such cap); else none (a warm browser of its own costs a
+// Chrome's memory, about 190 MiB).
+func (w Worker) Warm(sharesBrowsers bool, memTotal int64) int {
+	if w.WarmBrowsers >= 0 {
+		return w.WarmBrowsers
+	}
+	if !sharesBrowsers {
+		return 0
+	}
+	n := w.MaxBrowsers
+	if n <= 0 {
+		n = DefaultMaxBrowsers()
+	}
+	if memTotal > 0 {
+		n = min(n, int(memTotal/WarmMemoryShare/(WarmContextMiB<<20)))
+	}
+	return max(n, 0)
 }
 
 // DefaultMaxBrowsers is --max-browsers' default: two browsers per core, at

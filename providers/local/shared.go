@@ -33,6 +33,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/chrome"
 	"github.com/durable-browser/durable-browser/internal/egress"
@@ -139,10 +141,12 @@ func (p *Provider) ownBrowser(o providers.CreateOptions) string {
 // browser, with a page; the tag lock is held.
 func (p *Provider) openContext(ctx context.Context, o providers.CreateOptions) (_ *providers.Session, err error) {
 	defer p.markStarting(o.Tag)()
+	t0 := time.Now()
 	sc, err := p.sharedFor(ctx, o.Egress != "")
 	if err != nil {
 		return nil, err
 	}
+	tShared := time.Now()
 	// A failed open gives its use back (release, below, finds no context
 	// to count it by).
 	opened := false
@@ -190,6 +194,7 @@ func (p *Provider) openContext(ctx context.Context, o providers.CreateOptions) (
 		return nil, fmt.Errorf("opening the session's browser context: %w", err)
 	}
 	rec.Context = bc.BrowserContextID
+	tContext := time.Now()
 	// From here release counts the use off, with the context.
 	opened = true
 	if err := p.writeRecord(rec); err != nil {
@@ -205,8 +210,11 @@ func (p *Provider) openContext(ctx context.Context, o providers.CreateOptions) (
 	if err := p.writeRecord(rec); err != nil {
 		return nil, err
 	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 	p.log.Info().Str("session", rec.Tag).Str("isolation", string(IsolationContext)).Int("pid", rec.PID).
-		Str("shared", sc.key).Msg("browser context opened in the shared browser")
+		Str("shared", sc.key).Dict("steps_ms", zerolog.Dict().Float64("shared", ms(tShared.Sub(t0))).
+		Float64("context", ms(tContext.Sub(tShared))).Float64("page", ms(time.Since(tContext)))).
+		Msg("browser context opened in the shared browser")
 	return p.session(rec), nil
 }
 
