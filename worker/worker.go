@@ -303,11 +303,6 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	// this worker may hold, not the SDK's default of 1000 at once.
 	sharedOpts := wo
 	sharedOpts.MaxConcurrentActivityExecutionSize = sharedSlots(cfg)
-	// The sessions' workflow tasks, and their calls on the host queue,
-	// are taken by more polls than the SDK's 2: sessions opened at once
-	// otherwise have their first workflow tasks handed out two at a time
-	// (docs/benchmarks.md, the first calls by step).
-	sharedOpts.MaxConcurrentWorkflowTaskPollers = taskPollers
 	shared := sdkworker.New(o.Client, contract.SharedQueue, sharedOpts)
 	gate.OnChange(func(open bool, why string) {
 		if open {
@@ -324,7 +319,6 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	creates := sdkworker.New(o.Client, contract.CreateQueue, createOpts)
 	// The host queue serves only this process's browsers.
 	hostOpts := wo
-	hostOpts.MaxConcurrentActivityTaskPollers = taskPollers
 	hostOpts.Interceptors = append([]interceptor.WorkerInterceptor{latencyOf(gate)}, wo.Interceptors...)
 	host := sdkworker.New(o.Client, hostQueue, hostOpts)
 	approvers, err := approversFor(o, log)
@@ -371,11 +365,6 @@ func memTotal() int64 {
 	}
 	return 0
 }
-
-// taskPollers is how many polls the shared queue's workflow worker and the
-// host queue keep out: a burst of sessions' tasks is taken in parallel,
-// not two at a time. An idle poll is a long poll held open on the server.
-const taskPollers = 8
 
 // heartbeatEvery is how often a long call heartbeats, and how often the
 // SDK may pass a heartbeat on to the server.
