@@ -14,12 +14,13 @@ RUN CGO_ENABLED=0 go build -trimpath -o /out/durable-browser ./cmd/durable-brows
 
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium tini ca-certificates fonts-liberation \
+ && apt-get install -y --no-install-recommends chromium chromium-headless-shell tini ca-certificates fonts-liberation \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --create-home --uid 10001 browser
 COPY --from=build /out/durable-browser /out/durable-browser-worker /out/durable-browser-mcp /usr/local/bin/
 USER browser
 ENV CHROME_PATH=/usr/bin/chromium \
+    DURABLE_BROWSER_HEADLESS_SHELL=/usr/lib/chromium/chromium-headless-shell \
     DURABLE_BROWSER_PROFILE_ROOT=/home/browser/profiles
 ENTRYPOINT ["/usr/bin/tini", "--", "durable-browser"]
 CMD ["worker"]

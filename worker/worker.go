@@ -149,14 +149,15 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	log := o.Logger.With().Str("boot_id", bootID).Logger()
 
 	lp, err := local.New(local.Options{
-		ChromePath:  cfg.Chrome,
-		ProfileRoot: cfg.ProfileRoot,
-		BootID:      bootID,
-		NoSandbox:   cfg.NoSandbox,
-		Headed:      cfg.Headed,
-		MaxLaunches: cfg.MaxLaunches,
-		Isolation:   local.Isolation(cfg.Isolation),
-		Logger:      log,
+		ChromePath:    cfg.Chrome,
+		HeadlessShell: cfg.HeadlessShell,
+		ProfileRoot:   cfg.ProfileRoot,
+		BootID:        bootID,
+		NoSandbox:     cfg.NoSandbox,
+		Headed:        cfg.Headed,
+		MaxLaunches:   cfg.MaxLaunches,
+		Isolation:     local.Isolation(cfg.Isolation),
+		Logger:        log,
 	})
 	if err != nil {
 		return nil, err
@@ -624,7 +625,7 @@ func (w *Worker) Start() error {
 		}
 	}()
 	w.log.Info().Str("shared_queue", contract.SharedQueue).Str("create_queue", contract.CreateQueue).Str("host_queue", w.hostQueue).
-		Str("isolation", string(w.local.Isolation())).Msg("worker polling")
+		Str("isolation", string(w.local.Isolation())).Str("headless_browser", w.local.Executable(false)).Msg("worker polling")
 	return nil
 }
 

@@ -54,6 +54,7 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	fs.String(&f.demoAddr, "demo-address", "127.0.0.1:8380", "the bundled demo site")
 	fs.Bool(&f.smoke, "smoke", false, "run the smoke workflow once everything is up, and print what it saw")
 	fs.String(&f.w.Chrome, "chrome", env.Getenv("CHROME_PATH"), "Chrome or Chromium executable (also $CHROME_PATH; default: discovered)")
+	config.BindHeadlessShell(fs, &f.w.HeadlessShell)
 	fs.Bool(&f.w.NoSandbox, "no-sandbox", false, "start Chrome with --no-sandbox (always on when running as root)")
 	fs.Bool(&f.w.Headed, "headed", false, "show browser windows")
 	config.BindIsolation(fs, &f.w.Isolation)

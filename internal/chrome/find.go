@@ -72,7 +72,7 @@ func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
 // BadPathError says an explicitly given path is missing or not executable.
 type BadPathError struct {
-	// Source is "--chrome" or "CHROME_PATH".
+	// Source is "--chrome", "CHROME_PATH" or "--headless-shell".
 	Source string
 	// Path is the value given.
 	Path string
@@ -81,6 +81,10 @@ type BadPathError struct {
 }
 
 func (e *BadPathError) Error() string {
+	if e.Source == ShellFlag {
+		return fmt.Sprintf("%s %q %s: point it at chrome-headless-shell (Debian: apt-get install chromium-headless-shell), or give %q to look for one or %q to run headless sessions in the full browser",
+			e.Source, e.Path, e.Reason, ShellAuto, ShellOff)
+	}
 	return fmt.Sprintf("%s %q %s: point %s (or %s) at the Chrome or Chromium executable, or leave both unset to search PATH",
 		e.Source, e.Path, e.Reason, Flag, EnvVar)
 }
@@ -178,4 +182,68 @@ func usable(o FindOptions, p string) string {
 		return "is not executable"
 	}
 	return ""
+}
+
+// ShellFlag is the command-line flag choosing the headless shell.
+const ShellFlag = "--headless-shell"
+
+// ShellAuto and ShellOff are the two words --headless-shell takes besides
+// a path.
+const (
+	ShellAuto = "auto"
+	ShellOff  = "off"
+)
+
+// ShellPaths are where the headless shell (chrome-headless-shell: Chrome's
+// rendering engine without the browser's user interface) is looked for, in
+// order. Debian's real executable comes before PATH: its
+// /usr/bin/chromium-headless-shell is a script that runs the browser as a
+// child instead of replacing itself, so a signal to the process started
+// would not reach the browser.
+var ShellPaths = []string{"/usr/lib/chromium/chromium-headless-shell"}
+
+// ShellNames are the headless shell's names looked up on PATH, after
+// ShellPaths.
+var ShellNames = []string{"chrome-headless-shell", "chromium-headless-shell"}
+
+// FindShell returns the headless shell to run headless browsers with, or
+// "" for none (then the full browser runs them, with --headless=new).
+// setting is the value of --headless-shell: "" or ShellAuto looks for one,
+// unless a browser was named (--chrome or CHROME_PATH: that browser is
+// then the one run); ShellOff never uses one; anything else is the path of
+// the shell, which must be an executable.
+func FindShell(o FindOptions, setting string) (string, error) {
+	if o.Env == nil {
+		o.Env = os.Getenv
+	}
+	if o.LookPath == nil {
+		o.LookPath = exec.LookPath
+	}
+	if o.Stat == nil {
+		o.Stat = os.Stat
+	}
+	if o.GOOS == "" {
+		o.GOOS = runtime.GOOS
+	}
+	switch setting {
+	case ShellOff:
+		return "", nil
+	case "", ShellAuto:
+	default:
+		return checkExplicit(o, ShellFlag, setting)
+	}
+	if o.Explicit != "" || o.Env(EnvVar) != "" || o.GOOS != "linux" {
+		return "", nil
+	}
+	for _, p := range ShellPaths {
+		if usable(o, p) == "" {
+			return p, nil
+		}
+	}
+	for _, name := range ShellNames {
+		if p, err := o.LookPath(name); err == nil && p != "" {
+			return p, nil
+		}
+	}
+	return "", nil
 }

@@ -187,3 +187,72 @@ func TestFindRealDefaults(t *testing.T) {
 		t.Fatalf("Find returned unusable %q: %v", p, err)
 	}
 }
+
+func TestFindShell(t *testing.T) {
+	const exe = 0o755
+	debian := "/usr/lib/chromium/chromium-headless-shell"
+	tests := []struct {
+		name     string
+		setting  string
+		explicit string
+		env      map[string]string
+		onPath   map[string]string
+		files    map[string]fs.FileMode
+		goos     string
+		want     string
+		errHas   string
+	}{
+		{name: "auto finds Debian's executable before PATH's script",
+			onPath: map[string]string{"chromium-headless-shell": "/usr/bin/chromium-headless-shell"},
+			files:  map[string]fs.FileMode{debian: exe},
+			want:   debian},
+		{name: "auto falls back to PATH",
+			onPath: map[string]string{"chrome-headless-shell": "/opt/chs/chrome-headless-shell"},
+			want:   "/opt/chs/chrome-headless-shell"},
+		{name: "empty setting is auto", files: map[string]fs.FileMode{debian: exe}, setting: "", want: debian},
+		{name: "auto with none installed runs the full browser"},
+		{name: "auto leaves a browser named by --chrome alone",
+			explicit: "/opt/google/chrome/chrome",
+			files:    map[string]fs.FileMode{debian: exe}},
+		{name: "auto leaves a browser named by CHROME_PATH alone",
+			env:   map[string]string{"CHROME_PATH": "/x/chrome"},
+			files: map[string]fs.FileMode{debian: exe}},
+		{name: "auto is Linux only (the shell's packages are)",
+			goos: "darwin", files: map[string]fs.FileMode{debian: exe}},
+		{name: "off never uses one", setting: "off", files: map[string]fs.FileMode{debian: exe}},
+		{name: "a path wins, even with --chrome",
+			setting: "/s/shell", explicit: "/c/chrome",
+			files: map[string]fs.FileMode{"/s/shell": exe},
+			want:  "/s/shell"},
+		{name: "a bad path names the flag and the ways out",
+			setting: "/nope",
+			errHas:  `--headless-shell "/nope" does not exist: point it at chrome-headless-shell`},
+		{name: "a non-executable path",
+			setting: "/s/shell", files: map[string]fs.FileMode{"/s/shell": 0o644},
+			errHas: "is not executable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			goos := tt.goos
+			if goos == "" {
+				goos = "linux"
+			}
+			got, err := FindShell(FindOptions{
+				Explicit: tt.explicit,
+				Env:      func(k string) string { return tt.env[k] },
+				LookPath: fakePath(tt.onPath),
+				Stat:     fakeFS(tt.files),
+				GOOS:     goos,
+			}, tt.setting)
+			if tt.errHas != "" {
+				if !errors.Is(err, ErrBadPath) || !strings.Contains(err.Error(), tt.errHas) {
+					t.Fatalf("err = %v, want ErrBadPath with %q", err, tt.errHas)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("FindShell = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}

@@ -39,10 +39,13 @@ type Worker struct {
 	Temporal Temporal
 	S3       S3
 
-	Chrome      string
-	ProfileRoot string
-	NoSandbox   bool
-	Headed      bool
+	Chrome string
+	// HeadlessShell chooses what runs headless browsers: auto, off or a
+	// path (local.Options.HeadlessShell).
+	HeadlessShell string
+	ProfileRoot   string
+	NoSandbox     bool
+	Headed        bool
 	// CDPEndpoint, when set, makes "cdp" sessions attach to that Chrome.
 	CDPEndpoint string
 	// Providers lists the rented-browser providers to enable
@@ -193,6 +196,7 @@ func BindWorker(s *Set, w *Worker) {
 	s.String(&w.S3.SSE, "s3-sse", "", "server-side encryption: AES256 or aws:kms")
 	s.String(&w.S3.KMSKeyID, "s3-kms-key-id", "", "KMS key id when --s3-sse=aws:kms")
 	s.String(&w.Chrome, "chrome", os.Getenv("CHROME_PATH"), "Chrome or Chromium executable (also $CHROME_PATH; default: discovered)")
+	BindHeadlessShell(s, &w.HeadlessShell)
 	s.String(&w.ProfileRoot, "profile-root", defaultProfileRoot(), "directory holding browser profiles and records")
 	s.Bool(&w.NoSandbox, "no-sandbox", false, "start Chrome with --no-sandbox (always on when running as root)")
 	s.Bool(&w.Headed, "headed", false, "show browser windows instead of running headless")
@@ -229,6 +233,11 @@ func BindWorker(s *Set, w *Worker) {
 	s.Bool(&w.UnsignedApprovals, "unsigned-approvals", false, "run without --approver-keys on purpose: anyone who can signal the namespace can approve and answer handoffs (silences the warning)")
 	s.String(&w.LogLevel, "log-level", "info", "trace, debug, info, warn or error")
 	s.String(&w.Metrics, "metrics", "", "serve Prometheus metrics on this host:port at /metrics (the Temporal SDK's and durable-browser's; see docs/operations.md)")
+}
+
+// BindHeadlessShell defines --headless-shell (worker and dev).
+func BindHeadlessShell(s *Set, shell *string) {
+	s.String(shell, "headless-shell", "auto", "what runs headless browsers: auto (chrome-headless-shell where installed and neither --chrome nor $CHROME_PATH names a browser: about half the CPU and memory of the full browser), off (the full browser with --headless=new) or the shell's path; headed sessions always run the full browser")
 }
 
 // BindIsolation defines --isolation (worker and dev).

@@ -76,7 +76,7 @@ func heldPostRun(t *testing.T, withEgress bool) int32 {
 	// The worker: this test binary, running only the helper below.
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), heldHelperEnv+"=1", "HELPER_ROOT="+root, "HELPER_URL="+srv.URL+"/",
-		"HELPER_CHROME="+chromePath(t), fmt.Sprintf("HELPER_EGRESS=%t", withEgress))
+		fmt.Sprintf("HELPER_EGRESS=%t", withEgress))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -139,7 +139,7 @@ func TestMain(m *testing.M) {
 // waits to be killed.
 func heldPostWorker() error {
 	ctx := context.Background()
-	p, err := New(Options{ChromePath: os.Getenv("HELPER_CHROME"), ProfileRoot: os.Getenv("HELPER_ROOT"), BootID: "helper",
+	p, err := New(Options{ProfileRoot: os.Getenv("HELPER_ROOT"), BootID: "helper",
 		Logger: zerolog.Nop()})
 	if err != nil {
 		return err

@@ -44,6 +44,13 @@ type Options struct {
 	// ChromePath is the browser executable; empty means chrome.Find (which
 	// reads CHROME_PATH, then PATH, then the usual install paths).
 	ChromePath string
+	// HeadlessShell chooses what runs headless browsers (chrome.FindShell):
+	// "" or "auto" the headless shell where one is installed and no
+	// ChromePath or CHROME_PATH names a browser, "off" the full browser,
+	// else the shell's path. The shell is Chrome's engine without the
+	// browser's user interface: about half the CPU a call and half the
+	// memory (docs/benchmarks.md). Headed sessions always run ChromePath.
+	HeadlessShell string
 	// ProfileRoot holds every session's profile, the records and saved
 	// profiles. Required.
 	ProfileRoot string
@@ -80,6 +87,8 @@ type Options struct {
 // Provider runs local browsers. It is safe for concurrent use.
 type Provider struct {
 	chromePath string
+	// shellPath runs headless browsers when set (Options.HeadlessShell).
+	shellPath string
 	root       string
 	bootID     string
 	noSandbox  bool
@@ -135,6 +144,10 @@ func New(o Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	shell, err := chrome.FindShell(chrome.FindOptions{Explicit: o.ChromePath}, o.HeadlessShell)
+	if err != nil {
+		return nil, err
+	}
 	root, err := filepath.Abs(o.ProfileRoot)
 	if err != nil {
 		return nil, fmt.Errorf("local provider: ProfileRoot: %w", err)
@@ -171,6 +184,7 @@ func New(o Options) (*Provider, error) {
 		ca:         ca,
 		shared:     map[string]*sharedChrome{},
 		chromePath: path,
+		shellPath:  shell,
 		root:       root,
 		bootID:     o.BootID,
 		noSandbox:  o.NoSandbox || runningAsRoot(),
@@ -188,8 +202,14 @@ func New(o Options) (*Provider, error) {
 // Name returns "local".
 func (p *Provider) Name() string { return Name }
 
-// ChromePath is the executable this provider runs.
-func (p *Provider) ChromePath() string { return p.chromePath }
+// Executable is what runs a browser: the headless shell for a headless
+// one where there is a shell, else the full browser.
+func (p *Provider) Executable(headed bool) string {
+	if !headed && p.shellPath != "" {
+		return p.shellPath
+	}
+	return p.chromePath
+}
 
 // Capabilities: saved profiles, stealth (applied by the driver), headed,
 // and an egress proxy for everything the browser sends.
@@ -433,7 +453,7 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 		}
 	}
 
-	_, port, wsURL, err := p.launch(ctx, o.Tag, rec.SessionDir, rec.ProfileDir, p.args(rec, o), func(c *child) error {
+	_, port, wsURL, err := p.launch(ctx, o.Tag, rec.SessionDir, rec.ProfileDir, p.Executable(rec.Headed), p.args(rec, o), func(c *child) error {
 		p.mu.Lock()
 		p.children[o.Tag] = c
 		p.mu.Unlock()
@@ -454,16 +474,16 @@ func (p *Provider) start(ctx context.Context, o providers.CreateOptions) (_ *pro
 		return nil, err
 	}
 	p.log.Info().Str("session", rec.Tag).Int("pid", rec.PID).Int("port", port).
-		Bool("headed", rec.Headed).Str("profile", rec.Profile).Bool("save", rec.Save).Msg("browser started")
+		Bool("headed", rec.Headed).Str("executable", filepath.Base(p.Executable(rec.Headed))).Str("profile", rec.Profile).Bool("save", rec.Save).Msg("browser started")
 	return p.session(rec), nil
 }
 
-// launch starts one browser process (a session's own, or the shared one
-// of context isolation) once the launch queue gives it a slot: its output
+// launch starts one browser process (exe: a session's own, or the shared
+// one of context isolation) once the launch queue gives it a slot: its output
 // to dir/chrome.log, in its own process group, tied to this worker.
 // started runs as soon as the process exists (the caller records its pid);
 // launch then waits for its DevTools port. who names it in log lines.
-func (p *Provider) launch(ctx context.Context, who, dir, profileDir string, args []string, started func(*child) error) (*child, int, string, error) {
+func (p *Provider) launch(ctx context.Context, who, dir, profileDir, exe string, args []string, started func(*child) error) (*child, int, string, error) {
 	// Cold starts queue for a slot: started all at once on a busy host
 	// they starve each other past the start bound, which counts from here.
 	// The create heartbeats meanwhile; its own deadline bounds the wait.
@@ -484,7 +504,7 @@ func (p *Provider) launch(ctx context.Context, who, dir, profileDir string, args
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("creating browser log: %w", err)
 	}
-	cmd := exec.Command(p.chromePath, args...)
+	cmd := exec.Command(exe, args...)
 	// A file, not a pipe: the browser may outlive this worker (where
 	// startTied cannot tie it), and a pipe with no reader would break its writes.
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -493,7 +513,7 @@ func (p *Provider) launch(ctx context.Context, who, dir, profileDir string, args
 	err = startTied(cmd)
 	logf.Close()
 	if err != nil {
-		return nil, 0, "", &StartError{Path: p.chromePath, Exit: err.Error()}
+		return nil, 0, "", &StartError{Path: exe, Exit: err.Error()}
 	}
 	c := &child{cmd: cmd, done: make(chan struct{}), dir: dir}
 	go func() {
@@ -503,7 +523,7 @@ func (p *Provider) launch(ctx context.Context, who, dir, profileDir string, args
 	if err := started(c); err != nil {
 		return c, 0, "", err
 	}
-	port, wsURL, err := p.waitPort(ctx, profileDir, c, logPath)
+	port, wsURL, err := p.waitPort(ctx, exe, profileDir, c, logPath)
 	return c, port, wsURL, err
 }
 
@@ -557,7 +577,8 @@ func (p *Provider) baseArgs(profileDir string, headed bool) []string {
 		// names are ignored by Chromes that do not have it.
 		"--disable-features=" + disabledFeatures,
 	}
-	if !headed {
+	if !headed && p.shellPath == "" {
+		// The headless shell is headless without it.
 		a = append(a, "--headless=new")
 	}
 	if p.noSandbox {
@@ -568,7 +589,7 @@ func (p *Provider) baseArgs(profileDir string, headed bool) []string {
 
 // waitPort polls for the DevToolsActivePort file until the port answers, the
 // process exits, or the start timeout passes.
-func (p *Provider) waitPort(ctx context.Context, profileDir string, c *child, logPath string) (int, string, error) {
+func (p *Provider) waitPort(ctx context.Context, exe, profileDir string, c *child, logPath string) (int, string, error) {
 	deadline := time.NewTimer(p.startTO)
 	defer deadline.Stop()
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -589,7 +610,7 @@ func (p *Provider) waitPort(ctx context.Context, profileDir string, c *child, lo
 		select {
 		case <-c.done:
 			ps := c.cmd.ProcessState
-			e := &StartError{Path: p.chromePath, Stderr: tail(logPath, 10, 2000)}
+			e := &StartError{Path: exe, Stderr: tail(logPath, 10, 2000)}
 			if ps != nil {
 				e.Exit = ps.String()
 			}
@@ -599,7 +620,7 @@ func (p *Provider) waitPort(ctx context.Context, profileDir string, c *child, lo
 		case <-ctx.Done():
 			return 0, "", fmt.Errorf("starting browser: %w", ctx.Err())
 		case <-deadline.C:
-			e := &StartError{Path: p.chromePath, TimedOut: true, Stderr: tail(logPath, 10, 2000)}
+			e := &StartError{Path: exe, TimedOut: true, Stderr: tail(logPath, 10, 2000)}
 			e.SandboxHint = strings.Contains(strings.ToLower(e.Stderr), "sandbox")
 			return 0, "", e
 		case <-tick.C:

@@ -34,8 +34,8 @@ func chromePath(tb testing.TB) string {
 
 func newProvider(tb testing.TB, root, boot string) *Provider {
 	tb.Helper()
+	chromePath(tb) // these tests need a browser; New finds it as a worker does
 	p, err := New(Options{
-		ChromePath:  chromePath(tb),
 		ProfileRoot: root,
 		BootID:      boot,
 		Logger:      zerolog.New(zerolog.NewTestWriter(tb)).Level(zerolog.WarnLevel),
@@ -463,5 +463,44 @@ func BenchmarkCreateRelease(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+	}
+}
+
+// TestHeadlessSessionsRunTheShell: where the headless shell is installed a
+// headless session's browser is the shell unless the operator turns it
+// off, and a bad path is refused when the provider is made.
+func TestHeadlessSessionsRunTheShell(t *testing.T) {
+	shell, err := chrome.FindShell(chrome.FindOptions{}, chrome.ShellAuto)
+	if err != nil || shell == "" {
+		t.Skipf("no headless shell installed (make chromium installs Debian's): %v", err)
+	}
+	for i, c := range []struct {
+		setting, want string
+	}{{"", shell}, {"off", chromePath(t)}, {shell, shell}} {
+		tag := "shell-" + strconv.Itoa(i)
+		t.Run("setting="+c.setting, func(t *testing.T) {
+			p, err := New(Options{ProfileRoot: t.TempDir(), BootID: "shell", HeadlessShell: c.setting, Logger: zerolog.Nop()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := testCtx(t)
+			s, err := p.Create(ctx, providers.CreateOptions{Tag: tag})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Release(ctx, s.Tag)
+			exe, err := os.Readlink("/proc/" + strconv.Itoa(s.PID) + "/exe")
+			if err != nil {
+				t.Skipf("reading the browser's executable: %v", err)
+			}
+			want, _ := filepath.EvalSymlinks(c.want)
+			if got, _ := filepath.EvalSymlinks(exe); filepath.Base(got) != filepath.Base(want) {
+				t.Fatalf("the session's browser runs %s, want %s", exe, want)
+			}
+		})
+	}
+	_, err = New(Options{ProfileRoot: t.TempDir(), BootID: "b", HeadlessShell: filepath.Join(t.TempDir(), "nope")})
+	if !errors.Is(err, chrome.ErrBadPath) || !strings.Contains(err.Error(), "--headless-shell") {
+		t.Fatalf("a missing shell path: err = %v, want ErrBadPath naming --headless-shell", err)
 	}
 }

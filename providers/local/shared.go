@@ -256,7 +256,7 @@ func (p *Provider) sharedFor(ctx context.Context, withEgress bool) (*sharedChrom
 	// renderer for nothing, and under load it may be listed only after the
 	// first sessions' contexts, too late to close it reliably.
 	args = append(append(args, p.extra...), "--no-startup-window")
-	c, port, ws, err := p.launch(ctx, "shared-"+key, dir, s.profileDir, args, func(c *child) error {
+	c, port, ws, err := p.launch(ctx, "shared-"+key, dir, s.profileDir, p.Executable(false), args, func(c *child) error {
 		s.c, s.pid = c, c.cmd.Process.Pid
 		b, _ := json.Marshal(sharedOwner{PID: s.pid, OwnerPID: os.Getpid(), BootID: p.bootID})
 		return os.WriteFile(filepath.Join(dir, "owner.json"), b, 0o600)

@@ -22,8 +22,8 @@ import (
 
 func newContextProvider(tb testing.TB, root string) *Provider {
 	tb.Helper()
+	chromePath(tb) // these tests need a browser; New finds it as a worker does
 	p, err := New(Options{
-		ChromePath:  chromePath(tb),
 		ProfileRoot: root,
 		BootID:      "ctx1",
 		Isolation:   IsolationContext,
