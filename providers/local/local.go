@@ -89,16 +89,16 @@ type Provider struct {
 	chromePath string
 	// shellPath runs headless browsers when set (Options.HeadlessShell).
 	shellPath string
-	root       string
-	bootID     string
-	noSandbox  bool
-	headed     bool
-	extra      []string
-	log        zerolog.Logger
-	startTO    time.Duration
-	grace      time.Duration
-	launches   *launchQueue
-	isolation  Isolation
+	root      string
+	bootID    string
+	noSandbox bool
+	headed    bool
+	extra     []string
+	log       zerolog.Logger
+	startTO   time.Duration
+	grace     time.Duration
+	launches  *launchQueue
+	isolation Isolation
 	// ca is the one interception CA of the shared browser's sessions'
 	// egress proxies (context isolation only).
 	ca *egress.CA
