@@ -31,7 +31,14 @@ const egressBypass = "<-loopback>"
 // of its contexts is given its session's proxy (Target.createBrowserContext
 // proxyServer and proxyBypassList).
 func egressLockFlags(spki string) []string {
-	f := []string{"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"}
+	f := []string{
+		"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+		// No UDP for WebRTC (so no STUN around the proxy). The full browser
+		// reads it from the profile's preferences (writeEgressPrefs); the
+		// headless shell reads no such preference, only this switch, which
+		// the full browser does not know and ignores.
+		"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+	}
 	if spki != "" {
 		f = append(f, "--ignore-certificate-errors-spki-list="+spki)
 	}
