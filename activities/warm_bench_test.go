@@ -82,7 +82,7 @@ func BenchmarkCreate(b *testing.B) {
 }
 
 func benchActivities(b *testing.B, iso local.Isolation, warm int) *Activities {
-	lp, err := local.New(local.Options{ProfileRoot: b.TempDir(), BootID: "bench", Isolation: iso, ExtraFlags: strings.Fields(os.Getenv("DURABLE_BROWSER_BENCH_FLAGS")), Logger: zerolog.Nop()})
+	lp, err := local.New(local.Options{ProfileRoot: b.TempDir(), BootID: "bench", Isolation: iso, HeadlessShell: os.Getenv("DURABLE_BROWSER_HEADLESS_SHELL"), ExtraFlags: strings.Fields(os.Getenv("DURABLE_BROWSER_BENCH_FLAGS")), Logger: zerolog.Nop()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -110,7 +110,9 @@ func benchActivities(b *testing.B, iso local.Isolation, warm int) *Activities {
 // the sum by process type (utility processes by service), each split into
 // anonymous, file-backed and shared memory. DURABLE_BROWSER_BENCH_FLAGS
 // (space-separated) are added to every browser's flags
-// (local.Options.ExtraFlags), to measure a flag before it is taken.
+// (local.Options.ExtraFlags), to measure a flag before it is taken;
+// DURABLE_BROWSER_HEADLESS_SHELL=off measures the full browser instead of
+// the headless shell (local.Options.HeadlessShell).
 func BenchmarkIdleSessionPss(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
