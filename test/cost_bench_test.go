@@ -162,6 +162,8 @@ func (s costSample) minus(s0 costSample, idleRate float64) [6]time.Duration {
 
 // BenchmarkCost runs the load test's cycle (goto, snapshot, submit,
 // screenshot, browser_read) on DURABLE_BROWSER_COST_SESSIONS sessions (4)
+// (DURABLE_BROWSER_COST_CHECKPOINTS=1: each keeping a checkpoint, as in the
+// load test)
 // x DURABLE_BROWSER_COST_CALLS calls (40) against a worker process, and
 // reports each process's CPU per call, the calls' wall time, and the top of
 // the worker's CPU profile; first, one more session alone goes round the
@@ -186,9 +188,13 @@ func BenchmarkCost(b *testing.B) {
 		b.Fatal(err)
 	}
 	prof := filepath.Join(root, "worker.cpu.pprof")
+	wenv := []string{fmt.Sprintf("DURABLE_BROWSER_MAX_BROWSERS=%d", sessions+1)}
+	if os.Getenv("DURABLE_BROWSER_COST_CHECKPOINTS") != "" {
+		// As the load test's workers: every session keeps a checkpoint.
+		wenv = append(wenv, "DURABLE_BROWSER_STATE_KEY="+loadStateKey)
+	}
 	w := env.StartWorkerProcess(b, harness.ProcessOptions{ProfileRoot: root, Address: temporal.addr,
-		Args: []string{"--cpuprofile", prof, "--log-level", "info"},
-		Env:  []string{fmt.Sprintf("DURABLE_BROWSER_MAX_BROWSERS=%d", sessions+1)}})
+		Args: []string{"--cpuprofile", prof, "--log-level", "info"}, Env: wenv})
 	s3 := devstack.PIDsUnder(filepath.Join(env.Dir, "s3"))
 	tg := loadTarget{c, site.addr}
 	run := uuid.NewString()[:8]
