@@ -162,13 +162,13 @@ func (s costSample) minus(s0 costSample, idleRate float64) [6]time.Duration {
 
 // BenchmarkCost runs the load test's cycle (goto, snapshot, submit,
 // screenshot, browser_read) on DURABLE_BROWSER_COST_SESSIONS sessions (4)
-// (DURABLE_BROWSER_COST_CHECKPOINTS=1: each keeping a checkpoint, as in the
-// load test)
 // x DURABLE_BROWSER_COST_CALLS calls (40) against a worker process, and
 // reports each process's CPU per call, the calls' wall time, and the top of
 // the worker's CPU profile; first, one more session alone goes round the
 // cycle call by call, for each tool's CPU by process. The sessions are opened (their browsers
-// started) before the measured window.
+// started) before the measured window. DURABLE_BROWSER_COST_CHECKPOINTS=1
+// gives the worker a state key, so each session keeps a checkpoint as in
+// the load test.
 func BenchmarkCost(b *testing.B) {
 	sessions, calls := envInt("DURABLE_BROWSER_COST_SESSIONS", 4), envInt("DURABLE_BROWSER_COST_CALLS", 40)
 	// How many times the one-session phase goes round the cycle: the
