@@ -304,13 +304,6 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	// this worker may hold, not the SDK's default of 1000 at once.
 	sharedOpts := wo
 	sharedOpts.MaxConcurrentActivityExecutionSize = sharedSlots(cfg)
-	// The sessions' workflow tasks, and their calls on the host queue, are
-	// polled by the SDK's autoscaling pollers: one poll while idle, up to 8
-	// while the server reports a backlog (sessions opened at once). Not a
-	// fixed 8: a worker that stalls keeps its polls open and is handed a
-	// task on each, which then waits out its timeout (docs/benchmarks.md,
-	// "The 8 polls were taken back").
-	sharedOpts.WorkflowTaskPollerBehavior = taskPolls()
 	shared := sdkworker.New(o.Client, contract.SharedQueue, sharedOpts)
 	gate.OnChange(func(open bool, why string) {
 		if open {
@@ -327,7 +320,6 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	creates := sdkworker.New(o.Client, contract.CreateQueue, createOpts)
 	// The host queue serves only this process's browsers.
 	hostOpts := wo
-	hostOpts.ActivityTaskPollerBehavior = taskPolls()
 	hostOpts.Interceptors = append([]interceptor.WorkerInterceptor{latencyOf(gate)}, wo.Interceptors...)
 	host := sdkworker.New(o.Client, hostQueue, hostOpts)
 	approvers, err := approversFor(o, log)
@@ -373,13 +365,6 @@ func memTotal() int64 {
 		}
 	}
 	return 0
-}
-
-// taskPolls is the poll behaviour of the shared queue's workflow tasks
-// and of the host queue: few polls while idle, more under a backlog.
-func taskPolls() sdkworker.PollerBehavior {
-	return sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{
-		InitialNumberOfPollers: 2, MinimumNumberOfPollers: 1, MaximumNumberOfPollers: 8})
 }
 
 // heartbeatEvery is how often a long call heartbeats, and how often the
