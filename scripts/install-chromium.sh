@@ -10,7 +10,9 @@ shell_wanted() {
 }
 if found "${CHROME_PATH:-}" chromium chromium-browser google-chrome google-chrome-stable; then
   if shell_wanted; then
-    apt_install chromium-headless-shell chromium-headless-shell
+    # Optional: without it headless sessions run the full browser.
+    apt_install chromium-headless-shell chromium-headless-shell \
+      || echo "warning: could not install chromium-headless-shell; headless sessions will run the full chromium" >&2
   fi
   exit 0
 fi
