@@ -126,9 +126,8 @@ func InstallPaths(goos, home string) []string {
 	}
 }
 
-// Find returns the browser executable to run: --chrome, else CHROME_PATH,
-// else the first of PathNames on PATH, else the first usable install path.
-func Find(o FindOptions) (string, error) {
+// fill puts the real operating-system calls in the fields left nil.
+func (o *FindOptions) fill() {
 	if o.Env == nil {
 		o.Env = os.Getenv
 	}
@@ -141,6 +140,12 @@ func Find(o FindOptions) (string, error) {
 	if o.GOOS == "" {
 		o.GOOS = runtime.GOOS
 	}
+}
+
+// Find returns the browser executable to run: --chrome, else CHROME_PATH,
+// else the first of PathNames on PATH, else the first usable install path.
+func Find(o FindOptions) (string, error) {
+	o.fill()
 	if o.Explicit != "" {
 		return checkExplicit(o, Flag, o.Explicit)
 	}
@@ -213,18 +218,7 @@ var ShellNames = []string{"chrome-headless-shell", "chromium-headless-shell"}
 // then the one run); ShellOff never uses one; anything else is the path of
 // the shell, which must be an executable.
 func FindShell(o FindOptions, setting string) (string, error) {
-	if o.Env == nil {
-		o.Env = os.Getenv
-	}
-	if o.LookPath == nil {
-		o.LookPath = exec.LookPath
-	}
-	if o.Stat == nil {
-		o.Stat = os.Stat
-	}
-	if o.GOOS == "" {
-		o.GOOS = runtime.GOOS
-	}
+	o.fill()
 	switch setting {
 	case ShellOff:
 		return "", nil

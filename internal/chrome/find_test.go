@@ -144,17 +144,7 @@ func TestFindOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			goos := tt.goos
-			if goos == "" {
-				goos = "linux"
-			}
-			got, err := Find(FindOptions{
-				Explicit: tt.explicit,
-				Env:      func(k string) string { return tt.env[k] },
-				LookPath: fakePath(tt.onPath),
-				Stat:     fakeFS(tt.files),
-				GOOS:     goos,
-			})
+			got, err := Find(fakeOptions(tt.explicit, tt.env, tt.onPath, tt.files, tt.goos))
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tt.wantErr)
@@ -171,6 +161,21 @@ func TestFindOrder(t *testing.T) {
 				t.Fatalf("Find = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// fakeOptions are FindOptions over a fake environment, PATH and files
+// (goos "" is linux).
+func fakeOptions(explicit string, env, onPath map[string]string, files map[string]fs.FileMode, goos string) FindOptions {
+	if goos == "" {
+		goos = "linux"
+	}
+	return FindOptions{
+		Explicit: explicit,
+		Env:      func(k string) string { return env[k] },
+		LookPath: fakePath(onPath),
+		Stat:     fakeFS(files),
+		GOOS:     goos,
 	}
 }
 
@@ -233,17 +238,7 @@ func TestFindShell(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			goos := tt.goos
-			if goos == "" {
-				goos = "linux"
-			}
-			got, err := FindShell(FindOptions{
-				Explicit: tt.explicit,
-				Env:      func(k string) string { return tt.env[k] },
-				LookPath: fakePath(tt.onPath),
-				Stat:     fakeFS(tt.files),
-				GOOS:     goos,
-			}, tt.setting)
+			got, err := FindShell(fakeOptions(tt.explicit, tt.env, tt.onPath, tt.files, tt.goos), tt.setting)
 			if tt.errHas != "" {
 				if !errors.Is(err, ErrBadPath) || !strings.Contains(err.Error(), tt.errHas) {
 					t.Fatalf("err = %v, want ErrBadPath with %q", err, tt.errHas)
