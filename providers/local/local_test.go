@@ -504,3 +504,44 @@ func TestHeadlessSessionsRunTheShell(t *testing.T) {
 		t.Fatalf("a missing shell path: err = %v, want ErrBadPath naming --headless-shell", err)
 	}
 }
+
+// TestProfileMovesBetweenBrowsers: a profile saved by the full browser (a
+// headed session's, or a worker with --headless-shell off) opens with its
+// sign-in in the headless shell, and back: both are one Chromium build.
+func TestProfileMovesBetweenBrowsers(t *testing.T) {
+	shell, err := chrome.FindShell(chrome.FindOptions{}, chrome.ShellAuto)
+	if err != nil || shell == "" {
+		t.Skipf("no headless shell installed (make chromium installs Debian's): %v", err)
+	}
+	ctx := testCtx(t)
+	root := t.TempDir()
+	full, err := New(Options{ProfileRoot: root, BootID: "full", HeadlessShell: chrome.ShellOff, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaShell, err := New(Options{ProfileRoot: root, BootID: "shell", Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	save := &contract.Profile{Name: "moves", Save: true}
+	steps := []struct {
+		p         *Provider
+		set, want string
+	}{{full, "from_full", ""}, {viaShell, "from_shell", "from_full"}, {full, "", "from_full,from_shell"}}
+	for i, st := range steps {
+		tag := "moves-" + strconv.Itoa(i)
+		s, err := st.p.Create(ctx, providers.CreateOptions{Tag: tag, Profile: save})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(cookieNames(t, ctx, s.CDPURL), ","); got != st.want {
+			t.Errorf("step %d (%s): the saved profile has cookies %q, want %q", i, filepath.Base(st.p.Executable(false)), got, st.want)
+		}
+		if st.set != "" {
+			setCookie(t, ctx, s.CDPURL, st.set)
+		}
+		if err := st.p.Release(ctx, tag); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
