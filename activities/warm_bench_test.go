@@ -18,6 +18,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/netguard"
+	"github.com/durable-browser/durable-browser/internal/proccpu"
 	"github.com/durable-browser/durable-browser/providers"
 	"github.com/durable-browser/durable-browser/providers/local"
 )
@@ -171,16 +172,7 @@ func groupsPss(b *testing.B, groups map[int]bool) (int, map[string]int) {
 		if err != nil {
 			continue
 		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...: comm may hold spaces, so read after ')'.
-		f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
-		if len(f) < 3 {
-			continue
-		}
-		if pg, _ := strconv.Atoi(f[2]); !groups[pg] {
+		if !groups[proccpu.Group(pid)] {
 			continue
 		}
 		roll, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/durable-browser/durable-browser/internal/proccpu"
 )
 
 // A cell looping or allocating inside a builtin, where the engine's
@@ -101,10 +103,8 @@ func treeCPU(t *testing.T) time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
 	total := time.Duration(self.Utime.Nano() + self.Stime.Nano() + kids.Utime.Nano() + kids.Stime.Nano())
 	for _, pid := range liveChildren(t) {
-		if f := statFields(pid); len(f) > 14 {
-			ut, _ := strconv.ParseInt(f[13], 10, 64)
-			st, _ := strconv.ParseInt(f[14], 10, 64)
-			total += time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+		if own, _, ok := proccpu.Of(pid); ok {
+			total += own
 		}
 	}
 	return total
@@ -117,32 +117,18 @@ func liveChildren(t *testing.T) []int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	me := strconv.Itoa(os.Getpid())
+	me := os.Getpid()
 	var out []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if f := statFields(pid); len(f) > 3 && f[3] == me {
+		if proccpu.Parent(pid) == me {
 			out = append(out, pid)
 		}
 	}
 	return out
-}
-
-// statFields are /proc/pid/stat's fields, the command name counted as one.
-func statFields(pid int) []string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return nil
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return nil
-	}
-	return append([]string{s[:i+1]}, strings.Fields(s[i+1:])...)[0:]
 }
 
 func selfRSS(t *testing.T) int64 {

@@ -57,6 +57,19 @@ func Group(pid int) int {
 	return n
 }
 
+// Parent is pid's parent process, -1 when it cannot be read.
+func Parent(pid int) int {
+	f := stat(pid) // state ppid ...
+	if len(f) < 2 {
+		return -1
+	}
+	n, err := strconv.Atoi(f[1])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
 // Groups sums the CPU of the process groups led by leaders (a browser
 // started in a group of its own): each live member's own time and that of
 // the children it has reaped (a browser's renderers are the zygote's
