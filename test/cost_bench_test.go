@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,6 +65,19 @@ func runCostChild() bool {
 			panic(err)
 		}
 		addr, stop = t.Address(), t.Stop
+		// The server's own profile (whole run), when asked for: where its
+		// share of a call goes.
+		if f := os.Getenv("DURABLE_BROWSER_COST_SERVER_PROFILE"); f != "" {
+			pf, err := os.Create(f)
+			if err != nil {
+				panic(err)
+			}
+			if err := pprof.StartCPUProfile(pf); err != nil {
+				panic(err)
+			}
+			stopServer := stop
+			stop = func() { pprof.StopCPUProfile(); _ = pf.Close(); stopServer() }
+		}
 	case "demo":
 		s, err := demosite.Listen("127.0.0.1:0")
 		if err != nil {

@@ -245,7 +245,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	// --latency-bound); the host queue's calls feed the gate's latency.
 	var acts *activities.Activities
 	gate := admission.New(admission.Options{Held: func() int { return acts.Held() }, MaxBrowsers: cfg.MaxBrowsers,
-		LatencyBound: cfg.LatencyBound, Slots: sharedSlots(cfg)})
+		LatencyBound: cfg.LatencyBound, Slots: sharedSlots(cfg), Polls: createPolls})
 	acts = activities.New(activities.Options{
 		LiveView:  live,
 		HostQueue: hostQueue,
@@ -304,6 +304,16 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	// this worker may hold, not the SDK's default of 1000 at once.
 	sharedOpts := wo
 	sharedOpts.MaxConcurrentActivityExecutionSize = sharedSlots(cfg)
+	// The sessions' workflow tasks, and their calls on the host queue, are
+	// polled by the SDK's autoscaling pollers: one poll while idle, up to 8
+	// while the server reports a backlog (sessions opened at once), with
+	// sticky and normal polls scaled apart, so that the first workflow
+	// tasks of new sessions are not held behind the running sessions'.
+	// A worker that stalls keeps its polls open, and each is handed a task
+	// that waits out its timeout until the server drops the connection:
+	// deploy.md says how to have a cluster do that within seconds, as the
+	// embedded server does.
+	sharedOpts.WorkflowTaskPollerBehavior = taskPolls()
 	shared := sdkworker.New(o.Client, contract.SharedQueue, sharedOpts)
 	gate.OnChange(func(open bool, why string) {
 		if open {
@@ -314,12 +324,14 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	})
 	createOpts := wo
 	createOpts.DisableWorkflowWorker = true
+	createOpts.MaxConcurrentActivityTaskPollers = createPolls
 	if createOpts.Tuner, err = gate.Tuner(); err != nil {
 		return nil, err
 	}
 	creates := sdkworker.New(o.Client, contract.CreateQueue, createOpts)
 	// The host queue serves only this process's browsers.
 	hostOpts := wo
+	hostOpts.ActivityTaskPollerBehavior = taskPolls()
 	hostOpts.Interceptors = append([]interceptor.WorkerInterceptor{latencyOf(gate)}, wo.Interceptors...)
 	host := sdkworker.New(o.Client, hostQueue, hostOpts)
 	approvers, err := approversFor(o, log)
@@ -366,6 +378,18 @@ func memTotal() int64 {
 	}
 	return 0
 }
+
+// taskPolls is the poll behaviour of the shared queue's workflow tasks
+// and of the host queue: few polls while idle, more under a backlog.
+func taskPolls() sdkworker.PollerBehavior {
+	return sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{
+		InitialNumberOfPollers: 2, MinimumNumberOfPollers: 1, MaximumNumberOfPollers: 8})
+}
+
+// createPolls is how many polls of the create queue may be out at once
+// while the gate admits: sessions opened together are taken in parallel.
+// Each counts against --max-browsers as a create that may come.
+const createPolls = 4
 
 // heartbeatEvery is how often a long call heartbeats, and how often the
 // SDK may pass a heartbeat on to the server.

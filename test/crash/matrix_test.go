@@ -170,23 +170,35 @@ func cutRunAfterPost(t *testing.T, sig string) {
 		Posts: posts("/slow-submit", "item", item), WantPosts: 1, Note: "effect " + string(f.Effect)}, a, id, "run", args)
 }
 
-// During release: the victim is frozen (SIGSTOP) so the release task the
-// server hands it (recorded as started) cannot run, then cut.
+// During release: the victim keeps checkpoints and S3 is frozen (SIGSTOP),
+// so browser.release, started on the victim, cannot finish deleting the
+// session's checkpoint; the victim is cut while it waits. (A frozen victim
+// no longer holds a release: the server drops a stalled worker's polls
+// within seconds, so the release is never handed to it.)
 func cutDuringRelease(t *testing.T, sig string) {
-	r := newRig(t, sig, false, workflows.SessionConfig{})
+	r := newRigWith(t, sig, false, workflows.SessionConfig{}, []string{stateKeyEnv()}, nil)
 	r.open("/about.html")
 	r.survivor()
-	pid := r.p.Cmd.Process.Pid
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+	s3 := env.S3.PID()
+	if err := syscall.Kill(s3, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	thawed := false
+	thaw := func() {
+		if !thawed {
+			_ = syscall.Kill(s3, syscall.SIGCONT)
+			thawed = true
+		}
+	}
+	defer thaw()
 	id := r.uid()
 	args := map[string]any{}
 	ch := r.async(id, "browser_release", args)
 	r.waitStarted(contract.ActivityRelease)
 	if sig == sigTerm {
+		// The release finishes within the stop grace once S3 answers again.
 		_ = r.p.Cmd.Process.Signal(syscall.SIGTERM)
-		_ = syscall.Kill(pid, syscall.SIGCONT)
+		thaw()
 		done := make(chan struct{})
 		go func() { _ = r.p.Cmd.Wait(); close(done) }()
 		select {
@@ -196,12 +208,13 @@ func cutDuringRelease(t *testing.T, sig string) {
 		}
 	} else {
 		r.cut()
+		thaw()
 	}
 	a := r.receive(ch)
 	if a.code() != "ok" {
 		t.Errorf("release answered %s %s, want ok", a.code(), a.raw)
 	}
-	r.finish(row{Cut: "during release", Hook: "victim frozen (SIGSTOP) with browser.release handed to it (started), then cut (SIGTERM is followed by SIGCONT)"}, a, id, "browser_release", args)
+	r.finish(row{Cut: "during release", Hook: "browser.release started on the victim while S3 is frozen (SIGSTOP), so it cannot finish deleting the session's checkpoint; for SIGTERM S3 is thawed right after the signal"}, a, id, "browser_release", args)
 }
 
 // During a handoff wait: the victim is cut while the session waits for a
