@@ -245,7 +245,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	// --latency-bound); the host queue's calls feed the gate's latency.
 	var acts *activities.Activities
 	gate := admission.New(admission.Options{Held: func() int { return acts.Held() }, MaxBrowsers: cfg.MaxBrowsers,
-		LatencyBound: cfg.LatencyBound, Slots: sharedSlots(cfg), Polls: createPolls})
+		LatencyBound: cfg.LatencyBound, Slots: sharedSlots(cfg)})
 	acts = activities.New(activities.Options{
 		LiveView:  live,
 		HostQueue: hostQueue,
@@ -324,7 +324,6 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	})
 	createOpts := wo
 	createOpts.DisableWorkflowWorker = true
-	createOpts.MaxConcurrentActivityTaskPollers = createPolls
 	if createOpts.Tuner, err = gate.Tuner(); err != nil {
 		return nil, err
 	}
@@ -385,11 +384,6 @@ func taskPolls() sdkworker.PollerBehavior {
 	return sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{
 		InitialNumberOfPollers: 2, MinimumNumberOfPollers: 1, MaximumNumberOfPollers: 8})
 }
-
-// createPolls is how many polls of the create queue may be out at once
-// while the gate admits: sessions opened together are taken in parallel.
-// Each counts against --max-browsers as a create that may come.
-const createPolls = 4
 
 // heartbeatEvery is how often a long call heartbeats, and how often the
 // SDK may pass a heartbeat on to the server.

@@ -46,12 +46,6 @@ type Options struct {
 	LatencyBound int
 	// Slots bounds the creates running at once (0: no bound).
 	Slots int
-	// Polls bounds the polls out at once (0: one). Each poll out may bring
-	// a create after the gate closed, so it counts as a browser under
-	// MaxBrowsers and as a slot under Slots; a latency bound refuses what
-	// comes (PastLatency). More than one lets a burst of new sessions be
-	// taken in parallel instead of one poll's round trip at a time.
-	Polls int
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
 }
@@ -64,8 +58,8 @@ type Gate struct {
 	samples  []sample // oldest first, within Window
 	baseline time.Duration
 	// inUse are the creates running (permits used); outstanding are the
-	// polls out (permits reserved, no task yet): at most Options.Polls, so
-	// that a gate that closes has at most that many creates coming to it.
+	// polls out (permits reserved, no task yet): at most one, so that a
+	// gate that closes has at most one create still coming to it.
 	inUse, outstanding int
 	wake               chan struct{} // closed and replaced when something changed
 	closed             bool          // the last decision, for the log
@@ -81,9 +75,6 @@ type sample struct {
 func New(o Options) *Gate {
 	if o.Now == nil {
 		o.Now = time.Now
-	}
-	if o.Polls < 1 {
-		o.Polls = 1
 	}
 	if o.Held == nil {
 		o.Held = func() int { return 0 }
@@ -245,12 +236,10 @@ func (g *Gate) ReserveSlot(ctx context.Context, _ worker.SlotReservationInfo) (*
 func (g *Gate) TryReserveSlot(worker.SlotReservationInfo) *worker.SlotPermit {
 	g.mu.Lock()
 	st := g.status()
-	// A poll out is a create that may come: it counts as a running
-	// create and as a browser.
-	coming := g.inUse + g.outstanding
-	busy := g.outstanding >= g.o.Polls ||
-		(g.o.Slots > 0 && coming >= g.o.Slots) ||
-		(g.o.MaxBrowsers > 0 && g.o.Held()+coming+1 > g.o.MaxBrowsers)
+	busy := g.outstanding > 0 || // one poll out at a time
+		(g.o.Slots > 0 && g.inUse >= g.o.Slots) ||
+		// A poll out is a create that may come: it counts as a browser.
+		(g.o.MaxBrowsers > 0 && g.o.Held()+g.inUse+1 > g.o.MaxBrowsers)
 	if st.Open && busy {
 		st.Open = false // busy, not past a bound: no change to report
 	} else if st.Open == g.closed {

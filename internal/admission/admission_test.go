@@ -229,43 +229,6 @@ func TestPollsCountAgainstMaxBrowsers(t *testing.T) {
 	}
 }
 
-// With several polls allowed, each poll out counts as a create coming:
-// against Polls, Slots and --max-browsers alike.
-func TestSeveralPolls(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		o    Options
-		want int // polls out at once
-	}{
-		{"polls only", Options{Polls: 3}, 3},
-		{"max browsers", Options{Polls: 3, MaxBrowsers: 2}, 2},
-		{"slots", Options{Polls: 3, Slots: 1}, 1},
-		{"default one", Options{}, 1},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			g := New(c.o)
-			var out []*worker.SlotPermit
-			for p := g.TryReserveSlot(nil); p != nil; p = g.TryReserveSlot(nil) {
-				out = append(out, p)
-				if len(out) > 10 {
-					break
-				}
-			}
-			if len(out) != c.want {
-				t.Fatalf("%d polls out at once, want %d", len(out), c.want)
-			}
-			// A poll that brought nothing frees its place for one more.
-			g.ReleaseSlot(slotInfo{p: out[0]})
-			if g.TryReserveSlot(nil) == nil {
-				t.Fatal("a poll came back empty: want its place for the next")
-			}
-			if g.TryReserveSlot(nil) != nil {
-				t.Fatal("one poll back, two went out")
-			}
-		})
-	}
-}
-
 // PastLatency names the bound only when the worker is past it.
 func TestPastLatency(t *testing.T) {
 	c := &clock{t: time.Unix(0, 0)}
