@@ -200,6 +200,7 @@ func TestS3ChildDiesWithParent(t *testing.T) {
 // with DEVSTACK_S3_HELPER set, the test binary starts an S3 server, prints
 // its pid and waits to be killed instead of running tests.
 func TestMain(m *testing.M) {
+	pollHelper()
 	if spec := os.Getenv("DEVSTACK_S3_HELPER"); spec != "" {
 		addr, dir, _ := strings.Cut(spec, "|")
 		srv, err := StartS3(context.Background(), S3Options{Address: addr, Dir: dir})
