@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
@@ -73,39 +72,9 @@ func cutDuringRead(t *testing.T, sig string) {
 	r := newRig(t, sig, false, workflows.SessionConfig{})
 	r.open("/about.html")
 	r.survivor()
-	s3 := env.S3.PID()
-	if err := syscall.Kill(s3, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	thawed := false
-	thaw := func() {
-		if !thawed {
-			_ = syscall.Kill(s3, syscall.SIGCONT)
-			thawed = true
-		}
-	}
-	defer thaw()
 	id := r.uid()
 	args := map[string]any{}
-	ch := r.async(id, "browser_read", args)
-	r.waitStarted(contract.ActivityRead)
-	if sig == sigTerm {
-		// The read may finish within the stop grace once S3 answers again.
-		_ = r.p.Cmd.Process.Signal(syscall.SIGTERM)
-		thaw()
-		r.sig = sigTerm
-		done := make(chan struct{})
-		go func() { _ = r.p.Cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(90 * time.Second):
-			t.Fatalf("the victim did not exit after SIGTERM:\n%s", tail(r.p.Stderr.String(), 30))
-		}
-	} else {
-		r.cut()
-		thaw()
-	}
-	a := r.receive(ch)
+	a := r.cutWhileS3Frozen(id, "browser_read", args, contract.ActivityRead)
 	want := map[string]string{sigKill: string(contract.CodeSessionReplaced), sigTerm: "ok"}[sig]
 	if a.code() != want {
 		t.Errorf("read answered %s %s, want %s", a.code(), a.raw, want)
@@ -179,38 +148,9 @@ func cutDuringRelease(t *testing.T, sig string) {
 	r := newRigWith(t, sig, false, workflows.SessionConfig{}, []string{stateKeyEnv()}, nil)
 	r.open("/about.html")
 	r.survivor()
-	s3 := env.S3.PID()
-	if err := syscall.Kill(s3, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	thawed := false
-	thaw := func() {
-		if !thawed {
-			_ = syscall.Kill(s3, syscall.SIGCONT)
-			thawed = true
-		}
-	}
-	defer thaw()
 	id := r.uid()
 	args := map[string]any{}
-	ch := r.async(id, "browser_release", args)
-	r.waitStarted(contract.ActivityRelease)
-	if sig == sigTerm {
-		// The release finishes within the stop grace once S3 answers again.
-		_ = r.p.Cmd.Process.Signal(syscall.SIGTERM)
-		thaw()
-		done := make(chan struct{})
-		go func() { _ = r.p.Cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(90 * time.Second):
-			t.Fatalf("the victim did not exit after SIGTERM:\n%s", tail(r.p.Stderr.String(), 30))
-		}
-	} else {
-		r.cut()
-		thaw()
-	}
-	a := r.receive(ch)
+	a := r.cutWhileS3Frozen(id, "browser_release", args, contract.ActivityRelease)
 	if a.code() != "ok" {
 		t.Errorf("release answered %s %s, want ok", a.code(), a.raw)
 	}

@@ -269,6 +269,44 @@ func (r *rig) waitStarted(activity string) {
 		"%s never started; victim log:\n%s", activity, tail(r.p.Stderr.String(), 30))
 }
 
+// cutWhileS3Frozen sends a call with the S3 server frozen (SIGSTOP), so
+// that its activity, once started on the victim, cannot finish; then cuts
+// the victim and returns the answer. Under SIGKILL S3 is thawed after the
+// cut; under SIGTERM right after the signal, so the activity may finish
+// within the stop grace.
+func (r *rig) cutWhileS3Frozen(id, tool string, args any, activity string) answer {
+	r.t.Helper()
+	s3 := env.S3.PID()
+	if err := syscall.Kill(s3, syscall.SIGSTOP); err != nil {
+		r.t.Fatal(err)
+	}
+	thawed := false
+	thaw := func() {
+		if !thawed {
+			_ = syscall.Kill(s3, syscall.SIGCONT)
+			thawed = true
+		}
+	}
+	defer thaw()
+	ch := r.async(id, tool, args)
+	r.waitStarted(activity)
+	if r.sig == sigTerm {
+		_ = r.p.Cmd.Process.Signal(syscall.SIGTERM)
+		thaw()
+		done := make(chan struct{})
+		go func() { _ = r.p.Cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(90 * time.Second):
+			r.t.Fatalf("the victim did not exit after SIGTERM:\n%s", tail(r.p.Stderr.String(), 30))
+		}
+	} else {
+		r.cut()
+		thaw()
+	}
+	return r.receive(ch)
+}
+
 // cut kills or stops the victim and waits for it to exit.
 func (r *rig) cut() {
 	r.t.Helper()
