@@ -182,7 +182,8 @@ func (s costSample) minus(s0 costSample, idleRate float64) [6]time.Duration {
 // cycle call by call, for each tool's CPU by process. The sessions are opened (their browsers
 // started) before the measured window. DURABLE_BROWSER_COST_CHECKPOINTS=1
 // gives the worker a state key, so each session keeps a checkpoint as in
-// the load test.
+// the load test; DURABLE_BROWSER_COST_SERVER_PROFILE=<file> has the
+// Temporal server's process write its CPU profile there.
 func BenchmarkCost(b *testing.B) {
 	sessions, calls := envInt("DURABLE_BROWSER_COST_SESSIONS", 4), envInt("DURABLE_BROWSER_COST_CALLS", 40)
 	// How many times the one-session phase goes round the cycle: the

@@ -58,7 +58,7 @@ func TestFrozenWorkerConnectionDropped(t *testing.T) {
 		}
 	}()
 	pid := helper.Process.Pid
-	if n := connectionsTo(t, pid, port, tcpEstablished); n == 0 {
+	if n := established(t, pid, port); n == 0 {
 		t.Fatal("the polling helper has no open connection to the server: the test would prove nothing")
 	}
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
@@ -67,7 +67,7 @@ func TestFrozenWorkerConnectionDropped(t *testing.T) {
 	// Frozen, the helper cannot answer the server's pings. Wait for the
 	// server to close its end (the helper's sockets leave ESTABLISHED).
 	deadline := time.Now().Add(20 * time.Second)
-	for connectionsTo(t, pid, port, tcpEstablished) > 0 {
+	for established(t, pid, port) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("20 s after the worker froze, the server still holds its connection open (keepalive)")
 		}
@@ -75,11 +75,9 @@ func TestFrozenWorkerConnectionDropped(t *testing.T) {
 	}
 }
 
-// tcpEstablished is the state ESTABLISHED in /proc/net/tcp.
-const tcpEstablished = "01"
-
-// connectionsTo counts pid's TCP sockets to the loopback port in state.
-func connectionsTo(t *testing.T, pid, port int, state string) int {
+// established counts pid's TCP connections to port that are open
+// (ESTABLISHED, "01" in /proc/net/tcp).
+func established(t *testing.T, pid, port int) int {
 	t.Helper()
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
@@ -103,7 +101,7 @@ func connectionsTo(t *testing.T, pid, port int, state string) int {
 		}
 		for _, line := range strings.Split(string(b), "\n")[1:] {
 			f := strings.Fields(line)
-			if len(f) < 10 || !inodes[f[9]] || f[3] != state {
+			if len(f) < 10 || !inodes[f[9]] || f[3] != "01" {
 				continue
 			}
 			// The remote address is hex ip:port.

@@ -10,11 +10,17 @@ import (
 )
 
 // pollHelperEnv makes the test binary a Temporal worker polling a task
-// queue of the server at its address (TestMain), instead of running tests.
+// queue of the server at its address, instead of running tests
+// (TestFrozenWorkerConnectionDropped).
 const pollHelperEnv = "DEVSTACK_POLL_HELPER"
 
-// runPollHelper polls until killed.
-func runPollHelper(addr string) {
+// pollHelper polls until killed when the binary was started as the
+// helper, and returns at once otherwise.
+func pollHelper() {
+	addr := os.Getenv(pollHelperEnv)
+	if addr == "" {
+		return
+	}
 	c, err := client.Dial(client.Options{HostPort: addr})
 	if err != nil {
 		fmt.Println("POLLERR=" + err.Error())
@@ -28,12 +34,4 @@ func runPollHelper(addr string) {
 	}
 	fmt.Println("POLLING")
 	select {} // wait to be killed
-}
-
-// pollHelper serves as the polling helper when the binary was started as
-// one; it never returns then.
-func pollHelper() {
-	if addr := os.Getenv(pollHelperEnv); addr != "" {
-		runPollHelper(addr)
-	}
 }

@@ -198,7 +198,8 @@ func TestS3ChildDiesWithParent(t *testing.T) {
 
 // TestMain doubles as the helper process of TestS3ChildDiesWithParent: run
 // with DEVSTACK_S3_HELPER set, the test binary starts an S3 server, prints
-// its pid and waits to be killed instead of running tests.
+// its pid and waits to be killed instead of running tests. It is the
+// polling helper of TestFrozenWorkerConnectionDropped too (pollHelper).
 func TestMain(m *testing.M) {
 	pollHelper()
 	if spec := os.Getenv("DEVSTACK_S3_HELPER"); spec != "" {

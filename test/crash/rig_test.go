@@ -290,31 +290,27 @@ func (r *rig) cutWhileS3Frozen(id, tool string, args any, activity string) answe
 	defer thaw()
 	ch := r.async(id, tool, args)
 	r.waitStarted(activity)
-	if r.sig == sigTerm {
-		_ = r.p.Cmd.Process.Signal(syscall.SIGTERM)
-		thaw()
-		done := make(chan struct{})
-		go func() { _ = r.p.Cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(90 * time.Second):
-			r.t.Fatalf("the victim did not exit after SIGTERM:\n%s", tail(r.p.Stderr.String(), 30))
-		}
-	} else {
-		r.cut()
-		thaw()
-	}
+	r.cutThen(thaw)
 	return r.receive(ch)
 }
 
 // cut kills or stops the victim and waits for it to exit.
 func (r *rig) cut() {
 	r.t.Helper()
+	r.cutThen(func() {})
+}
+
+// cutThen is cut, calling then once the signal is sent: after the victim
+// is gone under SIGKILL, before waiting for it to exit under SIGTERM.
+func (r *rig) cutThen(then func()) {
+	r.t.Helper()
 	if r.sig == sigKill {
 		r.p.Kill()
+		then()
 		return
 	}
 	exited := r.p.Terminate()
+	then()
 	select {
 	case <-exited:
 	case <-time.After(90 * time.Second):
