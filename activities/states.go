@@ -117,6 +117,7 @@ type stateSaver struct {
 	seq      uint64     // reads handed to save
 	done     uint64     // the newest read saved
 	prev     *states.State
+	last     states.Saved // the last save's answer: the next one writes without listing
 	stopOnce sync.Once
 	stop     chan struct{}
 }
@@ -157,13 +158,14 @@ func (sv *stateSaver) save(now states.State) <-chan struct{} {
 		now.Name = sv.name
 		merged := states.Merge(sv.prev, now)
 		began := time.Now()
-		saved, err := sv.store.Save(ctx, merged)
+		saved, err := sv.store.SaveAfter(ctx, merged, sv.last)
 		if err != nil {
+			sv.last = states.Saved{}
 			sv.log.Warn().Err(err).Str("state", sv.name).Bool("checkpoint", sv.checkpoint).Msg("saving state")
 			return
 		}
 		took := time.Since(began)
-		sv.prev, sv.done = &merged, n
+		sv.prev, sv.done, sv.last = &merged, n, saved
 		if sv.replaces != "" {
 			// The session this one was restored from is done with.
 			_, _ = sv.store.Delete(ctx, states.NameHash(sv.replaces))

@@ -200,30 +200,46 @@ type Saved struct {
 	// Bytes is the state's size as JSON, before sealing (the sealed
 	// object adds a few dozen bytes).
 	Bytes int
+	// digest is what Version holds, for SaveAfter; empty when a save
+	// left the name's versions to be listed again (a prune that failed).
+	digest string
 }
 
-// Save writes st as the next version of st.Name, unless the newest version
-// already holds the same state (a retried save writes nothing).
-func (s *Store) Save(ctx context.Context, st State) (Saved, error) {
+// encode is st as the plaintext of a version, within MaxBytes.
+func (s *Store) encode(st State) ([]byte, error) {
 	if s.o.Sealer == nil {
-		return Saved{}, ErrNoKey
+		return nil, ErrNoKey
 	}
 	st.Normalize()
 	pt, err := json.Marshal(st)
 	if err != nil {
-		return Saved{}, err
+		return nil, err
 	}
 	if len(pt) > MaxBytes && len(st.Origins) > 0 {
 		// The sign-in is in the cookies: keep them, drop the storage.
 		st.Origins = nil
 		if pt, err = json.Marshal(st); err != nil {
-			return Saved{}, err
+			return nil, err
 		}
 	}
 	if len(pt) > MaxBytes {
-		return Saved{}, fmt.Errorf("state %q is %d bytes, over the %d a state may hold", st.Name, len(pt), MaxBytes)
+		return nil, fmt.Errorf("state %q is %d bytes, over the %d a state may hold", st.Name, len(pt), MaxBytes)
 	}
-	hash, digest := NameHash(st.Name), s.o.Sealer.Digest(pt)
+	return pt, nil
+}
+
+// Save writes st as the next version of st.Name, unless the newest version
+// already holds the same state (a retried save writes nothing).
+func (s *Store) Save(ctx context.Context, st State) (Saved, error) {
+	pt, err := s.encode(st)
+	if err != nil {
+		return Saved{}, err
+	}
+	return s.save(ctx, st.Name, pt)
+}
+
+func (s *Store) save(ctx context.Context, name string, pt []byte) (Saved, error) {
+	hash, digest := NameHash(name), s.o.Sealer.Digest(pt)
 	for range 4 {
 		vs, err := s.versions(ctx, hash)
 		if err != nil {
@@ -233,35 +249,88 @@ func (s *Store) Save(ctx context.Context, st State) (Saved, error) {
 		if len(vs) > 0 {
 			v = vs[len(vs)-1]
 			if meta, err := s.meta(ctx, s.dir(hash)+VersionKey(v)); err == nil && evidence.MetaValue(meta, metaDigest) == digest {
-				return Saved{Version: v, Bytes: len(pt)}, nil
+				return Saved{Version: v, Bytes: len(pt), digest: digest}, nil
 			}
 		}
-		sealed, err := s.o.Sealer.Seal(aad(hash, v+1), pt)
-		if err != nil {
-			return Saved{}, err
-		}
-		// Never overwrite a version: a writer that lost a race takes the
-		// next number.
-		err = s.put(ctx, s.dir(hash)+VersionKey(v+1), "application/octet-stream", sealed, map[string]string{metaDigest: digest}, "")
+		err = s.write(ctx, hash, v+1, pt, digest)
 		if err != nil {
 			if conflict(err) {
 				continue
 			}
-			return Saved{}, fmt.Errorf("writing state version %d: %w", v+1, err)
+			return Saved{}, err
 		}
-		s.prune(ctx, hash, append(vs, v+1))
-		return Saved{Version: v + 1, Wrote: true, Bytes: len(pt)}, nil
+		pruned := s.prune(ctx, hash, append(vs, v+1))
+		return Saved{Version: v + 1, Wrote: true, Bytes: len(pt), digest: keepIf(pruned, digest)}, nil
 	}
 	return Saved{}, errors.New("writing a state version: other writers kept taking the next number")
 }
 
+// SaveAfter is Save for the writer whose last save of st.Name answered
+// last: it knows the newest version and what it holds, so it writes the
+// next one without listing the versions and reading the newest's digest
+// (two S3 requests of the four a save takes), and writes nothing when st
+// is what it last saved. Another writer that took the next number makes
+// it a Save; so does a last save that did not write or keep the digest.
+func (s *Store) SaveAfter(ctx context.Context, st State, last Saved) (Saved, error) {
+	pt, err := s.encode(st)
+	if err != nil {
+		return Saved{}, err
+	}
+	if last.Version <= 0 || last.digest == "" {
+		return s.save(ctx, st.Name, pt)
+	}
+	hash, digest := NameHash(st.Name), s.o.Sealer.Digest(pt)
+	if digest == last.digest {
+		return Saved{Version: last.Version, Bytes: len(pt), digest: digest}, nil
+	}
+	v := last.Version + 1
+	if err := s.write(ctx, hash, v, pt, digest); err != nil {
+		if conflict(err) {
+			return s.save(ctx, st.Name, pt)
+		}
+		return Saved{}, err
+	}
+	pruned := true
+	if old := v - int64(s.o.Keep); old > 0 {
+		pruned = s.remove(ctx, s.dir(hash)+VersionKey(old)) == nil
+	}
+	return Saved{Version: v, Wrote: true, Bytes: len(pt), digest: keepIf(pruned, digest)}, nil
+}
+
+// write puts version v of hash, sealed, where no object is: a version is
+// never overwritten (conflict tells a writer it lost the number).
+func (s *Store) write(ctx context.Context, hash string, v int64, pt []byte, digest string) error {
+	sealed, err := s.o.Sealer.Seal(aad(hash, v), pt)
+	if err != nil {
+		return err
+	}
+	if err := s.put(ctx, s.dir(hash)+VersionKey(v), "application/octet-stream", sealed, map[string]string{metaDigest: digest}, ""); err != nil {
+		if conflict(err) {
+			return err
+		}
+		return fmt.Errorf("writing state version %d: %w", v, err)
+	}
+	return nil
+}
+
+// keepIf is digest when the versions were pruned, else "": the next save
+// lists them and prunes what this one could not.
+func keepIf(pruned bool, digest string) string {
+	if pruned {
+		return digest
+	}
+	return ""
+}
+
 // prune deletes all but the newest Keep versions (best effort: a later
-// save prunes what this one could not).
-func (s *Store) prune(ctx context.Context, hash string, vs []int64) {
+// save prunes what this one could not); false when one was left.
+func (s *Store) prune(ctx context.Context, hash string, vs []int64) bool {
+	ok := true
 	for len(vs) > s.o.Keep {
-		_ = s.remove(ctx, s.dir(hash)+VersionKey(vs[0]))
+		ok = s.remove(ctx, s.dir(hash)+VersionKey(vs[0])) == nil && ok
 		vs = vs[1:]
 	}
+	return ok
 }
 
 // Info describes one stored state for operators.

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +20,7 @@ import (
 )
 
 // newStore runs a versitygw on loopback and a store over it.
-func newStore(t *testing.T, now *time.Time) *Store {
+func newStore(t testing.TB, now *time.Time) *Store {
 	t.Helper()
 	ctx := context.Background()
 	port, err := devstack.FreePort()
@@ -161,5 +164,124 @@ func TestStoreLease(t *testing.T) {
 	}
 	if err := s.Acquire(ctx, "shop", "c-1", ""); err != nil {
 		t.Fatalf("after release: %v", err)
+	}
+}
+
+// countRequests records each S3 request's method (LIST for a listing).
+type countRequests struct {
+	next interface {
+		Do(*http.Request) (*http.Response, error)
+	}
+	mu  sync.Mutex
+	got []string
+}
+
+func (c *countRequests) Do(r *http.Request) (*http.Response, error) {
+	m := r.Method
+	if r.URL.Query().Has("list-type") {
+		m = "LIST"
+	}
+	c.mu.Lock()
+	c.got = append(c.got, m)
+	c.mu.Unlock()
+	return c.next.Do(r)
+}
+
+func (c *countRequests) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.got
+	c.got = nil
+	return out
+}
+
+// A writer that knows its last save writes the next version with one PUT
+// (and the DELETE of the version past Keep), writes nothing for the same
+// state, and falls back to listing when another writer took the number.
+func TestStoreSaveAfter(t *testing.T) {
+	now := time.Now()
+	base := newStore(t, &now)
+	reqs := &countRequests{}
+	o := base.o
+	o.Client = s3.New(base.o.Client.Options(), func(so *s3.Options) { reqs.next = so.HTTPClient; so.HTTPClient = reqs })
+	s := &Store{o: o} // Keep 3
+	ctx := context.Background()
+	state := func(v string) State {
+		return State{Name: "tag-1", Cookies: []Cookie{{Name: "sid", Value: v, Domain: "a", Path: "/"}}}
+	}
+	last, err := s.SaveAfter(ctx, state("1"), Saved{})
+	if err != nil || last.Version != 1 || !last.Wrote {
+		t.Fatalf("first save: %+v %v", last, err)
+	}
+	if got := reqs.take(); !slices.Equal(got, []string{"LIST", "PUT"}) {
+		t.Fatalf("a first save took %v, want a listing and the PUT", got)
+	}
+	steps := []struct {
+		val     string
+		version int64
+		wrote   bool
+		reqs    []string
+	}{
+		{"2", 2, true, []string{"PUT"}},
+		{"2", 2, false, nil},
+		{"3", 3, true, []string{"PUT"}},
+		{"4", 4, true, []string{"PUT", "DELETE"}}, // version 1 is past Keep
+	}
+	for _, st := range steps {
+		got, err := s.SaveAfter(ctx, state(st.val), last)
+		if err != nil || got.Version != st.version || got.Wrote != st.wrote {
+			t.Fatalf("save %s: %+v %v, want version %d wrote %v", st.val, got, err, st.version, st.wrote)
+		}
+		if r := reqs.take(); !slices.Equal(r, st.reqs) {
+			t.Fatalf("save %s took %v, want %v", st.val, r, st.reqs)
+		}
+		last = got
+	}
+	if vs, _ := s.versions(ctx, NameHash("tag-1")); !slices.Equal(vs, []int64{2, 3, 4}) {
+		t.Fatalf("versions %v, want 2 3 4", vs)
+	}
+	// Another writer takes version 5: the next save lists and takes 6.
+	if _, err := base.Save(ctx, state("other")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.SaveAfter(ctx, state("6"), last)
+	if err != nil || got.Version != 6 || !got.Wrote {
+		t.Fatalf("after another writer: %+v %v, want version 6", got, err)
+	}
+	if st, v, err := s.Newest(ctx, "tag-1"); err != nil || v != 6 || st.Cookies[0].Value != "6" {
+		t.Fatalf("newest: %+v v%d %v", st, v, err)
+	}
+}
+
+// BenchmarkStoreSave is a checkpoint's save of a changed state, as a
+// session's writer does it after each run (SaveAfter) and as Save does it
+// with no last save to go by (a listing and a digest read first).
+//
+//	go test -run '^$' -bench BenchmarkStoreSave -benchtime 200x ./internal/states/
+func BenchmarkStoreSave(b *testing.B) {
+	now := time.Now()
+	for _, after := range []bool{false, true} {
+		name := "save"
+		if after {
+			name = "save-after"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := newStore(b, &now).Under("checkpoints", 2)
+			ctx := context.Background()
+			var last Saved
+			b.ResetTimer()
+			for i := range b.N {
+				st := State{Name: "tag-1", Cookies: []Cookie{{Name: "sid", Value: fmt.Sprint(i), Domain: "a", Path: "/"}}}
+				var err error
+				if after {
+					last, err = s.SaveAfter(ctx, st, last)
+				} else {
+					last, err = s.Save(ctx, st)
+				}
+				if err != nil || !last.Wrote {
+					b.Fatalf("save %d: %+v %v", i, last, err)
+				}
+			}
+		})
 	}
 }
