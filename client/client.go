@@ -90,9 +90,17 @@ func callSession(ctx context.Context, c client.Client, workflowID string, call c
 	} else if !isNotRunning(err) {
 		return rejection(err)
 	}
-	// No session runs under the id. If one ran and answered this update id,
-	// the answer is in its result: a resend never runs the call again. If
-	// one ran and ended, a new one starts only when asked for.
+	// No session runs under the id. Most often none ever ran: start one
+	// at once, refusing the start where an ended run is (one round trip,
+	// not a look-up first).
+	out, err := startSession(ctx, c, workflowID, o.Config, o.Caller, upd, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE)
+	var ended *serviceerror.WorkflowExecutionAlreadyStarted
+	if !errors.As(err, &ended) {
+		return out, err
+	}
+	// One ran and ended. If it answered this update id, the answer is in
+	// its result: a resend never runs the call again. Otherwise a new one
+	// starts only when asked for.
 	last, err := lastSession(ctx, c, workflowID)
 	if err != nil {
 		return nil, err
@@ -107,19 +115,32 @@ func callSession(ctx context.Context, c client.Client, workflowID string, call c
 		}
 		cfg.Previous = &contract.Previous{Tag: last.Tag, Seq: seqOf(last), Reason: last.Reason}
 	}
-	summary, details := contract.StartSummary(cfg, o.Caller)
+	return startSession(ctx, c, workflowID, cfg, o.Caller, upd, enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE)
+}
+
+// startSession starts the session workflow with the call as its first
+// update (or sends the update to one started meanwhile). A start the reuse
+// policy refuses is the server's error as it is (the caller looks for
+// WorkflowExecutionAlreadyStarted); other errors are as rejection says.
+func startSession(ctx context.Context, c client.Client, workflowID string, cfg contract.SessionConfig, caller string,
+	upd client.UpdateWorkflowOptions, reuse enumspb.WorkflowIdReusePolicy) (json.RawMessage, error) {
+	summary, details := contract.StartSummary(cfg, caller)
 	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		StaticSummary:            summary,
 		StaticDetails:            details,
 		ID:                       workflowID,
 		TaskQueue:                contract.SharedQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDReusePolicy:    reuse,
 	}, contract.WorkflowBrowserSession, cfg)
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions:          upd,
 	})
+	var refused *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &refused) {
+		return nil, err
+	}
 	if err != nil {
 		return rejection(err)
 	}
