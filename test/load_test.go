@@ -960,7 +960,7 @@ func (c *checkpointCost) report() string {
 	for _, row := range []struct {
 		name string
 		v    []time.Duration
-	}{{"a call held back by it (export + save)", c.held}, {"reading the state out of Chrome", c.export}, {"the save (seal, S3 list/head/put)", c.write}} {
+	}{{"a call held back by it (export + save)", c.held}, {"reading the state out of Chrome", c.export}, {"the save (seal, S3 put; a first save lists and reads the newest first)", c.write}} {
 		if len(row.v) > 0 {
 			fmt.Fprintf(&b, "| %s | %s ms | %s ms | %s ms |\n", row.name, ms1(percentile(row.v, .5)), ms1(percentile(row.v, .95)), ms1(row.v[len(row.v)-1]))
 		}
