@@ -145,23 +145,32 @@ func (s *S3Store) ObjectKey(key string) string {
 	return s.prefix + "/" + key
 }
 
-// Put implements Store. It looks first, so an existing identical object is
-// never rewritten, then writes with If-None-Match so a concurrent writer
-// cannot be overwritten either.
+// Put implements Store. It writes with If-None-Match, so an object already
+// at the key (a retried filing, a concurrent writer) is never rewritten;
+// only when S3 refuses the write does it look at what is there: one
+// request for a new object, not a look and then a write.
 func (s *S3Store) Put(ctx context.Context, key string, body []byte, contentType string) (PutResult, error) {
-	return s.PutReader(ctx, key, bytes.NewReader(body), int64(len(body)), SHA256Hex(body), contentType)
+	return s.put(ctx, key, bytes.NewReader(body), int64(len(body)), SHA256Hex(body), contentType, false)
 }
 
 // PutReader implements Store: it streams size bytes from r; the SDK reads r
-// to sign the request, seeks back and reads it again to send it.
+// to sign the request, seeks back and reads it again to send it. It looks
+// first, so a file already filed (a retried download's) is not read and
+// sent again only to be refused.
 func (s *S3Store) PutReader(ctx context.Context, key string, r io.ReadSeeker, size int64, sum, contentType string) (PutResult, error) {
+	return s.put(ctx, key, r, size, sum, contentType, true)
+}
+
+func (s *S3Store) put(ctx context.Context, key string, r io.ReadSeeker, size int64, sum, contentType string, look bool) (PutResult, error) {
 	if err := checkKey(key); err != nil {
 		return PutResult{}, err
 	}
-	if m, err := s.Head(ctx, key); err == nil {
-		return existing(key, m.SHA256, sum, m.Size)
-	} else if !errors.Is(err, ErrNotFound) {
-		return PutResult{}, err
+	if look {
+		if m, err := s.Head(ctx, key); err == nil {
+			return existing(key, m.SHA256, sum, m.Size)
+		} else if !errors.Is(err, ErrNotFound) {
+			return PutResult{}, err
+		}
 	}
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return PutResult{}, err
@@ -187,7 +196,7 @@ func (s *S3Store) PutReader(ctx context.Context, key string, r io.ReadSeeker, si
 	}
 	if _, err := s.client.PutObject(ctx, in); err != nil {
 		if S3Status(err) == http.StatusPreconditionFailed || S3Status(err) == http.StatusConflict {
-			// Someone wrote it between our look and our write.
+			// Already there: a retry's, or a concurrent writer's.
 			m, herr := s.Head(ctx, key)
 			if herr != nil {
 				return PutResult{}, herr

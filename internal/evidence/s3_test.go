@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,10 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/durable-browser/durable-browser/internal/devstack"
+	"github.com/durable-browser/durable-browser/internal/s3log"
 )
 
 // gateway starts a real versitygw on a free loopback port over a temp dir.
-func gateway(t *testing.T) *devstack.S3 {
+func gateway(t testing.TB) *devstack.S3 {
 	t.Helper()
 	if _, err := devstack.FindVersitygw(""); err != nil {
 		t.Fatalf("versitygw not installed: run `make tools` or `%s`", devstack.VersitygwInstall)
@@ -42,7 +44,7 @@ func gateway(t *testing.T) *devstack.S3 {
 	return srv
 }
 
-func s3Store(t *testing.T, srv *devstack.S3, o S3Options) *S3Store {
+func s3Store(t testing.TB, srv *devstack.S3, o S3Options) *S3Store {
 	t.Helper()
 	o.Endpoint, o.PathStyle = srv.Endpoint(), true
 	o.AccessKey, o.SecretKey = srv.AccessKey(), srv.SecretKey()
@@ -91,6 +93,28 @@ func TestS3Store(t *testing.T) {
 		m, err := store.Head(ctx, cc.ReceiptKey)
 		if err != nil || m.ContentType != "application/json" || m.SHA256 == "" {
 			t.Fatalf("receipt head = %+v, %v", m, err)
+		}
+	})
+
+	t.Run("a new filing is a PUT for the body and one for the receipt, with no look first", func(t *testing.T) {
+		cs := *store
+		var reqs *s3log.Log
+		cs.client, reqs = s3log.Client(store.client)
+		f := filing("counted")
+		f.CallID = "counted"
+		if _, err := File(ctx, &cs, f); err != nil {
+			t.Fatal(err)
+		}
+		if got := reqs.Take(); !slices.Equal(got, []string{"PUT", "PUT"}) {
+			t.Fatalf("a new filing sent %v, want PUT PUT", got)
+		}
+		// Filed again (a retry): both PUTs are refused, and only then is
+		// what is there read.
+		if _, err := File(ctx, &cs, f); err != nil {
+			t.Fatal(err)
+		}
+		if got := reqs.Take(); !slices.Equal(got, []string{"PUT", "HEAD", "PUT", "HEAD"}) {
+			t.Fatalf("a retried filing sent %v, want PUT HEAD PUT HEAD", got)
 		}
 	})
 
@@ -240,5 +264,22 @@ func TestS3SSE(t *testing.T) {
 			}
 			t.Logf("gateway accepted SSE %s", o.SSE)
 		})
+	}
+}
+
+// BenchmarkS3File files a page's text and its receipt, as a read or a
+// snapshot does, each call under its own key.
+//
+//	go test -run '^$' -bench BenchmarkS3File -benchtime 300x ./internal/evidence/
+func BenchmarkS3File(b *testing.B) {
+	store := s3Store(b, gateway(b), S3Options{})
+	ctx := context.Background()
+	page := strings.Repeat("A line of the page's text.\n", 80) // about 2 KiB
+	for i := 0; b.Loop(); i++ {
+		f := filing(page + strconv.Itoa(i))
+		f.CallID = strconv.Itoa(i)
+		if _, err := File(ctx, store, f); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/internal/devstack"
 	"github.com/durable-browser/durable-browser/internal/evidence"
+	"github.com/durable-browser/durable-browser/internal/s3log"
 )
 
 // newStore runs a versitygw on loopback and a store over it.
@@ -167,43 +166,15 @@ func TestStoreLease(t *testing.T) {
 	}
 }
 
-// countRequests records each S3 request's method (LIST for a listing).
-type countRequests struct {
-	next interface {
-		Do(*http.Request) (*http.Response, error)
-	}
-	mu  sync.Mutex
-	got []string
-}
-
-func (c *countRequests) Do(r *http.Request) (*http.Response, error) {
-	m := r.Method
-	if r.URL.Query().Has("list-type") {
-		m = "LIST"
-	}
-	c.mu.Lock()
-	c.got = append(c.got, m)
-	c.mu.Unlock()
-	return c.next.Do(r)
-}
-
-func (c *countRequests) take() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.got
-	c.got = nil
-	return out
-}
-
 // A writer that knows its last save writes the next version with one PUT
 // (and the DELETE of the version past Keep), writes nothing for the same
 // state, and falls back to listing when another writer took the number.
 func TestStoreSaveAfter(t *testing.T) {
 	now := time.Now()
 	base := newStore(t, &now)
-	reqs := &countRequests{}
 	o := base.o
-	o.Client = s3.New(base.o.Client.Options(), func(so *s3.Options) { reqs.next = so.HTTPClient; so.HTTPClient = reqs })
+	var reqs *s3log.Log
+	o.Client, reqs = s3log.Client(base.o.Client)
 	s := &Store{o: o} // Keep 3
 	ctx := context.Background()
 	state := func(v string) State {
@@ -213,7 +184,7 @@ func TestStoreSaveAfter(t *testing.T) {
 	if err != nil || last.Version != 1 || !last.Wrote {
 		t.Fatalf("first save: %+v %v", last, err)
 	}
-	if got := reqs.take(); !slices.Equal(got, []string{"LIST", "PUT"}) {
+	if got := reqs.Take(); !slices.Equal(got, []string{"LIST", "PUT"}) {
 		t.Fatalf("a first save took %v, want a listing and the PUT", got)
 	}
 	steps := []struct {
@@ -232,7 +203,7 @@ func TestStoreSaveAfter(t *testing.T) {
 		if err != nil || got.Version != st.version || got.Wrote != st.wrote {
 			t.Fatalf("save %s: %+v %v, want version %d wrote %v", st.val, got, err, st.version, st.wrote)
 		}
-		if r := reqs.take(); !slices.Equal(r, st.reqs) {
+		if r := reqs.Take(); !slices.Equal(r, st.reqs) {
 			t.Fatalf("save %s took %v, want %v", st.val, r, st.reqs)
 		}
 		last = got
