@@ -20,14 +20,19 @@ func TestStateExportImport(t *testing.T) {
 	if _, err := b1.Eval(ctx, `() => { localStorage.setItem("k", "local-value"); sessionStorage.setItem("s", "session-value"); document.cookie = "c=cookie-value; path=/"; }`, "[]"); err != nil {
 		t.Fatal(err)
 	}
-	st, err := b1.ExportState(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A page's cookie write reaches Chrome's cookie store on its own pipe,
+	// after the script returns: export until it is there.
+	var st states.State
 	var cookie *states.Cookie
-	for i, c := range st.Cookies {
-		if c.Name == "c" {
-			cookie = &st.Cookies[i]
+	for cookie == nil && ctx.Err() == nil {
+		var err error
+		if st, err = b1.ExportState(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range st.Cookies {
+			if c.Name == "c" {
+				cookie = &st.Cookies[i]
+			}
 		}
 	}
 	if cookie == nil || cookie.Value != "cookie-value" || len(st.Origins) != 1 || st.Origins[0].Origin != siteURL ||
