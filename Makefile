@@ -19,6 +19,10 @@ WORKFLOWCHECK_VERSION := v0.6.0
 UNIT_HEAVY_PKGS  := test internal/driver internal/capture internal/devstack providers/local providers/cdp
 # ... and the tests that start one in otherwise light packages.
 UNIT_HEAVY_TESTS := ^(TestS3Store|TestS3SSE|TestEvidenceGet)$$
+# make test runs these again under --isolation context (every plain session a
+# browser context of one shared Chrome), so the boundary, egress, leak-scan and
+# crash tests hold in both isolation modes (scripts/test.sh).
+CONTEXT_TESTS := ^(TestSecretNeverLeaves|TestEgress.*|TestBoundariesRefuseModelChoices|TestGuardedNavigationAnswersBlocked|TestMCPGuardedNavigationAnswersBlocked|TestWarmBrowserEndpointIsAService|TestWorkerKilledMidRun|TestTwoWorkersShareByHostQueue|TestOrphanedSessionReleased|TestBusyHostGivesBackItsBrowser|TestWorkerStoppedMidRun|TestCancelledSessionReleasesBrowser|TestDemoCrash|TestCrashMatrix|TestCrashRestore)$$
 MODULE   := $(shell $(GO) list -m)
 export PATH := $(GOBIN):$(PATH)
 
@@ -55,7 +59,7 @@ run: build tools
 # count ("go test: N passed, N failed, N skipped") stays the last line. CI
 # (.ci/run) runs exactly this.
 test: lint build tools
-	@scripts/fuzz.sh; fuzz=$$?; scripts/test.sh $(PKGS); suite=$$?; \
+	@scripts/fuzz.sh; fuzz=$$?; CONTEXT_TESTS='$(CONTEXT_TESTS)' scripts/test.sh $(PKGS); suite=$$?; \
 	if [ $$suite -ne 0 ]; then exit $$suite; fi; exit $$fuzz
 
 # Every fuzz target in the module, FUZZTIME (default 10s) each; make test

@@ -129,6 +129,19 @@ func TestTwoWorkersShareByHostQueue(t *testing.T) {
 	if len(onA) == 0 || len(onB) == 0 {
 		t.Fatalf("every session went to one worker (%d on A, %d on B); the shared queue should serve both", len(onA), len(onB))
 	}
+	// What the killed worker held, found while it runs: a Chrome each, or
+	// contexts of its shared Chrome.
+	held := map[*session]harness.SessionBrowser{}
+	for s, tag := range onA {
+		br, err := harness.FindSessionBrowser(root, tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !br.Running() {
+			t.Fatalf("no browser runs for %s before the kill: %v", tag, br)
+		}
+		held[s] = br
+	}
 	a.Kill()
 	for s := range onB {
 		var snap contract.SnapshotResult
@@ -142,9 +155,9 @@ func TestTwoWorkersShareByHostQueue(t *testing.T) {
 		if f.Code != contract.CodeSessionReplaced {
 			t.Fatalf("a session of the killed worker should answer session_replaced, got %+v", f)
 		}
-		dir := filepath.Join(root, "sessions", tag)
-		harness.Eventually(t, 60*time.Second, func() bool { return len(harness.PIDsUnder(dir)) == 0 },
-			"the killed worker's browser %s was never reaped: %v", tag, harness.PIDsUnder(dir))
+		br := held[s]
+		harness.Eventually(t, 60*time.Second, func() bool { return !br.Running() },
+			"the killed worker's browser for %s was never reaped: %v", tag, br)
 	}
 }
 
@@ -152,21 +165,28 @@ func TestTwoWorkersShareByHostQueue(t *testing.T) {
 // terminated by an operator) is released by its worker once no call has
 // touched it for --orphan-after; no Chrome is left behind.
 func TestOrphanedSessionReleased(t *testing.T) {
-	w := env.StartWorker(t, harness.WorkerOptions{OrphanAfter: 2 * time.Second, ReapInterval: 500 * time.Millisecond})
+	root := t.TempDir()
+	w := env.StartWorker(t, harness.WorkerOptions{ProfileRoot: root, OrphanAfter: 2 * time.Second, ReapInterval: 500 * time.Millisecond})
 	s := newSession(t, workflows.SessionConfig{})
 	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
 	st, err := dbclient.State(context.Background(), env.Client, s.id)
 	if err != nil {
 		t.Fatal(err)
 	}
+	br, err := harness.FindSessionBrowser(root, st.Tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !br.Running() {
+		t.Fatalf("no browser runs for %s: %v", st.Tag, br)
+	}
 	if err := env.Client.TerminateWorkflow(context.Background(), s.id, "", "operator ended it"); err != nil {
 		t.Fatal(err)
 	}
 	harness.Eventually(t, 30*time.Second, func() bool { return len(w.Activities().Sessions()) == 0 },
 		"the orphaned session %s was never released", st.Tag)
-	profile := filepath.Join("sessions", st.Tag, "profile")
-	harness.Eventually(t, 30*time.Second, func() bool { return len(harness.PIDsUnder(profile)) == 0 },
-		"Chrome of the orphaned session still runs: %v", harness.PIDsUnder(profile))
+	harness.Eventually(t, 30*time.Second, func() bool { return !br.Running() },
+		"the orphaned session's browser still runs: %v", br)
 }
 
 // A busy host (here: a worker process frozen with SIGSTOP) misses its
@@ -184,9 +204,12 @@ func TestBusyHostGivesBackItsBrowser(t *testing.T) {
 		t.Fatalf("session should live on the worker process: state %+v err %v", st, err)
 	}
 	oldTag := st.Tag
-	oldProfile := filepath.Join(root, "sessions", oldTag)
-	if len(harness.PIDsUnder(oldProfile)) == 0 {
-		t.Fatalf("no Chrome runs for %s", oldTag)
+	old, err := harness.FindSessionBrowser(root, oldTag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !old.Running() {
+		t.Fatalf("no browser runs for %s: %v", oldTag, old)
 	}
 	// The rest of the fleet: serves the session's workflow tasks and takes
 	// the new browser while the host is frozen.
@@ -215,12 +238,12 @@ func TestBusyHostGivesBackItsBrowser(t *testing.T) {
 		t.Fatalf("the session should have moved to a new browser elsewhere: %+v err %v", st, err)
 	}
 	// Frozen, the host still holds the old browser.
-	if len(harness.PIDsUnder(oldProfile)) == 0 {
-		t.Fatal("the old Chrome was gone before its host came back: the test proves nothing")
+	if !old.Running() {
+		t.Fatal("the old browser was gone before its host came back: the test proves nothing")
 	}
 	resume()
-	harness.Eventually(t, 60*time.Second, func() bool { return len(harness.PIDsUnder(oldProfile)) == 0 },
-		"the host came back and kept the browser its session let go of: %v", harness.PIDsUnder(oldProfile))
+	harness.Eventually(t, 60*time.Second, func() bool { return !old.Running() },
+		"the host came back and kept the browser its session let go of: %v", old)
 	harness.Eventually(t, 10*time.Second, func() bool {
 		return strings.Contains(p.Stderr.String(), "released a browser its workflow let go of")
 	}, "the host released the browser without saying why")

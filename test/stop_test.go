@@ -3,7 +3,6 @@ package test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -128,16 +127,20 @@ func TestWorkerStoppedMidRun(t *testing.T) {
 // A BrowserSession cancelled by an operator releases its browser before it
 // ends: its worker lets go of the session and no Chrome of it is left.
 func TestCancelledSessionReleasesBrowser(t *testing.T) {
-	w := env.StartWorker(t, harness.WorkerOptions{})
+	root := t.TempDir()
+	w := env.StartWorker(t, harness.WorkerOptions{ProfileRoot: root})
 	s := newSession(t, workflows.SessionConfig{})
 	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/about.html"}), nil)
 	st, err := dbclient.State(context.Background(), env.Client, s.id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	profile := filepath.Join("sessions", st.Tag, "profile")
-	if len(harness.PIDsUnder(profile)) == 0 {
-		t.Fatalf("no Chrome found for session %s", st.Tag)
+	br, err := harness.FindSessionBrowser(root, st.Tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !br.Running() {
+		t.Fatalf("no browser found for session %s: %v", st.Tag, br)
 	}
 	if err := env.Client.CancelWorkflow(context.Background(), s.id, ""); err != nil {
 		t.Fatal(err)
@@ -152,7 +155,7 @@ func TestCancelledSessionReleasesBrowser(t *testing.T) {
 			t.Fatalf("the cancelled session's browser %s is still held", tag)
 		}
 	}
-	if left := harness.PIDsUnder(profile); len(left) > 0 {
-		t.Fatalf("Chrome of the cancelled session still runs: %v", left)
+	if br.Running() {
+		t.Fatalf("the cancelled session's browser still runs: %v", br)
 	}
 }

@@ -35,9 +35,12 @@ type rig struct {
 	id     string
 	cfg    workflows.SessionConfig
 	chrome []int // the victim's browser processes, taken before the cut
-	gate   string
-	n      int // update ids handed out
-	began  time.Time
+	// held is the session's browser on the victim, taken with chrome: a
+	// Chrome of its own, or a context of the victim's shared Chrome.
+	held  *harness.SessionBrowser
+	gate  string
+	n     int // update ids handed out
+	began time.Time
 	// survivorEnv is added to the survivor's environment (a cdp row's
 	// endpoint).
 	survivorEnv []string
@@ -75,7 +78,10 @@ exec /usr/bin/chromium "$@"
 		if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		penv = append(penv, "CHROME_PATH="+script)
+		// No warm browsers: under --isolation context the pool would
+		// launch the shared Chrome at the worker's start, through the
+		// gate, and the create would take a context without launching.
+		penv = append(penv, "CHROME_PATH="+script, "DURABLE_BROWSER_WARM_BROWSERS=0")
 	}
 	r.p = env.StartWorkerProcess(t, harness.ProcessOptions{Env: penv})
 	cfg.SearchAttributes = true
@@ -209,12 +215,18 @@ func (r *rig) openOnly(page string) {
 	}
 }
 
-// takeChrome notes the victim's browser processes.
+// takeChrome notes the victim's browser processes and the session's
+// browser among them.
 func (r *rig) takeChrome() {
 	r.chrome = r.browserPIDs()
 	if len(r.chrome) == 0 {
 		r.t.Fatal("no browser process under the victim's profile root")
 	}
+	b, err := harness.FindSessionBrowser(r.p.ProfileRoot, r.state().Tag)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.held = &b
 }
 
 // browserPIDs are the processes under the victim's profile root but the
@@ -377,7 +389,15 @@ func (r *rig) finish(rw row, first answer, updateID, tool string, args any) {
 		r.t.Errorf("the session did not end cleanly after close: %v\n%s", err, r.describe())
 	}
 	// No Chrome of the victim is left, by pid (for a victim that lives on,
-	// after the close released its browser).
+	// after the close released its browser). A victim that lives on under
+	// --isolation context keeps its shared Chrome for its next sessions:
+	// what the close let go of there is the session's context.
+	shared := ""
+	if r.held != nil && r.held.Shared && alive(r.p.Cmd.Process.Pid) {
+		shared = r.held.Profile
+		harness.Eventually(r.t, 20*time.Second, func() bool { return !r.held.Running() },
+			"the closed session's browser outlived it on the live victim: %v", r.held)
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	var leftWhich []string
 	for {
@@ -385,7 +405,7 @@ func (r *rig) finish(rw row, first answer, updateID, tool string, args any) {
 		var which []string
 		for _, pid := range r.chrome {
 			// Still running and still the victim's (not a reused pid).
-			if cmd := cmdline(pid); alive(pid) && strings.Contains(cmd, r.p.ProfileRoot) {
+			if cmd := cmdline(pid); alive(pid) && strings.Contains(cmd, r.p.ProfileRoot) && (shared == "" || !strings.Contains(cmd, shared)) {
 				left++
 				which = append(which, fmt.Sprintf("%d %.200s", pid, cmd))
 			}
