@@ -215,14 +215,19 @@ func (r *rig) openOnly(page string) {
 	}
 }
 
-// takeChrome notes the victim's browser processes and the session's
-// browser among them.
+// takeChrome notes the victim's browser processes and, once the session
+// has recorded its tag (not while a create's result is held), the
+// session's browser among them.
 func (r *rig) takeChrome() {
 	r.chrome = r.browserPIDs()
 	if len(r.chrome) == 0 {
 		r.t.Fatal("no browser process under the victim's profile root")
 	}
-	b, err := harness.FindSessionBrowser(r.p.ProfileRoot, r.state().Tag)
+	tag := r.state().Tag
+	if tag == "" {
+		return
+	}
+	b, err := harness.FindSessionBrowser(r.p.ProfileRoot, tag)
 	if err != nil {
 		r.t.Fatal(err)
 	}
