@@ -22,7 +22,7 @@ UNIT_HEAVY_TESTS := ^(TestS3Store|TestS3SSE|TestEvidenceGet)$$
 # make test runs these again under --isolation context (every plain session a
 # browser context of one shared Chrome), so the boundary, egress, leak-scan and
 # crash tests hold in both isolation modes (scripts/test.sh).
-CONTEXT_TESTS := ^(TestSecretNeverLeaves|TestEgress.*|TestBoundariesRefuseModelChoices|TestGuardedNavigationAnswersBlocked|TestMCPGuardedNavigationAnswersBlocked|TestWarmBrowserEndpointIsAService|TestWorkerKilledMidRun|TestTwoWorkersShareByHostQueue|TestOrphanedSessionReleased|TestBusyHostGivesBackItsBrowser|TestWorkerStoppedMidRun|TestCancelledSessionReleasesBrowser|TestDemoCrash|TestCrashMatrix|TestCrashRestore)$$
+CONTEXT_TESTS := ^(TestSecretNeverLeaves|TestEgress.*|TestBoundariesRefuseModelChoices|TestGuardedNavigationAnswersBlocked|TestMCPGuardedNavigationAnswersBlocked|TestWarmBrowserEndpointIsAService|TestWorkerKilledMidRun|TestTwoWorkersShareByHostQueue|TestOrphanedSessionReleased|TestBusyHostGivesBackItsBrowser|TestWorkerStoppedMidRun|TestCancelledSessionReleasesBrowser|TestDemoCrash|TestCrashMatrix|TestCrashRestore|TestLeakScan)$$
 MODULE   := $(shell $(GO) list -m)
 export PATH := $(GOBIN):$(PATH)
 

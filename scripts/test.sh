@@ -3,7 +3,7 @@
 # come, keeps the full verbose log, and closes with a count of tests.
 #
 # With CONTEXT_TESTS set (a -run pattern; make test sets it), the tests it
-# names in ./test and ./test/crash run a second time with every plain session
+# names in ./test, ./test/crash and ./test/wire run a second time with every plain session
 # a browser context of a shared Chrome (DURABLE_BROWSER_ISOLATION=context):
 # the boundary, egress, leak-scan and crash tests, shown in both isolation
 # modes. Their count joins the one at the end.
@@ -16,7 +16,7 @@ status=${PIPESTATUS[0]}
 if [ -n "${CONTEXT_TESTS:-}" ]; then
   echo
   echo "the same boundary, egress, leak-scan and crash tests under --isolation context:"
-  DURABLE_BROWSER_ISOLATION=context go test -count=1 -timeout "${TEST_TIMEOUT:-50m}" -v -run "$CONTEXT_TESTS" ./test/ ./test/crash/ 2>&1 \
+  DURABLE_BROWSER_ISOLATION=context go test -count=1 -timeout "${TEST_TIMEOUT:-50m}" -v -run "$CONTEXT_TESTS" ./test/ ./test/crash/ ./test/wire/ 2>&1 \
     | tee -a "$log" | grep --line-buffered -E "$shown"
   lane=${PIPESTATUS[0]}
   if [ "$status" -eq 0 ]; then status=$lane; fi

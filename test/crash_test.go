@@ -211,6 +211,7 @@ func TestBusyHostGivesBackItsBrowser(t *testing.T) {
 	if !old.Running() {
 		t.Fatalf("no browser runs for %s: %v", oldTag, old)
 	}
+	harness.CheckPlainBrowser(t, old)
 	// The rest of the fleet: serves the session's workflow tasks and takes
 	// the new browser while the host is frozen.
 	env.StartWorker(t, harness.WorkerOptions{})

@@ -142,6 +142,7 @@ func TestCancelledSessionReleasesBrowser(t *testing.T) {
 	if !br.Running() {
 		t.Fatalf("no browser found for session %s: %v", st.Tag, br)
 	}
+	harness.CheckPlainBrowser(t, br)
 	if err := env.Client.CancelWorkflow(context.Background(), s.id, ""); err != nil {
 		t.Fatal(err)
 	}

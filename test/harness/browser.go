@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"testing"
 	"time"
 
 	"github.com/durable-browser/durable-browser/internal/chrome"
+	"github.com/durable-browser/durable-browser/internal/config"
 	"github.com/durable-browser/durable-browser/providers/local"
 )
 
@@ -74,4 +76,16 @@ func (b SessionBrowser) String() string {
 		return fmt.Sprintf("context %s of the shared browser", b.Context)
 	}
 	return fmt.Sprintf("Chrome under %s %v", b.Profile, PIDsUnder(b.Profile))
+}
+
+// CheckPlainBrowser fails t unless b, a plain session's browser, is what
+// this run's isolation gives one (DURABLE_BROWSER_ISOLATION): a context of
+// the shared Chrome under context, a Chrome of its own under process. It
+// shows that make test's context lane really ran its sessions as contexts.
+func CheckPlainBrowser(t testing.TB, b SessionBrowser) {
+	t.Helper()
+	mode := os.Getenv(config.EnvName("isolation"))
+	if want := mode == "context"; b.Shared != want {
+		t.Fatalf("a plain session's browser is a %v, but the run's isolation is %q", b, mode)
+	}
 }
