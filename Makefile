@@ -20,9 +20,9 @@ UNIT_HEAVY_PKGS  := test internal/driver internal/capture internal/devstack prov
 # ... and the tests that start one in otherwise light packages.
 UNIT_HEAVY_TESTS := ^(TestS3Store|TestS3SSE|TestEvidenceGet)$$
 # make test runs these again under --isolation context (every plain session a
-# browser context of one shared Chrome), so the boundary, egress, leak-scan and
-# crash tests hold in both isolation modes (scripts/test.sh).
-CONTEXT_TESTS := ^(TestSecretNeverLeaves|TestEgress.*|TestBoundariesRefuseModelChoices|TestGuardedNavigationAnswersBlocked|TestMCPGuardedNavigationAnswersBlocked|TestWarmBrowserEndpointIsAService|TestWorkerKilledMidRun|TestTwoWorkersShareByHostQueue|TestOrphanedSessionReleased|TestBusyHostGivesBackItsBrowser|TestWorkerStoppedMidRun|TestCancelledSessionReleasesBrowser|TestDemoCrash|TestCrashMatrix|TestCrashRestore|TestLeakScan)$$
+# browser context of one shared Chrome), so the boundary, egress, leak-scan,
+# crash and load-invariant tests hold in both isolation modes (scripts/test.sh).
+CONTEXT_TESTS := ^(TestSecretNeverLeaves|TestEgress.*|TestBoundariesRefuseModelChoices|TestGuardedNavigationAnswersBlocked|TestMCPGuardedNavigationAnswersBlocked|TestWarmBrowserEndpointIsAService|TestWorkerKilledMidRun|TestTwoWorkersShareByHostQueue|TestOrphanedSessionReleased|TestBusyHostGivesBackItsBrowser|TestWorkerStoppedMidRun|TestCancelledSessionReleasesBrowser|TestDemoCrash|TestCrashMatrix|TestCrashRestore|TestLeakScan|TestLoadInvariants|TestLoadWorkerKilled)$$
 MODULE   := $(shell $(GO) list -m)
 export PATH := $(GOBIN):$(PATH)
 

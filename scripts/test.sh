@@ -5,7 +5,7 @@
 # With CONTEXT_TESTS set (a -run pattern; make test sets it), the tests it
 # names in ./test, ./test/crash and ./test/wire run a second time with every plain session
 # a browser context of a shared Chrome (DURABLE_BROWSER_ISOLATION=context):
-# the boundary, egress, leak-scan and crash tests, shown in both isolation
+# the boundary, egress, leak-scan, crash and load-invariant tests, shown in both isolation
 # modes. Their count joins the one at the end.
 set -uo pipefail
 log="${TEST_LOG:-$(mktemp -t durable-browser-test.XXXXXX)}"
@@ -15,7 +15,7 @@ go test -count=1 -timeout "${TEST_TIMEOUT:-50m}" -v "$@" 2>&1 | tee "$log" | gre
 status=${PIPESTATUS[0]}
 if [ -n "${CONTEXT_TESTS:-}" ]; then
   echo
-  echo "the same boundary, egress, leak-scan and crash tests under --isolation context:"
+  echo "the same boundary, egress, leak-scan, crash and load-invariant tests under --isolation context:"
   DURABLE_BROWSER_ISOLATION=context go test -count=1 -timeout "${TEST_TIMEOUT:-50m}" -v -run "$CONTEXT_TESTS" ./test/ ./test/crash/ ./test/wire/ 2>&1 \
     | tee -a "$log" | grep --line-buffered -E "$shown"
   lane=${PIPESTATUS[0]}
