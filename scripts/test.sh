@@ -3,10 +3,11 @@
 # come, keeps the full verbose log, and closes with a count of tests.
 #
 # With CONTEXT_TESTS set (a -run pattern; make test sets it), the tests it
-# names in ./test, ./test/crash and ./test/wire run a second time with every plain session
-# a browser context of a shared Chrome (DURABLE_BROWSER_ISOLATION=context):
-# the boundary, egress, leak-scan, crash and load-invariant tests, shown in both isolation
-# modes. Their count joins the one at the end.
+# names in ./test, ./test/crash and ./test/wire run a second time with every
+# plain session a browser context of a shared Chrome
+# (DURABLE_BROWSER_ISOLATION=context): the boundary, egress, leak-scan, crash
+# and load-invariant tests, shown in both isolation modes. Their count joins
+# the one at the end.
 set -uo pipefail
 log="${TEST_LOG:-$(mktemp -t durable-browser-test.XXXXXX)}"
 echo "go test log: $log"

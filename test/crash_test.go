@@ -133,14 +133,7 @@ func TestTwoWorkersShareByHostQueue(t *testing.T) {
 	// contexts of its shared Chrome.
 	held := map[*session]harness.SessionBrowser{}
 	for s, tag := range onA {
-		br, err := harness.FindSessionBrowser(root, tag)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !br.Running() {
-			t.Fatalf("no browser runs for %s before the kill: %v", tag, br)
-		}
-		held[s] = br
+		held[s] = harness.HeldSessionBrowser(t, root, tag)
 	}
 	a.Kill()
 	for s := range onB {
@@ -173,13 +166,7 @@ func TestOrphanedSessionReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	br, err := harness.FindSessionBrowser(root, st.Tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !br.Running() {
-		t.Fatalf("no browser runs for %s: %v", st.Tag, br)
-	}
+	br := harness.HeldSessionBrowser(t, root, st.Tag)
 	if err := env.Client.TerminateWorkflow(context.Background(), s.id, "", "operator ended it"); err != nil {
 		t.Fatal(err)
 	}
@@ -204,13 +191,7 @@ func TestBusyHostGivesBackItsBrowser(t *testing.T) {
 		t.Fatalf("session should live on the worker process: state %+v err %v", st, err)
 	}
 	oldTag := st.Tag
-	old, err := harness.FindSessionBrowser(root, oldTag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !old.Running() {
-		t.Fatalf("no browser runs for %s: %v", oldTag, old)
-	}
+	old := harness.HeldSessionBrowser(t, root, oldTag)
 	harness.CheckPlainBrowser(t, old)
 	// The rest of the fleet: serves the session's workflow tasks and takes
 	// the new browser while the host is frozen.

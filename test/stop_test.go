@@ -135,13 +135,7 @@ func TestCancelledSessionReleasesBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	br, err := harness.FindSessionBrowser(root, st.Tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !br.Running() {
-		t.Fatalf("no browser found for session %s: %v", st.Tag, br)
-	}
+	br := harness.HeldSessionBrowser(t, root, st.Tag)
 	harness.CheckPlainBrowser(t, br)
 	if err := env.Client.CancelWorkflow(context.Background(), s.id, ""); err != nil {
 		t.Fatal(err)

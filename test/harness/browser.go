@@ -20,7 +20,6 @@ import (
 // context of the worker's shared Chrome (context). Tests that check a
 // browser is held or let go use it, so they prove the same in both modes.
 type SessionBrowser struct {
-	Tag string
 	// Shared: a context of the shared Chrome (WS its DevTools address,
 	// Context its id); else Profile is the session's own Chrome's
 	// directory, which its processes name on their command lines.
@@ -41,11 +40,25 @@ func FindSessionBrowser(root, tag string) (SessionBrowser, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return SessionBrowser{}, fmt.Errorf("browser record for %s: %w", tag, err)
 	}
-	b := SessionBrowser{Tag: tag, Shared: r.Shared, WS: r.WSURL, Context: r.Context, Profile: r.ProfileDir}
+	b := SessionBrowser{Shared: r.Shared, WS: r.WSURL, Context: r.Context, Profile: r.ProfileDir}
 	if b.Shared && b.Context == "" {
 		return b, fmt.Errorf("the record for %s is a shared browser's with no context yet", tag)
 	}
 	return b, nil
+}
+
+// HeldSessionBrowser is FindSessionBrowser for a browser the test needs
+// running now; it fails t when there is none.
+func HeldSessionBrowser(t testing.TB, root, tag string) SessionBrowser {
+	t.Helper()
+	b, err := FindSessionBrowser(root, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Running() {
+		t.Fatalf("no browser runs for %s: %v", tag, b)
+	}
+	return b
 }
 
 // Running reports whether the browser is still there: its own Chrome's
