@@ -206,7 +206,12 @@ func parseInterspersed(fs *config.Set, args []string) (string, error) {
 // when dev and no AWS key is set, and checks that there are credentials:
 // without them the verb says what to set (can: what they must allow).
 func openS3(ctx context.Context, env *cliEnv, c config.S3, prefix string, dev bool, can string) (*evidence.S3Store, error) {
-	o := evidence.S3Options{Bucket: c.Bucket, Prefix: prefix, Endpoint: c.Endpoint, PathStyle: c.PathStyle, Region: c.Region}
+	// A person's command asks no address off the machine for credentials
+	// unless told to: the instance metadata service is left out of the
+	// chain unless AWS_EC2_METADATA_DISABLED=false (an EC2 instance's role).
+	imdsAsked := env.Getenv("AWS_EC2_METADATA_DISABLED") == "false"
+	o := evidence.S3Options{Bucket: c.Bucket, Prefix: prefix, Endpoint: c.Endpoint, PathStyle: c.PathStyle, Region: c.Region,
+		NoInstanceMetadata: !imdsAsked}
 	if dev && env.Getenv("AWS_ACCESS_KEY_ID") == "" {
 		o.AccessKey, o.SecretKey = config.DevS3AccessKey, config.DevS3SecretKey
 	}
@@ -215,7 +220,11 @@ func openS3(ctx context.Context, env *cliEnv, c config.S3, prefix string, dev bo
 		return nil, err
 	}
 	if err := store.CheckCredentials(ctx); err != nil {
-		return nil, fmt.Errorf("%w: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) to credentials that can %s s3://%s, or name no bucket to use `durable-browser dev` on this machine", evidence.ErrNoCredentials, can, c.Bucket)
+		hint := ""
+		if !imdsAsked {
+			hint = "; on an EC2 instance with a role, AWS_EC2_METADATA_DISABLED=false lets it ask the instance metadata service"
+		}
+		return nil, fmt.Errorf("%w: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) to credentials that can %s s3://%s, or name no bucket to use `durable-browser dev` on this machine%s", evidence.ErrNoCredentials, can, c.Bucket, hint)
 	}
 	return store, nil
 }

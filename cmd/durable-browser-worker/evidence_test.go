@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -231,17 +234,44 @@ func TestEvidenceGet(t *testing.T) {
 	}
 }
 
-// Without credentials, evidence get says which settings it needs.
+// Without credentials, evidence get says which settings it needs, and asks
+// no address off the machine first: the instance metadata service (here a
+// loopback recorder standing in for 169.254.169.254) is asked only when
+// AWS_EC2_METADATA_DISABLED=false says so.
 func TestEvidenceGetWithoutCredentials(t *testing.T) {
 	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"} {
 		t.Setenv(k, "")
 	}
-	// Nothing leaves loopback: no metadata service, no shared files.
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	code, _, stderr := runCLI(t, nil, "evidence", "get", "--s3-bucket", "b", "--s3-endpoint", "http://127.0.0.1:1", "--s3-region", "us-east-1", "wf/wf-1/1-screenshot-0123456789ab.png")
-	if code != 1 || !strings.Contains(stderr, "no S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") || !strings.Contains(stderr, "name no bucket") {
-		t.Fatalf("no credentials: exit %d, stderr %s", code, stderr)
+	var asked atomic.Int32
+	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.Error(w, "no role here", http.StatusNotFound)
+	}))
+	defer imds.Close()
+	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.URL)
+	for _, disabled := range []string{"", "false"} {
+		t.Run("AWS_EC2_METADATA_DISABLED="+disabled, func(t *testing.T) {
+			t.Setenv("AWS_EC2_METADATA_DISABLED", disabled)
+			asked.Store(0)
+			code, _, stderr := runCLI(t, map[string]string{"AWS_EC2_METADATA_DISABLED": disabled}, "evidence", "get", "--s3-bucket", "b", "--s3-endpoint", "http://127.0.0.1:1", "--s3-region", "us-east-1", "wf/wf-1/1-screenshot-0123456789ab.png")
+			if code != 1 || !strings.Contains(stderr, "no S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") || !strings.Contains(stderr, "name no bucket") {
+				t.Fatalf("no credentials: exit %d, stderr %s", code, stderr)
+			}
+			switch disabled {
+			case "":
+				if n := asked.Load(); n != 0 {
+					t.Fatalf("the instance metadata service was asked %d times; a person's command must say what to set first", n)
+				}
+				if !strings.Contains(stderr, "AWS_EC2_METADATA_DISABLED=false") {
+					t.Fatalf("the refusal does not name the way to an instance role: %s", stderr)
+				}
+			case "false":
+				if asked.Load() == 0 {
+					t.Fatal("AWS_EC2_METADATA_DISABLED=false did not let the command ask the instance metadata service")
+				}
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
@@ -38,6 +39,11 @@ type S3Options struct {
 	// AccessKey and SecretKey are optional static credentials; without them
 	// the standard AWS environment / shared config chain is used.
 	AccessKey, SecretKey string
+	// NoInstanceMetadata leaves the EC2 instance metadata service
+	// (169.254.169.254) out of that chain: a command a person runs says
+	// which settings it needs before any request leaves the machine,
+	// instead of asking an address off it for credentials first.
+	NoInstanceMetadata bool
 }
 
 // metaSHA256 is the user-metadata name (x-amz-meta-sha256) holding the hash.
@@ -79,6 +85,9 @@ func NewS3(ctx context.Context, o S3Options) (*S3Store, error) {
 	if o.Region != "" {
 		loads = append(loads, config.WithRegion(o.Region))
 	}
+	if o.NoInstanceMetadata {
+		loads = append(loads, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
 	if o.AccessKey != "" {
 		loads = append(loads, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(o.AccessKey, o.SecretKey, "")))
 	}
@@ -112,9 +121,11 @@ func NewS3(ctx context.Context, o S3Options) (*S3Store, error) {
 // configuration chain finds no credentials.
 var ErrNoCredentials = errors.New("no S3 credentials found")
 
-// CheckCredentials resolves the store's credentials without a request, so
-// a command can say which settings it needs instead of the SDK's last
-// attempt (the EC2 metadata service) failing a request.
+// CheckCredentials resolves the store's credentials, so a command can say
+// which settings it needs instead of a request failing later. It sends no
+// request when the chain has no source that asks one: static keys, the
+// environment and shared files are read locally; the instance metadata
+// service is asked unless NoInstanceMetadata left it out.
 func (s *S3Store) CheckCredentials(ctx context.Context) error {
 	p := s.client.Options().Credentials
 	if p == nil {
