@@ -13,6 +13,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,6 +63,18 @@ func Call(ctx context.Context, c client.Client, workflowID string, call contract
 }
 
 func callSession(ctx context.Context, c client.Client, workflowID string, call contract.ToolCall, o CallOptions) (json.RawMessage, error) {
+	if err := contract.CheckSessionID(workflowID); err != nil {
+		return nil, err
+	}
+	// Arguments that are not JSON at all cannot be sent (the SDK's encoder
+	// refuses them with its own error): refuse them as the session refuses
+	// arguments that are not an object.
+	if len(bytes.TrimSpace(call.Args)) == 0 {
+		call.Args = json.RawMessage("{}")
+	} else if !json.Valid(call.Args) {
+		var v any
+		return answer(contract.ArgsNotJSON(call.Name, json.Unmarshal(call.Args, &v)))
+	}
 	// The session checks the arguments (its update validator, the one
 	// check there is): a call it refuses leaves no history, and this
 	// package does not link the schema validator, whose initialisation
@@ -111,7 +124,11 @@ func callSession(ctx context.Context, c client.Client, workflowID string, call c
 			return out, err
 		}
 		if !o.New {
-			return json.Marshal(contract.SessionEnded(last.Tag, last.Reason))
+			if call.Name == contract.ToolRelease {
+				// Releasing is safe to repeat: the browser is gone already.
+				return answer(contract.ReleaseResult{OK: true, Tag: last.Tag, Released: false})
+			}
+			return answer(contract.SessionEnded(last.Tag, last.Reason))
 		}
 		cfg.Previous = &contract.Previous{Tag: last.Tag, Seq: seqOf(last), Reason: last.Reason}
 	}
@@ -184,7 +201,7 @@ func answeredBefore(res *contract.SessionResult, updateID string, call contract.
 			continue
 		}
 		if a.Tool != call.Name || a.Hash != contract.CallHash(call.Name, call.Args) {
-			out, err := json.Marshal(contract.Fail(contract.CodeRefused, "update id %q was already used for another call (%s) in the session that ended; send a new call with a new update id", updateID, a.Tool))
+			out, err := answer(contract.Fail(contract.CodeRefused, "update id %q was already used for another call (%s) in the session that ended; send a new call with a new update id", updateID, a.Tool))
 			return out, true, err
 		}
 		return a.Answer, true, nil
@@ -220,11 +237,25 @@ func rejection(err error) (json.RawMessage, error) {
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
 		if f, ok := envelope.From(err); ok {
-			return json.Marshal(f)
+			return answer(f)
 		}
-		return json.Marshal(contract.Fail(contract.CodeRefused, "%s", app.Message()))
+		return answer(contract.Fail(contract.CodeRefused, "%s", app.Message()))
 	}
 	return nil, fmt.Errorf("calling the session: %w", err)
+}
+
+// answer is an answer this package gives itself (a refusal before the
+// session ran the call, a session that ended), encoded as the session
+// encodes its own: < > & as themselves, and its size as the last field.
+func answer(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	out, _ := contract.WithSize(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return out, nil
 }
 
 // State asks a BrowserSession for its state.

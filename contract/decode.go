@@ -46,3 +46,8 @@ func DecodeStrict(name string, raw json.RawMessage) (any, error) {
 func UnknownTool(name string) *Failure {
 	return Fail(CodeRefused, "unknown tool %q: use one of %s", clipName(name), strings.Join(ToolNames(), ", "))
 }
+
+// ArgsNotJSON is the refusal of arguments that do not parse as JSON.
+func ArgsNotJSON(name string, err error) *Failure {
+	return Fail(CodeRefused, "%s: arguments are not valid JSON (%s); send one JSON object such as {}", clipName(name), err)
+}

@@ -1,7 +1,9 @@
 package contract
 
 import (
+	"bytes"
 	"encoding/json"
+	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -53,6 +55,25 @@ type Size struct {
 func SizeOf(raw []byte) Size {
 	n := utf8.RuneCount(raw)
 	return Size{Chars: n, Tokens: (n + 3) / 4}
+}
+
+// WithSize adds the size of a JSON object to it, as its last field. The
+// size counts the object as it was, without the field itself. Anything but
+// an object is returned as it is.
+func WithSize(raw json.RawMessage) (json.RawMessage, Size) {
+	sz := SizeOf(raw)
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) < 2 || trimmed[0] != '{' || trimmed[len(trimmed)-1] != '}' {
+		return raw, sz
+	}
+	field := `"size":{"chars":` + strconv.Itoa(sz.Chars) + `,"tokens":` + strconv.Itoa(sz.Tokens) + `}}`
+	body := trimmed[:len(trimmed)-1]
+	out := make([]byte, 0, len(trimmed)+len(field)+1)
+	out = append(out, body...)
+	if len(bytes.TrimSpace(body)) > 1 {
+		out = append(out, ',')
+	}
+	return append(out, field...), sz
 }
 
 // ToolUsage sums the answers of one tool in a session.

@@ -2,6 +2,8 @@ package contract
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -158,4 +160,34 @@ func StartSummary(cfg SessionConfig, caller string) (summary, details string) {
 // n runes.
 func fieldsCut(s string, n int) string {
 	return cutRunes(strings.Join(strings.Fields(s), " "), n)
+}
+
+// MaxSessionIDLen is the longest session (workflow) id: Temporal's default
+// limit on a workflow id.
+const MaxSessionIDLen = 1000
+
+// ErrSessionID is the refusal of a session id Temporal cannot carry or a
+// person could not tell apart (CheckSessionID); errors.Is finds it.
+var ErrSessionID = errors.New("bad session id")
+
+// CheckSessionID refuses a session (workflow) id before any request: an
+// empty one, one with spaces at either end (it would list as blank or be
+// mistaken for another), and one with characters outside printable ASCII,
+// which the SDK refuses with a message about a gRPC header instead.
+func CheckSessionID(id string) error {
+	const fix = "use 1-%d printable ASCII characters (letters, digits, - _ . : / and the like), e.g. conv-42"
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: it is empty; "+fix, ErrSessionID, MaxSessionIDLen)
+	case len(id) > MaxSessionIDLen:
+		return fmt.Errorf("%w: it is %d bytes long; "+fix, ErrSessionID, len(id), MaxSessionIDLen)
+	case strings.TrimSpace(id) != id:
+		return fmt.Errorf("%w %q: it starts or ends with a space; "+fix, ErrSessionID, id, MaxSessionIDLen)
+	}
+	for _, r := range id {
+		if r < 0x20 || r > 0x7e {
+			return fmt.Errorf("%w %q: %q is not printable ASCII; "+fix, ErrSessionID, clipName(id), r, MaxSessionIDLen)
+		}
+	}
+	return nil
 }

@@ -347,3 +347,106 @@ func TestHandoffListFindsSessionsWithoutSearchAttributes(t *testing.T) {
 		t.Fatalf("handoff call: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// What `call` answers when the call cannot be served as sent: every
+// refusal is an envelope with its size (the session's and the client's
+// own alike), a second release is ok, a bad session id or option is named
+// before any request, and a wait that runs out says how to collect the
+// answer.
+func TestCLICallRefusals(t *testing.T) {
+	env.StartWorker(t, harnessDefaults())
+	s := newSession(t, workflows.SessionConfig{}) // for its id and cleanup
+	id := s.id
+
+	refused := func(args []string, want string) {
+		t.Helper()
+		r := cli(t, "call", args...)
+		var f struct {
+			contract.Failure
+			Size *contract.Size `json:"size"`
+		}
+		decodeJSON(t, r.stdout, &f)
+		if r.code != 1 || f.OK || f.Code != contract.CodeRefused || !strings.Contains(f.Message, want) || f.Size == nil || f.Size.Chars == 0 {
+			t.Fatalf("call %q: exit %d, want a refused envelope with its size saying %q:\n%s\n%s", args, r.code, want, r.stdout, r.stderr)
+		}
+	}
+	// Arguments that are not JSON: the client refuses them as the session
+	// refuses arguments that are not an object.
+	refused([]string{id, "snapshot", `{bad`}, "arguments are not valid JSON")
+	refused([]string{id, "snapshot", `{} x`}, "arguments are not valid JSON")
+	refused([]string{id, "snapshot", `[]`}, "arguments must be a JSON object")
+	refused([]string{id, "no_such_tool"}, `unknown tool "no_such_tool"`)
+
+	// A session id Temporal cannot carry, or one that lists as blank.
+	for _, bad := range []struct{ id, want string }{
+		{"séssion", "is not printable ASCII"},
+		{"a\nb", "is not printable ASCII"},
+		{" ", "starts or ends with a space"},
+		{"", "it is empty"},
+	} {
+		r := cli(t, "call", bad.id, "snapshot")
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, bad.want) || !strings.Contains(r.stderr, "printable ASCII characters") {
+			t.Fatalf("call %q snapshot: exit %d, stdout %q, stderr %s", bad.id, r.code, r.stdout, r.stderr)
+		}
+	}
+	for _, flag := range []string{"--idle-timeout=0s", "--max-lifetime=-1s"} {
+		name := strings.TrimPrefix(strings.SplitN(flag, "=", 2)[0], "--")
+		r := cli(t, "call", flag, id+"-opts", "snapshot")
+		if r.code != 1 || !strings.Contains(r.stderr, name) || !strings.Contains(r.stderr, "not a positive duration") {
+			t.Fatalf("call %s: exit %d, stderr %s", flag, r.code, r.stderr)
+		}
+	}
+
+	// A wait that runs out names the way to the answer.
+	r := cli(t, "call", "--timeout", "3s", "--update-id", "wait-1", id, "browser_request_handoff",
+		`{"instruction":"Nobody answers this","completion_condition":{"text":"never"}}`)
+	if r.code != 1 || !strings.Contains(r.stderr, "no answer within --timeout 3s") || !strings.Contains(r.stderr, "same --update-id wait-1") {
+		t.Fatalf("call past its --timeout: exit %d, stderr %s", r.code, r.stderr)
+	}
+	cliOK(t, "handoff", "cancel", id, pendingHandoff(t, id))
+
+	// Releasing is safe to repeat; any other call then answers
+	// session_ended, with its size.
+	var rel contract.ReleaseResult
+	decodeJSON(t, cliOK(t, "call", id, "browser_release"), &rel)
+	if !rel.OK || rel.Tag == "" {
+		t.Fatalf("release: %+v", rel)
+	}
+	var again struct {
+		contract.ReleaseResult
+		Size *contract.Size `json:"size"`
+	}
+	decodeJSON(t, cliOK(t, "call", id, "browser_release"), &again)
+	if !again.OK || again.Released || again.Tag != rel.Tag || again.Size == nil {
+		t.Fatalf("second release: %+v, want ok, not released, tag %s, with its size", again, rel.Tag)
+	}
+	r = cli(t, "call", id, "snapshot")
+	var ended struct {
+		contract.Failure
+		Size *contract.Size `json:"size"`
+	}
+	decodeJSON(t, r.stdout, &ended)
+	if r.code != 1 || ended.Code != contract.CodeSessionEnded || ended.Size == nil {
+		t.Fatalf("a call after the release: exit %d, %s", r.code, r.stdout)
+	}
+}
+
+// pendingHandoff is the request id of the handoff session id waits on.
+func pendingHandoff(t *testing.T, id string) string {
+	t.Helper()
+	var reqID string
+	harness.Eventually(t, 60*time.Second, func() bool {
+		var list []struct {
+			WorkflowID string `json:"workflow_id"`
+			RequestID  string `json:"request_id"`
+		}
+		decodeJSON(t, cliOK(t, "handoff", "list", "--json"), &list)
+		for _, h := range list {
+			if h.WorkflowID == id {
+				reqID = h.RequestID
+			}
+		}
+		return reqID != ""
+	}, "handoff list shows no handoff of session %s", id)
+	return reqID
+}

@@ -3,7 +3,6 @@ package workflows
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -23,27 +22,9 @@ func (b *Browser) answer(ctx workflow.Context, name string, v any) (json.RawMess
 		return nil, err
 	}
 	raw := json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-	out, sz := withSize(raw)
+	out, sz := contract.WithSize(raw)
 	b.st.Usage = b.st.Usage.add(name, sz)
 	return out, nil
-}
-
-// withSize adds the size of a JSON object to it, as its last field. The
-// size counts the object as it was, without the field itself.
-func withSize(raw json.RawMessage) (json.RawMessage, contract.Size) {
-	sz := contract.SizeOf(raw)
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) < 2 || trimmed[0] != '{' || trimmed[len(trimmed)-1] != '}' {
-		return raw, sz
-	}
-	field := `"size":{"chars":` + strconv.Itoa(sz.Chars) + `,"tokens":` + strconv.Itoa(sz.Tokens) + `}}`
-	body := trimmed[:len(trimmed)-1]
-	out := make([]byte, 0, len(trimmed)+len(field)+1)
-	out = append(out, body...)
-	if len(bytes.TrimSpace(body)) > 1 {
-		out = append(out, ',')
-	}
-	return append(out, field...), sz
 }
 
 // Usage sums a session's answers per tool, in the order tools were first

@@ -93,6 +93,14 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 		Expect:   givenOptions(fs),
 		Caller:   "durable-browser call",
 	})
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		// The Update may still be running in the session: say how to get
+		// its answer instead of only that the wait ended.
+		if updateID != "" {
+			return fmt.Errorf("no answer within --timeout %s; the call may still be running in the session: send it again with the same --update-id %s to collect its answer (it does not run twice), with a longer --timeout", sf.Client.Timeout, updateID)
+		}
+		return fmt.Errorf("no answer within --timeout %s; the call may still be running in the session, and without --update-id its answer cannot be collected: give a longer --timeout, and send calls with --update-id so a resend collects the first answer instead of running again", sf.Client.Timeout)
+	}
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,9 @@ func runScript(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := contract.CheckSessionID(fs.Arg(0)); err != nil {
+		return err
+	}
 	ctx, cancel, c, err := tf.Dial(ctx, log)
 	if err != nil {
 		return err

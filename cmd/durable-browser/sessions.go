@@ -602,6 +602,9 @@ func (f *personFlags) startAnswer(ctx context.Context, env *cliEnv, fs *config.S
 		fs.Usage()
 		return nil, nil, nil, nil, fmt.Errorf("want %s %s <session-workflow-id> <%s>, got %d arguments", verb, pos[0], idName, len(pos)-1)
 	}
+	if err := contract.CheckSessionID(pos[1]); err != nil {
+		return nil, nil, nil, nil, err
+	}
 	d, err := f.decider(env)
 	if err != nil {
 		return nil, nil, nil, nil, err

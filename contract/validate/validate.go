@@ -59,7 +59,7 @@ func Call(name string, raw json.RawMessage) (any, *contract.Failure) {
 	}
 	v, err := decodeArgs(raw)
 	if err != nil {
-		return nil, contract.Fail(contract.CodeRefused, "%s: arguments are not valid JSON (%s); send one JSON object such as {}", name, err)
+		return nil, contract.ArgsNotJSON(name, err)
 	}
 	if _, isObj := v.(map[string]any); !isObj {
 		return nil, contract.Fail(contract.CodeRefused, "%s: arguments must be a JSON object such as {}, not %s", name, jsonKind(v))

@@ -44,6 +44,12 @@ func Bind(fs *config.Set, f *Flags, timeout time.Duration, timeoutHelp, logHelp 
 
 // Config checks the flags and returns the new session's configuration.
 func (f *Flags) Config() (contract.SessionConfig, error) {
+	if f.idle <= 0 {
+		return contract.SessionConfig{}, &config.Error{Flag: "idle-timeout", Problem: fmt.Sprintf("%s is not a positive duration", f.idle), Fix: "e.g. --idle-timeout 3m"}
+	}
+	if f.life <= 0 {
+		return contract.SessionConfig{}, &config.Error{Flag: "max-lifetime", Problem: fmt.Sprintf("%s is not a positive duration", f.life), Fix: "e.g. --max-lifetime 30m"}
+	}
 	switch f.policy {
 	case contract.PolicyAllow, contract.PolicyAsk, contract.PolicyDeny:
 	default:
