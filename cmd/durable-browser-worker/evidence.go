@@ -98,6 +98,11 @@ func runEvidenceGet(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		g.s3.Bucket, key, objectKey = bucket, k, true
 	}
+	// A key no filing could have made is refused as it was given, before
+	// any store is assumed or asked.
+	if err := evidence.CheckKey(key); err != nil {
+		return err
+	}
 	if err := config.ValidateS3(g.s3); err != nil {
 		return err
 	}

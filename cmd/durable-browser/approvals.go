@@ -98,6 +98,9 @@ func answerHold(ctx context.Context, env *cliEnv, f *personFlags, a answer, st *
 		case found == nil:
 			return fmt.Errorf("session %s holds no request %s; list holds with `durable-browser approvals list`", wfID, holdID)
 		case found.Decision != "":
+			if found.By == "" { // expired: nobody decided it
+				return fmt.Errorf("hold %s of session %s was already decided: %s", holdID, wfID, found.Decision)
+			}
 			return fmt.Errorf("hold %s of session %s was already decided: %s by %q", holdID, wfID, found.Decision, found.By)
 		}
 		if err := d.admits(wfID, st); err != nil {

@@ -99,6 +99,11 @@ type decider struct {
 
 // decider reads --key/$DURABLE_BROWSER_APPROVER_KEY, --by and --expires-in.
 func (f *personFlags) decider(env *cliEnv) (*decider, error) {
+	// Checked signed or not: an unsigned decision carries no expiry, but
+	// a flag the command would ignore must not look as if it held.
+	if f.expiresIn <= 0 || f.expiresIn > contract.MaxDecisionValidity {
+		return nil, &config.Error{Flag: "expires-in", Problem: fmt.Sprintf("%s is not in (0, %s]", f.expiresIn, contract.MaxDecisionValidity), Fix: "e.g. 5m"}
+	}
 	path := f.key
 	if path == "" {
 		path = env.Getenv(approverKeyEnv)
@@ -112,9 +117,6 @@ func (f *personFlags) decider(env *cliEnv) (*decider, error) {
 	}
 	if f.by != "" && f.by != s.name {
 		return nil, &config.Error{Flag: "by", Problem: fmt.Sprintf("%q, but the key is %s's", f.by, s.name), Fix: "leave --by out when signing: the key names its approver"}
-	}
-	if f.expiresIn <= 0 || f.expiresIn > contract.MaxDecisionValidity {
-		return nil, &config.Error{Flag: "expires-in", Problem: fmt.Sprintf("%s is not in (0, %s]", f.expiresIn, contract.MaxDecisionValidity), Fix: "e.g. 5m"}
 	}
 	return &decider{by: s.name, signer: s, expires: time.Now().Add(f.expiresIn)}, nil
 }

@@ -75,7 +75,14 @@ func TestDecider(t *testing.T) {
 		t.Fatal("--expires-in 2h was taken")
 	}
 	unsigned := &cliEnv{Getenv: func(k string) string { return map[string]string{"USER": "u"}[k] }}
-	d, err = (&personFlags{}).decider(unsigned)
+	for _, bad := range []time.Duration{2 * time.Hour, -5 * time.Minute} {
+		// Unsigned decisions carry no expiry, but the flag is checked all
+		// the same: a value the command would ignore must not look held.
+		if _, err := (&personFlags{expiresIn: bad}).decider(unsigned); err == nil || !strings.Contains(err.Error(), "expires-in") {
+			t.Fatalf("unsigned, --expires-in %s: %v", bad, err)
+		}
+	}
+	d, err = (&personFlags{expiresIn: contract.DefaultDecisionValidity}).decider(unsigned)
 	if err != nil || d.signer != nil || d.by != "u" {
 		t.Fatalf("unsigned: %v %+v", err, d)
 	}

@@ -70,7 +70,7 @@ func TestBodyKeyShape(t *testing.T) {
 			if got != tc.want {
 				t.Fatalf("BodyKey = %q, want %q", got, tc.want)
 			}
-			if err := checkKey(got); err != nil {
+			if err := CheckKey(got); err != nil {
 				t.Fatal(err)
 			}
 			if p, ok := keyHashPrefix(got); !ok || p != sum[:12] {
@@ -85,8 +85,8 @@ func TestBodyKeyShape(t *testing.T) {
 
 func TestCheckKey(t *testing.T) {
 	for _, k := range []string{"", "/a", "a//b", "a/./b", "a/../b", "a/", strings.Repeat("k", 1025), "\xff"} {
-		if err := checkKey(k); !errors.Is(err, ErrInvalidKey) {
-			t.Errorf("checkKey(%q) = %v, want ErrInvalidKey", k, err)
+		if err := CheckKey(k); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("CheckKey(%q) = %v, want ErrInvalidKey", k, err)
 		}
 	}
 	ctx := context.Background()
@@ -112,7 +112,7 @@ func FuzzCleanSegment(f *testing.F) {
 			t.Fatalf("CleanSegment not idempotent on %q: %q", c, CleanSegment(c))
 		}
 		key := BodyKey(s, s, s, s, s, SHA256Hex([]byte(s)), s)
-		if err := checkKey(key); err != nil || len(key) > 1024 {
+		if err := CheckKey(key); err != nil || len(key) > 1024 {
 			t.Fatalf("BodyKey from %q = %q: %v", s, key, err)
 		}
 		if p, ok := keyHashPrefix(key); !ok || p != SHA256Hex([]byte(s))[:12] {

@@ -162,7 +162,7 @@ func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 // and is never read.
 func GetVerifiedMax(ctx context.Context, store Store, key string, max int64) ([]byte, *contract.Receipt, error) {
 	key = BodyKeyOf(key)
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return nil, nil, err
 	}
 	if max > 0 {

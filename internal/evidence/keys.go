@@ -135,10 +135,10 @@ func keyHashPrefix(key string) (string, bool) {
 	return h, true
 }
 
-// checkKey refuses keys no filing produces and a posix-backed gateway could
+// CheckKey refuses keys no filing produces and a posix-backed gateway could
 // misread: empty, too long, not UTF-8, absolute, or with empty, "." or ".."
 // segments.
-func checkKey(key string) error {
+func CheckKey(key string) error {
 	switch {
 	case key == "":
 		return fmt.Errorf("%w: empty key", ErrInvalidKey)

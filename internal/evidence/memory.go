@@ -36,7 +36,7 @@ func (m *Memory) Put(ctx context.Context, key string, body []byte, contentType s
 	if err := ctx.Err(); err != nil {
 		return PutResult{}, err
 	}
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return PutResult{}, err
 	}
 	sum := SHA256Hex(body)
@@ -61,7 +61,7 @@ func (m *Memory) PutReader(ctx context.Context, key string, r io.ReadSeeker, siz
 	if err := ctx.Err(); err != nil {
 		return PutResult{}, err
 	}
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return PutResult{}, err
 	}
 	m.mu.Lock()

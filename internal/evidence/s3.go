@@ -173,7 +173,7 @@ func (s *S3Store) PutReader(ctx context.Context, key string, r io.ReadSeeker, si
 }
 
 func (s *S3Store) put(ctx context.Context, key string, r io.ReadSeeker, size int64, sum, contentType string, look bool) (PutResult, error) {
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return PutResult{}, err
 	}
 	if look {
@@ -221,7 +221,7 @@ func (s *S3Store) put(ctx context.Context, key string, r io.ReadSeeker, size int
 
 // Get implements Store.
 func (s *S3Store) Get(ctx context.Context, key string) ([]byte, Meta, error) {
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return nil, Meta{}, err
 	}
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.ObjectKey(key))})
@@ -246,7 +246,7 @@ func (s *S3Store) Get(ctx context.Context, key string) ([]byte, Meta, error) {
 
 // Head implements Store.
 func (s *S3Store) Head(ctx context.Context, key string) (Meta, error) {
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return Meta{}, err
 	}
 	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.ObjectKey(key))})
