@@ -184,6 +184,7 @@ type pageBridge struct {
 	dialogs  []contract.Dialog
 	consoleE []string
 	failedRq []string
+	dls      []string
 	shots    int
 }
 
@@ -206,7 +207,7 @@ func (p *pageBridge) fill(res *contract.RunResult) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	res.Blocked, res.TabsOpened, res.Dialogs = p.blocked, p.tabs, p.dialogs
-	res.ConsoleErrors, res.FailedRequests = p.consoleE, p.failedRq
+	res.ConsoleErrors, res.FailedRequests, res.Downloads = p.consoleE, p.failedRq, p.dls
 }
 
 func bounded[T any](list []T, more ...T) []T {
@@ -389,6 +390,7 @@ func (p *pageBridge) act(ctx context.Context, method string, args map[string]any
 		p.dialogs = bounded(p.dialogs, out.Dialogs...)
 		p.consoleE = bounded(p.consoleE, out.ConsoleErrors...)
 		p.failedRq = bounded(p.failedRq, out.FailedRequests...)
+		p.dls = bounded(p.dls, out.Downloads...)
 		p.mu.Unlock()
 	}
 	if err != nil {

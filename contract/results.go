@@ -155,6 +155,10 @@ type RunResult struct {
 	// Blocked lists requests the worker's reach guard (or the session's
 	// allow_hosts) stopped before they left the browser.
 	Blocked []BlockedRequest `json:"blocked,omitempty"`
+	// Downloads names the files whose download began during the run (a
+	// goto or a click whose answer is a file to save, not a page):
+	// browser_downloads lists and files them once they are saved.
+	Downloads []string `json:"downloads,omitempty"`
 	// Observed is the snapshot the batch left, when the call asked to
 	// observe: the changes it made, or the whole page saying why.
 	Observed *Observation `json:"observed,omitempty"`

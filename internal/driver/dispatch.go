@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/durable-browser/durable-browser/internal/scrub"
@@ -80,11 +81,19 @@ func (b *Browser) do(ctx context.Context, t *tab, a Action, r ref) error {
 		_, err := proto.RuntimeEvaluate{Expression: fmt.Sprintf("window.scrollBy(%d,%d)", a.DX, a.DY)}.Call(page)
 		return err
 	case "goto":
+		b.mu.Lock()
+		dlBefore := len(b.dl.order)
+		b.mu.Unlock()
 		res, err := proto.PageNavigate{URL: a.URL}.Call(page)
 		if err != nil {
 			return err
 		}
 		if res.ErrorText != "" {
+			if strings.Contains(res.ErrorText, "ERR_ABORTED") && b.becameDownload(ctx, t, dlBefore) {
+				// The answer is a file to save: Chrome saves it and the tab
+				// stays on its page; the run result lists the download.
+				return nil
+			}
 			return &ActionError{Kind: KindNavigation, Reason: fmt.Sprintf("navigation to %s failed: %s; check the URL, and that its server is up", truncate(scrub.URL(a.URL), 200), truncate(res.ErrorText, 80))}
 		}
 		b.markLoading(t)

@@ -21,7 +21,8 @@ const typeIframe = proto.TargetTargetInfoType("iframe")
 type download struct {
 	guid      string
 	suggested string
-	state     string // in_progress, completed, canceled, failed
+	frame     proto.PageFrameID // the frame that began it
+	state     string            // in_progress, completed, canceled, failed
 	done      *contract.Download
 	skipped   string
 }
@@ -29,6 +30,66 @@ type download struct {
 type downloads struct {
 	byGUID map[string]*download
 	order  []string
+	// begun is closed (and replaced) when a download begins.
+	begun chan struct{}
+}
+
+// downloadBegunLocked is the channel the next download's beginning
+// closes; b.mu is held.
+func (b *Browser) downloadBegunLocked() <-chan struct{} {
+	if b.dl.begun == nil {
+		b.dl.begun = make(chan struct{})
+	}
+	return b.dl.begun
+}
+
+// downloadAbortMax bounds how long a navigation Chrome aborted waits for
+// the download it may have become: Chrome reports the download a moment
+// (tens of milliseconds) after it answers that the navigation was aborted,
+// and an abort for another reason (a 204) fails that much later.
+const downloadAbortMax = 2 * time.Second
+
+// becameDownload says whether tab t's main frame began a download, among
+// those after the first since: a navigation Chrome aborted (net::ERR_ABORTED)
+// because its response is a file to save, not a page.
+func (b *Browser) becameDownload(ctx context.Context, t *tab, since int) bool {
+	if b.o.DownloadDir == "" {
+		return false // downloads are off: Chrome saves nothing
+	}
+	bound := time.NewTimer(downloadAbortMax)
+	defer bound.Stop()
+	for {
+		b.mu.Lock()
+		for _, g := range b.dl.order[min(since, len(b.dl.order)):] {
+			if d := b.dl.byGUID[g]; d != nil && string(d.frame) == string(t.id) {
+				b.mu.Unlock()
+				return true
+			}
+		}
+		begun := b.downloadBegunLocked()
+		b.mu.Unlock()
+		select {
+		case <-begun:
+		case <-bound.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// downloadsSinceLocked is the names the pages suggested for the downloads
+// begun after the first since (safeName makes them the names
+// browser_downloads lists, but for a number a second file of one name
+// gets); b.mu is held.
+func (b *Browser) downloadsSinceLocked(since int) []string {
+	var out []string
+	for _, g := range b.dl.order[min(since, len(b.dl.order)):] {
+		if d := b.dl.byGUID[g]; d != nil && d.skipped == "" {
+			out = appendBounded(out, d.suggested)
+		}
+	}
+	return out
 }
 
 // ownFrame notes a frame one of this session's pages announced: in a
@@ -61,9 +122,13 @@ func (b *Browser) downloadBegin(e *proto.BrowserDownloadWillBegin) {
 	if !b.ownsFrameLocked(e.FrameID) {
 		return // another session's, in the browser it shares with this one
 	}
-	d := &download{guid: e.GUID, suggested: e.SuggestedFilename, state: "in_progress"}
+	d := &download{guid: e.GUID, suggested: e.SuggestedFilename, frame: e.FrameID, state: "in_progress"}
 	b.dl.byGUID[e.GUID] = d
 	b.dl.order = append(b.dl.order, e.GUID)
+	if b.dl.begun != nil {
+		close(b.dl.begun)
+		b.dl.begun = nil
+	}
 	if len(b.dl.order) > maxDownloads {
 		d.skipped = fmt.Sprintf("more than %d downloads in this session", maxDownloads)
 		go b.cancelDownload(e.GUID)

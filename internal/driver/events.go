@@ -184,6 +184,8 @@ func (b *Browser) handle(msg *rod.Message) {
 			b.mu.Lock()
 			if t := b.sessions[msg.SessionID]; t != nil && t.sess == msg.SessionID && string(e.FrameID) == string(t.id) {
 				t.docStatus = e.Response.Status
+				t.docResponses++
+				t.unreached, t.unreachedURL = b.unreachedMark(e.Response), e.Response.URL
 			}
 			b.mu.Unlock()
 		}

@@ -126,6 +126,7 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 	b.mu.Lock()
 	b.runCtx = ctx
 	openedBefore := b.ev.openSeq
+	downloadsBefore := len(b.dl.order)
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
@@ -176,6 +177,7 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		}
 		b.mu.Lock()
 		deniedBefore, blockedBefore := len(b.ev.denied), len(b.ev.blocked)
+		docsBefore := t.docResponses
 		b.mu.Unlock()
 		actx, cancel := context.WithTimeout(ctx, b.o.ActionTimeout)
 		err := b.gated(actx, t, a, r)
@@ -203,6 +205,11 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 			// browser's net::ERR_BLOCKED_BY_CLIENT, is the action's failure.
 			be := &BlockedError{Method: blockedNav.Method, Origin: blockedNav.Origin, Rule: blockedNav.Rule, Message: blockedNav.message}
 			err = &ActionError{Kind: KindBlocked, Reason: be.Error(), Err: be}
+		}
+		if err == nil {
+			// The egress proxy answered the navigation with its page
+			// saying the site could not be reached.
+			err = b.unreachedErr(t, docsBefore)
 		}
 		if err == nil && len(denied) > 0 {
 			d := denied[0]
@@ -274,7 +281,11 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		res.Blocked = append(res.Blocked, br.BlockedRequest)
 	}
 	b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent, b.ev.denied, b.ev.blocked = nil, nil, nil, nil, nil, nil
+	downloads := b.downloadsSinceLocked(downloadsBefore)
 	b.mu.Unlock()
+	for _, d := range downloads {
+		res.Downloads = append(res.Downloads, b.safeName(d))
+	}
 	for i := range res.TabsOpened {
 		if tt := b.tabByShort(res.TabsOpened[i].ID); tt != nil {
 			res.TabsOpened[i].URL, res.TabsOpened[i].Title = b.openedTabInfo(ctx, tt)

@@ -36,6 +36,11 @@ type tab struct {
 	// docMethod is the method of the main frame's latest document request
 	// (a checkpoint loads a tab again only when it was a GET).
 	docMethod string
+	// docResponses counts the main frame's document responses; unreached
+	// is the egress proxy's mark on the latest (the cause, when it is the
+	// proxy's "could not reach" page) and unreachedURL that one's URL.
+	docResponses            int
+	unreached, unreachedURL string
 }
 
 // popupCreated attaches to a page opened by one of this session's tabs

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -96,6 +97,14 @@ type Options struct {
 // RuleUnbound refuses whatever a warm browser sends before Bind gives its
 // proxy a session.
 const RuleUnbound = "unbound"
+
+// UnreachableHeader marks the proxy's own answer when it could not reach a
+// site (502, the page saying so): its value is the cause ("connection
+// refused", "no such host", "timed out", ...). The proxy strips it from
+// every upstream response, so a site cannot forge it, and the driver fails
+// a navigation whose main document carries it, as Chrome fails one it
+// could not connect for. Refusals by policy (403, blocked) never carry it.
+const UnreachableHeader = "X-Durable-Browser-Unreachable"
 
 // Proxy is one browser's egress proxy on a loopback port.
 type Proxy struct {
@@ -228,10 +237,43 @@ func newReverseProxy(dial func(ctx context.Context, network, addr string) (net.C
 		},
 		FlushInterval: -1, // streamed as it comes (server-sent events)
 		BufferPool:    buffers{},
+		ModifyResponse: func(resp *http.Response) error {
+			resp.Header.Del(UnreachableHeader) // only the proxy says so
+			return nil
+		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			http.Error(w, "durable-browser egress proxy: the site could not be reached", http.StatusBadGateway)
+			unreachable(w, err)
 		},
 	}
+}
+
+// unreachable answers that the site could not be reached, marked with
+// UnreachableHeader and the cause of err.
+func unreachable(w http.ResponseWriter, err error) {
+	w.Header().Set(UnreachableHeader, cause(err))
+	http.Error(w, "durable-browser egress proxy: the site could not be reached ("+cause(err)+")", http.StatusBadGateway)
+}
+
+// cause names why a connection to a site failed, as UnreachableHeader
+// carries it.
+func cause(err error) string {
+	var dns *net.DNSError
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return "no such host"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timed out"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "address unreachable"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "empty response"
+	}
+	return "connection failed"
 }
 
 // Addr is where the proxy listens: 127.0.0.1:port ("" for a nil Proxy).
@@ -533,7 +575,7 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 	up, err := p.o.Dial(dctx, "tcp", to.String())
 	cancel()
 	if err != nil {
-		http.Error(w, "durable-browser egress proxy: the site could not be reached", http.StatusBadGateway)
+		unreachable(w, err)
 		return
 	}
 	hj, ok := w.(http.Hijacker)
@@ -663,6 +705,7 @@ func (p *Proxy) exchanges(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.
 			if err != nil || resp.StatusCode == http.StatusSwitchingProtocols {
 				return
 			}
+			resp.Header.Del(UnreachableHeader) // only the proxy says so
 			werr := buffered(c, &resp.Body, resp.Write)
 			_ = resp.Body.Close()
 			if werr != nil {
@@ -693,6 +736,7 @@ func (p *Proxy) webSocket(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.
 	if err != nil {
 		return
 	}
+	resp.Header.Del(UnreachableHeader)
 	if err := resp.Write(c); err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
 		return
 	}

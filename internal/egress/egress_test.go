@@ -13,9 +13,11 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -431,5 +433,115 @@ func startRecording(t *testing.T, o Options) (*Proxy, func() []Blocked) {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]Blocked(nil), blocked...)
+	}
+}
+
+// The proxy's own "could not reach" answer carries UnreachableHeader with
+// the cause, a site's answer never does (the proxy strips it, plain or in
+// a tunnel), and a refusal by policy is not marked.
+func TestProxyMarksItsOwnUnreachableAnswer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close() // nothing listens there now: connection refused
+	forger := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(UnreachableHeader, "connection refused")
+		fmt.Fprint(w, "a site's own page")
+	}))
+	defer forger.Close()
+	p, _ := startRecording(t, Options{Policy: &netguard.Policy{AllowPrivate: true}})
+	pu, _ := url.Parse("http://" + p.Addr())
+	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+
+	resp, err := c.Get("http://" + dead + "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || resp.Header.Get(UnreachableHeader) != "connection refused" {
+		t.Fatalf("nothing listening: %d, mark %q; want 502 marked connection refused", resp.StatusCode, resp.Header.Get(UnreachableHeader))
+	}
+	if got := connectHeader(t, p.Addr(), dead); got != "connection refused" {
+		t.Fatalf("CONNECT to nothing: mark %q, want connection refused", got)
+	}
+
+	resp, err = c.Get(forger.URL + "/page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(b) != "a site's own page" || len(resp.Header.Values(UnreachableHeader)) != 0 {
+		t.Fatalf("a site sending the mark: %d %q, mark %q; want its page, unmarked", resp.StatusCode, b, resp.Header.Values(UnreachableHeader))
+	}
+
+	// In a tunnel (ws://, or https read by the proxy): stripped too.
+	conn, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	host := forger.Listener.Addr().String()
+	fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
+	br := bufio.NewReader(conn)
+	if resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	fmt.Fprintf(conn, "GET /tunnel HTTP/1.1\r\nHost: %s\r\n\r\n", host)
+	if resp, err = http.ReadResponse(br, nil); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || len(resp.Header.Values(UnreachableHeader)) != 0 {
+		t.Fatalf("a site sending the mark in a tunnel: %d, mark %q; want it stripped", resp.StatusCode, resp.Header.Values(UnreachableHeader))
+	}
+
+	// Blocked by policy is blocked, not unreachable.
+	strict, _ := startRecording(t, Options{Policy: &netguard.Policy{}})
+	su, _ := url.Parse("http://" + strict.Addr())
+	sc := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(su)}}
+	if resp, err = sc.Get("http://" + dead + "/x"); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || len(resp.Header.Values(UnreachableHeader)) != 0 {
+		t.Fatalf("loopback under a strict policy: %d, mark %q; want 403 unmarked", resp.StatusCode, resp.Header.Values(UnreachableHeader))
+	}
+}
+
+// connectHeader sends a CONNECT to `to` through the proxy and returns the
+// answer's UnreachableHeader.
+func connectHeader(t *testing.T, proxy, to string) string {
+	t.Helper()
+	conn, err := net.Dial("tcp", proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", to, to)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Header.Get(UnreachableHeader)
+}
+
+func TestUnreachableCause(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, "connection refused"},
+		{&net.DNSError{Err: "no such host", Name: "nowhere.test", IsNotFound: true}, "no such host"},
+		{fmt.Errorf("dial: %w", context.DeadlineExceeded), "timed out"},
+		{&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, "connection reset"},
+		{io.EOF, "empty response"},
+		{errors.New("something else"), "connection failed"},
+	} {
+		if got := cause(c.err); got != c.want {
+			t.Errorf("cause(%v) = %q, want %q", c.err, got, c.want)
+		}
 	}
 }
