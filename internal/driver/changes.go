@@ -51,7 +51,7 @@ func sameDocument(base, now *kept) string {
 		return "the active tab changed"
 	case base.doc != now.doc || base.navSeq != now.navSeq:
 		return "the page navigated"
-	case base.url != now.url:
+	case noFragment(base.url) != noFragment(now.url): // an anchor is the same page
 		return "the page's URL changed"
 	}
 	return ""

@@ -16,6 +16,9 @@ var scrollToJS = program("scrollto.js")
 // do runs one action.
 func (b *Browser) do(ctx context.Context, t *tab, a Action, r ref) error {
 	page := b.client(ctx, t.sess)
+	if err := b.unable(ctx, a, r); err != nil {
+		return err
+	}
 	switch a.Op {
 	case "click":
 		n := a.Count

@@ -248,3 +248,53 @@ func jstr(j gson.JSON) string {
 	}
 	return j.Str()
 }
+
+// ableJS (js/able.js) says whether an element is disabled or read-only.
+var ableJS = program("able.js")
+
+// unableOps are the ops a disabled element cannot take (fill and type are
+// refused by a read-only field too).
+var unableOps = map[string]bool{"click": true, "fill": true, "type": true, "press": true, "select": true, "check": true, "uncheck": true}
+
+// unable refuses action a on its element r before anything is sent to the
+// page when the element is disabled or, for fill and type, read-only. It
+// reads the element in the snapshot's isolated world, so a page's own
+// patches of the DOM's methods do not answer; an element it cannot read is
+// left to the action to report.
+func (b *Browser) unable(ctx context.Context, a Action, r ref) error {
+	if !unableOps[a.Op] || a.ID == "" || r.backend == 0 {
+		return nil
+	}
+	var res *proto.RuntimeRemoteObject
+	if r.ctxID != 0 {
+		c := b.client(ctx, r.sess)
+		if obj, err := (proto.DOMResolveNode{BackendNodeID: r.backend, ExecutionContextID: r.ctxID}).Call(c); err == nil {
+			got, err := proto.RuntimeCallFunctionOn{ObjectID: obj.Object.ObjectID, FunctionDeclaration: ableJS, Arguments: argsOf([]interface{}{a.Op}), ReturnByValue: true}.Call(c)
+			_ = proto.RuntimeReleaseObject{ObjectID: obj.Object.ObjectID}.Call(b.client(context.Background(), r.sess))
+			if err == nil && got.ExceptionDetails == nil {
+				res = got.Result
+			}
+		}
+	}
+	if res == nil { // the world is gone: ask the page's own
+		var err error
+		if res, err = b.callOn(ctx, r, ableJS, a.Op); err != nil {
+			return nil
+		}
+	}
+	what := fmt.Sprintf("[%s] %s", a.ID, r.role)
+	if r.name != "" {
+		what += " " + strconv.Quote(b.clip(r.name, 60))
+	}
+	switch res.Value.Str() {
+	case "disabled":
+		return &ActionError{Kind: KindInvalid, Reason: what + " is disabled: the page does not accept it yet; snapshot to see what it needs first"}
+	case "readonly":
+		verb := "filled"
+		if a.Op == "type" {
+			verb = "typed into"
+		}
+		return &ActionError{Kind: KindInvalid, Reason: what + " is read-only: it cannot be " + verb}
+	}
+	return nil
+}

@@ -93,12 +93,12 @@ func (b *Browser) handle(msg *rod.Message) {
 			b.ownFrame(e.Frame.ID)
 		}
 		if e, ok := event[proto.PageFrameNavigated](msg); ok && e.Frame.ParentID == "" {
-			b.bumpNav(msg.SessionID, proto.PageFrameID(""))
+			b.bumpNav(msg.SessionID, proto.PageFrameID(""), e.Frame.URL, false)
 			b.navEnded(msg.SessionID, "")
 		}
 	case "Page.navigatedWithinDocument":
 		if e, ok := event[proto.PageNavigatedWithinDocument](msg); ok {
-			b.bumpNav(msg.SessionID, e.FrameID)
+			b.bumpNav(msg.SessionID, e.FrameID, e.URL, true)
 		}
 	case "Page.frameRequestedNavigation", "Page.frameStartedLoading", "Page.frameStoppedLoading":
 		var fid proto.PageFrameID
@@ -244,7 +244,12 @@ func (b *Browser) handle(msg *rod.Message) {
 	}
 }
 
-func (b *Browser) bumpNav(sid proto.TargetSessionID, frame proto.PageFrameID) {
+// bumpNav counts a navigation of the main frame of the tab sid drives
+// (ids in hand go stale), to url. A same-document one (within: a fragment
+// link, history.pushState) counts only when it changes the URL past its
+// fragment: a route change of a single-page app does, a jump to an anchor
+// on the page does not.
+func (b *Browser) bumpNav(sid proto.TargetSessionID, frame proto.PageFrameID, url string, within bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	t := b.sessions[sid]
@@ -254,7 +259,20 @@ func (b *Browser) bumpNav(sid proto.TargetSessionID, frame proto.PageFrameID) {
 	if frame != "" && string(frame) != string(t.id) {
 		return
 	}
+	url = noFragment(url)
+	if within && url != "" && url == t.url {
+		return
+	}
+	t.url = url
 	t.navSeq++
+}
+
+// noFragment is u without its fragment.
+func noFragment(u string) string {
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		return u[:i]
+	}
+	return u
 }
 
 func (b *Browser) addConsole(sid proto.TargetSessionID, s string) {
@@ -300,7 +318,7 @@ func (b *Browser) attached(parent proto.TargetSessionID, e *proto.TargetAttached
 			b.tabSeq++
 			b.ev.openSeq++
 			t = &tab{id: info.TargetID, short: fmt.Sprintf("t%d", b.tabSeq), sess: sid, opener: info.OpenerID,
-				ready: make(chan struct{}), openedAt: b.ev.openSeq}
+				ready: make(chan struct{}), openedAt: b.ev.openSeq, url: noFragment(info.URL)}
 			b.tabs[info.TargetID] = t
 		}
 		b.sessions[sid] = t

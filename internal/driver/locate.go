@@ -54,7 +54,7 @@ func (b *Browser) locate(ctx context.Context, t *tab, l contract.Locator) (ref, 
 // (r and docs, from walkPage).
 func (b *Browser) locateIn(t *tab, r *renderer, docs []*frameDoc, l contract.Locator) (ref, int, error) {
 	b.mu.Lock()
-	if s := b.snap; s != nil && s.tab == t && s.navSeq == t.navSeq && s.url == docs[0].res.U {
+	if s := b.snap; s != nil && s.tab == t && s.navSeq == t.navSeq && noFragment(s.url) == noFragment(docs[0].res.U) {
 		for id, rf := range r.refs {
 			s.refs[id] = rf
 		}

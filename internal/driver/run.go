@@ -47,8 +47,9 @@ func (b *Browser) lookup(ctx context.Context, t *tab, ids []string, resolve bool
 		}
 		out = append(out, r)
 	}
-	// Events may lag the page: the URL is the authority on SPA route changes.
-	if loc, _ := b.docInfo(ctx, t.sess); loc != "" && loc != s.url {
+	// Events may lag the page: the URL is the authority on SPA route
+	// changes (not its fragment: a jump to an anchor is the same page).
+	if loc, _ := b.docInfo(ctx, t.sess); loc != "" && noFragment(loc) != noFragment(s.url) {
 		return nil, &StaleError{Reason: "the page navigated since the snapshot"}
 	}
 	if resolve {

@@ -19,6 +19,7 @@ type tab struct {
 	opener  proto.TargetTargetID
 	ready   chan struct{}
 	navSeq  int
+	url     string // its main frame's URL without the fragment (bumpNav)
 	loading bool
 	// parsed: the document the tab loads has fired DOMContentLoaded.
 	parsed   bool
