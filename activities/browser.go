@@ -129,7 +129,8 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		if errors.As(err, &refused) {
 			f.Message = refusalMessage(out.Failed, rs.policy, refused, res.Held)
 		}
-		if len(res.Sent) > 0 || out.Completed > 0 {
+		var ae *driver.ActionError
+		if len(res.Sent) > 0 || out.Completed > 0 || (errors.As(err, &ae) && ae.MayHaveActed) {
 			f.Effected()
 		}
 		f.LastURL = res.URL
@@ -484,6 +485,15 @@ func driverFailure(err error) *contract.Failure {
 		// A policy refusal, whichever action's navigation met it: blocked,
 		// as web_fetch answers the same decision, so no caller retries it.
 		return contract.Fail(contract.CodeBlocked, "%v", err)
+	case errors.Is(err, driver.ErrBusy):
+		// The page's own script held it past the action timeout: stopped,
+		// a later call may find it well (timeout, retryable); not stopped,
+		// only a new browser helps.
+		var be *driver.BusyError
+		if errors.As(err, &be) && !be.Stopped {
+			return contract.Fail(contract.CodeCommandFailed, "%v", err)
+		}
+		return contract.Fail(contract.CodeTimeout, "%v", err)
 	case errors.As(err, &actErr) && !errors.Is(err, context.Canceled):
 		// Before the bare timeout: an action that ran out of time says
 		// which action and what it waited for.

@@ -89,6 +89,12 @@ func TestRunFailureCodes(t *testing.T) {
 		{name: "action browser", out: partial(2), err: actErr(driver.KindBrowser), code: contract.CodeBrowserUnavailable, retryable: true, completed: 2, effected: true},
 		{name: "action covered", out: partial(1), err: actErr(driver.KindCovered), code: contract.CodeCommandFailed, completed: 1, effected: true},
 		{name: "first action failed", out: partial(0), err: actErr(driver.KindNotVisible), code: contract.CodeCommandFailed, completed: 0},
+		// A click whose handler never stopped: the script was stopped, and
+		// the click may have happened though none completed.
+		{name: "busy page, stopped", out: partial(0), err: &driver.ActionError{Op: "click", Kind: driver.KindTimeout, Reason: "busy", MayHaveActed: true, Err: &driver.BusyError{For: 10e9, Stopped: true}},
+			code: contract.CodeTimeout, retryable: true, completed: 0, effected: true},
+		{name: "busy page, not stopped", out: partial(0), err: &driver.ActionError{Op: "click", Kind: driver.KindTimeout, Reason: "busy", MayHaveActed: true, Err: &driver.BusyError{For: 10e9}},
+			code: contract.CodeCommandFailed, completed: 0, effected: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

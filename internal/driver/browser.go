@@ -116,6 +116,7 @@ type Browser struct {
 	cancel context.CancelFunc
 
 	opMu      sync.Mutex // serialises Run, Snapshot, Upload, Screenshot, Read
+	busyMu    sync.Mutex // serialises stopBusy
 	closeOnce sync.Once
 	rawSeq    atomic.Int64
 

@@ -58,6 +58,9 @@ type ActionError struct {
 	Reason string // what happened, naming the fix
 	Cover  string // for KindCovered: a short description of the covering element
 	Err    error  // underlying error, if any
+	// MayHaveActed: the action's input reached the page before it failed
+	// (a click whose handler then never stopped), so it may have happened.
+	MayHaveActed bool
 }
 
 func (e *ActionError) Error() string {

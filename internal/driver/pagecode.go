@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-rod/rod/lib/proto"
 )
@@ -141,10 +142,18 @@ func (b *Browser) Eval(ctx context.Context, source, args string) (json.RawMessag
 	defer pcancel()
 	actx, cancel := context.WithTimeout(pctx, b.o.ActionTimeout)
 	defer cancel()
+	began := time.Now()
 	res, err := proto.RuntimeEvaluate{Expression: evalExpr(args, source), ReturnByValue: true, AwaitPromise: true, UserGesture: true}.Call(b.client(actx, t.sess))
 	if err != nil {
 		if pe := pendingErr(pctx, err); pe != err {
 			return nil, pe
+		}
+		if actx.Err() != nil {
+			// Cut short (its timeout, or the cell's): a page function that
+			// never yields would hold the page for every later call; stop it.
+			if be := b.stopBusy(ctx, t, time.Since(began)); be != nil {
+				return nil, &ActionError{Op: "eval", Kind: KindTimeout, Reason: "the page function did not finish: " + be.Error(), Err: be}
+			}
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, &ActionError{Op: "eval", Kind: KindTimeout, Reason: fmt.Sprintf("the page function did not finish within %s", b.o.ActionTimeout)}

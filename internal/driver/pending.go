@@ -106,10 +106,15 @@ func (t *tab) navChanged() {
 
 // pageCtx bounds ctx for commands to tab t's renderer: once the tab's
 // navigation has been pending for pendingGrace, the context is cancelled
-// with a *PendingError as its cause (see pendingErr).
+// with a *PendingError as its cause (see pendingErr); once it has run for
+// the action timeout while the page's own script holds the renderer, that
+// script is stopped and the cause is a *BusyError.
 func (b *Browser) pageCtx(ctx context.Context, t *tab) (context.Context, context.CancelFunc) {
 	pctx, cancel := context.WithCancelCause(ctx)
 	go func() {
+		start := time.Now()
+		busy := time.NewTimer(b.o.ActionTimeout)
+		defer busy.Stop()
 		for {
 			b.mu.Lock()
 			if t.navCh == nil {
@@ -129,6 +134,12 @@ func (b *Browser) pageCtx(ctx context.Context, t *tab) (context.Context, context
 				return
 			case <-ch:
 				timer.Stop()
+			case <-busy.C:
+				timer.Stop()
+				if b.busyWatch(pctx, cancel, t, time.Since(start)) || pctx.Err() != nil {
+					return
+				}
+				busy.Reset(b.o.ActionTimeout)
 			case <-fire:
 				// The events that end a navigation are many (an answer,
 				// a failure, a commit, a 204, a download); if one was
@@ -155,11 +166,20 @@ func (b *Browser) pageCtx(ctx context.Context, t *tab) (context.Context, context
 	return pctx, func() { cancel(context.Canceled) }
 }
 
-// pendingErr is the *PendingError that cut ctx (from pageCtx) short, or err.
+// pendingErr is the *PendingError or *BusyError that cut ctx (from
+// pageCtx) short, or err.
 func pendingErr(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
 	var pe *PendingError
-	if err != nil && errors.As(context.Cause(ctx), &pe) {
+	if errors.As(context.Cause(ctx), &pe) {
 		return pe
+	}
+	var bc *busyCause
+	if errors.As(context.Cause(ctx), &bc) {
+		<-bc.done
+		return bc.err
 	}
 	return err
 }

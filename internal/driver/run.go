@@ -220,16 +220,28 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		if err != nil {
 			var ae *ActionError
 			var te *TakenOverError
+			var be *BusyError
 			if errors.As(err, &te) {
 				ae = &ActionError{Kind: KindTakenOver, Reason: te.Error(), Err: te}
+			} else if errors.As(err, &be) {
+				ae = &ActionError{Kind: KindTimeout, Reason: be.Error(), Err: be}
 			} else if !errors.As(err, &ae) {
 				ae = &ActionError{Kind: KindBrowser, Reason: b.clip(err.Error(), 200), Err: err}
 				if errors.Is(err, context.DeadlineExceeded) {
 					ae.Kind, ae.Reason = KindTimeout, fmt.Sprintf("did not finish within %s; the page may be busy; wait, snapshot and retry", b.o.ActionTimeout)
 					if pe := b.pendingNow(t); pe != nil {
 						ae.Reason, ae.Err = fmt.Sprintf("did not finish within %s: %s", b.o.ActionTimeout, pe.Error()), pe
+					} else if be := b.stopBusy(ctx, t, b.o.ActionTimeout); be != nil {
+						// The page's own script held it: stopped, and said.
+						ae.Reason, ae.Err = be.Error(), be
 					}
 				}
+			}
+			if errors.As(ae.Err, &be) && inputOps[a.Op] {
+				// Input sent to a page whose script then never stopped
+				// may have run that script (a click's handler): the
+				// action may have happened, though it never finished.
+				ae.MayHaveActed = true
 			}
 			ae.Index, ae.Op = i, a.Op
 			runErr = ae

@@ -42,7 +42,14 @@ func (b *Browser) settle(ctx context.Context, t *tab, a Action) (early bool, err
 	// Bounded: Chrome holds it if the action started a navigation whose
 	// server does not answer.
 	rctx, rcancel := b.pageCtx(ctx, t)
-	_, _ = proto.RuntimeEvaluate{Expression: "0"}.Call(b.client(rctx, t.sess))
+	_, perr := proto.RuntimeEvaluate{Expression: "0"}.Call(b.client(rctx, t.sess))
+	var be *BusyError
+	if errors.As(pendingErr(rctx, perr), &be) {
+		// The action set off a script that does not stop (a handler's
+		// endless loop); it was stopped, and the action failed.
+		rcancel()
+		return false, be
+	}
 	rcancel()
 	if b.o.RequestGate != nil {
 		// A request the action caused (a form's POST) can reach the gate a
