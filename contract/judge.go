@@ -109,7 +109,7 @@ func (p PageJudgement) Failure(url string) *Failure {
 	if p.Kind == PageCaptcha || p.Kind == PageRegionBlock {
 		code = CodeBlocked
 	}
-	f := Fail(code, "%s is a %s page, not the content: %s", url, p.Kind, next)
+	f := Fail(code, "%s is not the content (judged: %s): %s", url, p.Kind, next)
 	if p.Reason != "" {
 		f.WithDetail("judged: " + p.Reason)
 	}

@@ -77,7 +77,7 @@ func runEvidenceGet(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&g.out, "o", "", "write to this file instead of stdout (written only once verified); - is stdout, even a terminal")
 	fs.BoolVar(&g.receipt, "receipt", false, "print the receipt JSON instead of the body (a receipt key prints it anyway)")
 	fs.Duration(&g.timeout, "timeout", 2*time.Minute, "give up after this long")
-	key, err := parseInterspersed(fs, args)
+	key, err := parseInterspersed(fs, args, "KEY")
 	if err != nil {
 		return err
 	}
@@ -187,8 +187,9 @@ func printable(b []byte) bool {
 }
 
 // parseInterspersed parses flags given before or after the one positional
-// argument, as `evidence get KEY -o FILE` reads naturally.
-func parseInterspersed(fs *config.Set, args []string) (string, error) {
+// argument (named what in the refusal), as `evidence get KEY -o FILE` reads
+// naturally.
+func parseInterspersed(fs *config.Set, args []string, what string) (string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -202,7 +203,7 @@ func parseInterspersed(fs *config.Set, args []string) (string, error) {
 	}
 	if len(pos) != 1 {
 		fs.Usage()
-		return "", fmt.Errorf("want exactly one KEY, got %d arguments", len(pos))
+		return "", fmt.Errorf("want exactly one %s, got %d arguments", what, len(pos))
 	}
 	return pos[0], nil
 }

@@ -40,7 +40,7 @@ func runRecording(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&index, "index", "", "the index JSON to write (default: -o's name with .index.json)")
 	fs.StringVar(&ffmpeg, "ffmpeg", "ffmpeg", "the ffmpeg executable (scripts/install-ffmpeg.sh installs Debian's)")
 	fs.Duration(&timeout, "timeout", 10*time.Minute, "give up after this long (ffmpeg included)")
-	wf, err := parseInterspersed(fs, args[1:])
+	wf, err := parseInterspersed(fs, args[1:], "WORKFLOW_ID")
 	if err != nil {
 		return err
 	}

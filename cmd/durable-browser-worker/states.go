@@ -53,7 +53,7 @@ Flags:
 	fs.Duration(&timeout, "timeout", timeout, "give up after this long")
 	var arg string
 	if verb == "delete" {
-		a, err := parseInterspersed(fs, args)
+		a, err := parseInterspersed(fs, args, "NAME or HASH")
 		if err != nil {
 			return err
 		}
@@ -114,6 +114,9 @@ Flags:
 		return err
 	}
 	if asJSON {
+		if list == nil {
+			list = []states.Info{} // [] for an empty bucket, not null
+		}
 		b, err := json.MarshalIndent(list, "", "  ")
 		if err != nil {
 			return err

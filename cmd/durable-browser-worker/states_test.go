@@ -63,4 +63,11 @@ func TestStatesListDelete(t *testing.T) {
 	if code, _, stderr = runCLI(t, envv, append([]string{"states", "delete", "../x"}, flags...)...); code != 1 || !strings.Contains(stderr, "invalid state name") {
 		t.Fatalf("a bad name: %d %s", code, stderr)
 	}
+	if code, _, stderr = runCLI(t, envv, append([]string{"states", "delete"}, flags...)...); code != 1 || !strings.Contains(stderr, "want exactly one NAME or HASH") {
+		t.Fatalf("delete with no name: %d %s", code, stderr)
+	}
+	// The bucket holds no state now: JSON lists none as [], not null.
+	if code, out, stderr = runCLI(t, envv, append([]string{"states", "list", "--json"}, flags...)...); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("list --json of an empty bucket: %d %q %s", code, out, stderr)
+	}
 }

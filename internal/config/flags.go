@@ -29,6 +29,10 @@ type Error struct {
 
 func (e *Error) Error() string {
 	s := fmt.Sprintf("--%s (%s): %s", e.Flag, EnvName(e.Flag), e.Problem)
+	if len(e.Flag) == 1 {
+		// A one-letter flag (-o) is the command line's only: no variable.
+		s = fmt.Sprintf("-%s: %s", e.Flag, e.Problem)
+	}
 	if e.Fix != "" {
 		s += "; " + e.Fix
 	}
