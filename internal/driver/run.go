@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-rod/rod/lib/proto"
 
@@ -90,6 +91,15 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 	for _, a := range actions {
 		if a.ID != "" {
 			ids = append(ids, a.ID)
+		}
+	}
+	for i, a := range actions {
+		// Refused before anything is sent: typing that cannot finish
+		// within the action's bound would stop with half the text typed.
+		if a.Op == "type" && a.DelayMS > 0 {
+			if need := time.Duration(a.DelayMS) * time.Millisecond * time.Duration(utf8.RuneCountInString(a.Text)); need > b.o.ActionTimeout {
+				return nil, &ParseError{Index: i, Reason: fmt.Sprintf("typing %d characters %d ms apart takes %s, past the %s an action may take: lower delay_ms, or split the text over several type actions", utf8.RuneCountInString(a.Text), a.DelayMS, need, b.o.ActionTimeout)}
+			}
 		}
 	}
 	var refs map[string]ref

@@ -79,8 +79,13 @@ func (b *Browser) settle(ctx context.Context, t *tab, a Action) (early bool, err
 		switch {
 		case gating > 0:
 			deadline = time.Now().Add(b.o.ActionTimeout) // a person may be deciding; ctx bounds it
-		case !loading || time.Now().After(deadline):
+		case !loading:
 			return false, nil
+		case time.Now().After(deadline):
+			// Still loading at the action's bound (a server that sends
+			// part of a page and keeps the connection, a form's POST not
+			// yet answered): answer, and say the load was not waited out.
+			return true, nil
 		case graced && parsed:
 			if parsedAt.IsZero() {
 				parsedAt = time.Now()

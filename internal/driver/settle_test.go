@@ -2,11 +2,13 @@ package driver
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // A click that navigates answers once the new page is parsed, without
@@ -65,5 +67,51 @@ func TestClickNavigateAnswersBeforeTheLoad(t *testing.T) {
 	// A click that does not navigate says nothing of loading.
 	if again := mustRun(t, br, `[{"op":"click","locator":{"role":"heading","name":"Page B"}}]`); again.Loading {
 		t.Fatalf("a click that loaded nothing says loading: %+v", again)
+	}
+}
+
+// A goto whose page is still loading at the action's bound (its server
+// sends part of it and keeps the connection) answers with the page as it
+// is and says it did not wait the load out.
+func TestGotoStillLoadingSaysSo(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<title>Half</title><p>the first part`))
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	b := attach(t, Options{ActionTimeout: 2 * time.Second})
+	acts, err := ParseActions(json.RawMessage(`[{"op":"goto","url":"` + srv.URL + `/hang"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Run(ctxT(t), acts, RunOptions{})
+	if err != nil || !res.OK || !res.Loading || !strings.HasSuffix(res.URL, "/hang") {
+		t.Fatalf("goto a page that never finishes: %+v %v, want ok on it with loading", res, err)
+	}
+}
+
+// Typing that cannot finish within the action's bound is refused before a
+// key is sent.
+func TestSlowTypingRefusedUpFront(t *testing.T) {
+	b := attach(t, Options{ActionTimeout: 2 * time.Second})
+	gotoPage(t, b, siteURL)
+	s := snap(t, b, SnapshotOptions{})
+	id := idOf(t, s.Text, "textbox", "Email")
+	acts, err := ParseActions(json.RawMessage(`[{"op":"type","id":"` + id + `","text":"abcdefghij","delay_ms":500}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Run(ctxT(t), acts, RunOptions{})
+	var pe *ParseError
+	if !errors.As(err, &pe) || res != nil || !strings.Contains(pe.Reason, "lower delay_ms") {
+		t.Fatalf("typing 10 characters 500 ms apart under a 2s bound: %+v %v, want a refusal naming delay_ms", res, err)
+	}
+	raw, err := b.Eval(ctxT(t), `() => [...document.querySelectorAll('input[type=text],input[type=email],input:not([type])')].map(i => i.value).join('')`, "")
+	if err != nil || string(raw) != `""` {
+		t.Fatalf("the fields hold %s (%v) after a refused type", raw, err)
 	}
 }

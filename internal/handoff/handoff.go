@@ -16,7 +16,9 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/rs/zerolog"
 )
@@ -78,10 +80,31 @@ func (l LogNotifier) Notify(_ context.Context, n Notice) error {
 		Str("answer_cancel", n.Answer.Cancel).
 		Bool("browser_reachable", n.ReachURL != "").
 		Msg("a person is needed")
-	if l.Reach != nil && n.ReachURL != "" {
-		fmt.Fprintf(l.Reach, "handoff %s: reach the browser at %s\n", n.RequestID, n.ReachURL)
+	if l.Reach == nil {
+		return nil
+	}
+	// The person at this terminal reads what to do and how to answer. The
+	// instruction is a model's words (pages feed it): quoted, so no control
+	// sequence of theirs reaches the terminal.
+	fmt.Fprintf(l.Reach, "handoff %s of session %s: %s\n", terminalSafe(n.RequestID), terminalSafe(n.WorkflowID), strconv.Quote(n.Instruction))
+	if n.Answer.Done != "" {
+		fmt.Fprintf(l.Reach, "  when done: %s\n  to cancel: %s\n", terminalSafe(n.Answer.Done), terminalSafe(n.Answer.Cancel))
+	}
+	if n.ReachURL != "" {
+		fmt.Fprintf(l.Reach, "handoff %s: reach the browser at %s\n", terminalSafe(n.RequestID), terminalSafe(n.ReachURL))
 	}
 	return nil
+}
+
+// terminalSafe replaces control characters, so a value cannot move a
+// terminal's cursor or rewrite what it shows.
+func terminalSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
 }
 
 // SignatureHeader carries "t=<unix seconds>,v1=<hex hmac>" over "<t>.<body>".

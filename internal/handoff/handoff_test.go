@@ -89,6 +89,26 @@ func TestLogNotifierKeepsReachOutOfLog(t *testing.T) {
 	}
 }
 
+// dev's terminal gets the whole notice: what to do and how to answer, with
+// no control sequence from the instruction (a model's words) reaching it.
+func TestLogNotifierTellsTheTerminal(t *testing.T) {
+	var reach bytes.Buffer
+	l := LogNotifier{Logger: zerolog.Nop(), Reach: &reach}
+	n := Notice{WorkflowID: "conv-1", RequestID: "h-3", Instruction: "Solve the puzzle\x1b[2J", Answer: AnswerFor("conv-1", "h-3")}
+	if err := l.Notify(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	out := reach.String()
+	for _, want := range []string{"handoff h-3 of session conv-1", "Solve the puzzle", "durable-browser handoff done conv-1 h-3", "durable-browser handoff cancel conv-1 h-3"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the terminal lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Fatalf("a control character reached the terminal: %q", out)
+	}
+}
+
 var errBadSignature = errors.New("handoff signature does not verify")
 
 // verify is what a webhook's receiver does, as docs/operations.md tells it:
