@@ -119,6 +119,10 @@ type Browser struct {
 	busyMu    sync.Mutex // serialises stopBusy
 	closeOnce sync.Once
 	rawSeq    atomic.Int64
+	// answeredAt is when Chrome last answered a command sent to one of
+	// this connection's pages (unix ns): the busy watch counts only a wait
+	// with none.
+	answeredAt atomic.Int64
 
 	mu          sync.Mutex
 	tabSeq      int
@@ -305,17 +309,24 @@ func (b *Browser) Close() error {
 
 // client is a CDP client for one session ("" is the browser) bound to ctx.
 func (b *Browser) client(ctx context.Context, sid proto.TargetSessionID) cdp {
-	return cdp{b: b.rb, sid: sid, ctx: ctx}
+	return cdp{b: b.rb, sid: sid, ctx: ctx, answered: &b.answeredAt}
 }
 
 type cdp struct {
-	b   *rod.Browser
-	sid proto.TargetSessionID
-	ctx context.Context
+	b        *rod.Browser
+	sid      proto.TargetSessionID
+	ctx      context.Context
+	answered *atomic.Int64
 }
 
 func (c cdp) Call(ctx context.Context, _ string, method string, params interface{}) ([]byte, error) {
-	return c.b.Call(ctx, string(c.sid), method, params)
+	out, err := c.b.Call(ctx, string(c.sid), method, params)
+	if c.answered != nil && c.sid != "" && (err == nil || isCDPError(err)) {
+		// A page's (or frame's) session: the browser's own answers say
+		// nothing of whether a page's renderer is free.
+		c.answered.Store(time.Now().UnixNano())
+	}
+	return out, err
 }
 
 func (c cdp) GetSessionID() proto.TargetSessionID { return c.sid }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	rodcdp "github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/proto"
 )
 
@@ -57,7 +58,9 @@ func (b *Browser) stopBusy(ctx context.Context, t *tab, waited time.Duration) *B
 	tctx, tcancel := context.WithTimeout(ctx, time.Second)
 	err := proto.RuntimeTerminateExecution{}.Call(b.client(tctx, t.sess))
 	tcancel()
-	stopped := err == nil && b.rendererAnswers(ctx, t)
+	// Probe whatever the stop answered: a stop that found nothing running
+	// stays armed for the next script, and this probe is that script.
+	stopped := b.answersAfterStop(ctx, t)
 	b.log.Warn().Err(err).Bool("stopped", stopped).Dur("waited", waited).Msg("driver: the page's script held its main thread; stopping it")
 	return &BusyError{For: waited, Stopped: stopped}
 }
@@ -65,6 +68,27 @@ func (b *Browser) stopBusy(ctx context.Context, t *tab, waited time.Duration) *B
 // inputOps are the actions that send the page input its own script answers
 // (event handlers run): one that met a busy page may have acted.
 var inputOps = map[string]bool{"click": true, "hover": true, "fill": true, "type": true, "press": true, "select": true, "check": true, "uncheck": true}
+
+// answersAfterStop reports whether t's renderer answers a trivial command
+// after a stop, within a second and a half; an answer that it was
+// terminated counts (it took up a stop left armed).
+func (b *Browser) answersAfterStop(ctx context.Context, t *tab) bool {
+	ctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer cancel()
+	_, err := proto.RuntimeEvaluate{Expression: "0"}.Call(b.client(ctx, t.sess))
+	return err == nil || isCDPError(err)
+}
+
+// isCDPError says Chrome answered the command, with an error.
+func isCDPError(err error) bool {
+	var ce *rodcdp.Error
+	return errors.As(err, &ce)
+}
+
+// quietFor is how long Chrome has answered no command of this connection.
+func (b *Browser) quietFor() time.Duration {
+	return time.Since(time.Unix(0, b.answeredAt.Load()))
+}
 
 // busyCause cuts a pageCtx short when the page's script holds the page: the
 // context ends at once, so the waiting call returns, and err is the outcome
@@ -76,20 +100,32 @@ type busyCause struct {
 
 func (c *busyCause) Error() string { return "the page's script does not yield" }
 
-// busyWatch decides, once a pageCtx has waited the action timeout, whether
-// the page's own script holds it; if so it ends pctx (cancel) and stops
-// the script. It reports whether it ended pctx.
-func (b *Browser) busyWatch(pctx context.Context, cancel context.CancelCauseFunc, t *tab, waited time.Duration) bool {
-	if pctx.Err() != nil || b.pendingNow(t) != nil || b.rendererAnswers(pctx, t) {
-		return false
+// busyWatch decides, once a pageCtx has run the action timeout, whether
+// the page's own script holds it: Chrome has answered nothing for that
+// long (a walk of many frames answers command after command) and a trivial
+// probe goes unanswered too. If so it ends pctx (cancel) and stops the
+// script. It reports whether it ended pctx, or else how long to wait
+// before asking again.
+func (b *Browser) busyWatch(pctx context.Context, cancel context.CancelCauseFunc, t *tab) (ended bool, again time.Duration) {
+	if quiet := b.quietFor(); quiet < b.o.ActionTimeout {
+		return false, b.o.ActionTimeout - quiet
+	}
+	if pctx.Err() != nil || b.pendingNow(t) != nil || b.rendererAnswers(pctx, t) || pctx.Err() != nil {
+		return false, b.o.ActionTimeout
 	}
 	bc := &busyCause{done: make(chan struct{})}
 	cancel(bc)
+	if context.Cause(pctx) != bc {
+		// The call ended meanwhile: nobody waits on the page.
+		close(bc.done)
+		return true, 0
+	}
+	waited := b.quietFor()
 	bc.err = b.stopBusy(pctx, t, waited)
 	if bc.err == nil {
 		// It ended on its own between the two probes.
 		bc.err = &BusyError{For: waited, Stopped: true}
 	}
 	close(bc.done)
-	return true
+	return true, 0
 }

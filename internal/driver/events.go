@@ -267,9 +267,15 @@ func (b *Browser) bumpNav(sid proto.TargetSessionID, frame proto.PageFrameID, ur
 	t.navSeq++
 }
 
-// noFragment is u without its fragment.
+// noFragment is u without its fragment, unless the fragment is a route
+// (#/inbox, #!/inbox): hash-routed apps change their view by it, often
+// reusing elements of the same shape, so ids from the view before must not
+// be taken for the view after.
 func noFragment(u string) string {
 	if i := strings.IndexByte(u, '#'); i >= 0 {
+		if f := u[i+1:]; strings.HasPrefix(f, "/") || strings.HasPrefix(f, "!") {
+			return u
+		}
 		return u[:i]
 	}
 	return u

@@ -112,7 +112,6 @@ func (t *tab) navChanged() {
 func (b *Browser) pageCtx(ctx context.Context, t *tab) (context.Context, context.CancelFunc) {
 	pctx, cancel := context.WithCancelCause(ctx)
 	go func() {
-		start := time.Now()
 		busy := time.NewTimer(b.o.ActionTimeout)
 		defer busy.Stop()
 		for {
@@ -136,10 +135,11 @@ func (b *Browser) pageCtx(ctx context.Context, t *tab) (context.Context, context
 				timer.Stop()
 			case <-busy.C:
 				timer.Stop()
-				if b.busyWatch(pctx, cancel, t, time.Since(start)) || pctx.Err() != nil {
+				ended, again := b.busyWatch(pctx, cancel, t)
+				if ended || pctx.Err() != nil {
 					return
 				}
-				busy.Reset(b.o.ActionTimeout)
+				busy.Reset(again)
 			case <-fire:
 				// The events that end a navigation are many (an answer,
 				// a failure, a commit, a 204, a download); if one was
@@ -164,6 +164,18 @@ func (b *Browser) pageCtx(ctx context.Context, t *tab) (context.Context, context
 		}
 	}()
 	return pctx, func() { cancel(context.Canceled) }
+}
+
+// pageCtxCause is the *PendingError or *BusyError that cut ctx (from
+// pageCtx) short, once any stop of a busy page is done; nil if none did.
+func pageCtxCause(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if err := pendingErr(ctx, ctx.Err()); err != ctx.Err() {
+		return err
+	}
+	return nil
 }
 
 // pendingErr is the *PendingError or *BusyError that cut ctx (from

@@ -128,9 +128,8 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 	if opts.Observe != "" {
 		seen = b.lookedAt()
 		before, beforeR, beforeDocs = b.walkWhole(pctx, t, "driver: walk before observing")
-		var pe *PendingError
-		if errors.As(context.Cause(pctx), &pe) {
-			return nil, pe
+		if err := pageCtxCause(pctx); err != nil {
+			return nil, err
 		}
 	}
 	pcancel()
@@ -275,6 +274,8 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		// cannot be read.
 		octx, ocancel := b.pageCtx(ctx, t)
 		observed = b.observe(octx, before, opts.Observe == "interactive")
+		// A stop of a busy page under way ends before the answer.
+		_ = pageCtxCause(octx)
 		ocancel()
 	}
 	res.OK = runErr == nil

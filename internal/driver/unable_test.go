@@ -114,6 +114,7 @@ const anchorPage = `<!doctype html><html><head><title>Anchors</title></head><bod
 <button type="button" onclick="const o=document.getElementById('out'); o.textContent=String(Number(o.textContent)+1)">Count</button>
 <button type="button" onclick="history.pushState({}, '', location.pathname + '#pushed')">Push fragment</button>
 <button type="button" onclick="history.pushState({}, '', '/route2')">Route</button>
+<a href="#/trash">Trash view</a>
 <p id="out">0</p>
 <div style="height:3000px"></div>
 <h2 id="sec2">Section 2</h2>
@@ -157,5 +158,16 @@ func TestAnchorKeepsIDs(t *testing.T) {
 	var se *StaleError
 	if !errors.As(err, &se) || out() != "3" {
 		t.Fatalf("run after a route change: err %v, out %s; want *StaleError and no click", err, out())
+	}
+
+	// A hash route (#/trash) is a route too: a hash-routed app changes its
+	// view by it, so the ids of the view before are gone.
+	s = snap(t, b, SnapshotOptions{})
+	count, trash := idOf(t, s.Text, `button "Count"`), idOf(t, s.Text, `"Trash view"`)
+	acts, _ = ParseActions(json.RawMessage(fmt.Sprintf(`[{"op":"click","id":"%s"},{"op":"click","id":"%s"}]`, trash, count)))
+	res, err = b.Run(ctxT(t), acts, RunOptions{})
+	var ae *ActionError
+	if !errors.As(err, &ae) || ae.Kind != KindStale || res.Completed != 1 || out() != "3" {
+		t.Fatalf("a click after a hash route change: %+v %v, out %s; want the second action stale and no click", res, err, out())
 	}
 }

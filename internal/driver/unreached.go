@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-rod/rod/lib/proto"
@@ -14,13 +15,20 @@ import (
 // page saying the site could not be reached): the cause, or "". Only a
 // browser behind the proxy is asked, since the proxy strips the header
 // from every site's response and elsewhere a site could send it.
+//
+// Only the proxy's own answer counts: a 502 from the network (a page's
+// service worker can answer a navigation with any headers it likes, and
+// that answer never passes the proxy), carrying one of the causes the
+// proxy names, so no site puts its own words in the action's failure.
 func (b *Browser) unreachedMark(r *proto.NetworkResponse) string {
-	if b.o.Egress == nil || r == nil {
+	if b.o.Egress == nil || r == nil || r.Status != 502 || r.FromServiceWorker || r.FromPrefetchCache || r.FromDiskCache {
 		return ""
 	}
 	for k, v := range r.Headers {
 		if strings.EqualFold(k, egress.UnreachableHeader) {
-			return truncate(strings.TrimSpace(v.Str()), 60) // the proxy's own words
+			if c := strings.TrimSpace(v.Str()); slices.Contains(egress.UnreachableCauses, c) {
+				return c
+			}
 		}
 	}
 	return ""

@@ -254,8 +254,12 @@ func unreachable(w http.ResponseWriter, err error) {
 	http.Error(w, "durable-browser egress proxy: the site could not be reached ("+cause(err)+")", http.StatusBadGateway)
 }
 
+// UnreachableCauses are the only values the proxy puts in
+// UnreachableHeader: a reader takes none other as the proxy's words.
+var UnreachableCauses = []string{"connection refused", "no such host", "timed out", "connection reset", "address unreachable", "empty response", "connection failed"}
+
 // cause names why a connection to a site failed, as UnreachableHeader
-// carries it.
+// carries it (one of UnreachableCauses).
 func cause(err error) string {
 	var dns *net.DNSError
 	var ne net.Error

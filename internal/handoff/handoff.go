@@ -96,11 +96,11 @@ func (l LogNotifier) Notify(_ context.Context, n Notice) error {
 	return nil
 }
 
-// terminalSafe replaces control characters, so a value cannot move a
-// terminal's cursor or rewrite what it shows.
+// terminalSafe replaces control and format characters, so a value cannot
+// move a terminal's cursor, rewrite what it shows, or reorder it (bidi).
 func terminalSafe(s string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
 			return '?'
 		}
 		return r

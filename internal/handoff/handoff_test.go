@@ -94,7 +94,7 @@ func TestLogNotifierKeepsReachOutOfLog(t *testing.T) {
 func TestLogNotifierTellsTheTerminal(t *testing.T) {
 	var reach bytes.Buffer
 	l := LogNotifier{Logger: zerolog.Nop(), Reach: &reach}
-	n := Notice{WorkflowID: "conv-1", RequestID: "h-3", Instruction: "Solve the puzzle\x1b[2J", Answer: AnswerFor("conv-1", "h-3")}
+	n := Notice{WorkflowID: "conv-1", RequestID: "h-3", Instruction: "Solve the puzzle\x1b[2J", Answer: AnswerFor("conv-1", "h-3"), ReachURL: "http://127.0.0.1:1/\u202eevil"}
 	if err := l.Notify(context.Background(), n); err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +104,8 @@ func TestLogNotifierTellsTheTerminal(t *testing.T) {
 			t.Fatalf("the terminal lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "\x1b") {
-		t.Fatalf("a control character reached the terminal: %q", out)
+	if strings.ContainsAny(out, "\x1b\u202e") {
+		t.Fatalf("a control or bidi character reached the terminal: %q", out)
 	}
 }
 
