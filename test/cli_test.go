@@ -328,20 +328,7 @@ func TestHandoffListFindsSessionsWithoutSearchAttributes(t *testing.T) {
 	s := newSession(t, workflows.SessionConfig{})
 	cliOK(t, "call", "--search-attributes=false", s.id, "run", `{"actions":[{"op":"goto","url":"`+env.Demo.URL()+`/human.html"}]}`)
 	wait := cliBackground(t, "call", s.id, "browser_request_handoff", `{"instruction":"Find me without attributes","completion_condition":{"text":"Verified by a person"}}`)
-	var reqID string
-	harness.Eventually(t, 60*time.Second, func() bool {
-		var list []struct {
-			WorkflowID string `json:"workflow_id"`
-			RequestID  string `json:"request_id"`
-		}
-		decodeJSON(t, cliOK(t, "handoff", "list", "--json"), &list)
-		for _, h := range list {
-			if h.WorkflowID == s.id {
-				reqID = h.RequestID
-			}
-		}
-		return reqID != ""
-	}, "handoff list (without --scan) never showed the session started without search attributes; --scan shows: %s", cli(t, "handoff", "list", "--scan", "--json").stdout)
+	reqID := pendingHandoff(t, s.id) // handoff list without --scan
 	cliOK(t, "handoff", "cancel", s.id, reqID)
 	if r := wait(); r.code != 0 {
 		t.Fatalf("handoff call: exit %d\n%s%s", r.code, r.stdout, r.stderr)
