@@ -30,8 +30,9 @@ func (a *Activities) WebFetch(ctx context.Context, req contract.WebFetchRequest)
 	}
 	body, ct, ext := r.Body, r.ContentType, extFor(r.ContentType)
 	if req.Args.Format != "raw" && !r.IsPDF {
-		// The markdown is what the model reads, so it is what is filed.
-		body, ct, ext = []byte(r.Markdown), "text/markdown; charset=utf-8", "md"
+		// The markdown is what the model reads from, so it is what is
+		// filed: all of it, of which content is the first part.
+		body, ct, ext = []byte(r.Whole), "text/markdown; charset=utf-8", "md"
 	}
 	if req.Args.Format != "raw" && r.IsPDF {
 		res.Content = "This is a PDF. Fetch it again with format \"raw\" to file its bytes and get them by reference."

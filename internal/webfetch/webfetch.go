@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+	"golang.org/x/net/html/charset"
 
 	"github.com/durable-browser/durable-browser/internal/markdown"
 	"github.com/durable-browser/durable-browser/internal/redact"
@@ -129,6 +131,10 @@ type Result struct {
 	Markdown string
 	// Truncated says Markdown was cut to its character bound.
 	Truncated bool
+	// Whole is all the markdown read, of which Markdown is the first part:
+	// what is filed as evidence, so the record is the page as read, not
+	// the cut the model was shown.
+	Whole string
 	// Extractor names which part of an HTML page was converted.
 	Extractor string
 	// IsPDF says the body is a PDF (fetch it with format "raw" to file it).
@@ -343,7 +349,7 @@ func (f *Fetcher) read(ctx context.Context, resp *http.Response, format string, 
 	// the markdown converter escapes characters ('_' as '\_'), which would
 	// turn a secret into a spelling the redactor does not know, and a cut
 	// can leave a prefix of one.
-	text := strings.ToValidUTF8(string(body), "\uFFFD")
+	text := decodeText(body, resp.Header.Get("Content-Type"))
 	if f.o.Redactor != nil {
 		text = f.o.Redactor.String(text)
 	}
@@ -354,26 +360,44 @@ func (f *Fetcher) read(ctx context.Context, resp *http.Response, format string, 
 	if format == FormatRaw {
 		return res, nil
 	}
+	limit := f.o.MaxMarkdownChars
+	if limit <= 0 {
+		limit = markdown.DefaultMaxChars
+	}
 	if !isHTML {
-		res.Markdown = text
-		limit := f.o.MaxMarkdownChars
-		if limit <= 0 {
-			limit = markdown.DefaultMaxChars
+		res.Whole = text
+	} else {
+		// Links resolve against the scrubbed URL: a credential in the
+		// page's own query must not be copied into every relative link.
+		// Converted whole (the body is bounded already), cut below.
+		base := u.Scheme + "://" + u.Host + u.EscapedPath()
+		md, err := markdown.Convert(text, markdown.Options{BaseURL: base, MaxChars: math.MaxInt32})
+		if err != nil {
+			return nil, fmt.Errorf("web_fetch: converting %s to markdown: %w", res.FinalURL, err)
 		}
-		if utf8.RuneCountInString(text) > limit {
-			res.Markdown, res.Truncated = string([]rune(text)[:limit]), true
-		}
-		return res, nil
+		res.Whole, res.Truncated, res.Extractor = md.Markdown, md.Truncated, md.Extractor
 	}
-	// Links resolve against the scrubbed URL: a credential in the page's
-	// own query must not be copied into every relative link.
-	base := u.Scheme + "://" + u.Host + u.EscapedPath()
-	md, err := markdown.Convert(text, markdown.Options{BaseURL: base, MaxChars: f.o.MaxMarkdownChars})
-	if err != nil {
-		return nil, fmt.Errorf("web_fetch: converting %s to markdown: %w", res.FinalURL, err)
+	res.Markdown = res.Whole
+	if utf8.RuneCountInString(res.Whole) > limit {
+		res.Markdown, res.Truncated = string([]rune(res.Whole)[:limit]), true
 	}
-	res.Markdown, res.Truncated, res.Extractor = md.Markdown, md.Truncated, md.Extractor
 	return res, nil
+}
+
+// decodeText turns a text body into UTF-8 by the charset it declares (a
+// byte-order mark, the Content-Type's charset, an HTML page's <meta>), as
+// a browser would; a body that declares none is read as UTF-8 when it is,
+// else as windows-1252 (the web's default).
+func decodeText(body []byte, contentType string) string {
+	enc, name, certain := charset.DetermineEncoding(body, contentType)
+	if name == "utf-8" || (!certain && utf8.Valid(body)) {
+		return strings.ToValidUTF8(string(body), "\uFFFD")
+	}
+	out, err := enc.NewDecoder().Bytes(body)
+	if err != nil {
+		return strings.ToValidUTF8(string(body), "\uFFFD")
+	}
+	return strings.ToValidUTF8(string(out), "\uFFFD")
 }
 
 // textLike reports the media types web_fetch reads as text.

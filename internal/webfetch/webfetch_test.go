@@ -298,6 +298,50 @@ func TestFetchMarkdownBound(t *testing.T) {
 	if !res.Truncated || len(res.Markdown) != 100 {
 		t.Fatalf("truncated %v len %d", res.Truncated, len(res.Markdown))
 	}
+	// What is filed is the whole page as read, of which Markdown is the
+	// start.
+	if len(res.Whole) <= 100 || !strings.HasPrefix(res.Whole, res.Markdown) {
+		t.Fatalf("whole markdown: %d characters, want more than the 100 shown, starting with them", len(res.Whole))
+	}
+}
+
+// A page is read in the charset it declares (its Content-Type, a <meta>,
+// a byte-order mark), and one that declares none as UTF-8 when it is.
+func TestFetchDecodesCharsets(t *testing.T) {
+	page := func(title, body string) string {
+		return "<html><head><title>" + title + "</title></head><body><main><p>" + body + "</p></main></body></html>"
+	}
+	utf16 := []byte{0xff, 0xfe} // little-endian mark, then each ASCII byte and a zero
+	for _, c := range page("Hallo", "Grüße aus Köln, sagt der Text hier") {
+		utf16 = append(utf16, byte(c), 0)
+	}
+	for _, c := range []struct {
+		name, ct string
+		body     []byte
+		title    string
+		content  string
+	}{
+		{"latin-1 by header", "text/html; charset=iso-8859-1", []byte(page("Caf\xe9 na\xefve", "R\xe9sum\xe9 \xfcber Stra\xdfe, and more words")), "Café naïve", "Résumé über Straße"},
+		{"windows-1251 by meta", "text/html", []byte(`<meta charset="windows-1251">` + page("\xcf\xf0\xe8\xe2\xe5\xf2", "\xcf\xf0\xe8\xe2\xe5\xf2 \xec\xe8\xf0, \xfd\xf2\xee \xf2\xe5\xea\xf1\xf2")), "Привет", "Привет мир, это текст"},
+		{"utf-16 by its mark", "text/html", utf16, "Hallo", "Grüße aus Köln"},
+		{"utf-8 undeclared", "text/html", []byte(page("Café", "Straße und so weiter im Text")), "Café", "Straße und so weiter"},
+		{"plain text, latin-1 by header", "text/plain; charset=latin1", []byte("na\xefve caf\xe9"), "", "naïve café"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", c.ct)
+				_, _ = w.Write(c.body)
+			}))
+			defer srv.Close()
+			res, err := New(Options{AllowLoopback: true}).Fetch(context.Background(), Request{URL: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Title != c.title || !strings.Contains(res.Markdown, c.content) || strings.ContainsRune(res.Markdown, '\uFFFD') {
+				t.Fatalf("title %q, markdown %q; want title %q and %q", res.Title, res.Markdown, c.title, c.content)
+			}
+		})
+	}
 }
 
 func TestFetchStatus(t *testing.T) {
