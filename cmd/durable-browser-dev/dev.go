@@ -70,6 +70,12 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		// The flag package stops at the first word: every flag after it
+		// would be silently left out.
+		fs.Usage()
+		return fmt.Errorf("dev takes flags only, got %q (no flag after it was read); run `durable-browser dev [flags]`", fs.Args())
+	}
 	log, err := logging.New(logging.Options{Level: f.w.LogLevel, Out: env.Stderr})
 	if err != nil {
 		return &config.Error{Flag: "log-level", Problem: err.Error()}

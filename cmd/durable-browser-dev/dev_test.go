@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
 )
@@ -30,5 +32,16 @@ func TestTryLines(t *testing.T) {
 		if strings.Contains(line, "--address") {
 			t.Errorf("try line %q names the default address", line)
 		}
+	}
+}
+
+// A word among dev's flags is refused before anything starts: the flags
+// after it would be left out and dev would run on its defaults.
+func TestDevRefusesAWordAmongItsFlags(t *testing.T) {
+	var out, errOut bytes.Buffer
+	env := &cliEnv{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
+	err := runDev(context.Background(), env, []string{"dev", "--temporal-address", "127.0.0.1:1"})
+	if err == nil || !strings.Contains(err.Error(), "dev takes flags only") || out.Len() != 0 {
+		t.Fatalf("dev dev --temporal-address ...: %v, stdout %q", err, out.String())
 	}
 }
