@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
@@ -104,7 +104,7 @@ func runMCP(ctx context.Context, env *cliEnv, args []string) error {
 	})
 	defer srv.Close()
 	if httpAddr == "" {
-		return srv.Run(ctx, &mcp.StdioTransport{})
+		return srv.Run(ctx, mcpserver.Stdio(os.Stdin, os.Stdout))
 	}
 	ln, err := net.Listen("tcp", httpAddr)
 	if err != nil {
