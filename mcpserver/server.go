@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -249,8 +250,8 @@ func (s *Server) handler(t contract.Tool) mcp.ToolHandler {
 		c, err := s.client(ctx)
 		if err != nil {
 			return failure(contract.Fail(contract.CodeBrowserUnavailable,
-				"cannot reach Temporal at %s within %s: %v. Start it (`durable-browser dev` runs everything on this machine) or point `durable-browser mcp --address` at it, then call again",
-				s.o.Address, s.o.Timeout, err)), nil
+				"cannot reach Temporal at %s: %v. Start it (`durable-browser dev` runs everything on this machine) or point `durable-browser mcp --address` at it, then call again",
+				s.o.Address, err)), nil
 		}
 		log := s.o.Log.With().Str("session", wfID).Str("tool", t.Name).Logger()
 		w := &watch{s: s, c: c, req: req, wfID: wfID, tool: t.Name, start: start, log: log}
@@ -281,6 +282,12 @@ func (s *Server) callFailure(ctx context.Context, c tclient.Client, t contract.T
 				return f
 			}
 			return f.Effected()
+		}
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// The client cancelled it (notifications/cancelled), not the
+			// --timeout: say so, not that a timeout passed.
+			return effected(contract.Fail(contract.CodeAborted,
+				"the call to session %s was cancelled by the client; it may still be running on a worker. Send the same call again to wait for its answer, or take a snapshot to see the page", wfID))
 		}
 		hctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
