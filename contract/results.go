@@ -378,7 +378,7 @@ type WebFetchResult struct {
 	Content     string     `json:"content,omitempty"`
 	Truncated   bool       `json:"truncated,omitempty"`
 	IsPDF       bool       `json:"is_pdf,omitempty"`
-	Evidence    ClaimCheck `json:"evidence"`
+	Evidence    ClaimCheck `json:"evidence,omitzero"` // absent when nothing was filed (a PDF read as markdown, an empty page)
 	// Injection is set when the page judge found the page writing
 	// instructions to AI readers.
 	Injection *InjectionFlag `json:"injection,omitempty"`
