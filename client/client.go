@@ -248,14 +248,8 @@ func rejection(err error) (json.RawMessage, error) {
 // session ran the call, a session that ended), encoded as the session
 // encodes its own: < > & as themselves, and its size as the last field.
 func answer(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	out, _ := contract.WithSize(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-	return out, nil
+	out, _, err := contract.EncodeAnswer(v)
+	return out, err
 }
 
 // State asks a BrowserSession for its state.

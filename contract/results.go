@@ -57,6 +57,20 @@ func SizeOf(raw []byte) Size {
 	return Size{Chars: n, Tokens: (n + 3) / 4}
 }
 
+// EncodeAnswer encodes an answer as sessions give them: JSON without HTML
+// escaping ("->" and fences would cost "\u003e" each), its size added as
+// the last field (WithSize).
+func EncodeAnswer(v any) (json.RawMessage, Size, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, Size{}, err
+	}
+	out, sz := WithSize(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return out, sz, nil
+}
+
 // WithSize adds the size of a JSON object to it, as its last field. The
 // size counts the object as it was, without the field itself. Anything but
 // an object is returned as it is.

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"bytes"
 	"encoding/json"
 
 	"go.temporal.io/sdk/workflow"
@@ -14,15 +13,10 @@ import (
 // counted in the session's usage under the tool's name. A model reads
 // contract.ForModel of it, which is smaller.
 func (b *Browser) answer(ctx workflow.Context, name string, v any) (json.RawMessage, error) {
-	// Without HTML escaping: "->" and fences would cost "\u003e" each.
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(fenced(b.fenceNonce(ctx), v)); err != nil {
+	out, sz, err := contract.EncodeAnswer(fenced(b.fenceNonce(ctx), v))
+	if err != nil {
 		return nil, err
 	}
-	raw := json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-	out, sz := contract.WithSize(raw)
 	b.st.Usage = b.st.Usage.add(name, sz)
 	return out, nil
 }
