@@ -79,6 +79,7 @@ func fetchFailure(err error) *contract.Failure {
 	var refused *webfetch.RefusedError
 	var status *webfetch.StatusError
 	var lookup *webfetch.LookupError
+	var slow *webfetch.TimeoutError
 	var dnsErr *net.DNSError
 	switch {
 	case errors.As(err, &lookup) && (!errors.As(err, &dnsErr) || dnsErr.IsNotFound):
@@ -91,6 +92,11 @@ func fetchFailure(err error) *contract.Failure {
 		return f
 	case errors.Is(err, context.Canceled):
 		return contract.Fail(contract.CodeAborted, "the fetch was cancelled")
+	case errors.As(err, &slow):
+		// Not retried: a second wait would be as long as the first.
+		f := contract.Fail(contract.CodeTimeout, "%v; the site is too slow to read now, so the fetch was not repeated: try again later, or use another source", err)
+		f.Retryable = false
+		return f
 	case errors.Is(err, context.DeadlineExceeded):
 		return contract.Fail(contract.CodeTimeout, "the fetch ran out of time; try again or another source")
 	case errors.As(err, &refused):
@@ -102,8 +108,16 @@ func fetchFailure(err error) *contract.Failure {
 		switch {
 		case status.Blocked():
 			return contract.Fail(contract.CodeBlocked, "%v", err)
-		case status.RateLimited():
-			return contract.Fail(contract.CodeRateLimited, "%v", err)
+		case status.BackOff():
+			// The site asked readers to back off (any wait it named short
+			// enough was waited once already): not asked again at once.
+			code := contract.CodeCommandFailed
+			if status.RateLimited() {
+				code = contract.CodeRateLimited
+			}
+			f := contract.Fail(code, "%v", err)
+			f.Retryable = false
+			return f
 		case status.Retryable():
 			f := contract.Fail(contract.CodeCommandFailed, "%v", err)
 			f.Retryable = true

@@ -8,6 +8,7 @@ package webfetch
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -33,8 +35,12 @@ const (
 	DefaultMaxBytes     = 5 << 20
 	DefaultMaxRedirects = 5
 	DefaultTimeout      = 30 * time.Second
+	DefaultMaxRetryWait = 5 * time.Second
 	DefaultUserAgent    = "durable-browser-web-fetch/1"
 )
+
+// MaxRetryAfter caps the wait a Retry-After header is read as.
+const MaxRetryAfter = 24 * time.Hour
 
 // Formats a Request may ask for.
 const (
@@ -61,10 +67,17 @@ type Options struct {
 	// MaxMarkdownChars bounds Result.Markdown; 0 means the converter's
 	// default.
 	MaxMarkdownChars int
-	// Timeout bounds a call whose context has no deadline. Default
-	// DefaultTimeout. A context deadline always applies, to every hop and
-	// lookup.
+	// Timeout bounds the whole fetch: every lookup, connection, redirect
+	// hop, the headers, the body and any Retry-After wait. Default
+	// DefaultTimeout. A caller's deadline that comes sooner bounds it too,
+	// less a tenth kept for the caller to answer in. When the bound passes
+	// the fetch fails with a *TimeoutError.
 	Timeout time.Duration
+	// MaxRetryWait is the longest Retry-After a 429 or 503 may ask for and
+	// still be waited, once, before asking again; the wait must also be
+	// under half the time left. Default DefaultMaxRetryWait; negative
+	// never waits.
+	MaxRetryWait time.Duration
 	// Resolver resolves host names. Default net.DefaultResolver.
 	Resolver Resolver
 	// UserAgent is sent with every request. Default DefaultUserAgent.
@@ -94,6 +107,9 @@ func New(o Options) *Fetcher {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.MaxRetryWait == 0 {
+		o.MaxRetryWait = DefaultMaxRetryWait
 	}
 	if o.Resolver == nil {
 		o.Resolver = net.DefaultResolver
@@ -150,17 +166,34 @@ type StatusError struct {
 	Code int
 	// URL is the scrubbed URL that answered.
 	URL string
+	// RetryAfter is the wait a 429 or 503 asked for (0 when it named none),
+	// at most MaxRetryAfter.
+	RetryAfter time.Duration
+	// Retried says this answer came after one wait for a Retry-After.
+	Retried bool
 }
 
 func (e *StatusError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "web_fetch: %s answered HTTP %d", e.URL, e.Code)
+	if e.Retried {
+		b.WriteString(" again, after the wait it asked for")
+	}
 	switch {
 	case e.Blocked():
-		return fmt.Sprintf("web_fetch: %s answered HTTP %d: the site refuses automated reads; try another source or ask a person", e.URL, e.Code)
-	case e.RateLimited():
-		return fmt.Sprintf("web_fetch: %s answered HTTP 429: rate limited; wait before fetching it again", e.URL)
-	default:
-		return fmt.Sprintf("web_fetch: %s answered HTTP %d", e.URL, e.Code)
+		b.WriteString(": the site refuses automated reads; try another source or ask a person")
+	case e.RetryAfter > 0:
+		fmt.Fprintf(&b, " and asked to wait %d s; fetch it again after that, or use another source", seconds(e.RetryAfter))
+	case e.BackOff():
+		b.WriteString(": the site asks readers to back off; wait a minute or more before fetching it again, or use another source")
 	}
+	return b.String()
+}
+
+// BackOff reports a 429, or a 503 that named a wait or came after one: the
+// site asks readers to back off, so asking again at once will not help.
+func (e *StatusError) BackOff() bool {
+	return e.RateLimited() || e.RetryAfter > 0 || e.Retried
 }
 
 // Blocked reports a status that means the site refuses the reader: 401, 403,
@@ -181,10 +214,39 @@ func (e *StatusError) Retryable() bool {
 	return e.Code == http.StatusRequestTimeout || e.Code == http.StatusTooEarly || e.RateLimited() || e.Code >= 500 && e.Code <= 599
 }
 
+// TimeoutError says the site was too slow: the fetch's time bound passed
+// before it answered or before its whole body came. Asking again at once
+// would wait as long. It unwraps to context.DeadlineExceeded.
+type TimeoutError struct {
+	// URL is the scrubbed URL being read.
+	URL string
+	// After is the bound that passed.
+	After time.Duration
+	// Body says the headers had come and the body was still arriving;
+	// Read counts the body's bytes received by then.
+	Body bool
+	Read int
+}
+
+func (e *TimeoutError) Error() string {
+	if e.Body {
+		return fmt.Sprintf("web_fetch: %s sent its headers, then its body too slowly: %d bytes in %s, not the whole page", e.URL, e.Read, e.After.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("web_fetch: %s did not answer within %s", e.URL, e.After.Round(time.Millisecond))
+}
+
+// Unwrap makes a TimeoutError a deadline error.
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// errBound is the cause of a fetch's own deadline.
+var errBound = errors.New("web_fetch: the fetch's time bound passed")
+
 // Fetch reads req.URL, following at most MaxRedirects redirects, each hop
-// vetted by the guard. Failures are *RefusedError, *StatusError,
-// *LookupError, a context error (errors.Is context.DeadlineExceeded or
-// context.Canceled) or a transport error.
+// vetted by the guard, all within one time bound (Options.Timeout). A 429 or
+// 503 whose Retry-After is short is waited once and asked again. Failures
+// are *RefusedError, *StatusError, *LookupError, *TimeoutError, a context
+// error (errors.Is context.Canceled, or context.DeadlineExceeded for the
+// caller's own deadline) or a transport error.
 func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Result, error) {
 	format := req.Format
 	if format == "" {
@@ -193,22 +255,32 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Result, error) {
 	if format != FormatMarkdown && format != FormatRaw {
 		return nil, refuse(RefusedURL, "format %q is not supported; use \"markdown\" or \"raw\"", req.Format)
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.o.Timeout)
-		defer cancel()
+	bound := f.o.Timeout
+	if d, ok := ctx.Deadline(); ok {
+		bound = min(bound, time.Until(d)*9/10)
+	}
+	deadline := time.Now().Add(bound)
+	ctx, cancel := context.WithDeadlineCause(ctx, deadline, errBound)
+	defer cancel()
+	// slow turns a failure after the bound passed into a *TimeoutError.
+	slow := func(err error, raw string, body bool, read int) error {
+		if errors.Is(context.Cause(ctx), errBound) {
+			return &TimeoutError{URL: f.o.Redactor.URL(raw), After: bound, Body: body, Read: read}
+		}
+		return err
 	}
 	res := &Result{RequestedURL: f.o.Redactor.URL(req.URL)}
 
 	current := req.URL
+	retried := false
 	for hop := 0; ; hop++ {
 		t, err := f.vet(ctx, current)
 		if err != nil {
-			return nil, err
+			return nil, slow(err, current, false, 0)
 		}
 		resp, err := f.roundTrip(ctx, t)
 		if err != nil {
-			return nil, err
+			return nil, slow(err, current, false, 0)
 		}
 		scrubbed := f.o.Redactor.URL(t.url.String())
 		f.o.Logger.Debug().Str("url", scrubbed).Int("status", resp.StatusCode).Int("hop", hop).Msg("web_fetch hop")
@@ -218,7 +290,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Result, error) {
 			if loc == "" {
 				return nil, refuse(RefusedRedirects, "%s answered a redirect without a Location", scrubbed)
 			}
-			if hop >= f.o.MaxRedirects {
+			if res.Redirects >= f.o.MaxRedirects {
 				return nil, refuse(RefusedRedirects, "more than %d redirects; fetch the final URL directly", f.o.MaxRedirects)
 			}
 			next, err := t.url.Parse(loc)
@@ -229,10 +301,73 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Result, error) {
 			res.Redirects++
 			continue
 		}
+		if code := resp.StatusCode; code < 200 || code > 299 {
+			closeBody(resp)
+			se := &StatusError{Code: code, URL: scrubbed, Retried: retried}
+			if code != http.StatusTooManyRequests && code != http.StatusServiceUnavailable {
+				return nil, se
+			}
+			wait, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+			se.RetryAfter = wait
+			if !ok || retried || wait > f.o.MaxRetryWait || wait >= time.Until(deadline)/2 {
+				return nil, se
+			}
+			retried = true
+			f.o.Logger.Debug().Str("url", scrubbed).Dur("wait", wait).Msg("web_fetch waits as asked")
+			timer := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return nil, slow(fmt.Errorf("web_fetch: %s: %w", scrubbed, ctx.Err()), current, false, 0)
+			case <-timer.C:
+			}
+			continue
+		}
 		res.FinalURL = scrubbed
 		res.Status = resp.StatusCode
-		return f.read(ctx, resp, format, t.url, res)
+		out, err := f.read(ctx, resp, format, t.url, res)
+		var partial *bodyError
+		if errors.As(err, &partial) {
+			return nil, slow(partial.err, current, true, partial.read)
+		}
+		return out, err
 	}
+}
+
+// bodyError is a body that stopped coming after read bytes.
+type bodyError struct {
+	err  error
+	read int
+}
+
+func (e *bodyError) Error() string { return e.err.Error() }
+func (e *bodyError) Unwrap() error { return e.err }
+
+// parseRetryAfter reads a Retry-After value (RFC 9110, 10.2.3): whole
+// seconds or an HTTP date, from now. A date past is 0; a wait over
+// MaxRetryAfter is MaxRetryAfter. ok is false when h is neither form.
+func parseRetryAfter(h string, now time.Time) (wait time.Duration, ok bool) {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0, false
+	}
+	if strings.Trim(h, "0123456789") == "" {
+		n, err := strconv.ParseUint(h, 10, 64)
+		if err != nil || n > uint64(MaxRetryAfter/time.Second) {
+			return MaxRetryAfter, true // only digits: too many of them
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	t, err := http.ParseTime(h)
+	if err != nil {
+		return 0, false
+	}
+	return min(max(t.Sub(now), 0), MaxRetryAfter), true
+}
+
+// seconds is d in whole seconds, rounded up.
+func seconds(d time.Duration) int64 {
+	return int64((d + time.Second - 1) / time.Second)
 }
 
 func isRedirect(code int) bool {
@@ -247,13 +382,12 @@ func isRedirect(code int) bool {
 // roundTrip sends one GET over a transport that can only dial t's vetted
 // addresses, with no proxy, no cookies and no connection reuse.
 func (f *Fetcher) roundTrip(ctx context.Context, t *target) (*http.Response, error) {
+	// No timeout per phase: the fetch's one bound, in ctx, times them all.
 	tr := &http.Transport{
 		Proxy:                  nil, // an environment proxy would bypass the guard
 		DialContext:            t.dialer(),
 		ForceAttemptHTTP2:      true,
 		DisableKeepAlives:      true,
-		TLSHandshakeTimeout:    15 * time.Second,
-		ResponseHeaderTimeout:  f.o.Timeout,
 		MaxResponseHeaderBytes: 256 << 10,
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url.String(), nil)
@@ -287,17 +421,13 @@ func (c *closer) Close() error {
 	return err
 }
 
-func closeBody(resp *http.Response) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
-}
+// closeBody closes without reading on: no connection is reused, and a
+// body that trickles would hold the fetch.
+func closeBody(resp *http.Response) { _ = resp.Body.Close() }
 
-// read checks the final response's status, type and size and fills res.
+// read checks the final 2xx response's type and size and fills res.
 func (f *Fetcher) read(ctx context.Context, resp *http.Response, format string, u *url.URL, res *Result) (*Result, error) {
 	defer closeBody(resp)
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &StatusError{Code: resp.StatusCode, URL: res.FinalURL}
-	}
 	if resp.ContentLength > f.o.MaxBytes {
 		return nil, refuse(RefusedSize, "the body is %d bytes, over the %d-byte limit", resp.ContentLength, f.o.MaxBytes)
 	}
@@ -320,9 +450,9 @@ func (f *Fetcher) read(ctx context.Context, resp *http.Response, format string, 
 	body, err := io.ReadAll(io.LimitReader(resp.Body, f.o.MaxBytes+1))
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("web_fetch: reading %s: %w", res.FinalURL, ctx.Err())
+			err = ctx.Err()
 		}
-		return nil, fmt.Errorf("web_fetch: reading %s: %w", res.FinalURL, err)
+		return nil, &bodyError{err: fmt.Errorf("web_fetch: reading %s: %w", res.FinalURL, err), read: len(body)}
 	}
 	if int64(len(body)) > f.o.MaxBytes {
 		return nil, refuse(RefusedSize, "the body is over the %d-byte limit", f.o.MaxBytes)

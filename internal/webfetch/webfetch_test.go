@@ -426,3 +426,189 @@ func isRefused(err error) bool {
 	var r *RefusedError
 	return errors.As(err, &r)
 }
+
+// slowSite answers /body with headers and then a byte every 20 ms, and
+// /headers with nothing, each for up to 3 s: sites too slow to read.
+func slowSite(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for range 150 {
+			if r.URL.Path == "/body" {
+				_, _ = w.Write([]byte("x"))
+				w.(http.Flusher).Flush()
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &hits
+}
+
+// One bound covers the whole fetch, headers and body, even when the caller
+// has a later deadline of its own (an activity always has), and its
+// failure says what was slow.
+func TestFetchSlowSiteTimesOut(t *testing.T) {
+	srv, hits := slowSite(t)
+	f := New(Options{AllowLoopback: true, Timeout: 300 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		path string
+		body bool
+		want string
+	}{
+		{"/body?token=zzz", true, "sent its headers, then its body too slowly"},
+		{"/headers?token=zzz", false, "did not answer within 300ms"},
+	} {
+		start := time.Now()
+		_, err := f.Fetch(ctx, Request{URL: srv.URL + tc.path})
+		var te *TimeoutError
+		if !errors.As(err, &te) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s: err = %v, want a *TimeoutError", tc.path, err)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("%s: took %s; the bound is 300ms", tc.path, took)
+		}
+		if te.Body != tc.body || te.After != 300*time.Millisecond || tc.body && te.Read == 0 {
+			t.Errorf("%s: %+v", tc.path, te)
+		}
+		if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "zzz") {
+			t.Errorf("%s: %v", tc.path, err)
+		}
+	}
+	if hits.Load() != 2 {
+		t.Fatalf("%d requests, want one each", hits.Load())
+	}
+}
+
+// A caller's deadline sooner than the bound shortens it, leaving the caller
+// time to answer; a caller's cancel stays a cancel.
+func TestFetchCallerDeadline(t *testing.T) {
+	srv, _ := slowSite(t)
+	f := New(Options{AllowLoopback: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	_, err := f.Fetch(ctx, Request{URL: srv.URL + "/body"})
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.After > 360*time.Millisecond || ctx.Err() != nil {
+		t.Fatalf("err = %v, caller's context %v; want a *TimeoutError before the caller's deadline", err, ctx.Err())
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if _, err := f.Fetch(ctx2, Request{URL: srv.URL + "/body"}); !errors.Is(err, context.Canceled) || errors.As(err, &te) {
+		t.Fatalf("cancelled: err = %v", err)
+	}
+}
+
+// A 429 or 503 whose Retry-After is short and fits the bound is waited once;
+// a long one, or one past half the time left, is answered at once.
+func TestFetchRetryAfter(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) == 1 || r.URL.Query().Get("always") != "" {
+			w.Header().Set("Retry-After", r.URL.Query().Get("ra"))
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name    string
+		o       Options
+		query   string
+		hits    int64
+		wait    time.Duration // the StatusError's RetryAfter; -1: success
+		retried bool
+	}{
+		{"zero is waited", Options{}, "ra=0", 2, -1, false},
+		{"one second is waited", Options{}, "ra=1", 2, -1, false},
+		{"over MaxRetryWait", Options{MaxRetryWait: 500 * time.Millisecond}, "ra=1", 1, time.Second, false},
+		{"over half the bound", Options{Timeout: time.Second}, "ra=1", 1, time.Second, false},
+		{"never waits", Options{MaxRetryWait: -1}, "ra=0", 1, 0, false},
+		{"no Retry-After", Options{}, "ra=", 1, 0, false},
+		{"unparsable", Options{}, "ra=soon", 1, 0, false},
+		{"waited once only", Options{}, "ra=0&always=1", 2, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hits.Store(0)
+			tc.o.AllowLoopback = true
+			start := time.Now()
+			res, err := New(tc.o).Fetch(context.Background(), Request{URL: srv.URL + "/?" + tc.query})
+			if tc.query == "ra=1" && tc.wait < 0 && time.Since(start) < time.Second {
+				t.Errorf("asked again after %s; the site asked for 1 s", time.Since(start))
+			}
+			if hits.Load() != tc.hits {
+				t.Errorf("%d requests, want %d", hits.Load(), tc.hits)
+			}
+			if tc.wait < 0 {
+				if err != nil || res.Markdown != "ok" {
+					t.Fatalf("want the page after one wait: %+v, %v", res, err)
+				}
+				return
+			}
+			var se *StatusError
+			if !errors.As(err, &se) || se.Code != 429 || se.RetryAfter != tc.wait || se.Retried != tc.retried || !se.BackOff() {
+				t.Fatalf("err = %v (%+v)", err, se)
+			}
+		})
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"", 0, false},
+		{"0", 0, true},
+		{" 120 ", 120 * time.Second, true},
+		{"007", 7 * time.Second, true},
+		{"86400", MaxRetryAfter, true},
+		{"86401", MaxRetryAfter, true},
+		{"99999999999999999999999999", MaxRetryAfter, true},
+		{"-5", 0, false},
+		{"+5", 0, false},
+		{"1.5", 0, false},
+		{"5s", 0, false},
+		{"soon", 0, false},
+		{"Sat, 01 Mar 2025 12:01:30 GMT", 90 * time.Second, true},    // IMF-fixdate
+		{"Saturday, 01-Mar-25 12:00:10 GMT", 10 * time.Second, true}, // RFC 850
+		{"Sat Mar  1 12:00:05 2025", 5 * time.Second, true},          // asctime
+		{"Sat, 01 Mar 2025 11:00:00 GMT", 0, true},                   // past: now
+		{"Fri, 31 Dec 9999 23:59:59 GMT", MaxRetryAfter, true},
+		{"Sat, 01 Mar 2025 12:01:30 PST", 0, false},
+	} {
+		got, ok := parseRetryAfter(tc.in, now)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("parseRetryAfter(%q) = %s, %v; want %s, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{"0", "120", "99999999999999999999", "Sat, 01 Mar 2025 12:01:30 GMT", "Sat Mar  1 12:00:05 2025", "-1", ""} {
+		f.Add(s)
+	}
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		d, ok := parseRetryAfter(s, now)
+		if d < 0 || d > MaxRetryAfter || !ok && d != 0 {
+			t.Fatalf("parseRetryAfter(%q) = %s, %v", s, d, ok)
+		}
+		if ts := strings.TrimSpace(s); ts != "" && strings.Trim(ts, "0123456789") == "" && !ok {
+			t.Fatalf("parseRetryAfter(%q): delta-seconds not read", s)
+		}
+	})
+}
