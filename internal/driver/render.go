@@ -302,6 +302,19 @@ func (r *renderer) states(sb *strings.Builder, n *snode, role string) {
 		// A button's value that is its name (<input type=submit value=Go>) says nothing more.
 		sb.WriteString(" value=" + strconv.Quote(r.b.clip(strings.TrimSpace(*n.V), 100)))
 	}
+	if n.Ns != nil {
+		// A multiple select: every option selected (selected=[] for none),
+		// as a single select's value= says its one.
+		sel := make([]string, 0, len(n.Sl))
+		for _, o := range n.Sl {
+			sel = append(sel, strconv.Quote(r.b.clip(o, 60)))
+		}
+		more := ""
+		if *n.Ns > len(sel) {
+			more = fmt.Sprintf(",+%d more", *n.Ns-len(sel))
+		}
+		sb.WriteString(" selected=[" + strings.Join(sel, ",") + more + "]")
+	}
 	if len(n.O) > 0 {
 		opts := make([]string, 0, len(n.O))
 		for _, o := range n.O {

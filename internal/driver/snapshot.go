@@ -97,7 +97,8 @@ type snode struct {
 	// Its state: heading level; checked, pressed, expanded; flags
 	// (disabled, required, ...); value; a password field with a value (1;
 	// the value itself never leaves the page); a select's options (the
-	// first 12) and how many it has.
+	// first 12) and how many it has; a multiple select's selected options
+	// (the first 12; a single select's is its value) and how many there are.
 	Lv int      `json:"lv"`
 	Ck string   `json:"ck"`
 	Pr string   `json:"pr"`
@@ -107,6 +108,8 @@ type snode struct {
 	Pw int      `json:"pw"`
 	O  []string `json:"o"`
 	No int      `json:"no"`
+	Sl []string `json:"sl"`
+	Ns *int     `json:"ns"`
 	// Marks, 1 when set: a frame's owner element, the scope element,
 	// clickable (a tabindex, an onclick or a pointer of its own), hidden
 	// until hovered (a :hover rule shows it).

@@ -272,7 +272,13 @@ function visitShown(el,t,out,quiet,hover){
   const o=el.options, lab=(x)=>clip(x.label||x.textContent,60+SLACK);
   node.no=o.length;
   node.o=Array.from(o).slice(0,12).map(lab);
-  if(role==="combobox"&&el.selectedIndex>=0&&o[el.selectedIndex]) node.v=lab(o[el.selectedIndex]);
+  if(el.multiple){
+   // Every selected option, not only the first: sl holds the first 12,
+   // ns how many there are.
+   const sel=Array.from(el.selectedOptions);
+   node.ns=sel.length;
+   node.sl=sel.slice(0,12).map(lab);
+  } else if(el.selectedIndex>=0&&o[el.selectedIndex]) node.v=lab(o[el.selectedIndex]);
   return;
  }
  const c=[];
