@@ -28,9 +28,9 @@ type CheckOptions struct {
 	NoConsoleErrors, NoFailedRequests bool
 }
 
-// Checked is what a Check found: the verdict, and every console error and
-// failed request of the document, checked or not (the filed verdict lists
-// them).
+// Checked is what a Check found: the verdict, and the console errors and
+// failed requests of the document, checked or not (the filed verdict lists
+// them): the first 50 of each, or 49 and a last line saying how many more.
 type Checked struct {
 	Verdict                       *contract.CheckResult
 	ConsoleErrors, FailedRequests []string
@@ -110,20 +110,23 @@ func (b *Browser) Check(ctx context.Context, o CheckOptions) (*Checked, error) {
 		res.Checks = append(res.Checks, it)
 	}
 	b.mu.Lock()
-	out := &Checked{Verdict: res, ConsoleErrors: append([]string(nil), t.docConsole...), FailedRequests: append([]string(nil), t.docFailed...)}
+	// The lists end with a line saying how many more there were past the
+	// bound; the counts are of them all.
+	out := &Checked{Verdict: res, ConsoleErrors: t.docConsole.list("console errors"), FailedRequests: t.docFailed.list("failed requests")}
+	nConsole, nFailed := t.docConsole.count(), t.docFailed.count()
 	b.mu.Unlock()
-	list := func(name string, got []string) contract.CheckItem {
-		it := contract.CheckItem{Check: name, Expected: "none", Passed: len(got) == 0, Found: "none"}
-		if len(got) > 0 {
-			it.Found = fmt.Sprintf("%d: %s", len(got), b.clip(strings.Join(got, "; "), 600))
+	list := func(name string, got []string, n int) contract.CheckItem {
+		it := contract.CheckItem{Check: name, Expected: "none", Passed: n == 0, Found: "none"}
+		if n > 0 {
+			it.Found = fmt.Sprintf("%d: %s", n, b.clip(strings.Join(got, "; "), 600))
 		}
 		return it
 	}
 	if o.NoConsoleErrors {
-		res.Checks = append(res.Checks, list("no_console_errors", out.ConsoleErrors))
+		res.Checks = append(res.Checks, list("no_console_errors", out.ConsoleErrors, nConsole))
 	}
 	if o.NoFailedRequests {
-		res.Checks = append(res.Checks, list("no_failed_requests", out.FailedRequests))
+		res.Checks = append(res.Checks, list("no_failed_requests", out.FailedRequests, nFailed))
 	}
 	res.Passed = len(res.Checks) > 0
 	asked := map[string]bool{}
@@ -134,13 +137,13 @@ func (b *Browser) Check(ctx context.Context, o CheckOptions) (*Checked, error) {
 			res.Failed = append(res.Failed, c.Check)
 		}
 	}
-	warn := func(name, what string, got []string) {
-		if !asked[name] && len(got) > 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%d %s (not checked): %s", len(got), what, b.clip(strings.Join(got, "; "), 300)))
+	warn := func(name, what string, got []string, n int) {
+		if !asked[name] && n > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%d %s (not checked): %s", n, what, b.clip(strings.Join(got, "; "), 300)))
 		}
 	}
-	warn("no_console_errors", "console errors", out.ConsoleErrors)
-	warn("no_failed_requests", "failed requests", out.FailedRequests)
+	warn("no_console_errors", "console errors", out.ConsoleErrors, nConsole)
+	warn("no_failed_requests", "failed requests", out.FailedRequests, nFailed)
 	if r, err := (proto.RuntimeEvaluate{Expression: `document.readyState`, ReturnByValue: true}).Call(page); err == nil && r.ExceptionDetails == nil && r.Result.Value.Str() != "complete" {
 		res.Warnings = append(res.Warnings, "the page had not finished loading; check again after a wait if something is missing")
 	}

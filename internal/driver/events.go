@@ -17,8 +17,8 @@ import (
 // events are what happened since the last Run, bounded.
 type events struct {
 	dialogs  []contract.Dialog
-	console  []string
-	failed   []string
+	console  capped
+	failed   capped
 	sent     []contract.SentRequest
 	denied   []contract.SentRequest
 	blocked  []blocked
@@ -157,7 +157,7 @@ func (b *Browser) handle(msg *rod.Message) {
 			b.ev.requests[e.RequestID] = reqInfo{method: e.Request.Method, url: e.Request.URL}
 			if t := b.sessions[msg.SessionID]; t != nil && t.sess == msg.SessionID && e.Type == proto.NetworkResourceTypeDocument && string(e.FrameID) == string(t.id) {
 				// The tab asks for a new document: what the old one logged is not this one's.
-				t.docConsole, t.docFailed, t.docStatus = nil, nil, 0
+				t.docConsole, t.docFailed, t.docStatus = capped{}, capped{}, 0
 			}
 			if b.o.Egress != nil {
 				b.addAsked(e.Request.URL)
@@ -284,12 +284,45 @@ func noFragment(u string) string {
 func (b *Browser) addConsole(sid proto.TargetSessionID, s string) {
 	line := b.clip(strings.TrimSpace(s), 300)
 	b.mu.Lock()
-	b.ev.console = appendBounded(b.ev.console, line)
+	b.ev.console.add(line)
 	if t := b.sessions[sid]; t != nil {
-		t.docConsole = appendBounded(t.docConsole, line)
+		t.docConsole.add(line)
 	}
 	b.mu.Unlock()
 }
+
+// capped is a list of lines (console errors, failed requests) that keeps
+// the first maxListed and counts the rest, so an answer can say that its
+// list is not the whole of it.
+type capped struct {
+	lines []string
+	more  int // lines past maxListed, not kept
+}
+
+func (c *capped) add(line string) {
+	if len(c.lines) < maxListed {
+		c.lines = append(c.lines, line)
+		return
+	}
+	c.more++
+}
+
+// count is how many lines were added, kept or not.
+func (c capped) count() int { return len(c.lines) + c.more }
+
+// list is the lines for an answer, at most maxListed: when some were not
+// kept, the last is "(N more <what> not listed)" in place of the last one
+// kept, so a model reading the list knows it is incomplete, and by how much.
+func (c capped) list(what string) []string {
+	if c.more == 0 {
+		return append([]string(nil), c.lines...)
+	}
+	out := append([]string(nil), c.lines[:maxListed-1]...)
+	return append(out, fmt.Sprintf(moreNotListed, c.more+1, what))
+}
+
+// moreNotListed is the last line of a list that was cut.
+const moreNotListed = "(%d more %s not listed)"
 
 func appendBounded[T any](list []T, v T) []T {
 	if len(list) >= maxListed {
@@ -409,8 +442,8 @@ const rawIDBase = 1 << 30
 // failedLocked lists a failed request for the browser and for the tab of
 // the session it was made in; b.mu is held.
 func (b *Browser) failedLocked(session proto.TargetSessionID, line string) {
-	b.ev.failed = appendBounded(b.ev.failed, line)
+	b.ev.failed.add(line)
 	if t := b.sessions[session]; t != nil {
-		t.docFailed = appendBounded(t.docFailed, line)
+		t.docFailed.add(line)
 	}
 }

@@ -300,11 +300,12 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 			res.TabsOpened = append(res.TabsOpened, contract.Tab{ID: o.short, Active: o == b.active})
 		}
 	}
-	res.Dialogs, res.ConsoleErrors, res.FailedRequests, res.Sent = b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent
+	res.Dialogs, res.Sent = b.ev.dialogs, b.ev.sent
+	res.ConsoleErrors, res.FailedRequests = b.ev.console.list("console errors"), b.ev.failed.list("failed requests")
 	for _, br := range b.ev.blocked {
 		res.Blocked = append(res.Blocked, br.BlockedRequest)
 	}
-	b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent, b.ev.denied, b.ev.blocked = nil, nil, nil, nil, nil, nil
+	b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent, b.ev.denied, b.ev.blocked = nil, capped{}, capped{}, nil, nil, nil
 	downloads := b.downloadsSinceLocked(downloadsBefore)
 	b.mu.Unlock()
 	for _, d := range downloads {

@@ -30,8 +30,8 @@ type tab struct {
 	navCh    chan struct{} // closed when pend changes
 	// docConsole and docFailed are the console errors and failed requests
 	// of the document the tab shows (since its main frame last asked for a
-	// document), bounded; Check reads them, Run does not drain them.
-	docConsole, docFailed []string
+	// document), bounded and counted; Check reads them, Run does not drain them.
+	docConsole, docFailed capped
 	// docStatus is the HTTP status of the document the tab shows (0: none seen).
 	docStatus int
 	// docMethod is the method of the main frame's latest document request
