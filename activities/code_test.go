@@ -2,12 +2,23 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/netguard"
 	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/providers"
+	"github.com/durable-browser/durable-browser/providers/local"
 )
 
 func cellReq(ref contract.SessionRef, code string) contract.RunRequest {
@@ -66,6 +77,11 @@ func TestRunCellFailures(t *testing.T) {
 	}{
 		{"thrown", "await page.url();\nnull.x", contract.CodeCodeError, contract.EffectPossiblyEffected, "TypeError", "cell.js:2", contract.PageCalls{Made: 1, Completed: 1}},
 		{"does not parse", "return (", contract.CodeCodeError, contract.EffectNone, "does not parse", "", contract.PageCalls{}},
+		// Syntax errors by the code's own line and column, not the wrapper's.
+		{"unclosed call on line 1", `await page.goto("https://example.com/"`, contract.CodeCodeError, contract.EffectNone,
+			"SyntaxError at line 1, column 39 (the end of the code)", "", contract.PageCalls{}},
+		{"syntax error on line 3", "const a = 1;\nconst b = 2;\nconst c = a +* b;", contract.CodeCodeError, contract.EffectNone,
+			"SyntaxError at line 3, column 14: Unexpected token *", "", contract.PageCalls{}},
 		{"26th call", "for (;;) await page.title()", contract.CodeRefused, contract.EffectPossiblyEffected, "limit of 25 page calls", "", contract.PageCalls{Made: 25, Completed: 25}},
 		{"output", `emit("y".repeat(70000))`, contract.CodeRefused, contract.EffectNone, "64 KiB", "", contract.PageCalls{}},
 		{"unknown secret", `await page.fill("3", "{{secret:NOPE}}")`, contract.CodeCodeError, contract.EffectPossiblyEffected, "PageError", "", contract.PageCalls{Made: 1, Failed: 1}},
@@ -81,5 +97,124 @@ func TestRunCellFailures(t *testing.T) {
 				t.Fatalf("failure %+v calls %+v", f, f.PageCalls)
 			}
 		})
+	}
+}
+
+// chromeHarness is the harness over a real local Chromium, driven by the
+// real driver behind a reach guard that admits loopback. A session's
+// allow_hosts grants it its sites: another loopback name is refused.
+func chromeHarness(t *testing.T) *harness {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the local provider needs a Unix system")
+	}
+	lp, err := local.New(local.Options{ProfileRoot: t.TempDir(), BootID: "code-test", Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(o *Options) {
+		o.Providers = map[string]providers.Provider{local.Name: lp}
+		o.Attach = nil // the driver, on the browser the provider started
+		o.Reach = &netguard.Policy{AllowLoopback: true, Listeners: &netguard.Listeners{}}
+	})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		h.a.Close(ctx)
+		lp.Close(ctx)
+	})
+	return h
+}
+
+// pageSite serves a small titled page at every path on 127.0.0.1; the same
+// server as localhost is another host, which a session granted only
+// 127.0.0.1 may not reach.
+func pageSite(t *testing.T) (allowed, refused string) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<!doctype html><title>start</title><p>at %s</p><a href=\"/next\">next</a>", r.URL.Path)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+}
+
+// where asks the session, in a cell of its own, where its page is.
+func where(t *testing.T, h *harness, ref contract.SessionRef) (url, title string) {
+	t.Helper()
+	res, err := call[contract.RunResult](h, contract.ActivityRun, cellReq(ref, `return [await page.url(), await page.title()]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := json.Unmarshal(res.Output, &got); err != nil || len(got) != 2 {
+		t.Fatalf("output %s: %v", res.Output, err)
+	}
+	return got[0], got[1]
+}
+
+// A cell whose page.goto the reach guard refused answers where the page
+// is when it ends, whether it caught the refusal or let it escape: the URL
+// and title every later call finds, never url "" beside the title of the
+// page the tab was leaving.
+func TestCodeCellAnswersWhereThePageIs(t *testing.T) {
+	h := chromeHarness(t)
+	allowed, refused := pageSite(t)
+	ref := h.create("t-1", contract.SessionOptions{AllowHosts: []string{"127.0.0.1"}})
+
+	res, err := call[contract.RunResult](h, contract.ActivityRun, cellReq(ref, fmt.Sprintf(`
+await page.goto(%q);
+try { await page.goto(%q) } catch (e) { return e.code }`, allowed+"/start", refused+"/refused")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Output) != `"blocked"` {
+		t.Fatalf("the cell caught %s, want \"blocked\"", res.Output)
+	}
+	url, title := where(t, h, ref)
+	if res.URL == "" || res.URL != url || res.Title != title {
+		t.Fatalf("the cell answered url %q title %q; the page is at %q titled %q", res.URL, res.Title, url, title)
+	}
+
+	// Let escape: the failure's last_url is where the page is.
+	_, err = call[contract.RunResult](h, contract.ActivityRun, cellReq(ref, fmt.Sprintf(`
+await page.goto(%q);
+await page.goto(%q)`, allowed+"/again", refused+"/refused-again")))
+	f := wantCode(t, err, contract.CodeBlocked, false)
+	if url, _ := where(t, h, ref); f.LastURL == "" || f.LastURL != url {
+		t.Fatalf("the failure's last_url is %q; the page is at %q", f.LastURL, url)
+	}
+
+	// A cell that ends on an allowed page answers it.
+	res, err = call[contract.RunResult](h, contract.ActivityRun, cellReq(ref, fmt.Sprintf(`
+try { await page.goto(%q) } catch (e) {}
+await page.goto(%q)`, refused+"/third", allowed+"/end")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.URL != allowed+"/end" || res.Title != "start" {
+		t.Fatalf("the cell answered url %q title %q, want %q titled start", res.URL, res.Title, allowed+"/end")
+	}
+}
+
+// What a cell that failed on a real page shows the model names the
+// code's own lines: no frame of the wrapper, the engine or a Go function.
+func TestCodeCellFailureShowsTheCodesLines(t *testing.T) {
+	h := chromeHarness(t)
+	allowed, _ := pageSite(t)
+	ref := h.create("t-1", contract.SessionOptions{AllowHosts: []string{"127.0.0.1"}})
+	_, err := call[contract.RunResult](h, contract.ActivityRun, cellReq(ref, fmt.Sprintf(`await page.goto(%q);
+const s = await page.snapshot();
+await page.click("999")`, allowed+"/")))
+	f := wantCode(t, err, contract.CodeCodeError, false)
+	if !strings.Contains(f.Message, "PageError") || !strings.Contains(f.Message, "(at line 3, column 17)") {
+		t.Fatalf("message %q, want the PageError at line 3, column 17", f.Message)
+	}
+	if !strings.HasPrefix(f.Detail, "PageError: ") || !strings.Contains(f.Detail, "\n\tat click (native)\n\tat cell.js:3:17") {
+		t.Fatalf("detail %q, want the stack at cell.js:3:17", f.Detail)
+	}
+	for _, internal := range []string{"github.com", "jsengine", ".go", "cell.js:4"} {
+		if strings.Contains(f.Message+f.Detail, internal) {
+			t.Fatalf("the failure shows %q: %q\n%q", internal, f.Message, f.Detail)
+		}
 	}
 }

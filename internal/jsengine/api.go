@@ -21,13 +21,13 @@ const harden = `(function(max){
   const def = (o, k, f) => Object.defineProperty(o, k, {value: f, writable: true, configurable: true, enumerable: false});
   const tooLong = (n) => { throw new RangeError("a string of " + n + " characters is over the cell's limit of " + max); };
   const rep = String.prototype.repeat, ps = String.prototype.padStart, pe = String.prototype.padEnd;
-  def(String.prototype, "repeat", function(n){ const s = String(this); if (s.length * Math.max(0, Number(n) || 0) > max) tooLong(s.length * n); return rep.call(s, n); });
-  def(String.prototype, "padStart", function(n, f){ if (Number(n) > max) tooLong(n); return ps.call(this, n, f); });
-  def(String.prototype, "padEnd", function(n, f){ if (Number(n) > max) tooLong(n); return pe.call(this, n, f); });
-  const join = Array.prototype.join, fill = Array.prototype.fill, from = Array.from;
-  def(Array.prototype, "join", function(sep){ if (this.length > max / 8) throw new RangeError("join of " + this.length + " items is over the cell's limit"); return join.call(this, sep); });
-  def(Array.prototype, "fill", function(...a){ if (this.length > max / 8) throw new RangeError("fill of " + this.length + " items is over the cell's limit"); return fill.apply(this, a); });
-  def(Array, "from", function(src, ...a){ if (src != null && Number(src.length) > max / 8) throw new RangeError("Array.from of " + src.length + " items is over the cell's limit"); return from.call(this, src, ...a); });
+  def(String.prototype, "repeat", function repeat(n){ const s = String(this); if (s.length * Math.max(0, Number(n) || 0) > max) tooLong(s.length * n); return rep.call(s, n); });
+  def(String.prototype, "padStart", function padStart(n, f){ if (Number(n) > max) tooLong(n); return ps.call(this, n, f); });
+  def(String.prototype, "padEnd", function padEnd(n, f){ if (Number(n) > max) tooLong(n); return pe.call(this, n, f); });
+  const jn = Array.prototype.join, fl = Array.prototype.fill, fr = Array.from;
+  def(Array.prototype, "join", function join(sep){ if (this.length > max / 8) throw new RangeError("join of " + this.length + " items is over the cell's limit"); return jn.call(this, sep); });
+  def(Array.prototype, "fill", function fill(...a){ if (this.length > max / 8) throw new RangeError("fill of " + this.length + " items is over the cell's limit"); return fl.apply(this, a); });
+  def(Array, "from", function from(src, ...a){ if (src != null && Number(src.length) > max / 8) throw new RangeError("Array.from of " + src.length + " items is over the cell's limit"); return fr.call(this, src, ...a); });
 })`
 
 // install sets up the globals: page, emit, console; and nothing of the
@@ -39,7 +39,9 @@ func (c *cellRun) install(vm *goja.Runtime) error {
 			return err
 		}
 	}
-	h, err := vm.RunString(harden)
+	// Named, so the frames of its functions show as native ones in a
+	// stack (source.go), never by its lines.
+	h, err := vm.RunScript(builtinsName, harden)
 	if err != nil {
 		return err
 	}
@@ -51,7 +53,7 @@ func (c *cellRun) install(vm *goja.Runtime) error {
 	page := vm.NewObject()
 	for _, m := range Methods {
 		m := m
-		if err := page.Set(m, func(call goja.FunctionCall) goja.Value {
+		if err := setNative(vm, page, m, func(call goja.FunctionCall) goja.Value {
 			args, err := argsFor(vm, m, call.Arguments)
 			if err != nil {
 				c.throwPage("refused", "page."+m+": "+err.Error())
@@ -64,7 +66,7 @@ func (c *cellRun) install(vm *goja.Runtime) error {
 	if err := g.Set("page", page); err != nil {
 		return err
 	}
-	if err := g.Set("emit", func(call goja.FunctionCall) goja.Value {
+	if err := setNative(vm, g, "emit", func(call goja.FunctionCall) goja.Value {
 		c.emit(call.Argument(0))
 		return goja.Undefined()
 	}); err != nil {
@@ -73,7 +75,7 @@ func (c *cellRun) install(vm *goja.Runtime) error {
 	console := vm.NewObject()
 	for _, level := range []string{"log", "info", "warn", "error", "debug"} {
 		level := level
-		if err := console.Set(level, func(call goja.FunctionCall) goja.Value {
+		if err := setNative(vm, console, level, func(call goja.FunctionCall) goja.Value {
 			c.console(level, call.Arguments)
 			return goja.Undefined()
 		}); err != nil {
@@ -87,6 +89,17 @@ func (c *cellRun) install(vm *goja.Runtime) error {
 	// freeze what a cell is given so one call cannot redefine another.
 	_, err = vm.RunString(`Object.freeze(page); Object.freeze(console);`)
 	return err
+}
+
+// setNative sets o[name] to the Go function f, named name: the engine
+// would name it by its Go symbol (a package path), which a stack, its name
+// and its toString would show the cell.
+func setNative(vm *goja.Runtime, o *goja.Object, name string, f func(goja.FunctionCall) goja.Value) error {
+	fn := vm.ToValue(f).(*goja.Object)
+	if err := fn.DefineDataProperty("name", vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+		return err
+	}
+	return o.Set(name, fn)
 }
 
 // argsFor turns a page method's JavaScript arguments into named ones.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
 
 	"github.com/durable-browser/durable-browser/internal/redact"
 )
@@ -182,6 +183,9 @@ func newCellRun(page Page, sink sink) (*cellRun, error) {
 	c := &cellRun{res: &Result{}, sink: sink, stop: make(chan struct{}), opts: Options{Page: page}}
 	vm := goja.New()
 	vm.SetMaxCallStackSize(maxCallStack)
+	// Code the cell builds (eval, Function) reads no source map from the
+	// host's files either.
+	vm.SetParserOptions(parser.WithDisableSourceMaps)
 	c.vm = vm
 	if err := c.install(vm); err != nil {
 		return nil, err
@@ -228,6 +232,7 @@ type cellRun struct {
 	ctx  context.Context
 	vm   *goja.Runtime // the engine's goroutine only
 	vmp  atomic.Pointer[goja.Runtime]
+	code codeMap // the code's lines, set before it runs
 
 	mu          sync.Mutex
 	res         *Result
@@ -301,11 +306,12 @@ func (c *cellRun) run() (err error) {
 	}()
 	stopWatch := c.watchHeap()
 	defer stopWatch()
-	// One wrapper line keeps the model's line numbers; await and return work
-	// at the top level.
-	prog, cerr := goja.Compile("cell.js", "(async function(){"+c.opts.Source+"\n})()", false)
+	// The code runs as an async function's body (see source.go); what the
+	// engine says of it is told by the code's own lines and columns.
+	c.code = newCodeMap(c.opts.Source)
+	prog, cerr := compile(c.opts.Source)
 	if cerr != nil {
-		return &Error{Kind: KindCode, Message: "the code does not parse: " + cerr.Error()}
+		return cerr
 	}
 	v, rerr := vm.RunProgram(prog)
 	if rerr != nil {
@@ -360,8 +366,17 @@ func (c *cellRun) fromRunError(err error) error {
 func (c *cellRun) thrown(v goja.Value) *Error {
 	e := &Error{Kind: KindCode}
 	if o, ok := v.(*goja.Object); ok {
+		// Where it was thrown: the innermost frame in the code.
+		at := ""
 		if s := o.Get("stack"); s != nil && !goja.IsUndefined(s) {
-			e.Stack = s.String()
+			var frames []frame
+			e.Stack, frames = c.code.stack(s.String())
+			for _, f := range frames {
+				if f.line > 0 {
+					at = fmt.Sprintf(" (at line %d, column %d)", f.line, f.col)
+					break
+				}
+			}
 		}
 		name, msg := o.Get("name"), o.Get("message")
 		if msg != nil && !goja.IsUndefined(msg) {
@@ -374,6 +389,7 @@ func (c *cellRun) thrown(v goja.Value) *Error {
 				e.Message += " (code " + code.String() + ")"
 				e.Code = code.String()
 			}
+			e.Message += at
 			return e
 		}
 	}

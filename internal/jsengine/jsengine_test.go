@@ -70,6 +70,8 @@ func TestCellOutputs(t *testing.T) {
 		{"page call without await", `return page.url().length`, `21`},
 		{"snapshot text", `const s = await page.snapshot(); return s.text.includes("Next")`, `true`},
 		{"eval built inside the cell", `return eval("1 + 2")`, `3`},
+		{"bounded builtins within bounds", `return [Array.from("ab"), [1, 2].join("-"), new Array(2).fill(0), "a".repeat(2), "1".padStart(2, "0"), "1".padEnd(2, "0")]`,
+			`[["a","b"],"1-2",[0,0],"aa","01","10"]`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -305,5 +307,72 @@ emit("token=abcdefgh")`})
 	}
 	if want := len(red.JSON(res.Output)); res.OutputSize != want || want == len(res.Output) {
 		t.Fatalf("OutputSize %d, want %d (the output redacted; %d as emitted)", res.OutputSize, want, len(res.Output))
+	}
+}
+
+// What a cell is told of its own errors names its own lines and columns:
+// never the wrapper the engine runs it in, a program counter, the engine's
+// own JavaScript or a Go function.
+func TestCellErrorPositions(t *testing.T) {
+	cases := []struct {
+		name, src string
+		msg       string // in the message
+		stack     string // the whole stack, when there is one
+	}{
+		{"syntax error on line 1", `await page.goto("x"`,
+			"SyntaxError at line 1, column 20 (the end of the code): the code ends before something it began is complete", ""},
+		{"syntax error on line 1, mid-line", `const r = await page.goto("x"));`,
+			"SyntaxError at line 1, column 31: Unexpected token )", ""},
+		{"syntax error on line 3", "const a = 1;\nconst b = 2;\nconst c = a +* b;",
+			"SyntaxError at line 3, column 14: Unexpected token *", ""},
+		{"a character before the error", "emit(\"é\" ]",
+			"SyntaxError at line 1, column 10: Unexpected token ]", ""},
+		{"a string left open", "emit(1)\nemit('abc\nemit(2)",
+			"SyntaxError at line 2, column 6: Unexpected token ILLEGAL (a string left open", ""},
+		{"compile error", "let x = 1;\nlet x = 2;",
+			"SyntaxError at line 2, column 5: Identifier 'x' has already been declared", ""},
+		{"a } too many", "if (true) { emit(1) }\n}",
+			"SyntaxError at line 2, column 2 (the end of the code): there is a } too many", ""},
+		{"runtime throw on line 2", "const a = 1;\nthrow new Error(\"boom \" + a)",
+			"Error: boom 1 (at line 2, column 7)", "Error: boom 1\n\tat cell.js:2:7"},
+		{"runtime error on line 1, after the wrapper's head", "await page.url(); null.x",
+			"TypeError: Cannot read property 'x' of undefined (at line 1, column 24)", "TypeError: Cannot read property 'x' of undefined\n\tat cell.js:1:24"},
+		{"thrown in a function", "function f() {\n  return null.x\n}\nf()",
+			"(at line 2, column 15)", "TypeError: Cannot read property 'x' of undefined\n\tat f (cell.js:2:15)\n\tat cell.js:4:2"},
+		{"a page call's failure", "await page.url()\nawait page.click(\"7\")",
+			"PageError: id [7] is not in the latest snapshot (code stale_snapshot) (at line 2, column 17)",
+			"PageError: id [7] is not in the latest snapshot\n\tat click (native)\n\tat cell.js:2:17"},
+		{"a bounded builtin", `emit(1)
+return "ab".repeat(1e9)`,
+			"RangeError", "RangeError: a string of 2000000000 characters is over the cell's limit of 8388608\n\tat repeat (native)\n\tat cell.js:2:19"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err, _ := run(t, c.src, Options{Page: &fakePage{stale: map[string]bool{"7": true}}})
+			if err == nil || err.Kind != KindCode {
+				t.Fatalf("err %v, want a code error", err)
+			}
+			if !strings.Contains(err.Message, c.msg) || err.Stack != c.stack {
+				t.Fatalf("message %q\nstack %q\nwant message containing %q, stack %q", err.Message, err.Stack, c.msg, c.stack)
+			}
+			for _, internal := range []string{"github.com", "jsengine", ".go", "builtins", "Line ", "(async function", "more errors"} {
+				if strings.Contains(err.Message+err.Stack, internal) {
+					t.Fatalf("%q shows the engine's %q", err.Message+"\n"+err.Stack, internal)
+				}
+			}
+		})
+	}
+}
+
+// The functions a cell is given are named as it calls them, not by the Go
+// functions behind them.
+func TestCellNativesNamed(t *testing.T) {
+	res, err, _ := run(t, `return [page.click.name, String(page.goto), emit.name, String(console.log)]`, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `["click","function goto() { [native code] }","emit","function log() { [native code] }"]`
+	if string(res.Output) != want {
+		t.Fatalf("output %s, want %s", res.Output, want)
 	}
 }
