@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"mime"
 	"net/http"
 	"os"
@@ -194,6 +193,10 @@ func (a *Activities) Screenshot(ctx context.Context, req contract.ScreenshotRequ
 // screenshot captures and files one screenshot; suffix separates several
 // filed by one call (a code cell's).
 func (a *Activities) screenshot(ctx context.Context, s *liveSession, args contract.ScreenshotArgs, suffix string) (*contract.ScreenshotResult, *contract.Failure) {
+	if f := args.Check(); f != nil {
+		// Also for a caller that schedules the activity by name, unchecked.
+		return nil, f
+	}
 	req := struct{ Args contract.ScreenshotArgs }{args}
 	o := driver.ScreenshotOptions{FullPage: req.Args.FullPage, ID: strings.TrimSpace(req.Args.ID), Selector: strings.TrimSpace(req.Args.Selector), Type: req.Args.Type, Quality: req.Args.Quality,
 		Locator: req.Args.Locator}
@@ -219,22 +222,9 @@ func (a *Activities) screenshot(ctx context.Context, s *liveSession, args contra
 		Width: shot.Width, Height: shot.Height, DPR: shot.DPR,
 		Region: shot.Region,
 	}
-	if shot.Cut() {
-		r, asked := shot.Region, shot.Asked
-		next := contract.Rect{X: r.X, Y: r.Y + r.Height, Width: r.Width, Height: math.Min(r.Height, asked.Y+asked.Height-(r.Y+r.Height))}
-		res.Cut = &contract.ScreenshotCut{
-			Asked:    asked,
-			NextClip: next,
-			Note: fmt.Sprintf("this image shows the top %.0f of %.0f CSS px: shrinking the whole region would leave it too narrow to read. To see the rest, call screenshot with clip %s, and so on down the page",
-				r.Height, asked.Height, clipJSON(next)),
-		}
-	}
+	res.Cut = shot.CutReport()
 	s.stamp(&res.Page)
 	return res, nil
-}
-
-func clipJSON(r contract.Rect) string {
-	return fmt.Sprintf(`{"x":%.0f,"y":%.0f,"width":%.0f,"height":%.0f}`, r.X, r.Y, r.Width, math.Ceil(r.Height))
 }
 
 // Read answers browser_read and files what was read.

@@ -316,9 +316,10 @@ func (p *pageBridge) call(ctx context.Context, method string, args map[string]an
 			return nil, f
 		}
 		// The claim check, not the image: a cell returns it as it likes,
-		// and the bytes stay out of its output.
+		// and the bytes stay out of its output. A shot showing part of
+		// the region says so, as the tool's answer does.
 		res.Evidence.Inline, res.Evidence.InlineEncoding = "", ""
-		return p.answer(res.Evidence)
+		return p.answer(cellShot{ClaimCheck: res.Evidence, Cut: res.Cut})
 	case method == "text":
 		v, err := b.Text(ctx, fmt.Sprint(args["id"]))
 		if err != nil {
@@ -363,6 +364,13 @@ func (p *pageBridge) call(ctx context.Context, method string, args map[string]an
 		return v, nil
 	}
 	return nil, contract.Fail(contract.CodeRefused, "page.%s is not a page method", method)
+}
+
+// cellShot is page.screenshot's answer: the screenshot's claim check and,
+// when the image shows only part of the region, the tool's cut.
+type cellShot struct {
+	contract.ClaimCheck
+	Cut *contract.ScreenshotCut `json:"cut,omitempty"`
 }
 
 // validate holds a call's options to the tool's own schema and decodes them.

@@ -128,8 +128,20 @@ type ScreenshotArgs struct {
 	Selector string   `json:"selector,omitempty"`
 	// Type is "png" (default) or "jpeg".
 	Type string `json:"type,omitempty"`
-	// Quality is the JPEG quality, 1-100.
+	// Quality is the JPEG quality, 1-100; only with Type "jpeg".
 	Quality int `json:"quality,omitempty"`
+}
+
+// ScreenshotQualityNeedsJPEG is why a quality given for a PNG is refused:
+// PNG is lossless, and a quality silently dropped would mislead.
+const ScreenshotQualityNeedsJPEG = `quality applies to jpeg only; drop quality or set type "jpeg"`
+
+// Check holds what the schema leaves to prose: a quality needs type "jpeg".
+func (a ScreenshotArgs) Check() *Failure {
+	if a.Quality != 0 && a.Type != "jpeg" {
+		return Fail(CodeRefused, "screenshot.quality: %s. Fix the arguments and call screenshot again.", ScreenshotQualityNeedsJPEG)
+	}
+	return nil
 }
 
 // ReadArgs are browser_read's arguments.

@@ -255,7 +255,7 @@ var registry = sync.OnceValue(func() []toolSpec {
 				"locator":  schemaWith(locatorSchema(), "description", "Capture the one element this finds on the page (instead of id)."),
 				"selector": schemaString("Capture the one element this CSS selector matches.", 0, maxSelectorChars),
 				"type":     schemaEnum("png (default) or jpeg.", "png", "jpeg"),
-				"quality":  schemaInteger("JPEG quality.", 1, 100),
+				"quality":  schemaInteger("JPEG quality; only with type jpeg.", 1, 100),
 			}),
 		},
 		{

@@ -288,18 +288,24 @@ type ScreenshotResult struct {
 	Height   int        `json:"height"`
 	Region   Rect       `json:"region"`
 	DPR      float64    `json:"dpr"`
-	// Cut, when set, says the image shows only the top of the region asked:
-	// shrinking all of it would have made it too narrow to read.
+	// Cut, when set, says the image shows only part of the region asked
+	// (its top, its left, or its top left): shrinking all of it would have
+	// made its text too small to read.
 	Cut *ScreenshotCut `json:"cut,omitempty"`
 }
 
 // ScreenshotCut says what a screenshot left out and how to see it.
 type ScreenshotCut struct {
-	// Asked is the region asked for, in CSS pixels; the result's region is its top.
+	// Asked is the region asked for, in CSS pixels; the result's region is
+	// its top-left part.
 	Asked Rect `json:"asked"`
-	// NextClip is the clip that shows the part right below this one.
-	NextClip Rect   `json:"next_clip"`
-	Note     string `json:"note"`
+	// NextClip is the clip that shows the part right below this one; when
+	// only the width was cut, the part right of it.
+	NextClip Rect `json:"next_clip"`
+	// RightClip, set when the width was cut, is the clip that shows the
+	// part right of this one.
+	RightClip *Rect  `json:"right_clip,omitempty"`
+	Note      string `json:"note"`
 }
 
 // Rect is a region in CSS pixels.

@@ -87,6 +87,11 @@ func Call(name string, raw json.RawMessage) (any, *contract.Failure) {
 			return nil, contract.Fail(contract.CodeRefused, "run.code: %d bytes, over the %d-byte (64 KiB) source limit of a code cell; do less in one cell", len(ra.Code), contract.MaxCodeBytes)
 		}
 	}
+	if sa, ok := args.(contract.ScreenshotArgs); ok {
+		if f := sa.Check(); f != nil {
+			return nil, f
+		}
+	}
 	return args, nil
 }
 

@@ -136,6 +136,8 @@ func TestValidateRefuses(t *testing.T) {
 		{contract.ToolRun, `{"actions":[{"op":"back","id":"1"}]}`, []string{"run.actions[0].id: unknown field; allowed fields are op"}},
 		{contract.ToolScreenshot, `{"type":"gif"}`, []string{"screenshot.type: must be one of png, jpeg"}},
 		{contract.ToolScreenshot, `{"quality":0}`, []string{"screenshot.quality: must be a whole number from 1 to 100"}},
+		{contract.ToolScreenshot, `{"quality":50}`, []string{`screenshot.quality: quality applies to jpeg only; drop quality or set type "jpeg"`, "call screenshot again"}},
+		{contract.ToolScreenshot, `{"type":"png","quality":50}`, []string{`quality applies to jpeg only; drop quality or set type "jpeg"`}},
 		{contract.ToolScreenshot, `{"clip":{"x":0,"y":0,"width":10}}`, []string{"screenshot.clip.height: missing"}},
 		{contract.ToolScreenshot, `{"clip":{"x":-1,"y":0,"width":10,"height":10}}`, []string{"screenshot.clip.x: must be from 0 to 100000"}},
 		{contract.ToolScreenshot, `{"clip":{"x":0,"y":0,"width":10,"height":10,"z":1}}`, []string{"screenshot.clip.z: unknown field"}},
@@ -236,7 +238,7 @@ func TestArgsRoundTrip(t *testing.T) {
 	samples := map[string]string{
 		contract.ToolSnapshot:       `{"mode":"full","scope":"3","offset":1}`,
 		contract.ToolRun:            `{"actions":[{"op":"click","id":"1"}]}`,
-		contract.ToolScreenshot:     `{"full_page":true,"clip":{"x":1,"y":2,"width":3,"height":4},"id":"1","selector":"a","type":"png","quality":5}`,
+		contract.ToolScreenshot:     `{"full_page":true,"clip":{"x":1,"y":2,"width":3,"height":4},"id":"1","selector":"a","type":"jpeg","quality":5}`,
 		contract.ToolRead:           `{"what":"html"}`,
 		contract.ToolDownloads:      `{}`,
 		contract.ToolUpload:         `{"id":"1","path":"/a"}`,

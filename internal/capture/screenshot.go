@@ -31,7 +31,18 @@ const (
 	// its own width, when narrower): below it text cannot be read. A
 	// region that would need more shrinking is cut at the bottom instead.
 	MinReadableWidth = 600
+	// ReadableSpan is the widest span of a region, in CSS px, that is ever
+	// shrunk to MinReadableWidth: a page as wide as the default 1280 px
+	// viewport. A wider region is shrunk no more than such a page (the
+	// scale that matters for reading is the shrinking, not the image's
+	// width): what does not fit the long-edge cap at that scale is cut at
+	// the right (and at the bottom), so a very wide page is never a sliver.
+	ReadableSpan = 1280
 )
+
+// QualityNeedsJPEG is the refusal of a quality given for a PNG, which is
+// lossless: the same words as the tool's argument check.
+const QualityNeedsJPEG = contract.ScreenshotQualityNeedsJPEG
 
 // Image types.
 const (
@@ -71,7 +82,8 @@ type ScreenshotOptions struct {
 	Selector string
 	// Type is "png" (default) or "jpeg".
 	Type string
-	// Quality is the JPEG quality, 1-100 (default DefaultJPEGQuality).
+	// Quality is the JPEG quality, 1-100 (default DefaultJPEGQuality);
+	// given for a PNG it is refused (RefusedInvalid), never dropped.
 	Quality int
 	// MaxBytes is the byte budget (default DefaultMaxBytes). It is met by
 	// stepping JPEG quality down (a PNG switches to JPEG), then the scale.
@@ -98,13 +110,61 @@ type Shot struct {
 	// Scale is the factor applied on top of DPR to cap the long edge and
 	// meet the budget (1 when neither applied).
 	Scale float64
-	// Asked is the region asked for; when the image would have had to
-	// be narrower than MinReadableWidth, Region is its top part only.
+	// Asked is the region asked for; when showing all of it would have
+	// shrunk it past reading (see MinReadableWidth and ReadableSpan),
+	// Region is its top-left part only.
 	Asked Rect
 }
 
-// Cut reports whether the shot shows only the top of the region asked.
-func (s *Shot) Cut() bool { return s.Region.Height < s.Asked.Height }
+// Cut reports whether the shot shows only part of the region asked: its
+// top, its left, or its top left.
+func (s *Shot) Cut() bool { return s.cutBottom() || s.cutRight() }
+
+func (s *Shot) cutBottom() bool { return s.Region.Y+s.Region.Height < s.Asked.Y+s.Asked.Height }
+func (s *Shot) cutRight() bool  { return s.Region.X+s.Region.Width < s.Asked.X+s.Asked.Width }
+
+// CutReport says what a cut shot left out and the clips that show the rest,
+// for a result; nil when the shot shows all of the region asked. The
+// screenshot tool and a code cell's page.screenshot both answer it.
+func (s *Shot) CutReport() *contract.ScreenshotCut {
+	if !s.Cut() {
+		return nil
+	}
+	r, asked := s.Region, s.Asked
+	c := &contract.ScreenshotCut{Asked: asked}
+	var below, right contract.Rect
+	if s.cutBottom() {
+		below = contract.Rect{X: r.X, Y: r.Y + r.Height, Width: r.Width, Height: math.Min(r.Height, asked.Y+asked.Height-(r.Y+r.Height))}
+	}
+	if s.cutRight() {
+		right = contract.Rect{X: r.X + r.Width, Y: r.Y, Width: math.Min(r.Width, asked.X+asked.Width-(r.X+r.Width)), Height: r.Height}
+		c.RightClip = &right
+	}
+	const why = "showing the whole region would shrink its text too small to read"
+	switch {
+	case !s.cutRight():
+		c.NextClip = below
+		c.Note = fmt.Sprintf("this image shows the top %.0f of %.0f CSS px: %s. To see the rest, call screenshot with clip %s (next_clip), and so on down the page",
+			r.Height, asked.Height, why, clipJSON(below))
+	case !s.cutBottom():
+		c.NextClip = right
+		c.Note = fmt.Sprintf("this image shows the left %.0f of %.0f CSS px (x %.0f to %.0f): %s. To see the rest, call screenshot with clip %s (next_clip), and so on across the page; "+
+			"or take a screenshot of one element (id, locator or selector)",
+			r.Width, asked.Width, r.X, r.X+r.Width, why, clipJSON(right))
+	default:
+		c.NextClip = below
+		c.Note = fmt.Sprintf("this image shows the top-left %.0fx%.0f of %.0fx%.0f CSS px (x %.0f to %.0f, y %.0f to %.0f): %s. To see the rest, call screenshot with clip %s (right_clip) for the part to the right "+
+			"and %s (next_clip) for the part below, and so on; or take a screenshot of one element (id, locator or selector)",
+			r.Width, r.Height, asked.Width, asked.Height, r.X, r.X+r.Width, r.Y, r.Y+r.Height, why, clipJSON(right), clipJSON(below))
+	}
+	return c
+}
+
+// clipJSON spells r as a screenshot clip argument, whole CSS pixels that
+// cover it.
+func clipJSON(r contract.Rect) string {
+	return fmt.Sprintf(`{"x":%.0f,"y":%.0f,"width":%.0f,"height":%.0f}`, r.X, r.Y, math.Ceil(r.Width), math.Ceil(r.Height))
+}
 
 type mode int
 
@@ -176,17 +236,24 @@ func Screenshot(ctx context.Context, p *rod.Page, o ScreenshotOptions) (*Shot, e
 		return nil, err
 	}
 	asked := region
-	// The image's width never goes below what can be read: a region that
-	// would need more shrinking keeps a readable width and is cut to as
-	// much of its top as the long-edge cap allows.
-	minScale := math.Min(1, math.Min(MinReadableWidth, float64(o.MaxEdge))/(region.Width*dpr))
+	// The image is never shrunk past reading: not below MinReadableWidth
+	// (or the region's own width), and a region wider than ReadableSpan no
+	// more than a ReadableSpan-wide one. A region that would need more
+	// shrinking keeps that scale and is cut to as much of its top left as
+	// the long-edge cap allows: a tall page to its top, a wide one to its
+	// left, a tall and wide one to its top-left corner.
+	minScale := math.Min(1, math.Min(MinReadableWidth, float64(o.MaxEdge))/(math.Min(region.Width, ReadableSpan)*dpr))
 	scale := 1.0
 	if long := math.Max(region.Width, region.Height) * dpr; long > float64(o.MaxEdge) {
 		scale = float64(o.MaxEdge) / long
 	}
-	if scale < minScale {
+	if scale < minScale*(1-1e-9) { // not for a region exactly at the bound
 		scale = minScale
-		region.Height = math.Min(region.Height, float64(o.MaxEdge)/(dpr*scale))
+		// Whole CSS pixels, so the clips the cut names (rounded) show
+		// the rest without a sliver left over.
+		span := math.Floor(float64(o.MaxEdge) / (dpr * scale))
+		region.Width = math.Min(region.Width, span)
+		region.Height = math.Min(region.Height, span)
 	}
 
 	typ, quality := o.Type, o.Quality
@@ -213,6 +280,10 @@ func Screenshot(ctx context.Context, p *rod.Page, o ScreenshotOptions) (*Shot, e
 			quality = max(minQuality, quality-15)
 		case attempt < 20 && scale > minScale && scale*math.Max(region.Width, region.Height)*dpr > 64:
 			scale = math.Max(scale*0.7, minScale)
+		case attempt < 20 && region.Width > region.Height && region.Width*dpr*scale > 64:
+			// At the readable scale and still over: show less of the
+			// region, from its long side (the result's cut says so).
+			region.Width *= 0.7
 		case attempt < 20 && region.Height*dpr*scale > 64:
 			region.Height *= 0.7
 		default:
@@ -258,11 +329,12 @@ func normalize(o ScreenshotOptions) (mode, ScreenshotOptions, error) {
 	if o.Quality < 0 || o.Quality > 100 {
 		return 0, o, refuse(RefusedInvalid, "quality must be 1-100 (JPEG only)")
 	}
-	if o.Quality == 0 {
-		o.Quality = DefaultJPEGQuality
+	if o.Type == TypePNG && o.Quality != 0 {
+		// PNG is lossless: a quality would be dropped without a word.
+		return 0, o, refuse(RefusedInvalid, QualityNeedsJPEG)
 	}
-	if o.Type == TypePNG {
-		o.Quality = 0
+	if o.Type == TypeJPEG && o.Quality == 0 {
+		o.Quality = DefaultJPEGQuality
 	}
 	if o.MaxBytes < 0 || o.MaxEdge < 0 {
 		return 0, o, refuse(RefusedInvalid, "max bytes and max edge must not be negative")

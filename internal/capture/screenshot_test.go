@@ -6,9 +6,12 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/durable-browser/durable-browser/contract"
 )
 
 // shotPage is a tall page with known boxes at known document positions.
@@ -78,7 +81,7 @@ func TestScreenshotModes(t *testing.T) {
 		{name: "viewport by default", opts: ScreenshotOptions{}, region: rect(0, 0, 800, 600), w: 800, h: 600, rgb: [3]uint8{255, 255, 255}, checkRG: true},
 		{name: "blank selector is not given", opts: ScreenshotOptions{Selector: "   "}, region: rect(0, 0, 800, 600), w: 800, h: 600},
 		{name: "zero clip is not given", opts: ScreenshotOptions{Clip: clipRect(10, 10, 0, 0)}, region: rect(0, 0, 800, 600), w: 800, h: 600},
-		{name: "full page: readable width, top cut to the long edge", opts: ScreenshotOptions{FullPage: true}, region: rect(0, 0, 800, 2000/0.75), w: 600, h: 2000},
+		{name: "full page: readable width, top cut to the long edge", opts: ScreenshotOptions{FullPage: true}, region: rect(0, 0, 800, 2666), w: 600, h: 2000}, // whole CSS px: floor(2000/0.75),
 		{name: "clip below the fold", opts: ScreenshotOptions{Clip: clipRect(100, 1000, 200, 100)}, region: rect(100, 1000, 200, 100), w: 200, h: 100, rgb: [3]uint8{255, 0, 0}, checkRG: true},
 		{name: "clip cut to the page", opts: ScreenshotOptions{Clip: clipRect(700, 2950, 500, 500)}, region: rect(700, 2950, 100, 50), w: 100, h: 50},
 		{name: "selector scrolled into view", opts: ScreenshotOptions{Selector: "#red"}, region: rect(100, 1000, 200, 100), w: 200, h: 100, rgb: [3]uint8{255, 0, 0}, checkRG: true},
@@ -233,6 +236,8 @@ func TestScreenshotRefusals(t *testing.T) {
 		{"two regions", ScreenshotOptions{FullPage: true, Selector: "#red"}, RefusedInvalid},
 		{"bad type", ScreenshotOptions{Type: "gif"}, RefusedInvalid},
 		{"bad quality", ScreenshotOptions{Type: "jpeg", Quality: 101}, RefusedInvalid},
+		{"quality for a png", ScreenshotOptions{Type: "png", Quality: 50}, RefusedInvalid},
+		{"quality for the default png", ScreenshotOptions{Quality: 50}, RefusedInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -337,6 +342,108 @@ func TestScreenshotTallPageKeepsReadableWidth(t *testing.T) {
 		t.Fatalf("a 1200x1500 clip: %dx%d, cut %v", s.Width, s.Height, s.Cut())
 	}
 }
+
+// A quality given for a PNG is refused, naming the fix, not dropped
+// without a word; with jpeg it is used.
+func TestScreenshotQualityNeedsJPEG(t *testing.T) {
+	srv := serve(t, map[string]string{"/": shotPage})
+	p := openPage(t, srv.URL+"/", 1)
+	for _, typ := range []string{"", "png", "PNG"} {
+		s, err := Screenshot(testCtx(t), p, ScreenshotOptions{Type: typ, Quality: 40})
+		var r *RefusedError
+		if s != nil || !errors.As(err, &r) || r.Kind != RefusedInvalid || !strings.Contains(r.Reason, `quality applies to jpeg only; drop quality or set type "jpeg"`) {
+			t.Fatalf("type %q with quality 40: shot %v, err %v; want refused naming the fix", typ, s != nil, err)
+		}
+	}
+	s, err := Screenshot(testCtx(t), p, ScreenshotOptions{Type: "jpeg", Quality: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if decode(t, s); s.Type != TypeJPEG || s.Quality != 40 {
+		t.Fatalf("jpeg at quality 40 came back %s at %d", s.Type, s.Quality)
+	}
+}
+
+// A full page far wider than the viewport is not shrunk to a sliver: it
+// keeps a readable scale, shows its left part as wide as the long-edge cap
+// allows, fits the byte budget, and its cut names the clip to the right.
+// Tall and wide, it shows its top-left corner and names both ways on.
+func TestScreenshotWidePageKeepsReadableScale(t *testing.T) {
+	wide := `<!doctype html><html><body style="margin:0">
+<div style="width:20000px;height:500px;background:repeating-linear-gradient(90deg,#fff 0 40px,#00f 40px 44px)">` +
+		strings.Repeat("wide page text ", 400) + `</div></body></html>`
+	both := `<!doctype html><html><body style="margin:0"><div style="width:20000px;height:20000px;background:#fff">` +
+		strings.Repeat("tall and wide page text ", 400) + `</div></body></html>`
+	srv := serve(t, map[string]string{"/wide": wide, "/both": both})
+	readable := float64(MinReadableWidth) / ReadableSpan
+
+	check := func(t *testing.T, s *Shot, askedW, askedH float64) *contractCut {
+		t.Helper()
+		decode(t, s)
+		t.Logf("region %+v of %+v: %dx%d %s, %d bytes", s.Region, s.Asked, s.Width, s.Height, s.Type, len(s.Bytes))
+		if s.Width > DefaultMaxEdge || s.Height > DefaultMaxEdge || len(s.Bytes) > DefaultMaxBytes {
+			t.Fatalf("image %dx%d, %d bytes: over the %d px edge or the %d-byte budget", s.Width, s.Height, len(s.Bytes), DefaultMaxEdge, DefaultMaxBytes)
+		}
+		if shrink := float64(s.Width) / s.Region.Width; shrink < readable*0.99 {
+			t.Fatalf("region %+v came back %d px wide: shrunk %.3fx, past the readable %.3fx", s.Region, s.Width, shrink, readable)
+		}
+		if s.Asked.Width < askedW || s.Asked.Height < askedH {
+			t.Fatalf("asked %+v, want the whole %vx%v page", s.Asked, askedW, askedH)
+		}
+		if !s.Cut() || s.Region.X != 0 || s.Region.Y != 0 || s.Region.Width >= s.Asked.Width {
+			t.Fatalf("region %+v of %+v: want the left of the page, cut", s.Region, s.Asked)
+		}
+		c := s.CutReport()
+		if c == nil || c.Asked != s.Asked || c.RightClip == nil ||
+			*c.RightClip != rect(s.Region.Width, 0, s.Region.Width, s.Region.Height) {
+			t.Fatalf("cut %+v of region %+v: want right_clip, the part right of it", c, s.Region)
+		}
+		return c
+	}
+
+	t.Run("wide", func(t *testing.T) {
+		p := openPage(t, srv.URL+"/wide", 1)
+		s, err := Screenshot(testCtx(t), p, ScreenshotOptions{FullPage: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := check(t, s, 20000, 500)
+		if s.Region.Height != s.Asked.Height || c.NextClip != *c.RightClip || !strings.Contains(c.Note, "shows the left") ||
+			!strings.Contains(c.Note, clipJSON(*c.RightClip)) {
+			t.Fatalf("cut %+v of region %+v: want the whole height, next_clip to the right, a note naming it", c, s.Region)
+		}
+		// The clip it names shows the next part at the same scale.
+		next, err := Screenshot(testCtx(t), p, ScreenshotOptions{Clip: c.RightClip})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next.Region != *c.RightClip || next.Cut() || next.Width < s.Width-1 {
+			t.Fatalf("right_clip %+v showed %+v at %dx%d (cut %v)", *c.RightClip, next.Region, next.Width, next.Height, next.Cut())
+		}
+	})
+	t.Run("tall and wide", func(t *testing.T) {
+		p := openPage(t, srv.URL+"/both", 1)
+		s, err := Screenshot(testCtx(t), p, ScreenshotOptions{FullPage: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := check(t, s, 20000, 20000)
+		if s.Region.Height >= s.Asked.Height || c.NextClip != rect(0, s.Region.Height, s.Region.Width, s.Region.Height) ||
+			!strings.Contains(c.Note, "top-left") || !strings.Contains(c.Note, clipJSON(c.NextClip)) || !strings.Contains(c.Note, clipJSON(*c.RightClip)) {
+			t.Fatalf("cut %+v of region %+v: want the top-left corner, next_clip below, a note naming both clips", c, s.Region)
+		}
+	})
+	t.Run("dpr 2", func(t *testing.T) {
+		p := openPage(t, srv.URL+"/wide", 2)
+		s, err := Screenshot(testCtx(t), p, ScreenshotOptions{FullPage: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, s, 20000, 500)
+	})
+}
+
+type contractCut = contract.ScreenshotCut
 
 // rect is a Rect from its four numbers.
 func rect(x, y, w, h float64) Rect { return Rect{X: x, Y: y, Width: w, Height: h} }
