@@ -14,6 +14,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract/validate"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/jsengine"
+	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/internal/scrub"
 )
 
@@ -74,7 +75,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 		// it, however the code went on.
 		g := personDriving(errors.New(f.Message))
 		g.PageCalls = &calls
-		return nil, a.effected(g, url, sent, rs.heldList(), calls)
+		return nil, a.effected(g, url, sent, rs.heldList(), calls, cp.mayHaveActed())
 	}
 	var ce *jsengine.Error
 	if cerr != nil && errors.As(cerr, &ce) {
@@ -83,7 +84,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 			f.Held, f.PageCalls = rs.heldList(), &calls
 			return nil, f
 		}
-		f := a.cellFailure(ce, out, url, sent, rs.heldList())
+		f := a.cellFailure(ce, out, url, sent, rs.heldList(), cp.mayHaveActed())
 		if r := cp.refused.Load(); r != nil && ce.Kind == jsengine.KindCode && ce.Code == string(contract.CodeBlocked) {
 			// The cell let a policy refusal escape: it answers as a batch
 			// whose navigation was refused does, so no caller retries it.
@@ -111,7 +112,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	if n := out.OutputSize; n > jsengine.MaxOutputBytes {
 		f := contract.Fail(contract.CodeRefused, "the output is %d bytes of JSON after redaction, over the %d-byte (64 KiB) output limit; emit less", n, jsengine.MaxOutputBytes)
 		f.PageCalls = &calls
-		return nil, a.effected(f, res.URL, sent, rs.heldList(), calls)
+		return nil, a.effected(f, res.URL, sent, rs.heldList(), calls, cp.mayHaveActed())
 	}
 	return res, nil
 }
@@ -148,7 +149,7 @@ func pageNow(ctx context.Context, b Browser) (url, title string) {
 
 // cellFailure is the envelope of a cell that stopped early: the code by
 // why, the counts, and in the detail the stack, console and output so far.
-func (a *Activities) cellFailure(ce *jsengine.Error, out *jsengine.Result, url string, sent []contract.SentRequest, held []contract.HeldRequest) *contract.Failure {
+func (a *Activities) cellFailure(ce *jsengine.Error, out *jsengine.Result, url string, sent []contract.SentRequest, held []contract.HeldRequest, acted bool) *contract.Failure {
 	calls := contract.PageCalls(out.Calls)
 	var f *contract.Failure
 	switch ce.Kind {
@@ -173,13 +174,17 @@ func (a *Activities) cellFailure(ce *jsengine.Error, out *jsengine.Result, url s
 	}
 	f.WithDetail(strings.TrimSpace(d.String()))
 	f.PageCalls = &calls
-	return a.effected(f, url, sent, held, calls)
+	return a.effected(f, url, sent, held, calls, acted)
 }
 
 // effected marks a cell's failure possibly effected when a page call
-// completed or a request left, and says where the page is.
-func (a *Activities) effected(f *contract.Failure, url string, sent []contract.SentRequest, held []contract.HeldRequest, calls contract.PageCalls) *contract.Failure {
-	if calls.Completed > 0 || calls.Failed > 0 || len(sent) > 0 {
+// completed, a failed one may have acted (acted: its input reached the
+// page, or its page function ran) or a request left, and says where the
+// page is. A page call refused before it reached the page (a page.eval
+// after a secret was typed, options off the schema, an unknown secret)
+// changed nothing: a cell whose calls all failed so leaves effect none.
+func (a *Activities) effected(f *contract.Failure, url string, sent []contract.SentRequest, held []contract.HeldRequest, calls contract.PageCalls, acted bool) *contract.Failure {
+	if calls.Completed > 0 || acted || len(sent) > 0 {
 		f.Effected()
 	}
 	if ce := f.Code; ce == contract.CodeTimeout && f.Effect == contract.EffectPossiblyEffected {
@@ -206,8 +211,12 @@ type pageBridge struct {
 	// blocked): a cell stopped by that refusal answers it.
 	refused atomic.Pointer[contract.Failure]
 
-	mu       sync.Mutex
-	calls    jsengine.Counts
+	mu    sync.Mutex
+	calls jsengine.Counts
+	// acted counts failed page calls that may have acted on the page
+	// (their failure is possibly effected): one refused before it was
+	// sent is not among them.
+	acted    int
 	sent     []contract.SentRequest
 	blocked  []contract.BlockedRequest
 	tabs     []contract.Tab
@@ -224,6 +233,13 @@ func (p *pageBridge) counts() contract.PageCalls {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return contract.PageCalls(p.calls)
+}
+
+// mayHaveActed says whether a failed page call may have acted on the page.
+func (p *pageBridge) mayHaveActed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.acted > 0
 }
 
 func (p *pageBridge) sentList() []contract.SentRequest {
@@ -266,6 +282,9 @@ func (p *pageBridge) Call(ctx context.Context, method string, args map[string]an
 	p.mu.Lock()
 	if f != nil {
 		p.calls.Failed++
+		if f.Effect == contract.EffectPossiblyEffected {
+			p.acted++
+		}
 	} else {
 		p.calls.Completed++
 	}
@@ -356,10 +375,17 @@ func (p *pageBridge) call(ctx context.Context, method string, args map[string]an
 			_ = eval()
 		}
 		if errors.Is(err, driver.ErrSecretTyped) {
+			// Refused before anything was sent to the page.
 			return nil, contract.Fail(contract.CodeRefused, "%v", err)
 		}
 		if err != nil {
-			return nil, driverFailure(err)
+			f := driverFailure(err)
+			if evalRan(err) {
+				// The page function was sent: it may have acted before
+				// it threw or ran out of time.
+				f.Effected()
+			}
+			return nil, f
 		}
 		return v, nil
 	}
@@ -436,9 +462,24 @@ func (p *pageBridge) act(ctx context.Context, method string, args map[string]any
 		if f.Reason == contract.ReasonPersonDriving {
 			p.takenOver.CompareAndSwap(nil, f)
 		}
+		// As a batch's failure: possibly effected when the action
+		// completed, sent a request or its input reached the page.
+		var ae *driver.ActionError
+		if out != nil && (out.Completed > 0 || len(out.Sent) > 0) || errors.As(err, &ae) && ae.MayHaveActed {
+			f.Effected()
+		}
 		return nil, f
 	}
 	return p.answer(out.Page)
+}
+
+// evalRan says whether a failed page.eval had sent its function to the
+// page: not when it was refused before (its arguments, the page waiting
+// on a server, a person driving, a secret typed).
+func evalRan(err error) bool {
+	var parse *driver.ParseError
+	return !errors.As(err, &parse) && !errors.Is(err, driver.ErrPending) &&
+		!errors.Is(err, liveview.ErrPersonDriving) && !errors.Is(err, driver.ErrSecretTyped)
 }
 
 // answer writes v as JSON for the cell (Call redacts it).

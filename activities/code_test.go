@@ -84,11 +84,21 @@ func TestRunCellFailures(t *testing.T) {
 			"SyntaxError at line 3, column 14: Unexpected token *", "", contract.PageCalls{}},
 		{"26th call", "for (;;) await page.title()", contract.CodeRefused, contract.EffectPossiblyEffected, "limit of 25 page calls", "", contract.PageCalls{Made: 25, Completed: 25}},
 		{"output", `emit("y".repeat(70000))`, contract.CodeRefused, contract.EffectNone, "64 KiB", "", contract.PageCalls{}},
-		{"unknown secret", `await page.fill("3", "{{secret:NOPE}}")`, contract.CodeCodeError, contract.EffectPossiblyEffected, "PageError", "", contract.PageCalls{Made: 1, Failed: 1}},
+		// Refused before it reached the page: nothing was done.
+		{"unknown secret", `await page.fill("3", "{{secret:NOPE}}")`, contract.CodeCodeError, contract.EffectNone, "PageError", "", contract.PageCalls{Made: 1, Failed: 1}},
+		{"options off the schema", `await page.click("3", {button: "sideways"})`, contract.CodeCodeError, contract.EffectNone, "PageError", "", contract.PageCalls{Made: 1, Failed: 1}},
+		// A failed click whose input reached the page may have happened.
+		{"click that may have acted", `await page.click("7")`, contract.CodeCodeError, contract.EffectPossiblyEffected, "PageError", "", contract.PageCalls{Made: 1, Failed: 1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, func(o *Options) { o.Secrets = &redact.Secrets{Source: secrets{}} })
+			h.setup = func(b *fakeBrowser) {
+				b.runFn = func(_ context.Context, actions []driver.Action) (*contract.RunResult, error) {
+					ae := &driver.ActionError{Op: actions[0].Op, Kind: driver.KindTimeout, Reason: "the page's handler never returned", MayHaveActed: true}
+					return &contract.RunResult{Total: 1, Failed: &contract.ActionFailure{Op: ae.Op, Reason: ae.Reason}}, ae
+				}
+			}
 			ref := h.create("t-1", contract.SessionOptions{})
 			_, err := call[contract.RunResult](h, contract.ActivityRun, cellReq(ref, c.code))
 			f := wantCode(t, err, c.want, false)
@@ -103,7 +113,7 @@ func TestRunCellFailures(t *testing.T) {
 // chromeHarness is the harness over a real local Chromium, driven by the
 // real driver behind a reach guard that admits loopback. A session's
 // allow_hosts grants it its sites: another loopback name is refused.
-func chromeHarness(t *testing.T) *harness {
+func chromeHarness(t *testing.T, mods ...func(*Options)) *harness {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("the local provider needs a Unix system")
@@ -116,6 +126,9 @@ func chromeHarness(t *testing.T) *harness {
 		o.Providers = map[string]providers.Provider{local.Name: lp}
 		o.Attach = nil // the driver, on the browser the provider started
 		o.Reach = &netguard.Policy{AllowLoopback: true, Listeners: &netguard.Listeners{}}
+		for _, m := range mods {
+			m(o)
+		}
 	})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -216,5 +229,59 @@ await page.click("999")`, allowed+"/")))
 		if strings.Contains(f.Message+f.Detail, internal) {
 			t.Fatalf("the failure shows %q: %q\n%q", internal, f.Message, f.Detail)
 		}
+	}
+}
+
+// originSecrets binds each secret to one origin.
+type originSecrets struct {
+	origin string
+	values map[string]string
+}
+
+func (s originSecrets) Lookup(n string) (redact.Secret, bool) {
+	v, ok := s.values[n]
+	return redact.Secret{Name: n, Value: v, Origins: []string{s.origin}}, ok
+}
+
+// A cell whose only page call was refused before it reached the page
+// (page.eval in a session where a secret was typed, docs/security.md)
+// changed nothing: its failure says effect none, with 0 calls completed.
+// One whose page function ran and threw may have acted.
+func TestCodeCellRefusedCallHasNoEffect(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>sign in</title><label>Password <input type="password" name="pw"></label>`)
+	}))
+	t.Cleanup(srv.Close)
+	h := chromeHarness(t, func(o *Options) {
+		o.Secrets = &redact.Secrets{Source: originSecrets{origin: srv.URL, values: map[string]string{"PASSWORD": "correct-horse-battery"}}}
+	})
+
+	// A page function that throws ran in the page: possibly effected.
+	thrower := h.create("t-0", contract.SessionOptions{AllowHosts: []string{"127.0.0.1"}})
+	_, err := call[contract.RunResult](h, contract.ActivityRun, cellReq(thrower, fmt.Sprintf(`
+await page.goto(%q);
+const ok = await page.eval(() => { throw new Error("boom") })`, srv.URL+"/")))
+	if f := wantCode(t, err, contract.CodeCodeError, false); f.Effect != contract.EffectPossiblyEffected {
+		t.Fatalf("a cell whose page function ran: effect %q, calls %+v", f.Effect, f.PageCalls)
+	}
+	_, err = call[contract.RunResult](h, contract.ActivityRun, cellReq(thrower, `await page.eval(() => { throw new Error("boom") })`))
+	if f := wantCode(t, err, contract.CodeCodeError, false); f.Effect != contract.EffectPossiblyEffected ||
+		f.PageCalls == nil || *f.PageCalls != (contract.PageCalls{Made: 1, Failed: 1}) {
+		t.Fatalf("a cell whose only page function ran and threw: effect %q, calls %+v", f.Effect, f.PageCalls)
+	}
+
+	ref := h.create("t-1", contract.SessionOptions{AllowHosts: []string{"127.0.0.1"}})
+	if _, err := call[contract.RunResult](h, contract.ActivityRun, runReq(ref, []byte(fmt.Sprintf(
+		`[{"op":"goto","url":%q},{"op":"fill","locator":{"label":"Password"},"value":"{{secret:PASSWORD}}"}]`, srv.URL+"/")))); err != nil {
+		t.Fatal(err)
+	}
+	_, err = call[contract.RunResult](h, contract.ActivityRun, cellReq(ref, `await page.eval(() => document.title)`))
+	f := wantCode(t, err, contract.CodeCodeError, false)
+	if !strings.Contains(f.Message, "page.eval is off in this session") {
+		t.Fatalf("page.eval after a secret was typed: %q", f.Message)
+	}
+	if f.Effect != contract.EffectNone || f.PageCalls == nil || *f.PageCalls != (contract.PageCalls{Made: 1, Failed: 1}) || len(f.Sent) != 0 {
+		t.Fatalf("a cell refused before any page call reached the page: effect %q, calls %+v, sent %+v; want none, 0 completed", f.Effect, f.PageCalls, f.Sent)
 	}
 }
