@@ -466,11 +466,12 @@ func TestLiveViewHandoffAndWatchOnly(t *testing.T) {
 	}
 
 	// The handoff is answered; the grant ends with the agent's next call,
-	// the handoff's own snapshot, which shows the page untouched.
+	// the handoff's own snapshot, which shows the page untouched: no one
+	// drove (the watcher's input was dropped), so it says no person did.
 	signal(t, s.id, contract.SignalHandoff, contract.HandoffSignal{RequestID: p.RequestID, Outcome: contract.OutcomeDone})
 	var res contract.HandoffResult
 	receive(t, done).decode(t, &res)
-	if res.Snapshot == nil || strings.Contains(res.Snapshot.Text, "revealed ready") || res.Snapshot.PersonDrove == "" {
+	if res.Snapshot == nil || strings.Contains(res.Snapshot.Text, "revealed ready") || res.Snapshot.PersonDrove != "" {
 		t.Fatalf("after the handoff: %+v, %+v", res.Snapshot, res.SnapshotFailure)
 	}
 	if lv.Hands(tag).State().TakenOver {

@@ -59,8 +59,12 @@ type Hands struct {
 	person bool // the person had the browser last
 	hold   hold
 	last   time.Time // the person's last input
-	// drove: the person had the browser since the agent's last call; its
-	// next call is told and its element ids are dropped.
+	// drove: the person sent input to the page (a click, key, wheel,
+	// paste, address, Back, Reload, or a pointer move while they had the
+	// browser) since the agent's last call; its next call is told and its
+	// element ids are dropped. Holding the browser (Take over, a
+	// handoff's grant) without input is not driving: the page is as the
+	// agent left it.
 	drove bool
 }
 
@@ -92,9 +96,10 @@ func (h *Hands) keptOut() *DrivingError {
 
 // Agent begins an agent call: it is refused while a person drives (input
 // within DriveWindow, or Take over pressed). Otherwise the agent has the
-// browser from now on; drove says a person had it since the agent's last
-// call (once: the call after is not told again). A hold granted by a
-// handoff ends here: the call came after the handoff did.
+// browser from now on; drove says a person sent input to the page since
+// the agent's last call (once: the call after is not told again), not
+// merely held it. A hold granted by a handoff ends here: the call came
+// after the handoff did.
 func (h *Hands) Agent() (epoch int64, drove bool, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -135,22 +140,23 @@ func (h *Hands) Check(ctx context.Context) error {
 	return h.Dispatch(ctx, func() error { return nil })
 }
 
-// takeLocked moves the browser to the person. Under h.mu.
+// takeLocked moves the browser to the person: an agent action prepared
+// before is never sent. Under h.mu.
 func (h *Hands) takeLocked() {
 	if !h.person {
 		h.person = true
 		h.epoch++
 	}
-	h.drove = true
 }
 
 // Person sends a person's input to the page: the person has the browser
-// from now on, for at least DriveWindow.
+// from now on, for at least DriveWindow, and drove it.
 func (h *Hands) Person(send func() error) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.takeLocked()
 	h.last = h.now()
+	h.drove = true
 	return send()
 }
 
@@ -163,7 +169,8 @@ func (h *Hands) TakeOver() {
 }
 
 // Grant is a handoff's take-over: the person holds the browser until the
-// agent's next call, which comes only once the handoff has ended.
+// agent's next call, which comes only once the handoff has ended. Like
+// TakeOver, it is not driving: only input the person sends is.
 func (h *Hands) Grant() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -205,5 +212,6 @@ func (h *Hands) Move(send func() error) (sent bool, err error) {
 		return false, nil
 	}
 	h.last = h.now()
+	h.drove = true // a hover may open a menu: the page may have changed
 	return true, send()
 }

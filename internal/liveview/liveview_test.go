@@ -118,17 +118,43 @@ func TestHands(t *testing.T) {
 		t.Fatal("an action outside a call went through while taken over")
 	}
 	h.GiveBack()
+	// Held, and given back without any input: nobody drove.
+	e2, drove, err := h.Agent()
+	if err != nil || drove || e2 == e1 {
+		t.Fatalf("after a take over without input: epoch %d (was %d), drove %v, err %v", e2, e1, drove, err)
+	}
+	// Held with input: drove.
+	h.TakeOver()
+	_ = h.Person(send)
+	h.GiveBack()
+	c.t = c.t.Add(DriveWindow)
 	if _, drove, err := h.Agent(); err != nil || !drove {
-		t.Fatalf("after give back: drove %v, err %v", drove, err)
+		t.Fatalf("after a take over with a click: drove %v, err %v", drove, err)
 	}
 
 	// A handoff's grant ends at the agent's next call (after the handoff).
+	// No one opened the viewer: the agent is not told a person drove.
 	h.Grant()
 	if st := h.State(); !st.Person || !st.TakenOver {
 		t.Fatalf("granted: state %+v", st)
 	}
+	e3, drove, err := h.Agent()
+	if err != nil || drove {
+		t.Fatalf("call after a handoff no one took: drove %v, err %v", drove, err)
+	}
+	// An action prepared before the grant is still never sent.
+	h.Grant()
+	if err := h.Dispatch(WithEpoch(context.Background(), e3), send); !errors.As(err, &de) || !de.Stale {
+		t.Fatalf("an action prepared before a grant: %v", err)
+	}
+	// The person moved the pointer over the page under the grant (a
+	// hover may open a menu): drove.
+	if sent, _ := h.Move(send); !sent {
+		t.Fatal("a move while granted was dropped")
+	}
+	c.t = c.t.Add(DriveWindow)
 	if _, drove, err := h.Agent(); err != nil || !drove {
-		t.Fatalf("call after a handoff: drove %v, err %v", drove, err)
+		t.Fatalf("call after a handoff whose person moved the pointer: drove %v, err %v", drove, err)
 	}
 
 	// A plain pointer move is dropped unless the person has the browser.
