@@ -373,7 +373,7 @@ func (a *Activities) Upload(ctx context.Context, req contract.UploadRequest) (*c
 		return nil, driverFailure(err)
 	}
 	a.saveAfterEffect(ctx, s)
-	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: scrub.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Size: file.Size}
+	res := &contract.UploadResult{OK: true, Page: contract.Page{URL: scrub.URL(s.browser.URL(ctx)), Title: s.browser.Title(ctx)}, Name: file.Name, Bytes: file.Size}
 	s.stamp(&res.Page)
 	return res, nil
 }

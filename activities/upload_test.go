@@ -93,7 +93,7 @@ func TestUploadOnlyFromUploadDir(t *testing.T) {
 			if len(b.uploads) != 1 || b.uploads[0] != tc.wantPath {
 				t.Fatalf("browser given %v, want %s", b.uploads, tc.wantPath)
 			}
-			if res.Size != tc.wantSize || res.Name != filepath.Base(tc.wantPath) {
+			if res.Bytes != tc.wantSize || res.Name != filepath.Base(tc.wantPath) {
 				t.Fatalf("result = %+v", res)
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -384,7 +385,55 @@ type UploadResult struct {
 	OK bool `json:"ok"`
 	Page
 	Name string `json:"name"`
-	Size int64  `json:"size"`
+	// Bytes is the file's size. It is not named size: every answer ends
+	// with a size of its own (WithSize), and one key must not mean two
+	// things.
+	Bytes int64 `json:"bytes"`
+}
+
+// UnmarshalJSON also reads results recorded before the file's size was
+// named bytes, when it was "size": a number (an answer of then carried a
+// second "size", the answer's own object, after it; that one is not the
+// file's and is skipped).
+func (r *UploadResult) UnmarshalJSON(b []byte) error {
+	type plain UploadResult
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*r = UploadResult(p)
+	if r.Bytes == 0 {
+		if n, ok := numberMember(b, "size"); ok {
+			r.Bytes = n
+		}
+	}
+	return nil
+}
+
+// numberMember is the first member of the JSON object b named key (as
+// encoding/json matches names: case-insensitively) whose value is an
+// integer.
+func numberMember(b []byte, key string) (int64, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return 0, false
+		}
+		name, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return 0, false
+		}
+		var n int64
+		if strings.EqualFold(name, key) && json.Unmarshal(v, &n) == nil {
+			return n, true
+		}
+	}
+	return 0, false
 }
 
 // WebFetchResult is a fetched public page.

@@ -52,7 +52,7 @@ func newFakeWorker() *fakeWorker {
 		return contract.ReadResult{OK: true, Page: page, What: "text", Content: "Cart"}, nil
 	}
 	f.behave[contract.ActivityUpload] = func(int, json.RawMessage) (any, error) {
-		return contract.UploadResult{OK: true, Page: page, Name: "a.txt", Size: 1}, nil
+		return contract.UploadResult{OK: true, Page: page, Name: "a.txt", Bytes: 1}, nil
 	}
 	f.behave[contract.ActivityRelease] = func(_ int, in json.RawMessage) (any, error) {
 		var req contract.ReleaseRequest
