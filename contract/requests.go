@@ -286,10 +286,14 @@ var profileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 // objects.
 func ValidStateName(name string) error {
 	if !profileName().MatchString(name) || strings.Contains(name, "..") {
+		why := ""
+		if profileName().MatchString(name) {
+			why = `it holds ".."; `
+		}
 		if len(name) > 72 {
 			name = name[:64] + "..."
 		}
-		return fmt.Errorf("state name %q: use 1-64 letters, digits, '.', '-' or '_', starting with a letter or digit (e.g. shop-alice)", name)
+		return fmt.Errorf(`state name %q: %suse 1-64 letters, digits, '.', '-' or '_', starting with a letter or digit, with no ".." (e.g. shop-alice)`, name, why)
 	}
 	return nil
 }

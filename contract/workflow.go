@@ -191,6 +191,17 @@ type ApprovalSignal struct {
 	Signature string    `json:"signature,omitempty"`
 }
 
+// Bounds, in characters, of what a person's decision (ApprovalSignal,
+// HandoffSignal) carries besides its verdict: By, who decided, and Note,
+// theirs. The CLI refuses a longer one, an empty By, and either holding a
+// control or bidi/format character; a session keeps at most this much of a
+// decision sent any other way (a raw Temporal signal), with such characters
+// replaced, and repeats only that in its state and answers.
+const (
+	MaxDecisionBy   = 100
+	MaxDecisionNote = 500
+)
+
 // HoldDecision is the QueryHold answer. An empty Decision means not yet decided
 // (or an unknown hold id).
 type HoldDecision struct {

@@ -128,6 +128,39 @@ func TestCLITools(t *testing.T) {
 	}
 }
 
+// Through the built binaries, as docs/configuration.md says: a command
+// line naming no verb or an unknown one, at either level, prints the usage
+// and exits 2, whether the verb runs in this binary (handoff, approvals,
+// call) or in a companion it execs (states, evidence, recording, demo);
+// help exits 0.
+func TestCLIUsageExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{nil, 2}, {[]string{"frob"}, 2}, {[]string{"--help"}, 0},
+		{[]string{"states"}, 2}, {[]string{"states", "frob"}, 2}, {[]string{"states", "--help"}, 0},
+		{[]string{"evidence"}, 2}, {[]string{"evidence", "frob"}, 2},
+		{[]string{"recording"}, 2}, {[]string{"recording", "frob"}, 2},
+		{[]string{"demo"}, 2}, {[]string{"demo", "frob"}, 2},
+		{[]string{"approvals"}, 2}, {[]string{"approvals", "frob"}, 2}, {[]string{"approvals", "--help"}, 0},
+		{[]string{"handoff"}, 2}, {[]string{"handoff", "frob"}, 2},
+		{[]string{"call"}, 2},
+	} {
+		out, err := exec.Command(env.Bin, tc.args...).CombinedOutput()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code || !strings.Contains(string(out), "Usage") {
+			t.Errorf("durable-browser %q: exit %d, want %d with the usage:\n%s", tc.args, code, tc.code, out)
+		}
+	}
+}
+
 // Every operator verb against the embedded server, through the built
 // binary: call, sessions, handoff list/done/cancel, approvals list/approve/deny.
 func TestCLIOperatorVerbs(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/oneline"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -182,8 +183,24 @@ func (b *Browser) onHandoffSignal(ctx workflow.Context, raw json.RawMessage) {
 			return
 		}
 	}
-	h.Pending.Answer = &s
+	a := keptDecision(s)
+	h.Pending.Answer = &a
 }
+
+// keptDecision is what a session keeps of a handoff answer and repeats in
+// its state and in the model's answer: anyone who may signal can send one
+// (signed ones are checked against what was sent first), so who and the
+// note are bounded and cleaned of control and bidi/format characters, and
+// the signature, checked already, is bounded.
+func keptDecision(s contract.HandoffSignal) contract.HandoffSignal {
+	s.By, s.Note, s.Signature = kept(s.By, contract.MaxDecisionBy), kept(s.Note, contract.MaxDecisionNote), kept(s.Signature, 128)
+	return s
+}
+
+// kept bounds free text taken from a signal to n characters and replaces
+// what would act on a terminal or reorder text (oneline.Safe). Pure: it
+// changes state only, never a command.
+func kept(s string, n int) string { return oneline.Cut(s, n) }
 
 func (b *Browser) onHoldSignal(ctx workflow.Context, raw json.RawMessage) {
 	s, ok := signalOf(ctx, raw, "ignoring a hold signal that is not {hold_id, method, origin, path, activity_id?}",
@@ -305,7 +322,7 @@ func (b *Browser) onApprovalSignal(ctx workflow.Context, raw json.RawMessage) {
 				return
 			}
 		}
-		h.Holds[i].Decision, h.Holds[i].By, h.Holds[i].Note = s.Decision, s.By, s.Note
+		h.Holds[i].Decision, h.Holds[i].By, h.Holds[i].Note = s.Decision, kept(s.By, contract.MaxDecisionBy), kept(s.Note, contract.MaxDecisionNote)
 		b.changed(ctx)
 		return
 	}
@@ -361,7 +378,7 @@ func (b *Browser) reject(ctx workflow.Context, kind, id, decision, by, reason st
 }
 
 // short bounds a string taken from a signal, which anyone may have sent.
-func short(s string) string { return strings.ToValidUTF8(clip(s, 64), "") }
+func short(s string) string { return kept(s, 64) }
 
 // settleHolds marks holds nobody decided before their run ended as
 // expired: the run refused them, and no decision can reach them now. Runs

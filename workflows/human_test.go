@@ -122,6 +122,61 @@ func TestApprovals(t *testing.T) {
 	}
 }
 
+// A decision may arrive by a raw Temporal signal, not only through the CLI
+// that refuses such text: what the session keeps of who decided and their
+// note, and repeats in its state, to the worker and in the model's answer,
+// is bounded and holds no control or bidi/format character.
+func TestDecisionTextIsBoundedAndClean(t *testing.T) {
+	hugeBy := strings.Repeat("b", 120<<10)
+	hostile := "ann\x1b[32m ok\x1b[1A\u202eevil\nrow\u0085"
+	clean := func(what, s string, n int) {
+		t.Helper()
+		if len([]rune(s)) > n || strings.ContainsAny(s, "\x1b\u202e\n\u0085") {
+			t.Errorf("%s kept as %d characters: %q", what, len([]rune(s)), s[:min(len(s), 200)])
+		}
+	}
+
+	h := newHarness(t)
+	var during, held, decided contract.SessionState
+	var approved contract.HoldDecision
+	h.call(time.Second, "h1", contract.ToolRequestHandoff, `{"instruction":"Solve the puzzle","completion_condition":{"text":"Pay now"},"expires_in_s":60}`)
+	h.query(2*time.Second, contract.QueryState, &during)
+	h.signal(3*time.Second, contract.SignalHandoff, func() any {
+		return contract.HandoffSignal{RequestID: during.PendingHandoff.RequestID, Outcome: contract.OutcomeDone, By: hugeBy, Note: hostile + strings.Repeat("n", 4000)}
+	})
+	h.signal(20*time.Second, contract.SignalHold, func() any {
+		return contract.HoldSignal{HoldSubject: contract.HoldSubject{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order"}}
+	})
+	h.query(21*time.Second, contract.QueryState, &held)
+	h.signal(22*time.Second, contract.SignalApproval, func() any {
+		return contract.ApprovalSignal{HoldID: "x1", Decision: contract.DecisionApprove, By: hostile, Note: hugeBy}
+	})
+	h.query(23*time.Second, contract.QueryHold, &approved, "x1")
+	h.query(23*time.Second, contract.QueryState, &decided)
+	h.run(SessionConfig{})
+
+	r := h.results["h1"]
+	if r["outcome"] != contract.OutcomeDone {
+		t.Fatalf("handoff result %v", r)
+	}
+	by, _ := r["by"].(string)
+	note, _ := r["note"].(string)
+	clean("the answer's by", by, contract.MaxDecisionBy)
+	clean("the answer's note", note, contract.MaxDecisionNote)
+	if !strings.HasPrefix(note, "ann?[32m ok?[1A?evil row?") || !strings.HasPrefix(by, "bbb") {
+		t.Errorf("the answer's by %q and note %q, want them cleaned, not dropped", by[:min(len(by), 20)], note[:min(len(note), 40)])
+	}
+	if len(decided.Holds) != 1 {
+		t.Fatalf("holds %+v", decided.Holds)
+	}
+	clean("held[].by", decided.Holds[0].By, contract.MaxDecisionBy)
+	clean("held[].note", decided.Holds[0].Note, contract.MaxDecisionNote)
+	clean("the hold decision's by", approved.By, contract.MaxDecisionBy)
+	if approved.Decision != contract.DecisionApprove || decided.Holds[0].Decision != contract.DecisionApprove {
+		t.Fatalf("the approval did not take: %+v", approved)
+	}
+}
+
 // A hold is named in the timeline by a timer that lasts until the worker
 // gives up on it (or its default when the worker does not say), and is
 // cancelled as soon as someone decides.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -57,12 +56,11 @@ Flags:
 // runDemo is `durable-browser demo crash`; the other demos run from the
 // worker binary, against a running stack.
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 || args[0] != "crash" {
-		if cli.AsksHelp(args) {
-			fmt.Fprint(env.Stderr, crashUsage)
-			return flag.ErrHelp
-		}
+	if len(args) > 0 && (args[0] == "agent" || args[0] == "handoff") {
 		return fmt.Errorf("this binary runs `demo crash`; `demo agent` and `demo handoff` run from durable-browser-worker (`durable-browser demo agent`)")
+	}
+	if _, err := cli.Subverb(args, "demo", "`durable-browser demo crash`", func() { fmt.Fprint(env.Stderr, crashUsage) }, "crash"); err != nil {
+		return err
 	}
 	fs := cli.Flags("demo crash", env, crashUsage)
 	var (

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"strings"
 	"testing"
 )
@@ -43,5 +45,21 @@ func TestDevRefusesAWordAmongItsFlags(t *testing.T) {
 	err := runDev(context.Background(), env, []string{"dev", "--temporal-address", "127.0.0.1:1"})
 	if err == nil || !strings.Contains(err.Error(), "dev takes flags only") || out.Len() != 0 {
 		t.Fatalf("dev dev --temporal-address ...: %v, stdout %q", err, out.String())
+	}
+}
+
+// Every flag of dev's --help shows its type, not a phrase of its usage
+// (Go's flag package takes a `quoted` word in a usage as the argument's
+// name: "-live-view-dir handoff list --show-url").
+func TestDevHelpNamesFlagTypes(t *testing.T) {
+	var out, errOut bytes.Buffer
+	env := &cliEnv{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
+	if err := runDev(context.Background(), env, []string{"--help"}); !errors.Is(err, flag.ErrHelp) || !strings.Contains(errOut.String(), "-live-view-dir") {
+		t.Fatalf("dev --help: %v\n%s", err, errOut.String())
+	}
+	for _, line := range strings.Split(errOut.String(), "\n") {
+		if strings.HasPrefix(line, "  -") && len(strings.Fields(line)) > 2 {
+			t.Errorf("a flag's usage names its argument: %q", line)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/demo"
+	"github.com/durable-browser/durable-browser/internal/oneline"
 )
 
 const demoUsage = `Usage: durable-browser demo agent|handoff [flags]
@@ -56,13 +56,11 @@ Flags:
 `
 
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 || args[0] != "agent" && args[0] != "handoff" {
-		if cli.AsksHelp(args) {
-			fmt.Fprint(env.Stderr, demoUsage)
-			return flag.ErrHelp
-		}
-		fmt.Fprint(env.Stderr, demoUsage)
-		return fmt.Errorf("want `demo agent` or `demo handoff` (`demo crash` runs from durable-browser-dev: `durable-browser demo crash`)")
+	if len(args) > 0 && args[0] == "crash" {
+		return fmt.Errorf("`demo crash` runs from durable-browser-dev: `durable-browser demo crash`")
+	}
+	if _, err := cli.Subverb(args, "demo", "`durable-browser demo agent`, `demo handoff` or `demo crash`", func() { fmt.Fprint(env.Stderr, demoUsage) }, "agent", "handoff"); err != nil {
+		return err
 	}
 	kind := demo.KindShop
 	if args[0] == "handoff" {
@@ -167,7 +165,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 				continue
 			}
 			decided[h.HoldID] = true
-			what := h.Method + " " + h.Origin + h.Path
+			what := oneline.Safe(h.Method + " " + h.Origin + h.Path)
 			if h.Path == "/shop/order" && !approve {
 				fmt.Fprintf(out, "\nthe agent wants to place the order: %s is held for you.\n  approve: durable-browser approvals approve %s %s\n  deny:    durable-browser approvals deny %s %s\n\n", what, id, h.HoldID, id, h.HoldID)
 				continue
@@ -196,7 +194,12 @@ func report(env *cliEnv, res demo.Result, kind string) error {
 		}
 		fmt.Fprintf(out, "  %2d. %-14s %-14s %s\n", i+1, s.Call.Name, status, clip(summary(s.Call), 100))
 	}
-	fmt.Fprintf(out, "\nagent: %s\n", res.Text)
+	// The model's words, each line terminal-safe (pages feed them).
+	lines := strings.Split(res.Text, "\n")
+	for i, l := range lines {
+		lines[i] = oneline.Safe(l)
+	}
+	fmt.Fprintf(out, "\nagent: %s\n", strings.Join(lines, "\n"))
 	finished := strings.Contains(res.Text, "confirmed")
 	if kind == demo.KindHandoff {
 		finished = strings.HasPrefix(res.Text, "The person answered") || strings.HasPrefix(res.Text, "The check is passed")
@@ -207,13 +210,9 @@ func report(env *cliEnv, res demo.Result, kind string) error {
 	return nil
 }
 
-// clip keeps a line short.
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// clip keeps a line short and terminal-safe: what it shows came from a
+// model, or a page through it.
+func clip(s string, n int) string { return oneline.Cut(s, n) }
 
 // summary shows a call without the values it types.
 func summary(c demo.Call) string {

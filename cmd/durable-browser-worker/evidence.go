@@ -1,8 +1,8 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -124,10 +124,13 @@ func runEvidenceGet(ctx context.Context, env *cliEnv, args []string) error {
 		if rec == nil {
 			return fmt.Errorf("%s has no receipt beside it (its filing was interrupted before the receipt was written); the body itself verified: fetch it without --receipt", key)
 		}
-		if out, err = json.MarshalIndent(rec, "", "  "); err != nil {
+		// The receipt holds a page's URL and title: written as every
+		// operator verb's JSON is (cli.PrintJSON).
+		var b bytes.Buffer
+		if err := cli.PrintJSON(&b, rec); err != nil {
 			return err
 		}
-		out = append(out, '\n')
+		out = b.Bytes()
 	}
 	if g.out == "" && env.StdoutTerminal && !g.receipt && !printable(out) {
 		what := "binary"
@@ -266,9 +269,24 @@ func parseS3URL(s string) (bucket, key string, err error) {
 // writeFileAtomic writes b to path through a temporary file in the same
 // directory, so a reader never sees a partial body.
 func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	tmp, err := tempBeside(path, b)
+	if err == nil {
+		if err = os.Rename(tmp, path); err != nil {
+			_ = os.Remove(tmp)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	return nil
+}
+
+// tempBeside writes b (mode 0644) to a new hidden file in path's directory
+// and returns its name, for a rename to path; on failure nothing is left.
+func tempBeside(path string, b []byte) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return "", err
 	}
 	tmp := f.Name()
 	_, werr := f.Write(b)
@@ -278,12 +296,9 @@ func writeFileAtomic(path string, b []byte) error {
 	if werr == nil {
 		werr = os.Chmod(tmp, 0o644)
 	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
 	if werr != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("-o %s: %w", path, werr)
+		return "", werr
 	}
-	return nil
+	return tmp, nil
 }

@@ -40,7 +40,7 @@ func TestEvidenceGetRefusals(t *testing.T) {
 		want string
 	}{
 		{"no verb", []string{"evidence"}, 2, "evidence get"},
-		{"unknown verb", []string{"evidence", "put", "k"}, 1, `unknown evidence verb "put"`},
+		{"unknown verb", []string{"evidence", "put", "k"}, 2, `unknown evidence verb "put"`},
 		{"help", []string{"evidence", "get", "--help"}, 0, "--receipt"},
 		{"no key", []string{"evidence", "get", "--s3-bucket", "b"}, 1, "want exactly one KEY"},
 		{"two keys", []string{"evidence", "get", "--s3-bucket", "b", "k1", "k2"}, 1, "want exactly one KEY"},

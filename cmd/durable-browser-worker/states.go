@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/oneline"
 	"github.com/durable-browser/durable-browser/internal/states"
 )
 
@@ -20,8 +20,11 @@ const statesUsage = `Usage: durable-browser states list [flags]
 
 Verbs:
   list     the named states in the bucket: name (when DURABLE_BROWSER_STATE_KEY
-           opens them), versions, last save, the session holding each
-  delete   remove every version of a state and its lease
+           opens them), versions, last save, the session holding each, and
+           the first 16 characters of its hash (--json: the whole hash)
+  delete   remove every version of a state and its lease: by NAME, by its
+           HASH, or by the 16-character hash list shows when no other
+           state's hash begins the same
 
 See docs/states.md.
 `
@@ -99,7 +102,11 @@ Flags:
 		return err
 	}
 	if verb == "delete" {
-		n, err := store.Delete(ctx, arg)
+		target, err := resolveState(ctx, store, arg)
+		if err != nil {
+			return err
+		}
+		n, err := store.Delete(ctx, target)
 		if err != nil {
 			return err
 		}
@@ -117,12 +124,7 @@ Flags:
 		if list == nil {
 			list = []states.Info{} // [] for an empty bucket, not null
 		}
-		b, err := json.MarshalIndent(list, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(env.Stdout, "%s\n", b)
-		return err
+		return cli.PrintJSON(env.Stdout, list)
 	}
 	w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tVERSION\tKEPT\tSAVED\tHELD BY\tHASH")
@@ -141,7 +143,41 @@ Flags:
 		if in.Holder != "" {
 			holder = in.Holder + " until " + in.HeldUntil.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(w, "%s\tv%d\t%d\t%s\t%s\t%s\n", name, in.Newest, in.Versions, saved, holder, in.Hash[:16])
+		// The holder is a session tag a worker wrote; the bucket is
+		// shared: nothing in it reaches the terminal as it came.
+		fmt.Fprintf(w, "%s\tv%d\t%d\t%s\t%s\t%s\n", oneline.Safe(name), in.Newest, in.Versions, saved, oneline.Safe(holder), in.Hash[:shortHash])
 	}
 	return w.Flush()
+}
+
+// shortHash is how much of a state's hash `states list` shows.
+const shortHash = 16
+
+// resolveState is what `states delete` deletes for arg: a name or a full
+// hash as they are, or the full hash of the one state whose hash begins
+// with arg when arg is the short hash `states list` shows (16 lowercase
+// hex characters; a name can look like one, so a name's own state, if it
+// has one, counts among the matches). Two matches are refused as
+// ambiguous; none leaves arg as it is (a name, or nothing to delete).
+func resolveState(ctx context.Context, store *states.Store, arg string) (string, error) {
+	if len(arg) != shortHash || strings.Trim(arg, "0123456789abcdef") != "" {
+		return arg, nil
+	}
+	list, err := store.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	for _, in := range list {
+		if strings.HasPrefix(in.Hash, arg) || in.Hash == states.NameHash(arg) {
+			matches = append(matches, in.Hash)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return arg, nil
+	case 1:
+		return matches[0], nil
+	}
+	return "", fmt.Errorf("%q names %d states (a short hash they begin with, or a name): give the whole hash (`durable-browser states list --json`) or the name", arg, len(matches))
 }

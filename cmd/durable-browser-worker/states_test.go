@@ -51,8 +51,14 @@ func TestStatesListDelete(t *testing.T) {
 		t.Fatalf("list without the key should show the hash, not the name: %d\n%s%s", code, out, stderr)
 	}
 	envv[states.EnvKey] = key
-	if code, out, stderr = runCLI(t, envv, append([]string{"states", "list"}, flags...)...); code != 0 || !strings.Contains(out, "shop-alice") {
-		t.Fatalf("list with the key: %d\n%s%s", code, out, stderr)
+	// The lease's holder is a session tag a worker wrote in a shared
+	// bucket: the table shows it terminal-safe.
+	if err := store.Acquire(ctx, "shop-alice", "sess\x1b[2K\u202e-1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr = runCLI(t, envv, append([]string{"states", "list"}, flags...)...); code != 0 || !strings.Contains(out, "shop-alice") ||
+		!strings.Contains(out, "sess?[2K?-1") || strings.ContainsAny(out, "\x1b\u202e") {
+		t.Fatalf("list with the key: %d\n%q%s", code, out, stderr)
 	}
 	if code, out, stderr = runCLI(t, envv, append([]string{"states", "delete", "shop-alice"}, flags...)...); code != 0 || !strings.Contains(out, "deleted state shop-alice") {
 		t.Fatalf("delete: %d\n%s%s", code, out, stderr)
@@ -65,6 +71,22 @@ func TestStatesListDelete(t *testing.T) {
 	}
 	if code, _, stderr = runCLI(t, envv, append([]string{"states", "delete"}, flags...)...); code != 1 || !strings.Contains(stderr, "want exactly one NAME or HASH") {
 		t.Fatalf("delete with no name: %d %s", code, stderr)
+	}
+	// The 16-character hash list shows (here without the key) deletes the
+	// state it names, as the usage's NAME|HASH says.
+	if _, err := store.Save(ctx, states.State{Name: "shop-bob", Cookies: []states.Cookie{{Name: "sid", Value: "v", Domain: "a", Path: "/"}}}); err != nil {
+		t.Fatal(err)
+	}
+	noKey := map[string]string{"AWS_ACCESS_KEY_ID": srv.AccessKey(), "AWS_SECRET_ACCESS_KEY": srv.SecretKey(), "DURABLE_BROWSER_S3_ENDPOINT": srv.Endpoint()}
+	short := states.NameHash("shop-bob")[:16]
+	if code, out, stderr = runCLI(t, noKey, append([]string{"states", "list"}, flags...)...); code != 0 || !strings.Contains(out, short) {
+		t.Fatalf("list: %d\n%s%s", code, out, stderr)
+	}
+	if code, out, stderr = runCLI(t, noKey, append([]string{"states", "delete", short}, flags...)...); code != 0 || !strings.Contains(out, "deleted state "+short) {
+		t.Fatalf("delete by the short hash list shows: %d\n%s%s", code, out, stderr)
+	}
+	if code, _, stderr = runCLI(t, noKey, append([]string{"states", "delete", short}, flags...)...); code != 1 || !strings.Contains(stderr, "no state") {
+		t.Fatalf("deleting the short hash again: %d %s", code, stderr)
 	}
 	// The bucket holds no state now: JSON lists none as [], not null.
 	if code, out, stderr = runCLI(t, envv, append([]string{"states", "list", "--json"}, flags...)...); code != 0 || strings.TrimSpace(out) != "[]" {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/oneline"
 )
 
 const approvalsUsage = `Usage:
@@ -14,6 +15,9 @@ const approvalsUsage = `Usage:
   durable-browser approvals approve <session-workflow-id> <hold-id> [--key file] [--by name] [--note text]
   durable-browser approvals deny    <session-workflow-id> <hold-id> [--key file] [--by name] [--note text]
   durable-browser approvals keygen --name <approver> --out <file>
+
+--by is 1-100 printable characters and --note up to 500, neither with a control
+or bidi/format character; a session keeps no more of a raw signal's, cleaned.
 
 A session whose action policy is "ask" holds every request with side effects
 (a form POST, a fetch that is not GET, HEAD or OPTIONS) that a run would send,
@@ -75,7 +79,7 @@ func listHolds(env *cliEnv, f *personFlags, states []*contract.SessionState) err
 		}
 	}
 	return printList(env, f.asJSON, rows, "SESSION WORKFLOW ID\tHOLD ID\tAGE\tREQUEST", func(now time.Time, r row) string {
-		return fmt.Sprintf("%s\t%s\t%s\t%s", r.WorkflowID, r.HoldID, age(now, r.HeldAt), describeHold(r.Hold))
+		return fmt.Sprintf("%s\t%s\t%s\t%s", oneline.Safe(r.WorkflowID), oneline.Safe(r.HoldID), age(now, r.HeldAt), describeHold(r.Hold))
 	})
 }
 
@@ -134,14 +138,15 @@ func answerHold(ctx context.Context, env *cliEnv, f *personFlags, a answer, st *
 
 // describeHold is the request a hold names, as its approver reads it: the
 // method, the scrubbed URL, the body's size and the worker's digest of the
-// exact request, and the body itself when the worker showed it.
+// exact request, and the body itself when the worker showed it. Made
+// terminal-safe: a hold signal may come from anyone who can signal.
 func describeHold(h contract.Hold) string {
 	if h.Digest == "" { // a hold recorded before holds named their request
-		return h.Method + " " + h.Origin + h.Path
+		return oneline.Safe(h.Method + " " + h.Origin + h.Path)
 	}
 	out := fmt.Sprintf("%s %s (body %d bytes, digest %s)", h.Method, h.URL, h.BodySize, h.Digest)
 	if h.Body != "" {
 		out += " body: " + strconv.Quote(h.Body)
 	}
-	return out
+	return oneline.Safe(out)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -63,9 +64,19 @@ func runCall(ctx context.Context, env *cliEnv, args []string) error {
 	if err := fs.ParseFlagsFirst(args, "durable-browser call [flags] <session-workflow-id> <tool> [json-args]"); err != nil {
 		return err
 	}
+	if fs.NArg() == 1 && cli.AsksHelp(fs.Args()) {
+		fs.Usage()
+		return flag.ErrHelp
+	}
 	if fs.NArg() < 2 || fs.NArg() > 3 {
 		fs.Usage()
-		return fmt.Errorf("want <session-workflow-id> <tool> [json-args], got %d arguments", fs.NArg())
+		err := fmt.Errorf("want <session-workflow-id> <tool> [json-args], got %d arguments", fs.NArg())
+		if fs.NArg() < 2 {
+			// No tool named: call's verb is missing, a usage error as
+			// a missing verb or sub-verb is (exit status 2).
+			return &cli.UsageError{Err: err}
+		}
+		return err
 	}
 	log, err := sf.Check(env.Stderr, "e.g. 10m")
 	if err != nil {
@@ -135,7 +146,9 @@ func printEnvelope(env *cliEnv, out json.RawMessage) error {
 	shown := out
 	var pretty bytes.Buffer
 	if json.Indent(&pretty, out, "", "  ") == nil {
-		shown = pretty.Bytes()
+		// Page text may hold control and bidi characters encoding/json
+		// leaves raw (U+202E, C1): escaped, the JSON means the same.
+		shown = cli.EscapeUnsafe(pretty.Bytes())
 	}
 	fmt.Fprintln(env.Stdout, string(shown))
 	return exitStatus(out)

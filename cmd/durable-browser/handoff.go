@@ -16,6 +16,9 @@ const handoffUsage = `Usage:
   durable-browser handoff done   <session-workflow-id> <request-id> [--key file] [--note text] [--by name]
   durable-browser handoff cancel <session-workflow-id> <request-id> [--key file] [--note text] [--by name]
 
+--by is 1-100 printable characters and --note up to 500, neither with a control
+or bidi/format character; a session keeps no more of a raw signal's, cleaned.
+
 A handoff is a step the agent asked a person to do in its browser (a check
 only a person can pass, a sign-in). The person was notified through the
 worker's handoff port (log or webhook) with the instruction and a way to
@@ -91,9 +94,11 @@ func listHandoffs(env *cliEnv, f *personFlags, states []*contract.SessionState) 
 		header += "\tLIVE VIEW"
 	}
 	return printList(env, f.asJSON, rows, header, func(now time.Time, r row) string {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s", r.WorkflowID, r.RequestID, age(now, r.RequestedAt), oneline.Cut(r.Instruction, 100))
+		// The instruction is a model's words (pages feed it): no cell
+		// may move the cursor, colour or reorder what the operator reads.
+		line := fmt.Sprintf("%s\t%s\t%s\t%s", oneline.Safe(r.WorkflowID), oneline.Safe(r.RequestID), age(now, r.RequestedAt), oneline.Cut(r.Instruction, 100))
 		if f.showURL {
-			line += "\t" + orDash(r.URL)
+			line += "\t" + safeCell(r.URL)
 		}
 		return line
 	})

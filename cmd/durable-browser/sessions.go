@@ -3,14 +3,15 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os/user"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	dbclient "github.com/durable-browser/durable-browser/client"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/durable-browser/durable-browser/cmd/internal/cli"
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/oneline"
 )
 
 // opsFlags are the flags every operator verb that talks to Temporal shares.
@@ -146,28 +148,26 @@ func statusName(s enumspb.WorkflowExecutionStatus) string {
 	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
 }
 
-// sessionRow is one line of `durable-browser sessions`.
+// sessionRow is one line of `durable-browser sessions`: the execution and
+// its search attributes and, for a running session that answered, its whole
+// state query (every field of contract.SessionState, in --json).
 type sessionRow struct {
-	WorkflowID     string                   `json:"workflow_id"`
-	RunID          string                   `json:"run_id"`
-	Status         string                   `json:"status"`
-	Tag            string                   `json:"tag,omitempty"`
-	Provider       string                   `json:"provider,omitempty"`
-	State          string                   `json:"state,omitempty"`
-	URL            string                   `json:"url,omitempty"`
-	Title          string                   `json:"title,omitempty"`
-	StartedAt      time.Time                `json:"started_at"`
-	Calls          int                      `json:"calls,omitempty"`
-	PendingHandoff *contract.PendingHandoff `json:"pending_handoff,omitempty"`
-	Holds          []contract.Hold          `json:"holds,omitempty"`
-	// LastCall summarises the last call served, and LastActive dates it.
-	LastCall   string    `json:"last_call,omitempty"`
-	LastActive time.Time `json:"last_active,omitzero"`
+	WorkflowID string    `json:"workflow_id"`
+	RunID      string    `json:"run_id"`
+	Status     string    `json:"status"`
+	Tag        string    `json:"tag,omitempty"`
+	Provider   string    `json:"provider,omitempty"`
+	State      string    `json:"state,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
 	// Ended says why a completed session ended: released, idle,
 	// max_lifetime or closed (its result's reason).
 	Ended string `json:"ended,omitempty"`
 	// QueryError says why the row holds only search attributes.
 	QueryError string `json:"query_error,omitempty"`
+	// SessionState is the state query's answer; the fields above, from
+	// the execution, shadow its own of the same name (they agree, but
+	// started_at is the execution's).
+	*contract.SessionState
 }
 
 const sessionsUsage = `Usage: durable-browser sessions [flags]
@@ -280,14 +280,21 @@ func (o *opsFlags) sessionRows(ctx context.Context, c client.Client, all bool, l
 			if err != nil {
 				r.QueryError = err.Error()
 			} else {
-				r.Tag, r.Provider, r.State, r.URL, r.Title = st.Tag, st.Provider, st.State, st.URL, st.Title
-				r.Calls, r.PendingHandoff, r.Holds = st.Calls, st.PendingHandoff, st.Holds
-				r.LastCall, r.LastActive = st.LastCall, st.LastActive
+				r.withState(st)
 			}
 		}
 		rows = append(rows, r)
 	}
 	return rows, nil
+}
+
+// withState adds a running session's answer to its state query to its row.
+func (r *sessionRow) withState(st *contract.SessionState) {
+	r.Tag, r.Provider, r.State = st.Tag, st.Provider, st.State
+	if st.WorkflowID == "" {
+		st.WorkflowID = r.WorkflowID
+	}
+	r.SessionState = st
 }
 
 // printSessions writes the table: one row a session, with its pending human
@@ -306,14 +313,21 @@ func printSessions(env *cliEnv, rows []sessionRow, now time.Time) error {
 		if r.QueryError != "" {
 			state += " (no answer)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, orDash(r.Tag), orDash(r.Provider), state, orDash(r.URL), humanSteps(r), lastCall(r, now))
+		url := ""
+		if r.SessionState != nil {
+			url = r.URL
+		}
+		// Every cell is made safe: the URL and the last call come from
+		// pages and models, the rest from whoever could start a workflow.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", oneline.Safe(r.WorkflowID), safeCell(r.Tag), safeCell(r.Provider), oneline.Safe(state),
+			safeCell(url), oneline.Safe(humanSteps(r)), oneline.Safe(lastCall(r, now)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, r := range rows {
 		if r.QueryError != "" {
-			fmt.Fprintln(env.Stderr, "warning:", r.QueryError)
+			fmt.Fprintln(env.Stderr, "warning:", oneline.Safe(r.QueryError))
 		}
 	}
 	return nil
@@ -321,6 +335,9 @@ func printSessions(env *cliEnv, rows []sessionRow, now time.Time) error {
 
 // humanSteps says what waits for a person: a handoff, held requests.
 func humanSteps(r sessionRow) string {
+	if r.SessionState == nil {
+		return "-"
+	}
 	var parts []string
 	if r.PendingHandoff != nil {
 		parts = append(parts, "handoff "+r.PendingHandoff.RequestID)
@@ -342,7 +359,7 @@ func humanSteps(r sessionRow) string {
 
 // lastCall is the last call's summary and its age.
 func lastCall(r sessionRow, now time.Time) string {
-	if r.LastCall == "" {
+	if r.SessionState == nil || r.LastCall == "" {
 		return "-"
 	}
 	return r.LastCall + " (" + age(now, r.LastActive) + " ago)"
@@ -367,14 +384,12 @@ func orDash(s string) string {
 	return s
 }
 
-func printJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(w, string(b))
-	return err
-}
+// safeCell is a table cell: s made terminal-safe, or "-".
+func safeCell(s string) string { return orDash(oneline.Safe(s)) }
+
+// printJSON is every operator verb's --json: cli.PrintJSON (no HTML
+// escaping; control and bidi/format characters escaped as \uXXXX).
+func printJSON(w io.Writer, v any) error { return cli.PrintJSON(w, v) }
 
 // age renders how long ago t was, to the second.
 func age(now, t time.Time) string {
@@ -419,7 +434,7 @@ func (o *opsFlags) runningStates(ctx context.Context, env *cliEnv, c client.Clie
 	for _, e := range execs {
 		st, err := o.queryState(ctx, c, e.ID)
 		if err != nil {
-			fmt.Fprintln(env.Stderr, "warning:", err)
+			fmt.Fprintln(env.Stderr, "warning:", oneline.Safe(err.Error()))
 			continue
 		}
 		if st.WorkflowID == "" {
@@ -430,12 +445,57 @@ func (o *opsFlags) runningStates(ctx context.Context, env *cliEnv, c client.Clie
 	return out, nil
 }
 
-// by is who answers: --by, else the login name.
+// by is who answers: --by, else the login name ($USER, $LOGNAME, else
+// the account this process runs as).
 func by(env *cliEnv, flagValue string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	return env.Getenv("USER")
+	if name := cmp.Or(env.Getenv("USER"), env.Getenv("LOGNAME")); name != "" {
+		return name
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
+}
+
+// checkDecisionText refuses, before anything is sent, a --by or --note the
+// session would only keep clipped and cleaned (workflows keep at most
+// contract.MaxDecisionBy and MaxDecisionNote characters of a decision, with
+// control and bidi/format characters replaced): who decides is 1-100
+// printable characters, a note up to 500, neither with a control (tab,
+// newline, ESC...) or bidi/format character (U+202E...).
+func checkDecisionText(flag, value string, minLen, maxLen int) error {
+	if problem, rule := decisionTextProblem(value, minLen, maxLen); problem != "" {
+		return &config.Error{Flag: flag, Problem: problem, Fix: "use " + rule}
+	}
+	return nil
+}
+
+// decisionTextProblem says what is wrong with value as checkDecisionText
+// reads it ("" when nothing), and the rule.
+func decisionTextProblem(value string, minLen, maxLen int) (problem, rule string) {
+	rule = fmt.Sprintf("%d-%d printable characters, no control or bidi/format characters", minLen, maxLen)
+	if minLen == 0 {
+		rule = fmt.Sprintf("up to %d printable characters, no control or bidi/format characters", maxLen)
+	}
+	switch n := utf8.RuneCountInString(value); {
+	case n < minLen:
+		return "is empty", rule
+	case n > maxLen:
+		return fmt.Sprintf("is %d characters long", n), rule
+	case !oneline.Printable(value):
+		bad := "a byte that is not UTF-8"
+		for _, r := range value {
+			if oneline.Unsafe(r) {
+				bad = fmt.Sprintf("the character %U", r)
+				break
+			}
+		}
+		return "holds " + bad, rule
+	}
+	return "", rule
 }
 
 // personVerb describes a verb a person answers with (handoff, approvals):
@@ -505,14 +565,11 @@ func runPerson(ctx context.Context, env *cliEnv, args []string, v personVerb) er
 			fmt.Fprintf(env.Stderr, "warning: %v; sending the signal anyway (the session reads it once a worker runs)\n", err)
 		}
 		return v.answer(ctx, env, f, answer{c: c, d: d}, st, pos[0], wfID, pos[2])
-	case pos[0] == "keygen" && v.keygen:
+	default: // keygen: parsePerson admits no other
 		if len(pos) != 1 {
 			return fmt.Errorf("approvals keygen takes no arguments, got %q", pos[1:])
 		}
 		return keygen(env, f.name, f.out)
-	default:
-		fs.Usage()
-		return fmt.Errorf("unknown subcommand %q: want %s", pos[0], v.subcommands)
 	}
 }
 
@@ -549,6 +606,7 @@ type personFlags struct {
 	opsFlags
 	verb         personVerb
 	note, by     string
+	byGiven      bool
 	asJSON, scan bool
 	limit        int
 	// key is the approver's private key file; expiresIn bounds a signed decision.
@@ -567,8 +625,8 @@ func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *person
 	fs := cli.Flags(v.name, env, v.usage)
 	f := &personFlags{verb: v}
 	bindOps(fs, &f.opsFlags)
-	fs.String(&f.note, "note", "", v.answers+": "+v.noteHelp)
-	fs.String(&f.by, "by", "", v.answers+": "+v.byHelp+" (default $USER; when signing, the key's approver)")
+	fs.String(&f.note, "note", "", v.answers+": "+v.noteHelp+" (up to 500 printable characters, no control or bidi/format characters)")
+	fs.String(&f.by, "by", "", v.answers+": "+v.byHelp+", 1-100 printable characters, no control or bidi/format characters (default $USER, else $LOGNAME, else the account's name; when signing, the key's approver)")
 	fs.StringVar(&f.key, "key", "", v.answers+": sign with this approver private key file (from approvals keygen) [$"+approverKeyEnv+"]")
 	fs.Duration(&f.expiresIn, "expires-in", contract.DefaultDecisionValidity, v.answers+": a signed decision is valid this long (at most 1h)")
 	fs.Bool(&f.asJSON, "json", false, "list: print JSON")
@@ -586,10 +644,14 @@ func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *person
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if len(pos) == 0 {
-		fs.Usage()
-		return nil, nil, nil, fmt.Errorf("want a subcommand: %s", v.subcommands)
+	names := append([]string{"list"}, v.words...)
+	if v.keygen {
+		names = append(names, "keygen")
 	}
+	if _, err := cli.Subverb(pos, v.name, v.subcommands, fs.Usage, names...); err != nil {
+		return nil, nil, nil, err
+	}
+	f.byGiven = fs.Given("by")
 	return fs, f, pos, nil
 }
 
@@ -603,6 +665,9 @@ func (f *personFlags) startAnswer(ctx context.Context, env *cliEnv, fs *config.S
 		return nil, nil, nil, nil, fmt.Errorf("want %s %s <session-workflow-id> <%s>, got %d arguments", verb, pos[0], idName, len(pos)-1)
 	}
 	if err := contract.CheckSessionID(pos[1]); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if err := checkDecisionText("note", f.note, 0, contract.MaxDecisionNote); err != nil {
 		return nil, nil, nil, nil, err
 	}
 	d, err := f.decider(env)

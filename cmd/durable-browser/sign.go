@@ -7,7 +7,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/oneline"
 )
 
 // approverKeyEnv names the private key file when --key is not given.
@@ -36,8 +39,13 @@ func keygen(env *cliEnv, name, out string) error {
 		return err
 	}
 	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("writing the private key: %w (an existing key file is never overwritten)", err)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("keygen --out %s: the file exists, and an existing key file is never overwritten: name a new file", out)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("keygen --out %s: the directory %s does not exist: create it first (mkdir -p %s; a key directory should be mode 0700)", out, filepath.Dir(out), filepath.Dir(out))
+	case err != nil:
+		return fmt.Errorf("keygen --out: writing the private key: %w", err)
 	}
 	body := "# durable-browser approver private key: keep it secret\n" + name + " " + base64.StdEncoding.EncodeToString(priv.Seed()) + "\n"
 	if _, err := f.WriteString(body); err != nil {
@@ -104,12 +112,23 @@ func (f *personFlags) decider(env *cliEnv) (*decider, error) {
 	if f.expiresIn <= 0 || f.expiresIn > contract.MaxDecisionValidity {
 		return nil, &config.Error{Flag: "expires-in", Problem: fmt.Sprintf("%s is not in (0, %s]", f.expiresIn, contract.MaxDecisionValidity), Fix: "e.g. 5m"}
 	}
+	if f.byGiven {
+		if err := checkDecisionText("by", f.by, 1, contract.MaxDecisionBy); err != nil {
+			return nil, err
+		}
+	}
 	path := f.key
 	if path == "" {
 		path = env.Getenv(approverKeyEnv)
 	}
 	if path == "" {
-		return &decider{by: by(env, f.by)}, nil
+		who := by(env, f.by)
+		if problem, rule := decisionTextProblem(who, 1, contract.MaxDecisionBy); problem != "" {
+			// Not given: the login name stands in for it.
+			return nil, &config.Error{Flag: "by", Problem: fmt.Sprintf("not given, and the login name that would stand in for it %s", problem),
+				Fix: "give --by NAME: " + rule}
+		}
+		return &decider{by: who}, nil
 	}
 	s, err := loadSigner(path)
 	if err != nil {
@@ -186,5 +205,5 @@ func rejectionText(wfID string, r contract.RejectedDecision) string {
 	if why == "" {
 		why = r.Reason
 	}
-	return fmt.Sprintf("session %s rejected the %s for %s by %q: %s (%s)", wfID, r.Kind, r.ID, r.By, why, r.Reason)
+	return oneline.Safe(fmt.Sprintf("session %s rejected the %s for %s by %q: %s (%s)", wfID, r.Kind, r.ID, r.By, why, r.Reason))
 }

@@ -14,10 +14,11 @@ import (
 func TestPrintSessions(t *testing.T) {
 	now := time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)
 	rows := []sessionRow{
-		{WorkflowID: "conv-1", Status: "running", Tag: "conv-1-1", Provider: "local", State: contract.StateWaitingForHuman, URL: "https://shop.example/",
-			PendingHandoff: &contract.PendingHandoff{RequestID: "h-1"},
-			Holds:          []contract.Hold{{HoldSubject: contract.HoldSubject{HoldID: "a"}}, {HoldSubject: contract.HoldSubject{HoldID: "b"}, Decision: "approve"}},
-			LastCall:       "click [4]", LastActive: now.Add(-90 * time.Second)},
+		{WorkflowID: "conv-1", Status: "running", Tag: "conv-1-1", Provider: "local", State: contract.StateWaitingForHuman,
+			SessionState: &contract.SessionState{URL: "https://shop.example/",
+				PendingHandoff: &contract.PendingHandoff{RequestID: "h-1"},
+				Holds:          []contract.Hold{{HoldSubject: contract.HoldSubject{HoldID: "a"}}, {HoldSubject: contract.HoldSubject{HoldID: "b"}, Decision: "approve"}},
+				LastCall:       "click [4]", LastActive: now.Add(-90 * time.Second)}},
 		{WorkflowID: "conv-2", Status: "completed", Ended: "idle"},
 	}
 	var out bytes.Buffer

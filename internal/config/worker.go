@@ -265,7 +265,7 @@ func BindLiveView(s *Set, l *LiveView) {
 	s.String(&l.URL, "live-view-url", "", "the live view's origin as people reach it, scheme://host:port (behind a tunnel or proxy; default http://<--live-view>)")
 	s.String(&l.FrameAncestors, "live-view-frame-ancestors", "", "the one origin allowed to frame the live view, e.g. https://ops.example.com (default: none)")
 	s.Bool(&l.WatchOnly, "live-view-watch-only", false, "viewers only watch: the server drops every input")
-	s.String(&l.Dir, "live-view-dir", DefaultLiveViewDir(), "directory (0700) keeping handoffs' live view addresses for `handoff list --show-url`")
+	s.String(&l.Dir, "live-view-dir", DefaultLiveViewDir(), "directory (0700) keeping handoffs' live view addresses, which durable-browser handoff list --show-url shows")
 }
 
 // DefaultLiveViewDir is where handoffs' live view addresses are kept.

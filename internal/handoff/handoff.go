@@ -16,11 +16,11 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/rs/zerolog"
+
+	"github.com/durable-browser/durable-browser/internal/oneline"
 )
 
 // Notice is what a person is told.
@@ -86,25 +86,14 @@ func (l LogNotifier) Notify(_ context.Context, n Notice) error {
 	// The person at this terminal reads what to do and how to answer. The
 	// instruction is a model's words (pages feed it): quoted, so no control
 	// sequence of theirs reaches the terminal.
-	fmt.Fprintf(l.Reach, "handoff %s of session %s: %s\n", terminalSafe(n.RequestID), terminalSafe(n.WorkflowID), strconv.Quote(n.Instruction))
+	fmt.Fprintf(l.Reach, "handoff %s of session %s: %s\n", oneline.Safe(n.RequestID), oneline.Safe(n.WorkflowID), strconv.Quote(n.Instruction))
 	if n.Answer.Done != "" {
-		fmt.Fprintf(l.Reach, "  when done: %s\n  to cancel: %s\n", terminalSafe(n.Answer.Done), terminalSafe(n.Answer.Cancel))
+		fmt.Fprintf(l.Reach, "  when done: %s\n  to cancel: %s\n", oneline.Safe(n.Answer.Done), oneline.Safe(n.Answer.Cancel))
 	}
 	if n.ReachURL != "" {
-		fmt.Fprintf(l.Reach, "handoff %s: reach the browser at %s\n", terminalSafe(n.RequestID), terminalSafe(n.ReachURL))
+		fmt.Fprintf(l.Reach, "handoff %s: reach the browser at %s\n", oneline.Safe(n.RequestID), oneline.Safe(n.ReachURL))
 	}
 	return nil
-}
-
-// terminalSafe replaces control and format characters, so a value cannot
-// move a terminal's cursor, rewrite what it shows, or reorder it (bidi).
-func terminalSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			return '?'
-		}
-		return r
-	}, s)
 }
 
 // SignatureHeader carries "t=<unix seconds>,v1=<hex hmac>" over "<t>.<body>".

@@ -4,16 +4,22 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/durable-browser/durable-browser/internal/config"
+	"github.com/durable-browser/durable-browser/internal/oneline"
 )
 
 // Env is what a verb may touch.
@@ -59,13 +65,36 @@ type ExitError struct{ Code int }
 
 func (e ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
+// UsageError is a command line that names no verb (of a command with
+// sub-verbs: states, evidence, recording, approvals, handoff, demo; or
+// call's tool) or one that does not exist: its usage was printed, and it
+// ends with exit status 2, as a command line naming no top-level verb
+// does (docs/configuration.md). Err, when set, says what was wrong.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string {
+	if e.Err == nil {
+		return "usage"
+	}
+	return e.Err.Error()
+}
+
+func (e *UsageError) Unwrap() error { return e.Err }
+
 // Status is the exit status of the verb name's err: 0 for none or -h, an
-// ExitError's code, else 1 with "durable-browser NAME: ERR" on stderr.
+// ExitError's code, 2 for a UsageError (its message, if any, on stderr),
+// else 1 with "durable-browser NAME: ERR" on stderr.
 func Status(env *Env, name string, err error) int {
 	var ee ExitError
+	var ue *UsageError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &ue):
+		if ue.Err != nil {
+			fmt.Fprintf(env.Stderr, "durable-browser %s: %v\n", name, ue.Err)
+		}
+		return 2
 	case errors.As(err, &ee):
 		return ee.Code
 	default:
@@ -89,28 +118,89 @@ func AsksHelp(args []string) bool {
 	return len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")
 }
 
-// HelpStatus is how a command that took no verb it knows ends once it has
-// printed its usage: flag.ErrHelp when args ask for help, else exit status 2.
-func HelpStatus(args []string) error {
-	if AsksHelp(args) {
-		return flag.ErrHelp
+// Subverb is the one place that decides how a command with sub-verbs
+// (states, evidence, recording, approvals, handoff, demo) reads the one
+// args[0] names, among names. Asked for help (-h, --help, help) it calls
+// usage and returns flag.ErrHelp (exit status 0). With no sub-verb, or one
+// the command does not have, it calls usage and returns a *UsageError
+// (exit status 2) saying so and what to use; else the sub-verb's name.
+func Subverb(args []string, command, use string, usage func(), names ...string) (string, error) {
+	switch {
+	case AsksHelp(args):
+		usage()
+		return "", flag.ErrHelp
+	case len(args) == 0:
+		usage()
+		return "", &UsageError{Err: fmt.Errorf("%s wants a verb: %s", command, use)}
+	case slices.Contains(names, args[0]):
+		return args[0], nil
 	}
-	return ExitError{Code: 2}
+	usage()
+	return "", &UsageError{Err: fmt.Errorf("unknown %s verb %q: use %s", command, args[0], use)}
 }
 
 // Subverbs runs the verb of command (evidence, states) that args[0] names,
-// with the rest. With none, or asked for help, it prints usage; an unknown
-// verb prints usage and is refused, the error saying what to use.
+// with the rest, as Subverb reads it; usage goes to stderr.
 func Subverbs(ctx context.Context, env *Env, args []string, command, usage, use string, verbs map[string]Verb) error {
-	if len(args) == 0 || AsksHelp(args) {
-		fmt.Fprint(env.Stderr, usage)
-		return HelpStatus(args)
+	names := make([]string, 0, len(verbs))
+	for n := range verbs {
+		names = append(names, n)
 	}
-	if v, ok := verbs[args[0]]; ok {
-		return v(ctx, env, args[1:])
+	name, err := Subverb(args, command, use, func() { fmt.Fprint(env.Stderr, usage) }, names...)
+	if err != nil {
+		return err
 	}
-	fmt.Fprint(env.Stderr, usage)
-	return fmt.Errorf("unknown %s verb %q: use %s", command, args[0], use)
+	return verbs[name](ctx, env, args[1:])
+}
+
+// PrintJSON writes v as indented JSON for a person to read: no HTML
+// escaping (& < > stay as they are, as in tool answers), and every
+// character oneline.Unsafe names (a control or bidi/format character a
+// page or a model wrote) escaped as \uXXXX, so the output is valid JSON
+// decoding to the same values and nothing in it acts on a terminal.
+func PrintJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(EscapeUnsafe(buf.Bytes()))
+	return err
+}
+
+// EscapeUnsafe escapes, in JSON that encoding/json wrote, every
+// oneline.Unsafe character as \uXXXX (a surrogate pair beyond the BMP).
+// encoding/json writes valid UTF-8 and escapes controls below U+0020 in
+// strings itself, so a raw tab or newline is layout and stays; what
+// remains (DEL, C1 controls, format characters such as U+202E) can only
+// stand inside a string, where the escape means the same.
+func EscapeUnsafe(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == '\t' || r == '\n' || r == '\r' || !oneline.Unsafe(r) {
+			if out != nil {
+				out = append(out, b[i:i+n]...)
+			}
+			i += n
+			continue
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(b)+16), b[:i]...)
+		}
+		if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+			out = fmt.Appendf(out, "\\u%04x\\u%04x", r1, r2)
+		} else {
+			out = fmt.Appendf(out, "\\u%04x", r)
+		}
+		i += n
+	}
+	if out == nil {
+		return b
+	}
+	return out
 }
 
 // ParseFlagsOnly parses the flags of a verb that takes no positional
