@@ -100,7 +100,7 @@ func (p PageJudgement) Failure(url string) *Failure {
 		PageConsent:       "a consent screen covers the page: answer it with run (e.g. a locator {\"text\":\"Accept\"} or \"Reject\"), then read again",
 		PageErrorNotFound: "the page is an error or does not exist: check the URL, or search for where the content moved",
 		PageLoading:       "the page had not rendered its content: wait for it with run (wait text or load), or read it with the browser instead of web_fetch",
-		PageEmpty:         "the page holds no content of its own (a template or an empty shell): find the page that has the content",
+		PageEmpty:         "the page holds no content of its own (a template or an empty shell): when its scripts build it, read it with the browser (run goto, then browser_read); else find the page that has the content",
 	}[p.Kind]
 	if next == "" {
 		return nil

@@ -109,3 +109,28 @@ func TestDefaultPageJudge(t *testing.T) {
 		t.Fatalf("a missing page: %+v", f)
 	}
 }
+
+// A fetch that brings back no text is judged like any other: a script's
+// empty shell and an empty body answer not_content (empty_or_template),
+// naming the browser as the way to read a page its scripts build, not ok
+// with nothing in it. A page with text is still content.
+func TestEmptyFetchIsJudged(t *testing.T) {
+	env.StartWorker(t, harnessDefaults())
+	shell := pageServer(t, `<!doctype html><title>App</title><div id="root"></div><script>document.getElementById("root").textContent = "Built by script"</script>`)
+	empty := pageServer(t, "")
+	full := pageServer(t, `<!doctype html><title>Notes</title><p>Three plain words of content here.</p>`)
+	s := newSession(t, workflows.SessionConfig{})
+	for name, url := range map[string]string{"shell": shell, "empty body": empty} {
+		f := s.failure("web_fetch", map[string]any{"url": url})
+		if f.Code != contract.CodeNotContent || !strings.Contains(f.Message, contract.PageEmpty) || !strings.Contains(f.Message, "browser_read") {
+			t.Errorf("%s: answered %+v, want not_content naming %s and browser_read", name, f, contract.PageEmpty)
+		}
+	}
+	var res contract.WebFetchResult
+	s.must("web_fetch", map[string]any{"url": full}, &res)
+	if !strings.Contains(res.Content, "Three plain words") {
+		t.Fatalf("a page with text: %+v", res)
+	}
+	s.must("browser_release", map[string]any{}, nil)
+	recordHistory(t, s.id, "judge-empty")
+}

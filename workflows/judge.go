@@ -12,9 +12,14 @@ import (
 // not_content, with the next step); a page over the injection threshold is
 // marked, and a search hit over it loses its snippet. A judge that fails,
 // or answers out of shape, leaves the page unjudged: the result stands.
-// Histories from before the change (no marker) judge nothing.
+// Histories from before the change (no marker) judge nothing, and those
+// from before changeJudgeEmpty no fetch without text.
 func (b *Browser) judgePage(ctx workflow.Context, res any) *contract.Failure {
 	pages := judgeInput(res)
+	if f, ok := res.(*contract.WebFetchResult); ok && len(pages) == 0 && !f.IsPDF &&
+		workflow.GetVersion(ctx, changeJudgeEmpty, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		pages = []contract.JudgePage{fetchPage(f)}
+	}
 	if len(pages) == 0 {
 		return nil
 	}
@@ -73,7 +78,9 @@ func judgeInput(res any) []contract.JudgePage {
 		if r.IsPDF || r.Content == "" {
 			return nil
 		}
-		return []contract.JudgePage{{URL: r.FinalURL, Status: r.Status, ContentType: r.ContentType, Title: r.Title, Text: clip(r.Content)}}
+		p := fetchPage(r)
+		p.Text = clip(p.Text)
+		return []contract.JudgePage{p}
 	case *contract.WebSearchResult:
 		var out []contract.JudgePage
 		for _, h := range r.Hits {
@@ -82,4 +89,9 @@ func judgeInput(res any) []contract.JudgePage {
 		return out
 	}
 	return nil
+}
+
+// fetchPage is what the judge is sent about a fetched page.
+func fetchPage(r *contract.WebFetchResult) contract.JudgePage {
+	return contract.JudgePage{URL: r.FinalURL, Status: r.Status, ContentType: r.ContentType, Title: r.Title, Text: r.Content}
 }

@@ -68,6 +68,11 @@ const (
 	// summary names it in the UI's timeline ("waiting for approval: POST
 	// …"); it is cancelled when someone decides or the run ends.
 	changeNamedHolds = "named-holds"
+	// changeJudgeEmpty: a web_fetch that brought back no text (an empty
+	// body, a 404 or 403 with nothing in it) is judged too, so it answers
+	// not_content with its kind instead of ok with nothing. Histories from
+	// before judged only fetches with text.
+	changeJudgeEmpty = "judge-empty"
 )
 
 // validateFn is validate.Call; tests swap it to prove a recorded verdict
