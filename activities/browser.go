@@ -436,6 +436,10 @@ func refusalMessage(failed *contract.ActionFailure, policy string, r *driver.Ref
 		switch h.Decision {
 		case contract.DecisionExpired:
 			return at + req + " was refused: it was held for a person's approval and no one decided in time. Ask again later, or ask a person to watch `durable-browser approvals list`"
+		case contract.DecisionCancelled:
+			return at + req + " was refused unsent: the session was released while it waited for a person's approval"
+		case heldBlocked:
+			return fmt.Sprintf("%s%s was refused unasked: the session already held %d requests waiting for a person, the most it may. Wait for those to be decided, then send it again", at, req, MaxHolds)
 		case "denied", contract.DecisionDeny:
 			by := ""
 			if h.By != "" {

@@ -155,7 +155,7 @@ func (r *runState) hold(h contract.HeldRequest) {
 
 type holdOutcome struct {
 	holdID string
-	word   string // approved, denied, expired, blocked
+	word   string // approved, denied, expired, blocked, cancelled
 }
 
 // newHoldID is a hold id nobody can guess before the worker announces it:
@@ -232,6 +232,9 @@ func (a *Activities) ask(ctx context.Context, rs *runState, req contract.SentReq
 				case contract.DecisionDeny:
 					out.word = "denied"
 					return out, d.By
+				case contract.DecisionCancelled:
+					out.word = contract.DecisionCancelled
+					return out, ""
 				}
 			}
 		}

@@ -62,6 +62,10 @@ const (
 	// DecisionExpired marks a hold whose run ended undecided (it was refused);
 	// it is set by the workflow, never accepted from a signal.
 	DecisionExpired = "expired"
+	// DecisionCancelled marks a hold whose session was released or ended
+	// while it waited: the worker refuses the request at once. Set by the
+	// workflow, never accepted from a signal.
+	DecisionCancelled = "cancelled"
 )
 
 // ToolCall is the UpdateTool input: a tool name and its raw JSON arguments.

@@ -593,3 +593,52 @@ func signed(secret []byte, header string, body []byte) bool {
 	fmt.Fprintf(m, "%s.%s", ts, body)
 	return ts != "" && hmac.Equal([]byte(hex.EncodeToString(m.Sum(nil))), []byte(sig))
 }
+
+// A browser_release that arrives while a run holds a request for a person
+// does not wait for the hold to expire (minutes): the session decides the
+// hold cancelled, the run refuses the request unsent and answers saying
+// so, and the release goes through.
+func TestReleaseCancelsHold(t *testing.T) {
+	env.StartWorker(t, harness.WorkerOptions{HoldTimeout: 10 * time.Minute})
+	s := newSession(t, workflows.SessionConfig{Session: contract.SessionOptions{ActionPolicy: contract.PolicyAsk}})
+	s.must("run", actions(map[string]any{"op": "goto", "url": env.Demo.URL() + "/"}), nil)
+	var snap contract.SnapshotResult
+	s.must("snapshot", map[string]any{"mode": "interactive"}, &snap)
+	email := "release-" + uuid.NewString()[:8] + "@example.com"
+	run := s.callAsync("run", actions(
+		map[string]any{"op": "fill", "id": refFor(t, snap.Text, `textbox "Email"`), "value": email},
+		map[string]any{"op": "click", "id": refFor(t, snap.Text, `button "Create account"`)},
+	))
+	harness.Eventually(t, 60*time.Second, func() bool {
+		for _, h := range state(t, s.id).Holds {
+			if h.Decision == "" {
+				return true
+			}
+		}
+		return false
+	}, "no hold appeared; worker log:\n%s", tail(env.Log.String(), 40))
+	release := s.callAsync("browser_release", map[string]any{})
+	var rel contract.ReleaseResult
+	receive(t, release).decode(t, &rel)
+	a := receive(t, run)
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	var f contract.Failure
+	if err := json.Unmarshal(a.raw, &f); err != nil || f.Code != contract.CodeRefused || !strings.Contains(f.Message, "released while it waited") {
+		t.Fatalf("the held run answered %s", a.raw)
+	}
+	found := false
+	for _, h := range f.Held {
+		found = found || (h.Method == "POST" && h.Decision == contract.DecisionCancelled)
+	}
+	if !found {
+		t.Fatalf("the run does not list the request as cancelled: %s", a.raw)
+	}
+	for _, sub := range env.Demo.Submissions() {
+		if sub.Fields["email"] == email {
+			t.Fatal("a request held when the session was released reached the site")
+		}
+	}
+	recordHistory(t, s.id, "release-cancels-hold")
+}

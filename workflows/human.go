@@ -397,6 +397,24 @@ func (b *Browser) settleHolds(ctx workflow.Context) {
 	}
 }
 
+// cancelHolds decides every hold still waiting cancelled: the session is
+// being released or ends, and no one's decision could matter now. The run
+// holding them refuses their requests at its next poll and answers, so the
+// release does not wait out the holds. Sessions from before the change
+// (and those with nothing held) are left as they were.
+func (b *Browser) cancelHolds(ctx workflow.Context) {
+	h := b.human()
+	if h.heldCount() == 0 || workflow.GetVersion(ctx, changeReleaseCancelsHolds, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	for i := range h.Holds {
+		if h.Holds[i].Decision == "" {
+			h.Holds[i].Decision, h.Holds[i].Note = contract.DecisionCancelled, "the session was released while it waited; it was refused"
+		}
+	}
+	b.changed(ctx)
+}
+
 // maxHolds bounds the remembered holds; decided ones are dropped first.
 const maxHolds = 64
 

@@ -251,6 +251,9 @@ func (s *session) tool(ctx workflow.Context, call contract.ToolCall) (json.RawMe
 		return s.b.answer(ctx, call.Name, s.ended())
 	}
 	s.runCalls++
+	if call.Name == contract.ToolRelease {
+		s.b.cancelHolds(ctx)
+	}
 	args, f := s.b.validateCall(ctx, call.Name, call.Args)
 	if f != nil {
 		return s.b.answer(ctx, call.Name, f)
@@ -329,6 +332,7 @@ func (s *session) serve(ctx workflow.Context) (string, error) {
 func (s *session) end(ctx workflow.Context, reason string) (*contract.SessionResult, error) {
 	s.ending, s.endReason = true, reason
 	s.b.interrupt()
+	s.b.cancelHolds(ctx)
 	if err := workflow.Await(ctx, func() bool { return s.inFlight == 0 }); err != nil {
 		return nil, err
 	}

@@ -73,6 +73,11 @@ const (
 	// not_content with its kind instead of ok with nothing. Histories from
 	// before judged only fetches with text.
 	changeJudgeEmpty = "judge-empty"
+	// changeReleaseCancelsHolds: a browser_release (or the session's end)
+	// that finds holds waiting for a person decides them cancelled, so the
+	// held run refuses its requests and answers at once instead of holding
+	// the release until the holds expire (minutes).
+	changeReleaseCancelsHolds = "release-cancels-holds"
 )
 
 // validateFn is validate.Call; tests swap it to prove a recorded verdict
