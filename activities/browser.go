@@ -262,8 +262,31 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 		OK: true, Page: contract.Page{URL: url, Title: r.Title}, What: r.What, Status: r.Status, Content: r.Content,
 		Extractor: r.Extractor, Truncated: r.Truncated, FullLength: r.FullLength, Evidence: cc,
 	}
+	if r.RawCut {
+		res.FiledCut, res.Note = capture.MaxRawBytes, filedCutNote(r, cc.Size)
+	}
 	s.stamp(&res.Page)
 	return res, nil
+}
+
+// filedCutNote says how a read's evidence was cut at the read cap
+// (capture.MaxRawBytes), so no answer claims a whole it did not file.
+func filedCutNote(r *driver.ReadResult, filed int64) string {
+	const limit = "the %d-byte (8 MiB) cap on what a read converts and files"
+	if r.SourceCut {
+		return fmt.Sprintf("the page's HTML is over "+limit+": only its first %d bytes were converted to markdown, "+
+			"so the markdown, full_length and the evidence (%d bytes) cover that part only, not the whole page",
+			capture.MaxRawBytes, capture.MaxRawBytes, filed)
+	}
+	what := r.What
+	switch what {
+	case capture.ReadHTML:
+		what = "HTML"
+	case capture.ReadMarkdown:
+		what = "markdown"
+	}
+	return fmt.Sprintf("the page's %s is %d characters (full_length), over "+limit+": the evidence holds its first %d bytes only, not the whole",
+		what, r.FullLength, capture.MaxRawBytes, filed)
 }
 
 // Downloads lists finished downloads and files each one; a retry finds them

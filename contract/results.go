@@ -328,8 +328,19 @@ type ReadResult struct {
 	Content    string     `json:"content"`
 	Extractor  string     `json:"extractor,omitempty"`
 	Truncated  bool       `json:"truncated,omitempty"`
-	FullLength int        `json:"full_length"`
-	Evidence   ClaimCheck `json:"evidence"`
+	// FullLength is the length in characters of all that was read (the
+	// text, the document's HTML), not of content or of what was filed;
+	// for markdown of a page whose HTML was over the read cap, of the
+	// markdown of the part converted (Note says so).
+	FullLength int `json:"full_length"`
+	// FiledCut, set only when the evidence is not all that was read, is
+	// the cap in bytes (8 MiB) it was cut at: a text or HTML over it is
+	// filed from its first part, and markdown is converted from its HTML's
+	// first part. Note says what was kept.
+	FiledCut int    `json:"filed_cut,omitempty"`
+	Note     string `json:"note,omitempty"`
+	// Evidence is what was filed: whole unless FiledCut is set.
+	Evidence ClaimCheck `json:"evidence"`
 	// Injection is set when the page judge found the page writing
 	// instructions to AI readers.
 	Injection *InjectionFlag `json:"injection,omitempty"`

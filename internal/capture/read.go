@@ -27,7 +27,9 @@ const (
 	// DefaultReadMaxChars bounds Content when ReadOptions.MaxChars is 0.
 	DefaultReadMaxChars = markdown.DefaultMaxChars
 	// MaxRawBytes bounds ReadResult.Raw, the bytes filed as evidence; a
-	// page larger than this is read (and filed) from its first part.
+	// page larger than this is filed from its first part (RawCut says so),
+	// and for markdown only its HTML's first MaxRawBytes are converted
+	// (SourceCut). It bounds what a worker holds and files per read.
 	MaxRawBytes = markdown.DefaultMaxInputBytes
 )
 
@@ -57,14 +59,25 @@ type ReadResult struct {
 	Extractor string
 	// Truncated is true when Content (or the page read) was cut.
 	Truncated bool
-	// FullLength is Content's length in characters before it was cut.
+	// FullLength is Content's length in characters before it was cut:
+	// the whole text or HTML read, even where Raw holds only its first
+	// part; for markdown whose HTML was cut first (SourceCut), the
+	// markdown of the part converted.
 	FullLength int
-	// Raw is what was read, whole, at most MaxRawBytes, for the caller to
-	// file as evidence: the markdown for markdown (Content is its first
-	// part), the document's HTML for html, the text for text. Raw is not
-	// scrubbed; it is redacted only as ReadOptions.Redact does, and
+	// Raw is what was read, for the caller to file as evidence: the
+	// markdown for markdown (Content is its first part), the document's
+	// HTML for html, the text for text. It is whole unless RawCut. Raw is
+	// not scrubbed; it is redacted only as ReadOptions.Redact does, and
 	// credential inputs' values are blanked in HTML (BlankCredentials).
 	Raw []byte
+	// RawCut is true when Raw is only the first part (at most MaxRawBytes)
+	// of what was read: the text, the HTML, or, for markdown, the HTML it
+	// was converted from (then SourceCut is true too).
+	RawCut bool
+	// SourceCut is true for markdown converted from only the first
+	// MaxRawBytes of the page's HTML: the markdown, and FullLength, cover
+	// that part only.
+	SourceCut bool
 	// RawType is Raw's media type.
 	RawType string
 	// Status is the HTTP status the document was served with, 0 when not
@@ -107,7 +120,7 @@ func Read(ctx context.Context, p *rod.Page, o ReadOptions) (*ReadResult, error) 
 
 	switch what {
 	case ReadMarkdown:
-		doc, cut, err := documentHTML(p, redact)
+		doc, _, cut, err := documentHTML(p, redact)
 		if err != nil {
 			return nil, err
 		}
@@ -118,28 +131,39 @@ func Read(ctx context.Context, p *rod.Page, o ReadOptions) (*ReadResult, error) 
 			return nil, fmt.Errorf("capture: %w", err)
 		}
 		raw, rawCut := cutBytes(md.Markdown, MaxRawBytes)
-		res.Content, res.Truncated, res.FullLength = bound(md.Markdown, maxChars)
+		var n int
+		res.Content, res.Truncated, n = bound(md.Markdown, maxChars)
+		res.FullLength = md.FullLength // before Convert's own cut at MaxRawBytes characters
 		res.Truncated = res.Truncated || md.Truncated || cut || rawCut
+		res.SourceCut = cut || md.InputTruncated
+		res.RawCut = rawCut || n < md.FullLength || res.SourceCut
 		res.Extractor = md.Extractor
 		res.Raw, res.RawType = []byte(raw), "text/markdown; charset=utf-8"
 	case ReadHTML:
-		doc, cut, err := documentHTML(p, redact)
+		doc, full, cut, err := documentHTML(p, redact)
 		if err != nil {
 			return nil, err
 		}
-		res.Content, res.Truncated, res.FullLength = bound(doc, maxChars)
+		res.Content, res.Truncated, _ = bound(doc, maxChars)
+		res.FullLength = full
 		res.Truncated = res.Truncated || cut
+		res.RawCut = cut
 		res.Extractor = markdown.ExtractorDocument
 		res.Raw, res.RawType = []byte(doc), "text/html; charset=utf-8"
 	case ReadText:
-		text, err := innerText(p)
+		text, rest, err := innerText(p)
 		if err != nil {
 			return nil, err
 		}
 		text = redact(text)
 		raw, cut := cutBytes(text, MaxRawBytes)
 		res.Content, res.Truncated, res.FullLength = bound(text, maxChars)
+		// The characters past what crossed the protocol count too: the
+		// whole text's length, not the part read.
+		res.FullLength += rest
+		cut = cut || rest > 0
 		res.Truncated = res.Truncated || cut
+		res.RawCut = cut
 		res.Extractor = markdown.ExtractorBody
 		res.Raw, res.RawType = []byte(raw), "text/plain; charset=utf-8"
 	case ReadURL:
@@ -152,37 +176,53 @@ func Read(ctx context.Context, p *rod.Page, o ReadOptions) (*ReadResult, error) 
 	return res, nil
 }
 
-// documentHTML is the main frame's serialized DOM, cut to MaxRawBytes.
-// The browser serializes it (DOM.getOuterHTML on the document object), so
-// page script that overrides outerHTML cannot change what is read, and no
+// documentHTML is the main frame's serialized DOM, cut to MaxRawBytes,
+// with the whole's length in characters and whether it was cut. The
+// browser serializes it (DOM.getOuterHTML on the document object), so page
+// script that overrides outerHTML cannot change what is read, and no
 // DOM.getDocument call invalidates node ids other code may hold.
-func documentHTML(p *rod.Page, redact func(string) string) (string, bool, error) {
+func documentHTML(p *rod.Page, redact func(string) string) (doc string, full int, cut bool, err error) {
 	obj, err := p.Evaluate(rod.Eval(`() => document`).ByObject())
 	if err != nil {
-		return "", false, fmt.Errorf("capture: get document: %w", err)
+		return "", 0, false, fmt.Errorf("capture: get document: %w", err)
 	}
 	defer func() { _ = p.Release(obj) }()
 	out, err := proto.DOMGetOuterHTML{ObjectID: obj.ObjectID}.Call(p)
 	if err != nil {
-		return "", false, fmt.Errorf("capture: get html: %w", err)
+		return "", 0, false, fmt.Errorf("capture: get html: %w", err)
 	}
-	s, cut := cutBytes(redact(BlankCredentials(strings.ToValidUTF8(out.OuterHTML, "\uFFFD"))), MaxRawBytes)
-	return s, cut, nil
+	whole := redact(BlankCredentials(strings.ToValidUTF8(out.OuterHTML, "\uFFFD")))
+	doc, cut = cutBytes(whole, MaxRawBytes)
+	return doc, utf8.RuneCountInString(whole), cut, nil
 }
 
 // innerText is the body's rendered text (the document element's when there
-// is no body). The string is cut in the page so a huge page does not cross
-// the protocol whole.
-func innerText(p *rod.Page) (string, error) {
+// is no body), and how many characters (code points) of it were left in
+// the page. The string is cut in the page, at a character's boundary, so a
+// huge page does not cross the protocol whole.
+func innerText(p *rod.Page) (text string, rest int, err error) {
 	res, err := p.Eval(`(max) => {
 		const el = document.body || document.documentElement;
 		const t = el ? el.innerText : "";
-		return t.length > max ? t.slice(0, max) : t;
+		if (t.length <= max) return {t, rest: 0};
+		let end = max;
+		const c = t.charCodeAt(end - 1);
+		if (c >= 0xD800 && c <= 0xDBFF) end--; // not half a surrogate pair
+		let rest = 0;
+		for (let i = end; i < t.length; i++) {
+			const d = t.charCodeAt(i);
+			if (d >= 0xD800 && d <= 0xDBFF && i + 1 < t.length) {
+				const e = t.charCodeAt(i + 1);
+				if (e >= 0xDC00 && e <= 0xDFFF) i++;
+			}
+			rest++;
+		}
+		return {t: t.slice(0, end), rest};
 	}`, MaxRawBytes)
 	if err != nil {
-		return "", fmt.Errorf("capture: inner text: %w", err)
+		return "", 0, fmt.Errorf("capture: inner text: %w", err)
 	}
-	return strings.ToValidUTF8(res.Value.Str(), "\uFFFD"), nil
+	return strings.ToValidUTF8(res.Value.Get("t").Str(), "\uFFFD"), res.Value.Get("rest").Int(), nil
 }
 
 // bound cuts s to max runes: the kept string, whether it was cut, and the

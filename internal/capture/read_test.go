@@ -97,6 +97,9 @@ func TestRead(t *testing.T) {
 			if len(res.Raw) == 0 {
 				t.Errorf("no raw bytes for evidence")
 			}
+			if res.RawCut || res.SourceCut {
+				t.Errorf("a small page's raw is cut: raw cut %v, source cut %v", res.RawCut, res.SourceCut)
+			}
 		})
 	}
 
@@ -170,5 +173,65 @@ Object.defineProperty(Element.prototype, "innerHTML", {get() { return "<p>LIE</p
 		assertRefused(t, err, RefusedInvalid)
 		_, err = Read(testCtx(t), p, ReadOptions{MaxChars: -1})
 		assertRefused(t, err, RefusedInvalid)
+	})
+}
+
+// A page over the read cap (MaxRawBytes, 8 MiB) is filed from its first
+// part, and says so (RawCut); its full length is the whole's, not the
+// cap's: a "word " x 1,700,000 page's text is 8,499,999 characters.
+func TestReadOverTheCap(t *testing.T) {
+	const words = 1_700_000
+	// Each emoji is two UTF-16 units (one character): the text is cut in
+	// the page at a character's boundary and counted in characters. The
+	// body is not rendered (its innerText is its text as written), so
+	// Chrome lays out no 2.9 million glyphs.
+	const emoji = 2_900_000
+	srv := serve(t, map[string]string{
+		"/words": "<!doctype html><title>Big</title><body><p>" + strings.Repeat("word ", words) + "</p></body>",
+		"/emoji": "<!doctype html><title>Emoji</title><body style=\"display:none\">" + strings.Repeat("\U0001F600 ", emoji) + "</body>",
+	})
+	p := openPage(t, srv.URL+"/words", 1)
+	for _, c := range []struct {
+		what      string
+		full      int // 0: more than MaxRawBytes
+		sourceCut bool
+	}{
+		{"text", words*5 - 1, false},
+		{"html", 0, false},
+		{"markdown", 0, true},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			res, err := Read(testCtx(t), p, ReadOptions{What: c.what})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.RawCut || res.SourceCut != c.sourceCut || !res.Truncated || len(res.Raw) > MaxRawBytes || !c.sourceCut && len(res.Raw) < MaxRawBytes-4 {
+				t.Fatalf("raw cut %v, source cut %v, truncated %v, raw %d bytes; want cut at %d", res.RawCut, res.SourceCut, res.Truncated, len(res.Raw), MaxRawBytes)
+			}
+			if c.full != 0 && res.FullLength != c.full || c.full == 0 && res.FullLength <= MaxRawBytes && !c.sourceCut {
+				t.Fatalf("full length %d, want %d (the whole, not the cap)", res.FullLength, c.full)
+			}
+			if !utf8.Valid(res.Raw) || !strings.HasPrefix(string(res.Raw), res.Content) {
+				t.Fatalf("raw is not valid UTF-8 that the content starts")
+			}
+		})
+	}
+	t.Run("html full length", func(t *testing.T) {
+		res, err := Read(testCtx(t), p, ReadOptions{What: "html"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := len("<!DOCTYPE html><html><head><title>Big</title></head><body><p>" + strings.Repeat("word ", words) + "</p></body></html>"); res.FullLength != want {
+			t.Fatalf("html full length %d, want %d", res.FullLength, want)
+		}
+	})
+	t.Run("text in characters", func(t *testing.T) {
+		res, err := Read(testCtx(t), openPage(t, srv.URL+"/emoji", 1), ReadOptions{What: "text"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := emoji * 2; res.FullLength != want || !res.RawCut || !utf8.Valid(res.Raw) || strings.ContainsRune(string(res.Raw), utf8.RuneError) {
+			t.Fatalf("full length %d (want %d), raw cut %v, raw %d bytes valid %v", res.FullLength, want, res.RawCut, len(res.Raw), utf8.Valid(res.Raw))
+		}
 	})
 }
