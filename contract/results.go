@@ -324,10 +324,10 @@ type ReadResult struct {
 	What string `json:"what"`
 	// Status is the HTTP status the document was served with; absent when
 	// not known (a page the browser made without a response of its own).
-	Status     int        `json:"status,omitempty"`
-	Content    string     `json:"content"`
-	Extractor  string     `json:"extractor,omitempty"`
-	Truncated  bool       `json:"truncated,omitempty"`
+	Status    int    `json:"status,omitempty"`
+	Content   string `json:"content"`
+	Extractor string `json:"extractor,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
 	// FullLength is the length in characters of all that was read (the
 	// text, the document's HTML), not of content or of what was filed;
 	// for markdown of a page whose HTML was over the read cap, of the
