@@ -1,45 +1,21 @@
 package activities
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/evidence"
-	"github.com/durable-browser/durable-browser/internal/netguard"
-	"github.com/durable-browser/durable-browser/providers"
-	"github.com/durable-browser/durable-browser/providers/local"
 )
 
 // shotHarness is a harness over a real Chromium (the local provider)
 // that files evidence in memory and may reach loopback.
 func shotHarness(t *testing.T) *harness {
-	t.Helper()
-	lp, err := local.New(local.Options{ProfileRoot: t.TempDir(), BootID: "shot-test", Logger: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := newHarness(t, func(o *Options) {
-		o.Providers = map[string]providers.Provider{local.Name: lp}
-		o.Attach = nil
-		o.Evidence = &evidence.Filer{Store: evidence.NewMemory()}
-		o.Reach = &netguard.Policy{AllowLoopback: true, Listeners: &netguard.Listeners{}}
-	})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		h.a.Close(ctx)
-		lp.Close(ctx)
-	})
-	return h
+	return chromeHarness(t, func(o *Options) { o.Evidence = &evidence.Filer{Store: evidence.NewMemory()} })
 }
 
 // A very wide page's full-page screenshot is cut at a readable scale, and
