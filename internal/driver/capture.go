@@ -60,7 +60,7 @@ func (b *Browser) Screenshot(ctx context.Context, o ScreenshotOptions) (shot *Sh
 func (b *Browser) onPage(ctx context.Context, op func(ctx context.Context, t *tab) error) error {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
-	t, err := b.activeTab()
+	t, err := b.tabNow(ctx)
 	if err != nil {
 		return err
 	}
@@ -101,6 +101,7 @@ func (b *Browser) Read(ctx context.Context, o ReadOptions) (res *ReadResult, err
 			b.mu.Lock()
 			res.Status = t.docStatus
 			b.mu.Unlock()
+			res.Title = escaped(res.Title)
 		}
 		return err
 	})

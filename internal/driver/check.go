@@ -47,7 +47,7 @@ var excerptJS = program("excerpt.js")
 func (b *Browser) Check(ctx context.Context, o CheckOptions) (*Checked, error) {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
-	t, err := b.activeTab()
+	t, err := b.tabNow(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -134,6 +135,10 @@ func (b *Browser) do(ctx context.Context, t *tab, a Action, r ref) error {
 			id = t.short
 		}
 		if err := b.CloseTab(ctx, id); err != nil {
+			var last *LastTabError
+			if errors.As(err, &last) {
+				return &ActionError{Op: a.Op, Kind: KindInvalid, Reason: last.Error(), Err: last}
+			}
 			return &ActionError{Op: a.Op, Kind: KindInvalid, Reason: fmt.Sprintf("no tab %q; use an id from tabs_opened", id)}
 		}
 		return nil

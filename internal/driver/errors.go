@@ -12,6 +12,19 @@ var ErrNoSnapshot = errors.New("no snapshot yet: take a snapshot, then use its i
 // ErrClosed means the browser connection is closed.
 var ErrClosed = errors.New("browser connection closed: attach again")
 
+// ErrNoTab means the session has no open tab left (its last one was
+// closed). A call opens a new one in its place (tabNow); when even that
+// fails, only a new browser helps, and the error says so.
+var ErrNoTab = errors.New("the session has no open tab (its last one was closed)")
+
+// LastTabError refuses to close the session's only open tab: with no page
+// left, no call would have anything to act on.
+type LastTabError struct{ Tab string }
+
+func (e *LastTabError) Error() string {
+	return fmt.Sprintf("tab %s is the session's only tab, and closing it would leave no page to act on: goto another page in it instead, or end the session with browser_release", e.Tab)
+}
+
 // StaleError refuses a whole batch before anything is sent: an id is unknown
 // not in the latest snapshot, or the page navigated since the snapshot.
 type StaleError struct {

@@ -94,6 +94,7 @@ func (b *Browser) handle(msg *rod.Message) {
 		}
 		if e, ok := event[proto.PageFrameNavigated](msg); ok && e.Frame.ParentID == "" {
 			b.bumpNav(msg.SessionID, proto.PageFrameID(""), e.Frame.URL, false)
+			b.committed(msg.SessionID, e.Frame)
 			b.navEnded(msg.SessionID, "")
 		}
 	case "Page.navigatedWithinDocument":
@@ -119,6 +120,7 @@ func (b *Browser) handle(msg *rod.Message) {
 			if t.loading {
 				t.parsed = false
 			}
+			t.navChanged()
 		}
 		b.mu.Unlock()
 	case "Page.domContentEventFired":
@@ -211,6 +213,7 @@ func (b *Browser) handle(msg *rod.Message) {
 		if !ok {
 			break
 		}
+		b.navFailed(msg.SessionID, e)
 		b.navEnded(msg.SessionID, e.RequestID)
 		// A request the guard or the gate stopped is listed as blocked or
 		// denied, not again as failed.
@@ -265,6 +268,44 @@ func (b *Browser) bumpNav(sid proto.TargetSessionID, frame proto.PageFrameID, ur
 	}
 	t.url = url
 	t.navSeq++
+}
+
+// committed notes what the main frame of the tab sid drives committed: the
+// browser's error page for an address it could not load (Frame's
+// unreachableUrl), or a page.
+func (b *Browser) committed(sid proto.TargetSessionID, f *proto.PageFrame) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.sessions[sid]
+	if t == nil || t.sess != sid {
+		return
+	}
+	t.unreachable = ""
+	if strings.HasPrefix(f.URL, errorPageScheme) {
+		t.unreachable = f.UnreachableURL
+	}
+	t.navChanged()
+}
+
+// errorPageScheme is the scheme of the page Chrome shows in a tab whose
+// navigation failed (chrome-error://chromewebdata/).
+const errorPageScheme = "chrome-error:"
+
+// navFailed notes why the main-frame navigation of the tab sid drives
+// failed, when e is its request's failure. A refusal of the reach guard
+// (noted by block, under the same address) stays the reason: Chrome's
+// net::ERR_BLOCKED_BY_CLIENT says less.
+func (b *Browser) navFailed(sid proto.TargetSessionID, e *proto.NetworkLoadingFailed) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.sessions[sid]
+	if t == nil || t.sess != sid || t.pend == nil || t.pend.id != e.RequestID {
+		return
+	}
+	if t.failURL == t.pend.url && t.failWhy != "" && strings.Contains(e.ErrorText, "ERR_BLOCKED_BY_CLIENT") {
+		return
+	}
+	t.failURL, t.failWhy = t.pend.url, b.clip(e.ErrorText, 80)
 }
 
 // noFragment is u without its fragment, unless the fragment is a route

@@ -103,6 +103,11 @@ func (r *renderer) find(m *matcher, max, offset int) page {
 		heads = append(heads, lastHead)
 	}
 	if n == 0 {
+		if r.partial {
+			// Not "nothing on the page": the rest may hold it (the cut
+			// goes on to say what was not read, and how to read it).
+			return page{cut: fmt.Sprintf("nothing in the part of the page that was read matches %s (%d lines, %d actionable elements), but the page was not read whole, and the rest may hold it", m.desc, len(r.lines), r.actionable())}
+		}
 		return page{cut: fmt.Sprintf("nothing on the page matches %s (%d lines, %d actionable elements); try a shorter name, another role, or no role", m.desc, len(r.lines), r.actionable())}
 	}
 	pg := sequence(rendered, max, offset, "lines", func(i int) string {

@@ -43,7 +43,7 @@ func norm(s string) string { return strings.ToLower(strings.Join(strings.Fields(
 // The walk's ids join the latest snapshot's (they are the same ids for the
 // same elements), so the ids a refusal lists can be used next.
 func (b *Browser) locate(ctx context.Context, t *tab, l contract.Locator) (ref, int, error) {
-	r, docs, err := b.walkPage(ctx, t, nil, "")
+	r, docs, err := b.walkPage(ctx, t, nil, "", maxSearchNodes, fromTop)
 	if err != nil {
 		return ref{}, 0, err
 	}
@@ -111,7 +111,7 @@ func (b *Browser) locateIn(t *tab, r *renderer, docs []*frameDoc, l contract.Loc
 		found = part
 	}
 	if len(found) != 1 {
-		e := &LocatorError{Locator: l, Found: len(found)}
+		e := &LocatorError{Locator: l, Found: len(found), Partial: partNote(docs, maxSearchNodes)}
 		for _, id := range found {
 			if len(e.Candidates) == maxCandidates {
 				break
@@ -148,12 +148,17 @@ type LocatorError struct {
 	Found      int
 	Candidates []string // "[id] role \"name\"", at most maxCandidates
 	Reason     string
+	// Partial, when set, says the page was read only in part and how to
+	// read the rest (partNote): what matched none may be there.
+	Partial string
 }
 
 func (e *LocatorError) Error() string {
 	switch {
 	case e.Reason != "":
 		return fmt.Sprintf("locator %s %s", locatorText(e.Locator), e.Reason)
+	case e.Found == 0 && e.Partial != "":
+		return fmt.Sprintf("locator %s matches no visible element in the part of the page that was read: %s", locatorText(e.Locator), e.Partial)
 	case e.Found == 0:
 		return fmt.Sprintf("locator %s matches no visible element; take a snapshot to see the page, or wait for it first", locatorText(e.Locator))
 	}

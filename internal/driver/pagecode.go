@@ -73,7 +73,7 @@ func (b *Browser) onElement(ctx context.Context, id, fn string, args ...any) (st
 	if err != nil {
 		return "", false, &ParseError{Index: -1, Reason: err.Error()}
 	}
-	t, err := b.activeTab()
+	t, err := b.tabNow(ctx)
 	if err != nil {
 		return "", false, err
 	}
@@ -133,7 +133,7 @@ func (b *Browser) Eval(ctx context.Context, source, args string) (json.RawMessag
 	if typed {
 		return nil, ErrSecretTyped
 	}
-	t, err := b.activeTab()
+	t, err := b.tabNow(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -96,7 +96,8 @@ func (b *Browser) navEnded(sid proto.TargetSessionID, id proto.NetworkRequestID)
 	t.navChanged()
 }
 
-// navChanged wakes whoever waits on t's navigation state; b.mu is held.
+// navChanged wakes whoever waits on t's navigation state (its pending
+// request, a commit, loading starting or stopping); b.mu is held.
 func (t *tab) navChanged() {
 	if t.navCh != nil {
 		close(t.navCh)

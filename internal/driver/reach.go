@@ -158,6 +158,8 @@ func (b *Browser) block(sid proto.TargetSessionID, e *proto.FetchRequestPaused, 
 	b.mu.Lock()
 	if t := b.sessions[sid]; t != nil && e.ResourceType == proto.NetworkResourceTypeDocument && string(e.FrameID) == string(t.id) {
 		br.tab = t
+		// What the error page the tab shows next says it failed for.
+		t.failURL, t.failWhy = e.Request.URL, "the session's reach policy refused it: "+br.message
 	}
 	b.ev.blocked = appendBounded(b.ev.blocked, br)
 	if counted {

@@ -52,6 +52,9 @@ type renderer struct {
 	ids      *idTable
 	children map[*snode]*frameDoc // iframe node -> child document
 	ctxLine  int
+	// partial: the walk did not read the whole page (its bound of nodes,
+	// or its depth), so what it lacks may be in the rest.
+	partial bool
 }
 
 // plainRoles are shown without an id: text containers nobody acts on or
@@ -292,7 +295,7 @@ func (r *renderer) states(sb *strings.Builder, n *snode, role string) {
 	}
 	for _, f := range n.F {
 		switch f {
-		case "selected", "disabled", "required", "focused", "readonly", "invalid", "multiselectable":
+		case "file", "selected", "disabled", "required", "focused", "readonly", "invalid", "multiselectable":
 			sb.WriteString(" " + f)
 		}
 	}
@@ -372,6 +375,36 @@ func (r *renderer) linkTarget(raw string) string {
 		out += "?" + strings.Join(keys, "&")
 	}
 	return r.b.clip(out, 150)
+}
+
+// escaped is s as a name in a line shows it (strconv.Quote), without the
+// quotes: every character Quote escapes as unprintable (a bidi override
+// such as U+202E, a zero-width or other format character, a control
+// character) is written as its Go escape, \u202e, so no page makes its
+// title read otherwise than it is. Quotes and backslashes stay as they
+// are: a title is not quoted. Every title the driver answers goes through
+// it.
+func escaped(s string) string {
+	plain := true
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	var sb strings.Builder
+	for _, r := range s {
+		if strconv.IsPrint(r) {
+			sb.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r) // the escape Quote writes for r
+		sb.WriteString(q[1 : len(q)-1])
+	}
+	return sb.String()
 }
 
 // render is the line as the full rendering (and a diff) shows it.

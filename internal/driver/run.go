@@ -29,11 +29,15 @@ func (b *Browser) lookup(ctx context.Context, t *tab, ids []string, resolve bool
 	b.mu.Lock()
 	s := b.snap
 	nav := t.navSeq
+	gone := s != nil && s.tab != nil && s.tab.closed
 	b.mu.Unlock()
 	if s == nil {
 		return nil, ErrNoSnapshot
 	}
 	if s.tab != t {
+		if gone {
+			return nil, &StaleError{Reason: "the snapshot's tab was closed"}
+		}
 		return nil, &StaleError{Reason: "the active tab changed since the snapshot"}
 	}
 	if nav != s.navSeq {
@@ -83,7 +87,7 @@ func (b *Browser) lookup(ctx context.Context, t *tab, ids []string, resolve bool
 func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*contract.RunResult, error) {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
-	t, err := b.activeTab()
+	t, err := b.tabNow(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +159,9 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 			var lr ref
 			var id int
 			var err error
-			if i == 0 && before != nil && before.tab == t && before.navSeq == startNav {
+			// The walk before the batch serves when it read the whole
+			// page; else locate looks past a snapshot's bound.
+			if i == 0 && before != nil && before.tab == t && before.navSeq == startNav && !beforeR.partial {
 				lr, id, err = b.locateIn(t, beforeR, beforeDocs, *a.Locator)
 			} else {
 				lr, id, err = b.locate(ctx, t, *a.Locator)
@@ -284,7 +290,17 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		res.Loading = t.loading && !t.closed
 		b.mu.Unlock()
 	}
+	if errors.As(runErr, &ae) && (ae.Kind == KindNavigation || ae.Kind == KindBlocked) {
+		// The tab goes on to the browser's error page for the address,
+		// with no address for a moment before it: answer once it is
+		// there, as the next call finds it.
+		b.landed(ctx, t)
+	}
 	res.URL, res.Title = b.info(ctx)
+	if res.URL == "" {
+		b.landed(ctx, t)
+		res.URL, res.Title = b.info(ctx)
+	}
 	if o := observed; o != nil {
 		if o.Changes != nil && !o.Changes.Full {
 			// The caller may read the changes as on the page it saw: say so
@@ -313,11 +329,52 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 	}
 	for i := range res.TabsOpened {
 		if tt := b.tabByShort(res.TabsOpened[i].ID); tt != nil {
-			res.TabsOpened[i].URL, res.TabsOpened[i].Title = b.openedTabInfo(ctx, tt)
+			url, title := b.openedTabInfo(ctx, tt)
+			res.TabsOpened[i].URL, res.TabsOpened[i].Title = url, escaped(title)
 		}
 	}
 	return res, runErr
 }
+
+// landedWait bounds how long a run's answer waits for a tab that a
+// navigation left without an address (landed).
+const landedWait = 2 * time.Second
+
+// landed waits until tab t has an address and is not loading: a navigation
+// that failed (refused by the reach guard, a server that cannot be
+// reached) leaves the tab with no address (url "") while Chrome drops the
+// refused entry, then commits its error page under the refused address
+// and loads it, a few hundred ms on. It wakes on the tab's commit and
+// loading events, checks again every landedTick besides (an address can
+// come back without an event of the tab's), and gives up at landedWait.
+func (b *Browser) landed(ctx context.Context, t *tab) {
+	ctx, cancel := context.WithTimeout(ctx, landedWait)
+	defer cancel()
+	for {
+		b.mu.Lock()
+		if t.navCh == nil {
+			t.navCh = make(chan struct{})
+		}
+		ch, loading, closed := t.navCh, t.loading, t.closed
+		b.mu.Unlock()
+		if closed {
+			return
+		}
+		ti, err := proto.TargetGetTargetInfo{TargetID: t.id}.Call(b.client(ctx, ""))
+		if err != nil || (ti.TargetInfo.URL != "" && !loading) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+		case <-time.After(landedTick):
+		}
+	}
+}
+
+// landedTick is how often landed asks for the address between events.
+const landedTick = 100 * time.Millisecond
 
 // openedTabInfo is a new tab's URL and title once known: a tab opened by
 // script (window.open) starts at about:blank and learns its page a moment
@@ -411,7 +468,7 @@ func (b *Browser) walkWhole(ctx context.Context, t *tab, msg string) (*kept, *re
 	b.mu.Lock()
 	navSeq := t.navSeq
 	b.mu.Unlock()
-	r, docs, err := b.walkPage(ctx, t, nil, "")
+	r, docs, err := b.walkPage(ctx, t, nil, "", maxWalkNodes, fromTop)
 	if err != nil {
 		b.log.Debug().Err(err).Msg(msg)
 		return nil, nil, nil
@@ -432,7 +489,7 @@ func (b *Browser) observe(ctx context.Context, before *kept, interactive bool) *
 		return nil
 	}
 	navSeq := now.navSeq
-	snap := b.newSnapshot(r, docs)
+	snap := b.newSnapshot(t, r, docs)
 	why := "the page could not be read before the actions"
 	if before != nil {
 		why = sameDocument(before, now)
@@ -450,6 +507,7 @@ func (b *Browser) observe(ctx context.Context, before *kept, interactive bool) *
 		pg = r.first(interactive, b.o.MaxSnapshotChars)
 	}
 	snap.Text, snap.Truncated, snap.Cut, snap.NextOffset = pg.text, pg.truncated, pg.cut, pg.next
+	b.notes(snap, t, docs, maxWalkNodes)
 	snap.Epoch = b.record(t, navSeq, now.url, r, now)
 	return snap
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/scrub"
 )
 
 // SnapshotOptions choose what a snapshot shows.
@@ -122,16 +123,26 @@ type snode struct {
 }
 
 type walkResult struct {
-	D   string   `json:"d"` // the document's token, new for each document
-	U   string   `json:"u"`
-	Ti  string   `json:"ti"`
-	C   []*snode `json:"c"`
-	Cut bool     `json:"cut"`
+	D  string   `json:"d"` // the document's token, new for each document
+	U  string   `json:"u"`
+	Ti string   `json:"ti"`
+	C  []*snode `json:"c"`
+	// Cut: the walk stopped at its bound of nodes, and the rest of the
+	// document was not read; Deep: parts nested past its depth were not.
+	Cut  bool `json:"cut"`
+	Deep bool `json:"deep"`
 }
 
-// maxWalkNodes bounds the nodes one frame reports, so a hostile page with a
-// huge DOM cannot make a snapshot unbounded.
+// maxWalkNodes bounds the nodes one frame reports to a snapshot, so a
+// hostile page with a huge DOM cannot make a snapshot unbounded.
 const maxWalkNodes = 30000
+
+// maxSearchNodes bounds the nodes one frame reports to a find (a snapshot
+// with find or role) and a locator: they look for elements past a
+// snapshot's bound (a page of 20,000 buttons is some 40,000 nodes), and
+// what they answer is only what matches. Past it they say that the page
+// was read only in part.
+const maxSearchNodes = 100000
 
 // worldName names the isolated world the walker runs in. Chrome keeps one
 // world per name per CDP session, so later snapshots reuse it.
@@ -141,7 +152,7 @@ const worldName = "durable-browser"
 func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*contract.SnapshotResult, error) {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
-	t, err := b.activeTab()
+	t, err := b.tabNow(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -188,24 +199,38 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*contract.S
 
 	t0 := time.Now()
 	// A heading's section is not a subtree: walk the page and cut it out.
-	walkScope := scope
+	from := fromTop
 	if scope != nil && scope.role == "heading" {
-		walkScope = nil
+		from = fromTopAll
 	}
-	r, docs, err := b.walkPage(ctx, t, walkScope, so.Scope)
+	walkMax := maxWalkNodes
+	if find != nil {
+		walkMax = maxSearchNodes
+	}
+	r, docs, err := b.walkPage(ctx, t, scope, so.Scope, walkMax, from)
 	if err != nil {
 		return nil, pendingErr(ctx, err)
 	}
-	if walkScope == nil && scope != nil {
+	if from == fromTopAll {
 		id, _ := NormalizeID(so.Scope)
 		n, _ := strconv.Atoi(id)
-		if r = r.section(n); r == nil {
+		sec := r.section(n)
+		if sec == nil && r.partial {
+			// The heading lies past where the walk of the page
+			// stopped: read the element around it, under a bound of
+			// its own.
+			if r, docs, err = b.walkPage(ctx, t, scope, so.Scope, walkMax, fromAround); err != nil {
+				return nil, pendingErr(ctx, err)
+			}
+			sec = r.section(n)
+		}
+		if r = sec; r == nil {
 			return nil, &StaleError{ID: so.Scope, Reason: "is no longer on the page"}
 		}
 	}
 	loc := docs[0].res.U
 	b.log.Debug().Dur("walk", time.Since(t0)).Int("frames", len(docs)).Msg("driver: snapshot")
-	snap := b.newSnapshot(r, docs)
+	snap := b.newSnapshot(t, r, docs)
 	now := &kept{tab: t, doc: docs[0].res.D, navSeq: navSeq, url: loc, title: docs[0].res.Ti, lines: r.lines}
 	var pg page
 	if so.Since != 0 {
@@ -238,16 +263,7 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*contract.S
 		pg = r.full(max, so.Offset)
 	}
 	snap.Text, snap.Truncated, snap.Cut, snap.NextOffset = pg.text, pg.truncated, pg.cut, pg.next
-	for _, d := range docs {
-		if d.res.Cut {
-			snap.Truncated = true
-			if snap.Cut != "" {
-				snap.Cut += "; "
-			}
-			snap.Cut += fmt.Sprintf("a frame has over %d nodes or is nested too deep, and the rest was not read; scope into a part of the page", maxWalkNodes)
-			break
-		}
-	}
+	b.notes(snap, t, docs, walkMax)
 
 	if scope != nil {
 		now = nil // a part of the page is nothing to compare a later snapshot with
@@ -256,9 +272,16 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*contract.S
 	return snap, nil
 }
 
-// newSnapshot starts a snapshot's result from a walk: where, and what it counts.
-func (b *Browser) newSnapshot(r *renderer, docs []*frameDoc) *contract.SnapshotResult {
-	snap := &contract.SnapshotResult{OK: true, Page: contract.Page{URL: docs[0].res.U, Title: docs[0].res.Ti}, Viewport: b.Viewport()}
+// newSnapshot starts a snapshot's result from a walk of tab t: where, and
+// what it counts. The browser's error page is named by the address it
+// failed to load, as the tab's own address (what a run answers) names it
+// (errorPage). Its text and cut are the caller's to set, then notes adds
+// what else the cut says.
+func (b *Browser) newSnapshot(t *tab, r *renderer, docs []*frameDoc) *contract.SnapshotResult {
+	snap := &contract.SnapshotResult{OK: true, Page: contract.Page{URL: docs[0].res.U, Title: escaped(docs[0].res.Ti)}, Viewport: b.Viewport()}
+	if u, _ := b.errorPage(t, docs[0].res.U); u != "" {
+		snap.URL = u
+	}
 	for _, l := range r.lines {
 		if l.id > 0 {
 			snap.Elements++
@@ -268,6 +291,91 @@ func (b *Browser) newSnapshot(r *renderer, docs []*frameDoc) *contract.SnapshotR
 		}
 	}
 	return snap
+}
+
+// errorPage says, when loc (the address of tab t's document) is the
+// browser's own error page, which address it failed to load (as the
+// browser names it) and a note saying so and why, when known; "" when it
+// is a page.
+func (b *Browser) errorPage(t *tab, loc string) (unreachable, note string) {
+	if !strings.HasPrefix(loc, errorPageScheme) {
+		return "", ""
+	}
+	b.mu.Lock()
+	u, failURL, why := t.unreachable, t.failURL, t.failWhy
+	b.mu.Unlock()
+	if u == "" {
+		return "", "this is the browser's own error page: the tab's last navigation failed, and nothing of the site it went to is shown; goto another page, or back"
+	}
+	if why == "" || noFragment(failURL) != noFragment(u) {
+		why = "the browser did not say why"
+	}
+	return u, fmt.Sprintf("this is the browser's own error page for %s, which could not be loaded (%s); nothing of that site is shown: goto another page, or back", truncate(scrub.URL(u), 200), why)
+}
+
+// notes adds to a snapshot of tab t's docs (its text and cut set; walked
+// with a bound of max nodes a frame) what else the cut says: that the walk
+// did not read the whole page, that the page is the browser's error page,
+// that the tab is a blank one opened in place of the session's closed
+// last tab.
+func (b *Browser) notes(snap *contract.SnapshotResult, t *tab, docs []*frameDoc, max int) {
+	if note := partNote(docs, max); note != "" {
+		snap.Truncated = true
+		addCut(&snap.Cut, "the page was read only in part: "+note)
+	}
+	loc := docs[0].res.U
+	if _, note := b.errorPage(t, loc); note != "" {
+		addCut(&snap.Cut, note)
+	}
+	b.mu.Lock()
+	reopened := t.reopened && loc == "about:blank"
+	t.reopened = false
+	b.mu.Unlock()
+	if reopened {
+		addCut(&snap.Cut, "the session's tab was closed (by its page, or from outside the session), so this is a new blank tab opened in its place: goto a page")
+	}
+}
+
+// partNote says what a walk bounded at max nodes a frame did not read of
+// docs, and how to read it; "" when it read them whole.
+func partNote(docs []*frameDoc, max int) string {
+	var nodes, deep bool
+	for _, d := range docs {
+		nodes = nodes || d.res.Cut
+		deep = deep || d.res.Deep
+	}
+	var parts []string
+	switch {
+	case nodes && max < maxSearchNodes:
+		parts = append(parts, fmt.Sprintf("a frame has over %d nodes, and the rest of it was not read: find, role and locators search it (up to %d nodes a frame), and a scope on an id they give (a heading's or landmark's) reads that part", max, maxSearchNodes))
+	case nodes:
+		parts = append(parts, fmt.Sprintf("a frame has over %d nodes, and the rest of it was not searched: a scope on a heading's or landmark's id near it reads that part", max))
+	}
+	if deep {
+		parts = append(parts, fmt.Sprintf("elements nested over %d deep were not read: a scope on an element around them reads them", maxWalkDepth))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// maxWalkDepth is how deep walk.js descends (its depth>300).
+const maxWalkDepth = 300
+
+// partial says whether a walk of docs left part of them unread.
+func partial(docs []*frameDoc) bool {
+	for _, d := range docs {
+		if d.res.Cut || d.res.Deep {
+			return true
+		}
+	}
+	return false
+}
+
+// addCut adds what else a snapshot left out, or says of the page, to cut.
+func addCut(cut *string, s string) {
+	if *cut != "" {
+		*cut += "; "
+	}
+	*cut += s
 }
 
 // record makes a walk the latest snapshot, whose ids actions use, and keeps
@@ -283,13 +391,19 @@ func (b *Browser) record(t *tab, navSeq int, loc string, r *renderer, k *kept) i
 	return b.epoch
 }
 
-// walkPage walks every frame of tab t and renders it (only the scope's
-// subtree when scope is set; scopeArg is how the caller wrote it), giving
-// elements the tab's ids.
-func (b *Browser) walkPage(ctx context.Context, t *tab, scope *ref, scopeArg string) (*renderer, []*frameDoc, error) {
-	docs, err := b.collect(ctx, t, scope)
+// walkPage walks every frame of tab t, at most max nodes each, and renders
+// it (only the scope's subtree when scope is set; scopeArg is how the
+// caller wrote it), giving elements the tab's ids.
+func (b *Browser) walkPage(ctx context.Context, t *tab, scope *ref, scopeArg string, max int, from walkStart) (*renderer, []*frameDoc, error) {
+	docs, err := b.collect(ctx, t, scope, max, from)
 	if err != nil {
 		return nil, nil, err
+	}
+	if scope != nil && from == fromTop && partial(docs) {
+		// The walk from the top stopped before the end of the page, maybe
+		// before the scope or inside it: the scope's part is read from
+		// the scope itself, under a bound of its own.
+		return b.walkPage(ctx, t, scope, scopeArg, max, fromScope)
 	}
 	// Ids stay with their elements while the tab shows one document.
 	b.mu.Lock()
@@ -298,9 +412,9 @@ func (b *Browser) walkPage(ctx context.Context, t *tab, scope *ref, scopeArg str
 	if ids == nil || ids.doc != docs[0].res.D {
 		ids = newIDTable(docs[0].res.D)
 	}
-	r := &renderer{b: b, pageURL: docs[0].res.U, refs: map[int]ref{}, ids: ids, ctxLine: -1}
+	r := &renderer{b: b, pageURL: docs[0].res.U, refs: map[int]ref{}, ids: ids, ctxLine: -1, partial: partial(docs)}
 	r.link(ctx, docs)
-	if scope != nil {
+	if scope != nil && from.subtree() {
 		n, d := findScope(docs)
 		if n == nil {
 			return nil, nil, &StaleError{ID: scopeArg, Reason: "is no longer on the page"}
@@ -310,13 +424,49 @@ func (b *Browser) walkPage(ctx context.Context, t *tab, scope *ref, scopeArg str
 		for _, n := range docs[0].res.C {
 			r.walk(n, docs[0], 0, "", false)
 		}
-		ids.keep(docs)
+		if scope == nil {
+			ids.keep(docs)
+		}
 	}
 	b.mu.Lock()
 	t.ids = ids
 	b.mu.Unlock()
 	return r, docs, nil
 }
+
+// walkStart says where the walk of the scope's frame starts (walk.js's
+// start: the document's body, the scope element, or the element around
+// it; the other frames are walked from their body), and what walkPage
+// renders of it with a scope: the scope's subtree, or all it read.
+type walkStart int
+
+const (
+	// fromTop walks from the body and renders the scope's subtree.
+	fromTop walkStart = iota
+	// fromScope walks from the scope and renders its subtree.
+	fromScope
+	// fromTopAll walks from the body and renders all it read (a
+	// heading's section is cut out of it after); the scope is only
+	// marked, and kept at hand for a walk from around it.
+	fromTopAll
+	// fromAround walks from the scope's parent and renders all it read:
+	// a heading's section is in its parent.
+	fromAround
+)
+
+// start is walk.js's start for w.
+func (w walkStart) start() int {
+	switch w {
+	case fromScope:
+		return 1
+	case fromAround:
+		return 2
+	}
+	return 0
+}
+
+// subtree says whether walkPage renders only the scope's subtree.
+func (w walkStart) subtree() bool { return w == fromTop || w == fromScope }
 
 // docInfo reads location.href and document.title of a session's main frame.
 func (b *Browser) docInfo(ctx context.Context, sid proto.TargetSessionID) (string, string) {
@@ -357,7 +507,7 @@ const maxFrames = 40
 
 // collect walks every frame of the tab, same-process ones through the tab's
 // session, out-of-process ones through their own, all at once.
-func (b *Browser) collect(ctx context.Context, t *tab, scope *ref) ([]*frameDoc, error) {
+func (b *Browser) collect(ctx context.Context, t *tab, scope *ref, max int, from walkStart) ([]*frameDoc, error) {
 	var docs []*frameDoc
 	var walkTree func(sid proto.TargetSessionID, ft *proto.PageFrameTree, parent *frameDoc, oopif bool) *frameDoc
 	walkTree = func(sid proto.TargetSessionID, ft *proto.PageFrameTree, parent *frameDoc, oopif bool) *frameDoc {
@@ -406,11 +556,11 @@ func (b *Browser) collect(ctx context.Context, t *tab, scope *ref) ([]*frameDoc,
 		wg.Add(1)
 		go func(d *frameDoc) {
 			defer wg.Done()
-			si := 0
+			si, start := 0, fromTop
 			if scope != nil && scope.frame != nil && scope.sess == d.sess && scope.frame.frameID == d.frameID {
-				si = scope.idx
+				si, start = scope.idx, from
 			}
-			d.err = b.walkFrame(ctx, d, si)
+			d.err = b.walkFrame(ctx, d, si, max, start)
 			if d.err != nil {
 				b.log.Debug().Err(d.err).Bool("oopif", d.oopif).Msg("driver: walk frame")
 			}
@@ -424,7 +574,7 @@ func (b *Browser) collect(ctx context.Context, t *tab, scope *ref) ([]*frameDoc,
 }
 
 // walkFrame runs walkJS in the frame's isolated world.
-func (b *Browser) walkFrame(ctx context.Context, d *frameDoc, scopeIdx int) error {
+func (b *Browser) walkFrame(ctx context.Context, d *frameDoc, scopeIdx, max int, from walkStart) error {
 	c := b.client(ctx, d.sess)
 	w, err := proto.PageCreateIsolatedWorld{FrameID: d.frameID, WorldName: worldName}.Call(c)
 	if err != nil {
@@ -432,7 +582,7 @@ func (b *Browser) walkFrame(ctx context.Context, d *frameDoc, scopeIdx int) erro
 	}
 	d.ctxID = w.ExecutionContextID
 	res, err := proto.RuntimeCallFunctionOn{FunctionDeclaration: walkJS, ExecutionContextID: d.ctxID, ReturnByValue: true,
-		Arguments: argsOf([]interface{}{scopeIdx, maxWalkNodes})}.Call(c)
+		Arguments: argsOf([]interface{}{scopeIdx, max, from.start()})}.Call(c)
 	if err != nil {
 		return err
 	}

@@ -22,12 +22,15 @@ type tab struct {
 	url     string // its main frame's URL without the fragment (bumpNav)
 	loading bool
 	// parsed: the document the tab loads has fired DOMContentLoaded.
-	parsed   bool
-	closed   bool
+	parsed bool
+	closed bool
+	// reopened: opened by tabNow in place of the session's last tab, which
+	// was closed; the first snapshot of it says so.
+	reopened bool
 	openedAt int           // b.ev.openSeq when it appeared
 	ids      *idTable      // its elements' ids, for the document it shows
 	pend     *navPending   // its main frame's unanswered navigation, if any
-	navCh    chan struct{} // closed when pend changes
+	navCh    chan struct{} // closed when pend, the committed document or loading changes
 	// docConsole and docFailed are the console errors and failed requests
 	// of the document the tab shows (since its main frame last asked for a
 	// document), bounded and counted; Check reads them, Run does not drain them.
@@ -42,6 +45,13 @@ type tab struct {
 	// proxy's "could not reach" page) and unreachedURL that one's URL.
 	docResponses            int
 	unreached, unreachedURL string
+	// unreachable is the address the main frame failed to load when the
+	// document it shows is the browser's error page (Chrome's
+	// chrome-error://chromewebdata/), "" otherwise; failURL and failWhy
+	// are the latest main-frame navigation that failed and why (the reach
+	// guard's refusal, or Chrome's net::ERR_... text).
+	unreachable      string
+	failURL, failWhy string
 }
 
 // popupCreated attaches to a page opened by one of this session's tabs
@@ -104,7 +114,8 @@ func (b *Browser) waitTab(ctx context.Context, id proto.TargetTargetID) (*tab, e
 	}
 }
 
-// activeTab returns the active tab or an error naming the fix.
+// activeTab returns the active tab, ErrClosed, or ErrNoTab when the
+// session has no open tab left (tabNow opens one in its place).
 func (b *Browser) activeTab() (*tab, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -112,7 +123,36 @@ func (b *Browser) activeTab() (*tab, error) {
 		return nil, ErrClosed
 	}
 	if b.active == nil || b.active.closed {
-		return nil, errors.New("driver: no active tab: list tabs and switch to one")
+		// Closing the active tab makes another open one active
+		// (dropTab): none is left.
+		return nil, ErrNoTab
+	}
+	return b.active, nil
+}
+
+// tabNow is the tab a call works on: the active one. When the session has
+// no open tab left (its page closed itself with window.close(), a person
+// closed it, it crashed away; close_tab refuses to close the last one),
+// a blank tab is opened in its place and made active, so the session goes
+// on instead of failing every call: a goto loads there, and a snapshot of
+// it says why it is blank (tab.reopened). ErrNoTab when even that fails.
+func (b *Browser) tabNow(ctx context.Context) (*tab, error) {
+	t, err := b.activeTab()
+	if !errors.Is(err, ErrNoTab) {
+		return t, err
+	}
+	octx, cancel := context.WithTimeout(ctx, b.o.ActionTimeout)
+	defer cancel()
+	nt, oerr := b.openTab(octx)
+	if oerr != nil {
+		b.log.Debug().Err(oerr).Msg("driver: open a tab in place of the closed one")
+		return nil, fmt.Errorf("%w, and a new one could not be opened (%v): relaunch the browser with browser_relaunch", ErrNoTab, oerr)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.active == nil || b.active.closed {
+		b.active = nt
+		nt.reopened = true
 	}
 	return b.active, nil
 }
@@ -140,7 +180,7 @@ func (b *Browser) info(ctx context.Context) (string, string) {
 	if err != nil {
 		return "", ""
 	}
-	return r.TargetInfo.URL, r.TargetInfo.Title
+	return r.TargetInfo.URL, escaped(r.TargetInfo.Title)
 }
 
 // Tabs lists open tabs.
@@ -157,7 +197,7 @@ func (b *Browser) Tabs(ctx context.Context) ([]contract.Tab, error) {
 		if t == nil || t.closed {
 			continue
 		}
-		out = append(out, contract.Tab{ID: t.short, URL: ti.URL, Title: ti.Title, Active: t == b.active})
+		out = append(out, contract.Tab{ID: t.short, URL: ti.URL, Title: escaped(ti.Title), Active: t == b.active})
 	}
 	return out, nil
 }
@@ -197,11 +237,29 @@ func (b *Browser) SwitchTab(ctx context.Context, id string) error {
 	return nil
 }
 
+// openTabs counts the session's open tabs.
+func (b *Browser) openTabs() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, t := range b.tabs {
+		if !t.closed {
+			n++
+		}
+	}
+	return n
+}
+
 // CloseTab closes tab id. Closing the active tab activates another one.
+// The session's last open tab is not closed (*LastTabError): a session
+// with no page has nothing to act on.
 func (b *Browser) CloseTab(ctx context.Context, id string) error {
 	t := b.tabByShort(id)
 	if t == nil {
 		return fmt.Errorf("driver: no tab %q: list tabs for their ids", truncate(id, 20))
+	}
+	if b.openTabs() <= 1 {
+		return &LastTabError{Tab: t.short}
 	}
 	if _, err := (proto.TargetCloseTarget{TargetID: t.id}).Call(b.client(ctx, "")); err != nil {
 		return fmt.Errorf("driver: close tab: %w", err)

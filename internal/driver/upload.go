@@ -39,7 +39,7 @@ func (b *Browser) Upload(ctx context.Context, target Target, file string) error 
 	if err != nil {
 		return fmt.Errorf("driver: upload: %w", err)
 	}
-	t, err := b.activeTab()
+	t, err := b.tabNow(ctx)
 	if err != nil {
 		return err
 	}

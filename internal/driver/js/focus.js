@@ -1,6 +1,7 @@
 // Run on an element (this). Focuses it and either selects all its text
-// (selectAll) or puts the caret at the end. Returns "" when it has focus,
-// "gone" when it left the document, "notfocusable" when focus went elsewhere.
+// (selectAll) or puts the caret at the end of it, a field's or a
+// contenteditable's alike. Returns "" when it has focus, "gone" when it
+// left the document, "notfocusable" when focus went elsewhere.
 function focus(selectAll){
 const el=this;
 if(!el.isConnected) return "gone";
@@ -13,6 +14,10 @@ if(selectAll){
  else if(el.isContentEditable){ const r=doc.createRange(); r.selectNodeContents(el); const s=doc.getSelection(); s.removeAllRanges(); s.addRange(r); }
 } else if (("value" in el) && typeof el.setSelectionRange==="function") {
  try{ const n=el.value.length; el.setSelectionRange(n,n); }catch(e){}
+} else if (el.isContentEditable) {
+ // Typed text goes after what the element holds, as in a field: focus
+ // alone leaves the caret at its start (or wherever it was last).
+ const r=doc.createRange(); r.selectNodeContents(el); r.collapse(false); const s=doc.getSelection(); s.removeAllRanges(); s.addRange(r);
 }
 return "";
 }

@@ -1,9 +1,13 @@
-// Run in an isolated world of one frame with (scopeIdx, maxNodes).
+// Run in an isolated world of one frame with (scopeIdx, maxNodes, start):
+// start 0 walks the document from its body, 1 from the scope element, 2
+// from the element around it (a heading's section is in it); a walk that
+// starts at the scope reads it past what a whole walk's bound reaches.
 // Returns the frame's document as a JSON string {d: document token, u: URL,
-// ti: title, c: tree, cut: whether maxNodes cut it}; node fields are listed
+// ti: title, c: tree, cut: whether maxNodes cut it, deep: whether parts
+// nested over 300 deep were left out}; node fields are listed
 // beside walkJS in walk.go. Keeps the elements it numbered in
 // globalThis.__dbSnap.els for resolve.js.
-function walkSnapshot(scopeIdx, maxNodes){
+function walkSnapshot(scopeIdx, maxNodes, start){
 const old=globalThis.__dbSnap;
 const scopeEl=(old&&scopeIdx>0)?old.els.get(scopeIdx):null;
 // Numbers stay with elements for the document's life; this world is the document's.
@@ -11,7 +15,7 @@ if(!globalThis.__dbIds){globalThis.__dbIds=new WeakMap();globalThis.__dbN=0;glob
 const ids=globalThis.__dbIds;
 const els=new Map();
 const num=(el)=>{let n=ids.get(el);if(n===undefined){n=++globalThis.__dbN;ids.set(el,n);}els.set(n,el);return n;};
-let budget=maxNodes, cut=false;
+let budget=maxNodes, cut=false, deep=false;
 const doc=document;
 let act=doc.activeElement;
 for(let i=0;i<30&&act&&act.shadowRoot&&act.shadowRoot.activeElement;i++) act=act.shadowRoot.activeElement;
@@ -80,6 +84,21 @@ function hoverReveals(el){
  for(const s of sels){try{if(el.matches(s))return true;}catch(e){/* not a selector without :hover */}}
  return false;
 }
+// The labels of a control, as el.labels has them, from one map per
+// document or shadow root: el.labels searches the whole tree the first
+// time each control asks, which on a page of thousands of fields or
+// buttons made one walk take seconds.
+const labelMaps=new Map();
+function labelsOf(el){
+ const root=el.getRootNode();
+ let m=labelMaps.get(root);
+ if(!m){
+  m=new Map();
+  if(root.querySelectorAll){for(const l of root.querySelectorAll("label")){const c=l.control;if(c){const a=m.get(c);if(a)a.push(l);else m.set(c,[l]);}}}
+  labelMaps.set(root,m);
+ }
+ return m.get(el)||[];
+}
 function byId(el,id){const r=el.getRootNode();return (r&&r.getElementById&&r.getElementById(id))||doc.getElementById(id);}
 function inSectioning(el){for(let p=el.parentElement;p;p=p.parentElement){const t=p.localName;if(t==="article"||t==="aside"||t==="main"||t==="nav"||t==="section")return true;}return false;}
 function implicitRole(el,t){
@@ -132,7 +151,7 @@ function implicitRole(el,t){
  case "hr": return "separator";
  case "blockquote": return "blockquote";
  case "figure": return "figure";
- case "iframe": case "frame": return "Iframe";
+ case "iframe": case "frame": return "iframe";
  case "output": return "status";
  case "video": return "video";
  case "audio": return "audio";
@@ -146,7 +165,7 @@ function nameOf(el,t,role,generic){
  if(lb){n=lb.split(/\s+/).map(id=>{const x=id&&byId(el,id);return x?textOf(x):"";}).join(" ");}
  if(!clip(n,1)) n=el.getAttribute("aria-label")||"";
  if(generic) return clip(n,200+SLACK);
- if(!clip(n,1)&&el.labels&&el.labels.length&&t!=="button"){n=Array.from(el.labels).map(l=>textOf(l,el)).join(" ");}
+ if(!clip(n,1)&&t!=="button"){const ls=labelsOf(el);if(ls.length)n=ls.map(l=>textOf(l,el)).join(" ");}
  if(!clip(n,1)){
   if(t==="input"){
    const ty=(el.getAttribute("type")||"").toLowerCase();
@@ -172,6 +191,8 @@ function states(el,t,role,node){
  if(a("aria-expanded")!==null) node.ex=a("aria-expanded");
  else if(t==="summary"&&el.parentElement&&el.parentElement.localName==="details") node.ex=String(el.parentElement.open);
  const f=[];
+ // A file input is a button a person clicks to choose a file: browser_upload chooses it.
+ if(ty==="file") f.push("file");
  if((t==="option"&&el.selected)||a("aria-selected")==="true") f.push("selected");
  if(a("aria-disabled")==="true"||((t==="button"||t==="input"||t==="select"||t==="textarea"||t==="option"||t==="fieldset")&&el.matches(":disabled"))) f.push("disabled");
  if(a("aria-required")==="true"||((t==="input"||t==="select"||t==="textarea")&&el.required)) f.push("required");
@@ -182,7 +203,8 @@ function states(el,t,role,node){
  if(f.length) node.f=f;
  if(t==="input"||t==="textarea"){
   if(ty==="password"){ if(el.value) node.pw=1; }
-  else if(ty!=="checkbox"&&ty!=="radio"&&ty!=="file"&&el.value) node.v=clip(el.value,100+SLACK);
+  else if(ty==="file"){ if(el.files&&el.files.length) node.v=clip(Array.from(el.files,(x)=>x.name).join(", "),100+SLACK); }
+  else if(ty!=="checkbox"&&ty!=="radio"&&el.value) node.v=clip(el.value,100+SLACK);
  } else if(role==="textbox"||role==="searchbox"||role==="combobox"||role==="spinbutton"||role==="slider"){
   const v=a("aria-valuetext")||a("aria-valuenow")||(el.isContentEditable?textOf(el):"");
   if(clip(v,1)) node.v=clip(v,100+SLACK);
@@ -194,7 +216,7 @@ let depth=0;
 // its children inherit; inHover: it is hidden until hovered, and so are they.
 let inPtr=false, inHover=false;
 function kids(el,out,quiet){
- if(depth>300){cut=true;return;}
+ if(depth>300){deep=true;return;}
  depth++;
  try{
  if(el.shadowRoot){walk(el.shadowRoot,out,quiet);return;}
@@ -294,7 +316,16 @@ function visitShown(el,t,out,quiet,hover){
 function holdsControl(c){for(const x of c){if((x.r&&INTERACTIVE.has(x.r))||(x.c&&holdsControl(x.c)))return true;}return false;}
 const root=[];
 const top=doc.body||doc.documentElement;
-if(top) kids(top,root,false);
+const from=scopeEl&&start&&scopeEl.isConnected?(start===2&&scopeEl.parentElement?scopeEl.parentElement:scopeEl):null;
+if(from){
+ // A pointer its parent shows is inherited, not its own.
+ const up=from.parentElement||(from.parentNode&&from.parentNode.host);
+ inPtr=!!up&&getComputedStyle(up).cursor==="pointer";
+ visit(from,root,false);
+} else if(top) kids(top,root,false);
+// The scope stays at hand for a walk that starts at it (start 1 or 2),
+// reached by this walk or not.
+if(scopeEl&&scopeEl.isConnected&&!els.has(scopeIdx)) els.set(scopeIdx,scopeEl);
 globalThis.__dbSnap={els};
-return JSON.stringify({d:globalThis.__dbDoc,u:location.href,ti:doc.title,c:root,cut:cut});
+return JSON.stringify({d:globalThis.__dbDoc,u:location.href,ti:doc.title,c:root,cut:cut,deep:deep});
 }
