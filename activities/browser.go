@@ -491,6 +491,12 @@ func driverFailure(err error) *contract.Failure {
 	switch {
 	case err == nil:
 		return contract.Fail(contract.CodeCommandFailed, "the browser gave no result; take a snapshot and try again")
+	case errors.Is(err, driver.ErrNoTab):
+		// The driver could not even open a tab in place of the last one:
+		// trying again finds the same browser; only a new one helps.
+		f := contract.Fail(contract.CodeCommandFailed, "%v", err)
+		f.Retryable = false
+		return f
 	case errors.Is(err, liveview.ErrPersonDriving):
 		// Before ActionError: the take-over gate refused it, never sent.
 		var de *liveview.DrivingError

@@ -250,6 +250,14 @@ func TestDriverFailureIsTyped(t *testing.T) {
 	if f := driverFailure(pending); f.Code != contract.CodeTimeout || !strings.Contains(f.Message, "waiting for http://127.0.0.1:1 to answer a form submission") {
 		t.Fatalf("a page waiting on a server mapped to %+v", f)
 	}
+	// No tab left and none could be opened: not worth retrying, and the
+	// message names browser_relaunch (even inside an action's error).
+	noTab := fmt.Errorf("%w, and a new one could not be opened (x): relaunch the browser with browser_relaunch", driver.ErrNoTab)
+	for _, err := range []error{noTab, &driver.ActionError{Kind: driver.KindBrowser, Reason: noTab.Error(), Err: noTab}} {
+		if f := driverFailure(err); f.Code != contract.CodeCommandFailed || f.Retryable || !strings.Contains(f.Message, "browser_relaunch") {
+			t.Fatalf("no tab left mapped to %+v", f)
+		}
+	}
 }
 
 // An action that ran out of time answers with the action and what it waited
