@@ -106,12 +106,12 @@ func (c *busyCause) Error() string { return "the page's script does not yield" }
 // probe goes unanswered too. If so it ends pctx (cancel) and stops the
 // script. It reports whether it ended pctx, or else how long to wait
 // before asking again.
-func (b *Browser) busyWatch(pctx context.Context, cancel context.CancelCauseFunc, t *tab) (ended bool, again time.Duration) {
-	if quiet := b.quietFor(); quiet < b.o.ActionTimeout {
-		return false, b.o.ActionTimeout - quiet
+func (b *Browser) busyWatch(pctx context.Context, cancel context.CancelCauseFunc, t *tab, bound time.Duration) (ended bool, again time.Duration) {
+	if quiet := b.quietFor(); quiet < bound {
+		return false, bound - quiet
 	}
 	if pctx.Err() != nil || b.pendingNow(t) != nil || b.rendererAnswers(pctx, t) || pctx.Err() != nil {
-		return false, b.o.ActionTimeout
+		return false, bound
 	}
 	bc := &busyCause{done: make(chan struct{})}
 	cancel(bc)

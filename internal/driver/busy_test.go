@@ -79,6 +79,26 @@ func TestBusyPageScriptIsStopped(t *testing.T) {
 		}
 	}
 	pageAnswers("the snapshot")
+
+	// A read waits longer before it takes the page for busy (its own
+	// evaluation of a huge page holds the renderer as a loop would), but
+	// a page that never yields is still stopped, not waited out.
+	gotoPage(t, b, srv.URL+"/timer")
+	start := time.Now()
+	for {
+		_, err := b.Read(ctx, ReadOptions{What: "text"})
+		if err != nil {
+			wantBusy("read", err)
+			break
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatal("the page's timer never froze it")
+		}
+	}
+	if waited := time.Since(start); waited < b.heavyBound() {
+		t.Fatalf("the read took the page for busy after %v, before its bound of %v", waited, b.heavyBound())
+	}
+	pageAnswers("the read")
 	// And a goto leaves it.
 	mustRun(t, b, fmt.Sprintf(`[{"op":"goto","url":%q}]`, siteURL))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
@@ -58,13 +59,18 @@ func (b *Browser) Screenshot(ctx context.Context, o ScreenshotOptions) (shot *Sh
 // tab's page context (it ends when the page waits on a server): an error op
 // meets then is the *PendingError that says so.
 func (b *Browser) onPage(ctx context.Context, op func(ctx context.Context, t *tab) error) error {
+	return b.onPageBound(ctx, b.o.ActionTimeout, op)
+}
+
+// onPageBound is onPage with the busy watch's bound given (pageCtxBound).
+func (b *Browser) onPageBound(ctx context.Context, bound time.Duration, op func(ctx context.Context, t *tab) error) error {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
 	t, err := b.tabNow(ctx)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := b.pageCtx(ctx, t)
+	ctx, cancel := b.pageCtxBound(ctx, t, bound)
 	defer cancel()
 	return pendingErr(ctx, op(ctx, t))
 }
@@ -88,7 +94,9 @@ func (b *Browser) screenshot(ctx context.Context, t *tab, o ScreenshotOptions) (
 // Read reads the active tab's content. An unknown What is
 // *capture.RefusedError.
 func (b *Browser) Read(ctx context.Context, o ReadOptions) (res *ReadResult, err error) {
-	err = b.onPage(ctx, func(ctx context.Context, t *tab) error {
+	// A huge page's text or HTML takes the renderer a while to lay out and
+	// serialise: a longer wait before the page is taken for busy.
+	err = b.onPageBound(ctx, b.heavyBound(), func(ctx context.Context, t *tab) error {
 		page, err := b.page(ctx, t.id)
 		if err != nil {
 			return err

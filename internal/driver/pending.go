@@ -111,9 +111,21 @@ func (t *tab) navChanged() {
 // the action timeout while the page's own script holds the renderer, that
 // script is stopped and the cause is a *BusyError.
 func (b *Browser) pageCtx(ctx context.Context, t *tab) (context.Context, context.CancelFunc) {
+	return b.pageCtxBound(ctx, t, b.o.ActionTimeout)
+}
+
+// heavyBound is how long a call whose own page work grows with the page
+// (reading a huge page's text or HTML) may go unanswered before its page
+// is taken for busy: the renderer runs the call's own evaluation then, and
+// a probe waits behind it just as behind a page script that never yields.
+func (b *Browser) heavyBound() time.Duration { return 4 * b.o.ActionTimeout }
+
+// pageCtxBound is pageCtx whose busy watch waits bound (not the action
+// timeout) without an answer before it probes the page.
+func (b *Browser) pageCtxBound(ctx context.Context, t *tab, bound time.Duration) (context.Context, context.CancelFunc) {
 	pctx, cancel := context.WithCancelCause(ctx)
 	go func() {
-		busy := time.NewTimer(b.o.ActionTimeout)
+		busy := time.NewTimer(bound)
 		defer busy.Stop()
 		for {
 			b.mu.Lock()
@@ -136,7 +148,7 @@ func (b *Browser) pageCtx(ctx context.Context, t *tab) (context.Context, context
 				timer.Stop()
 			case <-busy.C:
 				timer.Stop()
-				ended, again := b.busyWatch(pctx, cancel, t)
+				ended, again := b.busyWatch(pctx, cancel, t, bound)
 				if ended || pctx.Err() != nil {
 					return
 				}
