@@ -49,7 +49,7 @@ const (
 	KindInvalid    = "invalid"     // the element cannot take this action (not a select, not a checkbox...)
 	KindNavigation = "navigation"  // goto/back/forward/reload failed
 	KindStale      = "stale"       // the page navigated earlier in this batch, so this id is gone
-	KindRefused    = "refused"     // the request gate denied a request this action sent
+	KindRefused    = "refused"     // the request gate denied the request this action was for (its navigation, a form's submission)
 	KindBlocked    = "blocked"     // the reach guard stopped a navigation this action started
 	KindBrowser    = "browser"     // the browser connection failed
 	KindLocator    = "locator"     // a locator matched no visible element, or several
@@ -82,7 +82,9 @@ func (e *ActionError) Error() string {
 
 func (e *ActionError) Unwrap() error { return e.Err }
 
-// RefusedError is a side-effecting request the RequestGate denied.
+// RefusedError is a side-effecting request the RequestGate denied that the
+// action was for: the navigation it made (a form's submission). Requests a
+// page's scripts send are listed in RunResult.Held, not errors.
 type RefusedError struct {
 	Method string
 	Origin string

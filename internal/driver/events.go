@@ -16,14 +16,18 @@ import (
 
 // events are what happened since the last Run, bounded.
 type events struct {
-	dialogs  []contract.Dialog
-	console  capped
-	failed   capped
-	sent     []contract.SentRequest
-	denied   []contract.SentRequest
-	blocked  []blocked
-	openSeq  int
-	requests map[proto.NetworkRequestID]reqInfo
+	dialogs []contract.Dialog
+	console capped
+	failed  capped
+	sent    []contract.SentRequest
+	denied  []refusal // every request the gate refused, listed in Held
+	// docDenied are the document requests among them, apart, so that
+	// a page's many refused fetches cannot crowd out the one that fails
+	// the action that made it.
+	docDenied []refusal
+	blocked   []blocked
+	openSeq   int
+	requests  map[proto.NetworkRequestID]reqInfo
 }
 
 // loop dispatches CDP events until the connection closes. A panic here would

@@ -18,6 +18,10 @@ const (
 	GateDeny
 )
 
+// DecisionDenied is the decision a Run's Held gives a request the
+// RequestGate refused.
+const DecisionDenied = "denied"
+
 // GatedRequest is a side-effecting request waiting for the RequestGate.
 // URL and Body are the request as the page sends it (query and body may
 // hold secrets): the gate digests them to bind an approval to this exact
@@ -47,6 +51,18 @@ func postBody(r *proto.NetworkRequest) []byte {
 }
 
 type reqInfo struct{ method, url string }
+
+// refusal is a request the RequestGate denied. doc says it was a document's
+// request (Chrome's resource type Document): a navigation of a tab or of a
+// frame in it, such as a form's submission, which is what an action that
+// makes it is for. Other requests (fetch, XHR, a beacon) are a page's
+// scripts' own, whatever set them off. tab is the tab it came from (nil
+// when not known).
+type refusal struct {
+	contract.SentRequest
+	doc bool
+	tab *tab
+}
 
 func safeMethod(m string) bool {
 	switch strings.ToUpper(m) {
@@ -79,6 +95,7 @@ func (b *Browser) gate(sid proto.TargetSessionID, e *proto.FetchRequestPaused) {
 		short = t.short
 	}
 	b.mu.Unlock()
+	doc := e.ResourceType == proto.NetworkResourceTypeDocument
 	dec := GateDeny
 	func() {
 		defer func() {
@@ -105,7 +122,11 @@ func (b *Browser) gate(sid proto.TargetSessionID, e *proto.FetchRequestPaused) {
 	if dec == GateAllow {
 		b.ev.sent = appendBounded(b.ev.sent, sr)
 	} else {
-		b.ev.denied = appendBounded(b.ev.denied, sr)
+		r := refusal{SentRequest: sr, doc: doc, tab: t}
+		b.ev.denied = appendBounded(b.ev.denied, r)
+		if doc {
+			b.ev.docDenied = appendBounded(b.ev.docDenied, r)
+		}
 	}
 	b.mu.Unlock()
 }

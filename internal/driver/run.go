@@ -82,8 +82,13 @@ func (b *Browser) lookup(ctx context.Context, t *tab, ids []string, resolve bool
 // refuses the whole batch with *StaleError and nothing is sent), then runs
 // the actions one at a time. The first failure stops the batch: it is in
 // RunResult.Failed and returned as *ActionError. The result's lists hold
-// what happened since the previous Run, bounded; its Held is the caller's
-// to fill (the request gate's journal is the caller's).
+// what happened since the previous Run, bounded. Its Held lists the
+// requests the RequestGate refused (decision denied), none of which left
+// the browser; a caller that keeps the gate's journal (who decided, what
+// was approved and sent) may put that in its place. A refusal fails an
+// action (*RefusedError) only when the refused request was the navigation
+// the action made (a form's submission); one a page's script sent, even
+// from the action's handler, leaves the action done.
 func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*contract.RunResult, error) {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
@@ -192,8 +197,8 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 			r = refs[a.ID]
 		}
 		b.mu.Lock()
-		deniedBefore, blockedBefore := len(b.ev.denied), len(b.ev.blocked)
-		docsBefore := t.docResponses
+		deniedBefore, blockedBefore := len(b.ev.docDenied), len(b.ev.blocked)
+		docsBefore, openedByAction := t.docResponses, b.ev.openSeq
 		b.mu.Unlock()
 		actx, cancel := context.WithTimeout(ctx, b.o.ActionTimeout)
 		err := b.gated(actx, t, a, r)
@@ -204,9 +209,18 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 			answeredEarly = answeredEarly || early
 		}
 		b.mu.Lock()
-		var denied []contract.SentRequest
-		if len(b.ev.denied) > deniedBefore {
-			denied = append(denied, b.ev.denied[deniedBefore:]...)
+		// A refused request fails the action only when it was what the
+		// action was for: a navigation of its tab, or of a tab it opened
+		// (a form's submission, a page's that submits as it loads). What
+		// a page's scripts sent on their own (fetch, XHR, a beacon as the
+		// page was left), even from the action's click handler, is listed
+		// in the result's Held; the action happened all the same.
+		var own *refusal
+		for i := deniedBefore; i < len(b.ev.docDenied); i++ {
+			if d := b.ev.docDenied[i]; d.tab == nil || d.tab == t || d.tab.openedAt > openedByAction {
+				own = &d
+				break
+			}
 		}
 		var blockedNav *blocked
 		for i := blockedBefore; i < len(b.ev.blocked); i++ {
@@ -227,10 +241,9 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 			// saying the site could not be reached.
 			err = b.unreachedErr(t, docsBefore)
 		}
-		if err == nil && len(denied) > 0 {
-			d := denied[0]
-			err = &ActionError{Kind: KindRefused, Reason: (&RefusedError{Method: d.Method, Origin: d.Origin, Path: d.Path}).Error(),
-				Err: &RefusedError{Method: d.Method, Origin: d.Origin, Path: d.Path}}
+		if err == nil && own != nil {
+			re := &RefusedError{Method: own.Method, Origin: own.Origin, Path: own.Path}
+			err = &ActionError{Kind: KindRefused, Reason: re.Error(), Err: re}
 		}
 		if err != nil {
 			var ae *ActionError
@@ -321,7 +334,11 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 	for _, br := range b.ev.blocked {
 		res.Blocked = append(res.Blocked, br.BlockedRequest)
 	}
-	b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent, b.ev.denied, b.ev.blocked = nil, capped{}, capped{}, nil, nil, nil
+	for _, d := range b.ev.denied {
+		res.Held = append(res.Held, contract.HeldRequest{Method: d.Method, Origin: d.Origin, Path: d.Path, Decision: DecisionDenied})
+	}
+	b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent, b.ev.blocked = nil, capped{}, capped{}, nil, nil
+	b.ev.denied, b.ev.docDenied = nil, nil
 	downloads := b.downloadsSinceLocked(downloadsBefore)
 	b.mu.Unlock()
 	for _, d := range downloads {
