@@ -126,6 +126,12 @@ func TestEmptyFetchIsJudged(t *testing.T) {
 			t.Errorf("%s: answered %+v, want not_content naming %s and browser_read", name, f, contract.PageEmpty)
 		}
 	}
+	// A raw fetch has no text by design (its bytes are filed): not judged.
+	var raw contract.WebFetchResult
+	s.must("web_fetch", map[string]any{"url": shell, "format": "raw"}, &raw)
+	if raw.Evidence.Key == "" {
+		t.Fatalf("a raw fetch filed nothing: %+v", raw)
+	}
 	var res contract.WebFetchResult
 	s.must("web_fetch", map[string]any{"url": full}, &res)
 	if !strings.Contains(res.Content, "Three plain words") {

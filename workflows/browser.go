@@ -366,7 +366,7 @@ func (b *Browser) do(ctx workflow.Context, name string, args any, raw json.RawMe
 		b.st.URL, b.st.Title = p.URL, p.Title
 	}
 	if f == nil {
-		if jf := b.judgePage(ctx, res); jf != nil {
+		if jf := b.judgePage(ctx, args, res); jf != nil {
 			res, f = nil, jf
 		}
 	}

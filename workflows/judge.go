@@ -13,10 +13,10 @@ import (
 // marked, and a search hit over it loses its snippet. A judge that fails,
 // or answers out of shape, leaves the page unjudged: the result stands.
 // Histories from before the change (no marker) judge nothing, and those
-// from before changeJudgeEmpty no fetch without text.
-func (b *Browser) judgePage(ctx workflow.Context, res any) *contract.Failure {
+// from before changeJudgeEmpty no fetch without text. args are the call's.
+func (b *Browser) judgePage(ctx workflow.Context, args, res any) *contract.Failure {
 	pages := judgeInput(res)
-	if f, ok := res.(*contract.WebFetchResult); ok && len(pages) == 0 && !f.IsPDF &&
+	if f, ok := res.(*contract.WebFetchResult); ok && len(pages) == 0 && emptyFetch(args, f) &&
 		workflow.GetVersion(ctx, changeJudgeEmpty, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
 		pages = []contract.JudgePage{fetchPage(f)}
 	}
@@ -89,6 +89,14 @@ func judgeInput(res any) []contract.JudgePage {
 		return out
 	}
 	return nil
+}
+
+// emptyFetch says a web_fetch read as markdown brought back no text: a
+// raw fetch has no text by design (its bytes are filed), and a PDF read as
+// markdown says only that it is one.
+func emptyFetch(args any, f *contract.WebFetchResult) bool {
+	a, ok := contract.ArgsOf[contract.WebFetchArgs](args)
+	return ok && a.Format != "raw" && !f.IsPDF && f.Content == ""
 }
 
 // fetchPage is what the judge is sent about a fetched page.
