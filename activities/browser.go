@@ -5,11 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -19,7 +14,6 @@ import (
 	"github.com/durable-browser/durable-browser/contract/validate"
 	"github.com/durable-browser/durable-browser/internal/capture"
 	"github.com/durable-browser/durable-browser/internal/driver"
-	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/internal/scrub"
@@ -287,84 +281,6 @@ func filedCutNote(r *driver.ReadResult, filed int64) string {
 	}
 	return fmt.Sprintf("the page's %s is %d characters (full_length), over "+limit+": the evidence holds its first %d bytes only, not the whole",
 		what, r.FullLength, capture.MaxRawBytes, filed)
-}
-
-// Downloads lists finished downloads and files each one; a retry finds them
-// filed already and writes nothing twice.
-func (a *Activities) Downloads(ctx context.Context, req contract.DownloadsRequest) (*contract.DownloadsResult, error) {
-	s, done, err := a.begin(ctx, req.Session, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if s.sess.DownloadDir == "" {
-		return nil, contract.Fail(contract.CodeRefused, "this session's provider (%s) keeps no downloads; use a local session to download files", s.ref.Provider)
-	}
-	list, err := s.browser.Downloads(ctx)
-	if err != nil {
-		return nil, driverFailure(err)
-	}
-	res := &contract.DownloadsResult{OK: true, Downloads: []contract.Download{}}
-	for _, d := range list {
-		cc, err := a.fileDownload(ctx, s.ref.Tag, filepath.Join(s.sess.DownloadDir, d.Name), d)
-		if err != nil {
-			return nil, err
-		}
-		d.Evidence = cc
-		res.Downloads = append(res.Downloads, d)
-	}
-	return res, nil
-}
-
-// fileDownload files one download (the file at path) once per session: its call id is
-// "download", not the call's, so its key (download-browser_downloads-<sha256[:12]>.<ext>,
-// the one key format) depends on the session and the bytes only, and a later
-// call finds it filed and writes nothing. A download that fits the inline
-// budget is read and filed whole, so its result carries an inline copy when
-// it is text or an image; a larger one is streamed to the store, never read
-// whole.
-func (a *Activities) fileDownload(ctx context.Context, tag, path string, d contract.Download) (contract.ClaimCheck, *contract.Failure) {
-	f, err := os.Open(path)
-	if err != nil {
-		return contract.ClaimCheck{}, contract.Fail(contract.CodeCommandFailed, "reading download %s: %v", d.Name, err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || st.Size() != d.Size {
-		return contract.ClaimCheck{}, contract.Fail(contract.CodeCommandFailed, "download %s changed on disk after it finished", d.Name)
-	}
-	ext := strings.TrimPrefix(filepath.Ext(d.Name), ".")
-	fl := filing{
-		tool: contract.ToolDownloads, args: map[string]string{"name": d.Name}, session: tag,
-		callID: "download", ext: ext, contentType: downloadType(ext, nil), extractor: "download", verbatim: true,
-	}
-	if d.Size <= int64(evidence.DefaultInlineBudget) {
-		body, err := io.ReadAll(f)
-		if err != nil || int64(len(body)) != d.Size || evidence.SHA256Hex(body) != d.SHA256 {
-			return contract.ClaimCheck{}, contract.Fail(contract.CodeCommandFailed, "download %s changed on disk after it finished", d.Name)
-		}
-		fl.body, fl.contentType = body, downloadType(ext, body)
-	} else {
-		fl.file, fl.size, fl.sha256 = f, d.Size, d.SHA256
-	}
-	cc, err := a.file(ctx, fl)
-	if err != nil {
-		return contract.ClaimCheck{}, evidenceFailure(err)
-	}
-	return cc, nil
-}
-
-// downloadType is a download's media type: from its extension, else sniffed
-// from its first bytes when they are at hand, else application/octet-stream.
-func downloadType(ext string, head []byte) string {
-	if ext != "" {
-		if t := mime.TypeByExtension("." + strings.ToLower(ext)); t != "" {
-			return t
-		}
-	}
-	if len(head) > 0 {
-		return http.DetectContentType(head)
-	}
-	return "application/octet-stream"
 }
 
 // Upload sets a local file on a file input. It runs at most once.

@@ -25,8 +25,9 @@ type filing struct {
 	ext, contentType string
 	body             []byte
 	// file, when set, is the body: size bytes hashing to sha256, streamed.
-	// verbatim files body as its bytes: a download is kept as the site
-	// sent it, its key and digest those of the file on disk.
+	// verbatim files body as its bytes: a binary download is kept as the
+	// site sent it, its key and digest those of the file on disk (a text
+	// download is not verbatim: it is filed redacted, fileDownload).
 	verbatim               bool
 	file                   io.ReadSeeker
 	size                   int64

@@ -377,12 +377,18 @@ type CheckItem struct {
 	Found string `json:"found,omitempty"`
 }
 
-// Download is one finished download, filed.
+// Download is one finished download, filed. Size and SHA256 are those of
+// the body as filed (Evidence's): a text file is redacted before it is
+// filed, and Redacted says redaction changed it. A binary file is filed as
+// captured unless it holds a secret typed in the session: then nothing is
+// filed, Evidence and SHA256 are absent and Withheld says why.
 type Download struct {
 	Name     string     `json:"name"`
 	Size     int64      `json:"size"`
-	SHA256   string     `json:"sha256"`
-	Evidence ClaimCheck `json:"evidence"`
+	SHA256   string     `json:"sha256,omitempty"`
+	Evidence ClaimCheck `json:"evidence,omitzero"`
+	Redacted bool       `json:"redacted,omitempty"`
+	Withheld string     `json:"withheld,omitempty"`
 }
 
 // DownloadsResult lists the session's downloads.

@@ -104,11 +104,24 @@ func (b *Browser) Read(ctx context.Context, o ReadOptions) (res *ReadResult, err
 		if o.Redact == nil {
 			o.Redact = b.o.Redact
 		}
+		// The address and title as Chrome has them, before the read
+		// redacts the title: a page without a title is given its address
+		// as one (shownTitle), and the read answers none, as a snapshot does.
+		var pageURL, title string
+		if ti, err := (proto.TargetGetTargetInfo{TargetID: t.id}).Call(b.client(ctx, "")); err == nil {
+			pageURL, title = ti.TargetInfo.URL, ti.TargetInfo.Title
+		}
 		res, err = capture.Read(ctx, page, o)
 		if res != nil {
 			b.mu.Lock()
 			res.Status = t.docStatus
 			b.mu.Unlock()
+			if standIn(pageURL, title) || standIn(pageURL, res.Title) {
+				res.Title = ""
+				if res.What == capture.ReadTitle {
+					res.Content, res.Raw, res.FullLength, res.Truncated = "", []byte{}, 0, false
+				}
+			}
 			res.Title = escaped(res.Title)
 		}
 		return err

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 var interactiveRoles = map[string]bool{
@@ -377,13 +379,126 @@ func (r *renderer) linkTarget(raw string) string {
 	return r.b.clip(out, 150)
 }
 
+// shownTitle is the title the driver answers for a page at pageURL whose
+// title Chrome reports as title: every title the driver answers (run,
+// snapshot, read, the active tab's for a screenshot or a cell, tabs
+// opened or listed) goes through it. A page with no <title> (or an empty
+// one) has none: Chrome's target info stands its address in for it
+// (standIn), query values and fragment and all, which no answer may carry
+// (a URL is answered scrubbed), and document.title, which a snapshot
+// reads, is "". Such a title is answered as "", whichever way it was
+// read. Any other title is escaped.
+func shownTitle(pageURL, title string) string {
+	if standIn(pageURL, title) {
+		return ""
+	}
+	return escaped(title)
+}
+
+// standIn says title is the page's address shown as a title: what Chrome
+// reports for a page without one (its address formatted for display:
+// without http:// and the userinfo, percent escapes decoded, a bare host
+// without its slash, and over 4,096 characters cut in the middle with an
+// ellipsis), or a title that copies the address. Such a title says nothing
+// the address does not, so it is matched loosely: two addresses that differ
+// only in query values or fragment are one (a redacted copy of the address
+// is still a stand-in for it).
+func standIn(pageURL, title string) bool {
+	if title == "" || pageURL == "" {
+		return false
+	}
+	t, u := shownAddress(title), shownAddress(pageURL)
+	if t == u || addressShape(t) == addressShape(u) {
+		return true
+	}
+	// Elided in the middle: what is left on either side is the address's.
+	head, tail, cut := strings.Cut(t, "\u2026")
+	return cut && len(head) >= 8 && strings.HasPrefix(u, head) && strings.HasSuffix(u, tail)
+}
+
+// shownAddress is an address as Chrome shows it for a title, near enough
+// to compare: no scheme, no userinfo, percent escapes decoded, the host in
+// ASCII (punycode) and lower case, no trailing slash.
+func shownAddress(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, "://"); i > 0 && isScheme(s[:i]) {
+		s = s[i+3:]
+	}
+	end := strings.IndexAny(s, "/?#")
+	if end < 0 {
+		end = len(s)
+	}
+	host, rest := s[:end], s[end:]
+	if at := strings.LastIndex(host, "@"); at >= 0 {
+		host = host[at+1:]
+	}
+	name, port := host, ""
+	if i := strings.LastIndex(host, ":"); i >= 0 && !strings.HasSuffix(host, "]") {
+		name, port = host[:i], host[i:]
+	}
+	if a, err := idna.Punycode.ToASCII(strings.ToLower(name)); err == nil {
+		name = a
+	}
+	return strings.TrimSuffix(name+port+unescapedAll(rest), "/")
+}
+
+// unescapedAll decodes every well-formed percent escape in s and keeps
+// the rest as it is.
+func unescapedAll(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			v, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			sb.WriteByte(byte(v))
+			i += 2
+			continue
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// addressShape is a shownAddress without its fragment and with every
+// query value left out, the names kept.
+func addressShape(s string) string {
+	s, _, _ = strings.Cut(s, "#")
+	s, q, ok := strings.Cut(s, "?")
+	if !ok {
+		return s
+	}
+	parts := strings.FieldsFunc(q, func(r rune) bool { return r == '&' || r == ';' })
+	for i, p := range parts {
+		parts[i], _, _ = strings.Cut(p, "=")
+	}
+	return s + "?" + strings.Join(parts, "&")
+}
+
+func isScheme(s string) bool {
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
 // escaped is s as a name in a line shows it (strconv.Quote), without the
 // quotes: every character Quote escapes as unprintable (a bidi override
 // such as U+202E, a zero-width or other format character, a control
 // character) is written as its Go escape, \u202e, so no page makes its
 // title read otherwise than it is. Quotes and backslashes stay as they
-// are: a title is not quoted. Every title the driver answers goes through
-// it.
+// are: a title is not quoted. Titles reach it through shownTitle (a
+// read's, which capture hands back redacted, through standIn first).
 func escaped(s string) string {
 	plain := true
 	for _, r := range s {

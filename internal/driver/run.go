@@ -347,7 +347,7 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 	for i := range res.TabsOpened {
 		if tt := b.tabByShort(res.TabsOpened[i].ID); tt != nil {
 			url, title := b.openedTabInfo(ctx, tt)
-			res.TabsOpened[i].URL, res.TabsOpened[i].Title = url, escaped(title)
+			res.TabsOpened[i].URL, res.TabsOpened[i].Title = url, shownTitle(url, title)
 		}
 	}
 	return res, runErr

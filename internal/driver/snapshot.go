@@ -278,7 +278,7 @@ func (b *Browser) Snapshot(ctx context.Context, so SnapshotOptions) (*contract.S
 // (errorPage). Its text and cut are the caller's to set, then notes adds
 // what else the cut says.
 func (b *Browser) newSnapshot(t *tab, r *renderer, docs []*frameDoc) *contract.SnapshotResult {
-	snap := &contract.SnapshotResult{OK: true, Page: contract.Page{URL: docs[0].res.U, Title: escaped(docs[0].res.Ti)}, Viewport: b.Viewport()}
+	snap := &contract.SnapshotResult{OK: true, Page: contract.Page{URL: docs[0].res.U, Title: shownTitle(docs[0].res.U, docs[0].res.Ti)}, Viewport: b.Viewport()}
 	if u, _ := b.errorPage(t, docs[0].res.U); u != "" {
 		snap.URL = u
 	}

@@ -180,7 +180,7 @@ func (b *Browser) info(ctx context.Context) (string, string) {
 	if err != nil {
 		return "", ""
 	}
-	return r.TargetInfo.URL, escaped(r.TargetInfo.Title)
+	return r.TargetInfo.URL, shownTitle(r.TargetInfo.URL, r.TargetInfo.Title)
 }
 
 // Tabs lists open tabs.
@@ -197,7 +197,7 @@ func (b *Browser) Tabs(ctx context.Context) ([]contract.Tab, error) {
 		if t == nil || t.closed {
 			continue
 		}
-		out = append(out, contract.Tab{ID: t.short, URL: ti.URL, Title: escaped(ti.Title), Active: t == b.active})
+		out = append(out, contract.Tab{ID: t.short, URL: ti.URL, Title: shownTitle(ti.URL, ti.Title), Active: t == b.active})
 	}
 	return out, nil
 }
