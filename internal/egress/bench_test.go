@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/durable-browser/durable-browser/internal/netguard"
@@ -36,6 +37,24 @@ func BenchmarkProxy(b *testing.B) {
 		p.Arm(threeSecrets())
 		defer p.Arm(nil)
 		get(b, &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}})
+	})
+	// A 4 KiB JSON body (escapes in it, as JSON.stringify writes them)
+	// POSTed toward an origin the typed secrets are not bound to: the body
+	// is searched, raw and decoded.
+	b.Run("http-secret-typed-post-json", func(b *testing.B) {
+		p.Arm(threeSecrets())
+		defer p.Arm(nil)
+		post := strings.Repeat(`{"event":"click","text":"line one\nline \"two\"","path":"/a/b","u":"caf\u00e9"},`, 52)[:4<<10]
+		c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+		defer c.CloseIdleConnections()
+		for i := 0; i < b.N; i++ {
+			resp, err := c.Post(srv.URL+"/x?q=1", "application/json", strings.NewReader(post))
+			if err != nil || resp.StatusCode != http.StatusOK {
+				b.Fatal(err, resp)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
 	})
 	b.Run("connect", func(b *testing.B) {
 		host := srv.Listener.Addr().String()

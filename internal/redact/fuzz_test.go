@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"html"
 	"io"
 	"net/url"
 	"strings"
@@ -14,13 +15,17 @@ import (
 )
 
 // knownSpellings lists, independently of redact.go, the spellings Register
-// promises to search for: raw, URL-encoded (query and path), JSON-escaped,
-// base64 (standard and URL alphabets, with and without padding) and
-// lower-case hex.
+// promises to search for: raw, URL-encoded (query and path), JSON-escaped
+// (Go's and JSON.stringify's), HTML-escaped (Chrome's text node and
+// attribute, Go's html.EscapeString, Python's html.escape), base64
+// (standard and URL alphabets, with and without padding) and lower-case
+// hex; and every character as a decimal or hex character reference (a
+// form found by decoding; left out for values whose characters a reference
+// does not give back: invalid UTF-8, U+0000, U+0080 to U+009F).
 func knownSpellings(v string) []string {
 	b := []byte(v)
 	j, _ := json.Marshal(v)
-	return []string{
+	out := []string{
 		v,
 		url.QueryEscape(v),
 		url.PathEscape(v),
@@ -30,7 +35,18 @@ func knownSpellings(v string) []string {
 		base64.URLEncoding.EncodeToString(b),
 		base64.RawURLEncoding.EncodeToString(b),
 		hex.EncodeToString(b),
+		html.EscapeString(v),
+		chromeText.Replace(v),
+		chromeAttr.Replace(v),
+		pythonHTML.Replace(v),
 	}
+	if utf8.ValidString(v) {
+		out = append(out, stringify(v))
+		if !strings.ContainsFunc(v, func(r rune) bool { return r == 0 || 0x80 <= r && r <= 0x9F }) {
+			out = append(out, numeric(v, "&#%d;"), numeric(v, "&#x%X;"))
+		}
+	}
+	return out
 }
 
 // survivor returns a spelling of a registered value found in out, or "".
@@ -90,6 +106,8 @@ func FuzzRedact(f *testing.F) {
 	f.Add("redacted", "[redacted]x", "[redacted]", uint8(7))
 	f.Add("d]abcdefg", "[redacte", "Bearer abcdefghij token=x", uint8(0x88))
 	f.Add("1234567890123456", "short", `{"password":"x","n":[1,2]}`, uint8(0x42))
+	f.Add(`Pw<&>"q'x/y+z=9`, "less<than<Sign8", `<p title="a&amp;b">&lt;&#60;</p>`, uint8(0x9b))
+	f.Add("amp&ersand99x", "nb\u00a0sp-secret", "&#x3&amp;&#", uint8(0xc4))
 	f.Add("\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8", "tab\there\nnewline", "https://u:p@h/?code=1#f", uint8(0xff))
 	f.Fuzz(func(t *testing.T, v1, v2, text string, pick uint8) {
 		var values []string

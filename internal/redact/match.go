@@ -13,15 +13,23 @@ import (
 // headers and body. It searches every spelling the Redactor searches for,
 // and also upper-case hex and the base64 of the value wherever it sits in
 // a longer base64 text (at any of the three byte alignments, without the
-// edge characters that depend on its neighbours). A Matcher is immutable
-// and safe for concurrent use; With returns a new one.
+// edge characters that depend on its neighbours), in the text as it is and
+// decoded (see Find). A Matcher is immutable and safe for concurrent use;
+// With returns a new one.
 type Matcher struct {
 	secrets []matchSecret
+	// bytes are the bytes the secrets' spellings are made of: a decoding
+	// need only decode what stands for one of them. jsonBytes adds those
+	// character references are made of, for the JSON decoding that the
+	// HTML one follows.
+	bytes, jsonBytes *byteSet
 }
 
 type matchSecret struct {
 	Secret
 	spell []string
+	// bytes[i] are the bytes spell[i] is made of.
+	bytes []byteSet
 	// host is spell in lower case, for host names (FindHost).
 	host []string
 }
@@ -38,6 +46,10 @@ func (m *Matcher) With(s ...Secret) *Matcher {
 			continue
 		}
 		ms := matchSecret{Secret: sec, spell: matchSpellings(sec.Value)}
+		ms.bytes = make([]byteSet, len(ms.spell))
+		for i, sp := range ms.spell {
+			ms.bytes[i].add(sp)
+		}
 		seen := map[string]bool{}
 		for _, sp := range ms.spell {
 			if l := strings.ToLower(sp); !seen[l] {
@@ -55,6 +67,17 @@ func (m *Matcher) With(s ...Secret) *Matcher {
 			out.secrets = append(out.secrets, ms)
 		}
 	}
+	out.bytes = &byteSet{}
+	for _, s := range out.secrets {
+		for _, b := range s.bytes {
+			for k := range b {
+				out.bytes[k] |= b[k]
+			}
+		}
+	}
+	jb := *out.bytes
+	jb.add("&#;0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+	out.jsonBytes = &jb
 	return out
 }
 
@@ -96,35 +119,110 @@ func (m *Matcher) Unbound(origin string) (string, bool) {
 // Find returns the name of the first secret that is not bound to origin
 // (as OriginOf spells it) and appears in any of parts. Secrets bound to
 // origin are not searched for.
+//
+// Each part is searched as it is and decoded (decodings): percent-decoded,
+// its JSON string escapes decoded, and its HTML character references
+// decoded, one after the other, so a value whose characters a page wrote as
+// \u0041, &#65; or %41, all or only some of them, is found. Each decoding
+// reads the text once and is made only when the text holds what it decodes
+// (a '%', a backslash, a reference), so text with none is searched once;
+// and a decoded text is searched only for the spellings holding a byte the
+// decoding wrote (any other would have been found before it).
 func (m *Matcher) Find(origin string, parts ...string) (string, bool) {
 	if m == nil {
 		return "", false
 	}
-	// Browsers percent-encode only some characters of a URL (Chrome keeps
-	// '+', '/', '=' and '*' but encodes '$' or '"'), a mix no fixed spelling
-	// covers: search the percent-decoded text too.
-	for _, p := range parts {
-		if d := percentDecoded(p); d != p {
-			parts = append(parts, d)
+	first := -1
+	for i := range m.secrets {
+		if !m.secrets[i].Bound(origin) {
+			first = i
+			break
 		}
 	}
-	for i := range m.secrets {
-		s := &m.secrets[i]
-		if s.Bound(origin) {
-			continue
-		}
-		for _, p := range parts {
-			if len(p) < MinLen {
+	if first < 0 {
+		return "", false
+	}
+	// The first secret in m's order found in any form of any part: the
+	// answer does not depend on which form showed it first.
+	found := len(m.secrets)
+	for _, p := range parts {
+		for d, wrote := range decodings(p, m.bytes, m.jsonBytes) {
+			if len(d) < MinLen {
 				continue
 			}
-			for _, sp := range s.spell {
-				if strings.Contains(p, sp) {
-					return s.Name, true
+			for i := first; i < found; i++ {
+				if m.secrets[i].in(d, origin, wrote) {
+					found = i
+					break
 				}
+			}
+			if found == first {
+				return m.secrets[found].Name, true
 			}
 		}
 	}
+	if found < len(m.secrets) {
+		return m.secrets[found].Name, true
+	}
 	return "", false
+}
+
+// in says whether s is not bound to origin and d holds one of its
+// spellings, of those holding a byte of wrote (nil: of all).
+func (s *matchSecret) in(d, origin string, wrote *byteSet) bool {
+	if s.Bound(origin) {
+		return false
+	}
+	for i, sp := range s.spell {
+		if s.bytes[i].meets(wrote) && strings.Contains(d, sp) {
+			return true
+		}
+	}
+	return false
+}
+
+// decodings yields p and each different text a decoding of it gives:
+// percent-decoded (browsers percent-encode only some characters of a URL,
+// Chrome keeping '+', '/', '=' and '*' but encoding '$' or '"', a mix no
+// fixed spelling covers), then of each of those its JSON string escapes
+// decoded (JSON.stringify escapes only '"', '\' and control characters,
+// Go and others also '<', '>', '&' or everything past ASCII, and a page
+// can escape every character), then of each of those its HTML character
+// references decoded. At most three decoded texts are held at once. Only
+// what stands for a byte in want is decoded (htmlDecoded), and of JSON
+// escapes what stands for one in jsonWant (want and what a reference is
+// written with, for the HTML decoding after it), so a text whose escapes
+// stand for nothing a spelling holds is searched once. With each decoded
+// text comes the set of bytes its last decoding wrote (nil with p).
+func decodings(p string, want, jsonWant *byteSet) iter.Seq2[string, *byteSet] {
+	return func(yield func(string, *byteSet) bool) {
+		html := func(s string) bool {
+			var wrote byteSet
+			if d, _ := htmlDecoded(s, want, false, &wrote); d != s {
+				return yield(d, &wrote)
+			}
+			return true
+		}
+		each := func(s string, wrote *byteSet) bool {
+			if !yield(s, wrote) {
+				return false
+			}
+			var jw byteSet
+			if j := jsonDecoded(s, jsonWant, &jw); j != s {
+				if !yield(j, &jw) || !html(j) {
+					return false
+				}
+			}
+			return html(s)
+		}
+		if !each(p, nil) {
+			return
+		}
+		var pw byteSet
+		if d := percentDecodedInto(p, &pw); d != p {
+			each(d, &pw)
+		}
+	}
 }
 
 // FindHost returns the name of the first secret, bound to none of origins,
@@ -228,7 +326,11 @@ func (m *Matcher) holdsFragment(s string, origins []string) bool {
 
 // percentDecoded decodes every valid %XX sequence in s and leaves the rest
 // as it is (unlike url.PathUnescape, it never fails on a stray '%').
-func percentDecoded(s string) string {
+func percentDecoded(s string) string { return percentDecodedInto(s, nil) }
+
+// percentDecodedInto is percentDecoded, adding to wrote (if not nil) the
+// bytes it decoded.
+func percentDecodedInto(s string, wrote *byteSet) string {
 	if !strings.Contains(s, "%") {
 		return s
 	}
@@ -237,7 +339,11 @@ func percentDecoded(s string) string {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '%' && i+2 < len(s) {
 			if hi, lo := unhex(s[i+1]), unhex(s[i+2]); hi >= 0 && lo >= 0 {
-				sb.WriteByte(byte(hi<<4 | lo))
+				c := byte(hi<<4 | lo)
+				if wrote != nil {
+					wrote[c>>6] |= 1 << (c & 63)
+				}
+				sb.WriteByte(c)
 				i += 2
 				continue
 			}

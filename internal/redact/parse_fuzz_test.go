@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"html"
 	"net/url"
 	"slices"
 	"strings"
@@ -311,6 +312,19 @@ func FuzzMatcherFind(f *testing.F) {
 			base64.RawURLEncoding.EncodeToString(embedded),
 			fmt.Sprintf("%x", b),
 			fmt.Sprintf("%X", b),
+			chromeText.Replace(value),
+			chromeAttr.Replace(value),
+			html.EscapeString(value),
+		}
+		if utf8.ValidString(value) {
+			// JSON.stringify's spelling, every character \u-escaped, every
+			// character a reference: a '\' or '&' right before is not the
+			// page's to spell the value with (a client escapes its own).
+			before = strings.TrimRight(before, "\\&")
+			spellings = append(spellings, stringify(value), allEscaped(value, mask&1 != 0))
+			if !strings.ContainsFunc(value, func(r rune) bool { return r == 0 || 0x80 <= r && r <= 0x9F }) {
+				spellings = append(spellings, numeric(value, "&#%d;"), numeric(value, "&#x%x;"))
+			}
 		}
 		sp := spellings[int(pick)%len(spellings)]
 		text := before + sp + after

@@ -10,6 +10,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"html"
 	"net/url"
 	"regexp"
 	"sort"
@@ -42,6 +44,8 @@ type Redactor struct {
 	values   map[string]struct{} // registered raw values
 	spelling map[string]struct{} // every spelling searched for
 	repl     *strings.Replacer   // built lazily from spelling; nil when stale
+	keys     []string            // spelling's keys, longest first, with repl
+	bytes    *byteSet            // the bytes keys are made of, with repl
 }
 
 // New returns an empty Redactor.
@@ -51,8 +55,14 @@ func New() *Redactor {
 
 // Register adds values to redact from now on. Values shorter than MinLen
 // characters are ignored. Each value is searched for raw, URL-encoded (query
-// and path spellings), JSON-escaped, base64 (standard and URL alphabets, with
-// and without padding) and lower-case hex.
+// and path spellings), JSON-escaped (as Go's encoding/json and as
+// JavaScript's JSON.stringify write it), HTML-escaped (as Chrome's
+// serializer writes a text node and an attribute value, as Go's
+// html.EscapeString and as Python's html.escape write it), base64 (standard
+// and URL alphabets, with and without padding) and lower-case hex; and in
+// text holding HTML character references, decoded: any of those spellings
+// with any of its characters written as a named, decimal or hex reference
+// (htmlDecoded) is redacted whole.
 func (r *Redactor) Register(values ...string) {
 	if r == nil {
 		return
@@ -86,7 +96,8 @@ func (r *Redactor) Len() int {
 	return len(r.values)
 }
 
-// spellings lists the forms in which v can reach text we emit.
+// spellings lists the forms in which v can reach text we emit. Most are v
+// itself when v has none of the characters they escape.
 func spellings(v string) []string {
 	b := []byte(v)
 	out := []string{
@@ -98,6 +109,11 @@ func spellings(v string) []string {
 		base64.URLEncoding.EncodeToString(b),
 		base64.RawURLEncoding.EncodeToString(b),
 		hex.EncodeToString(b),
+		jsString(v),
+		htmlText(v),
+		htmlAttr(v),
+		html.EscapeString(v),
+		htmlQuoted(v),
 	}
 	if j, err := json.Marshal(v); err == nil && len(j) >= 2 {
 		out = append(out, string(j[1:len(j)-1]))
@@ -105,23 +121,23 @@ func spellings(v string) []string {
 	return out
 }
 
-// replacer returns the cached replacer, building it if needed. Longer
-// spellings come first so that, where two overlap at one position, the longer
-// one wins.
-func (r *Redactor) replacer() *strings.Replacer {
+// replacer returns the cached replacer and the spellings it replaces,
+// building them if needed. Longer spellings come first so that, where two
+// overlap at one position, the longer one wins.
+func (r *Redactor) replacer() (*strings.Replacer, []string, *byteSet) {
 	r.mu.RLock()
-	rep := r.repl
+	rep, keys, set := r.repl, r.keys, r.bytes
 	n := len(r.spelling)
 	r.mu.RUnlock()
 	if rep != nil || n == 0 {
-		return rep
+		return rep, keys, set
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.repl != nil {
-		return r.repl
+		return r.repl, r.keys, r.bytes
 	}
-	keys := make([]string, 0, len(r.spelling))
+	keys = make([]string, 0, len(r.spelling))
 	for s := range r.spelling {
 		keys = append(keys, s)
 	}
@@ -132,24 +148,103 @@ func (r *Redactor) replacer() *strings.Replacer {
 		return keys[i] < keys[j]
 	})
 	pairs := make([]string, 0, 2*len(keys))
+	set = &byteSet{}
 	for _, k := range keys {
 		pairs = append(pairs, k, Placeholder)
+		set.add(k)
 	}
-	r.repl = strings.NewReplacer(pairs...)
-	return r.repl
+	r.repl, r.keys, r.bytes = strings.NewReplacer(pairs...), keys, set
+	return r.repl, r.keys, r.bytes
 }
 
-// containsSpelling reports whether s still holds any registered spelling.
+// containsSpelling reports whether s still holds any registered spelling,
+// as it is or with its character references decoded.
 func (r *Redactor) containsSpelling(s string) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
+	dec, _ := htmlDecoded(s, nil, false, nil)
 	for sp := range r.spelling {
-		if strings.Contains(s, sp) {
+		if strings.Contains(s, sp) || strings.Contains(dec, sp) {
 			return true
 		}
 	}
 	return false
 }
+
+// references replaces, in s, every stretch that holds a registered
+// spelling once its character references are decoded (htmlDecoded): a
+// value a page or serializer wrote with some characters as references
+// (Chrome writes & < > as &amp; &lt; &gt; in text, & " as &amp; &quot; in
+// attributes; others write &#39;, &#x27;, &#60;, or every character as a
+// number). A reference any part of the spelling came from is replaced
+// whole. rep and keys are the redactor's replacer and spellings, set the
+// bytes they are made of: only references that stand for one of those are
+// decoded (the rest can be part of no spelling), rep finds whether there
+// is anything to replace (most text holds no such reference, and most that
+// does holds no secret), keys where.
+func references(s string, rep *strings.Replacer, keys []string, set *byteSet) string {
+	dec, refs := htmlDecoded(s, set, true, nil)
+	if len(refs) == 0 || !replaces(rep, dec) {
+		return s
+	}
+	type span struct{ a, e int }
+	var spans []span
+	for _, k := range keys {
+		for off := 0; ; {
+			i := strings.Index(dec[off:], k)
+			if i < 0 {
+				break
+			}
+			a, e := sourceSpan(refs, off+i, off+i+len(k))
+			spans = append(spans, span{a, e})
+			off += i + len(k)
+		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].a < spans[j].a })
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for i := 0; i < len(spans); {
+		a, e := spans[i].a, spans[i].e
+		for i++; i < len(spans) && spans[i].a < e; i++ {
+			e = max(e, spans[i].e)
+		}
+		b.WriteString(s[last:a])
+		b.WriteString(Placeholder)
+		last = e
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// replaces says whether rep would change s, without making the copy
+// Replace would.
+func replaces(rep *strings.Replacer, s string) bool {
+	w := &sameWriter{s: s}
+	_, _ = rep.WriteString(w, s)
+	return w.differs || w.off != len(s)
+}
+
+// sameWriter compares what is written to it with s, and fails the write at
+// the first difference (which stops Replacer.WriteString).
+type sameWriter struct {
+	s       string
+	off     int
+	differs bool
+}
+
+var errDiffers = errors.New("differs")
+
+func (w *sameWriter) WriteString(p string) (int, error) {
+	if w.differs || len(p) > len(w.s)-w.off || w.s[w.off:w.off+len(p)] != p {
+		w.differs = true
+		return 0, errDiffers
+	}
+	w.off += len(p)
+	return len(p), nil
+}
+
+func (w *sameWriter) Write(p []byte) (int, error) { return w.WriteString(string(p)) }
 
 // credentialParams are parameter names whose values are credentials
 // wherever name=value appears (after a separator, whitespace or a quote).
@@ -240,13 +335,16 @@ func (r *Redactor) String(s string) string {
 		return s
 	}
 	var rep *strings.Replacer
+	var keys []string
+	var set *byteSet
 	if r != nil {
-		rep = r.replacer()
+		rep, keys, set = r.replacer()
 	}
 	for range maxPasses {
 		next := s
 		if rep != nil {
 			next = rep.Replace(next)
+			next = references(next, rep, keys, set)
 		}
 		next = shapes(next)
 		if next == s {

