@@ -15,6 +15,7 @@ import (
 	"github.com/durable-browser/durable-browser/internal/capture"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/redact"
+	"github.com/durable-browser/durable-browser/internal/webfetch"
 )
 
 // Downloads lists finished downloads and files each one; a retry finds them
@@ -157,7 +158,7 @@ func downloadType(ext string, head []byte) (string, bool) {
 		}
 		ct = http.DetectContentType(head)
 	}
-	return ct, textLike(mediaType(ct))
+	return ct, webfetch.TextLike(mediaType(ct))
 }
 
 func mediaType(ct string) string {
@@ -165,21 +166,6 @@ func mediaType(ct string) string {
 		return strings.ToLower(mt)
 	}
 	return strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
-}
-
-// textLike reports the media types web_fetch reads as text (its textLike;
-// TestDownloadTextLikeAsWebFetch holds the two to one list).
-func textLike(mt string) bool {
-	if strings.HasPrefix(mt, "text/") {
-		return true
-	}
-	switch mt {
-	case "application/json", "application/xml", "application/xhtml+xml",
-		"application/javascript", "application/x-javascript", "application/ecmascript",
-		"application/x-ndjson", "application/yaml", "application/x-yaml", "application/toml":
-		return true
-	}
-	return strings.HasPrefix(mt, "application/") && (strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml"))
 }
 
 // secretNamer is a driven browser that names the secrets typed in its

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -16,7 +15,6 @@ import (
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/evidence"
 	"github.com/durable-browser/durable-browser/internal/redact"
-	"github.com/durable-browser/durable-browser/internal/webfetch"
 )
 
 // exportPage builds a download link from the password as it is typed, on
@@ -122,35 +120,6 @@ func TestDownloadHoldingTypedSecretFiledRedacted(t *testing.T) {
 		}
 		if bytes.Contains(b, []byte(pw)) {
 			t.Errorf("%s holds the secret: %q", k, b)
-		}
-	}
-}
-
-// A download is text when web_fetch would read it as text: the two keep
-// one list of media types.
-func TestDownloadTextLikeAsWebFetch(t *testing.T) {
-	types := []string{
-		"text/plain", "text/csv", "text/html", "application/json", "application/xml", "application/xhtml+xml",
-		"application/javascript", "application/x-javascript", "application/ecmascript", "application/x-ndjson",
-		"application/yaml", "application/x-yaml", "application/toml", "application/ld+json", "application/atom+xml",
-		"application/zip", "image/png", "image/svg+xml", "application/x-sh", "audio/mpeg", "font/woff2",
-	}
-	ct := ""
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", ct)
-		fmt.Fprint(w, "hello")
-	}))
-	t.Cleanup(srv.Close)
-	f := webfetch.New(webfetch.Options{AllowLoopback: true})
-	for _, ct = range types {
-		_, err := f.Fetch(context.Background(), webfetch.Request{URL: srv.URL + "/", Format: webfetch.FormatRaw})
-		var re *webfetch.RefusedError
-		fetched := err == nil
-		if !fetched && (!errors.As(err, &re) || re.Kind != webfetch.RefusedType) {
-			t.Fatalf("web_fetch of %s: %v", ct, err)
-		}
-		if textLike(ct) != fetched {
-			t.Errorf("%s: a download is text %v, web_fetch reads it as text %v", ct, textLike(ct), fetched)
 		}
 	}
 }

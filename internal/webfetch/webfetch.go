@@ -440,7 +440,7 @@ func (f *Fetcher) read(ctx context.Context, resp *http.Response, format string, 
 		}
 	}
 	// A declared non-text type is refused before its body is read.
-	if mediaType != "" && mediaType != "application/octet-stream" && !textLike(mediaType) && mediaType != "application/pdf" {
+	if mediaType != "" && mediaType != "application/octet-stream" && !TextLike(mediaType) && mediaType != "application/pdf" {
 		return nil, refuse(RefusedType, "content type %s is not text; web_fetch reads text, HTML, JSON, XML and PDF", mediaType)
 	}
 	if mediaType == "application/pdf" && format == FormatMarkdown {
@@ -460,7 +460,7 @@ func (f *Fetcher) read(ctx context.Context, resp *http.Response, format string, 
 	if mediaType == "" || mediaType == "application/octet-stream" {
 		// Undeclared: trust only what the bytes say.
 		sniffed, _, _ := mime.ParseMediaType(http.DetectContentType(body))
-		if !textLike(sniffed) && sniffed != "application/pdf" {
+		if !TextLike(sniffed) && sniffed != "application/pdf" {
 			return nil, refuse(RefusedType, "the body is not text (it looks like %s); web_fetch reads text, HTML, JSON, XML and PDF", sniffed)
 		}
 		mediaType = sniffed
@@ -530,8 +530,9 @@ func decodeText(body []byte, contentType string) string {
 	return strings.ToValidUTF8(string(out), "\uFFFD")
 }
 
-// textLike reports the media types web_fetch reads as text.
-func textLike(mt string) bool {
+// TextLike reports the media types web_fetch reads as text; a download of
+// one is filed as text (redacted) too.
+func TextLike(mt string) bool {
 	if strings.HasPrefix(mt, "text/") {
 		return true
 	}
