@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -115,9 +114,6 @@ func TestRunCellFailures(t *testing.T) {
 // allow_hosts grants it its sites: another loopback name is refused.
 func chromeHarness(t *testing.T, mods ...func(*Options)) *harness {
 	t.Helper()
-	if runtime.GOOS == "windows" {
-		t.Skip("the local provider needs a Unix system")
-	}
 	lp, err := local.New(local.Options{ProfileRoot: t.TempDir(), BootID: "code-test", Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
