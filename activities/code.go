@@ -117,34 +117,12 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	return res, nil
 }
 
-// addressWait bounds how long a cell's answer waits for the active tab to
-// have an address again (pageNow).
-const addressWait = 2 * time.Second
-
 // pageNow is where the active tab is as a cell ends, however it ended. A
-// navigation that failed (one the reach guard refused, say) leaves the tab
-// with no address for a moment: Chrome drops the refused entry while the
-// title is still the old page's, then commits its error page under the
-// refused address. Read then, the answer would pair url "" with a page the
-// tab is leaving; pageNow waits for the address (at most addressWait, the
-// call's context allowing), so the answer names the page the tab shows,
-// as every later call finds it.
+// navigation that failed (one the reach guard refused, say) is answered by
+// the driver once the tab shows its error page, so the address read here is
+// the one every later call finds.
 func pageNow(ctx context.Context, b Browser) (url, title string) {
-	url = b.URL(ctx)
-	if url == "" {
-		wctx, cancel := context.WithTimeout(ctx, addressWait)
-		defer cancel()
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for url == "" && wctx.Err() == nil {
-			select {
-			case <-wctx.Done():
-			case <-tick.C:
-				url = b.URL(wctx)
-			}
-		}
-	}
-	return url, b.Title(ctx)
+	return b.URL(ctx), b.Title(ctx)
 }
 
 // cellFailure is the envelope of a cell that stopped early: the code by
