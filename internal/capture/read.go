@@ -130,13 +130,19 @@ func Read(ctx context.Context, p *rod.Page, o ReadOptions) (*ReadResult, error) 
 		if err != nil {
 			return nil, fmt.Errorf("capture: %w", err)
 		}
-		raw, rawCut := cutBytes(md.Markdown, MaxRawBytes)
+		// Again over the markdown: the converter joins text a page split
+		// across inline elements (<span>pass</span>word), which the HTML
+		// pass could not see as one value.
+		joined := redact(md.Markdown)
+		raw, rawCut := cutBytes(joined, MaxRawBytes)
 		var n int
-		res.Content, res.Truncated, n = bound(md.Markdown, maxChars)
-		res.FullLength = md.FullLength // before Convert's own cut at MaxRawBytes characters
+		res.Content, res.Truncated, n = bound(joined, maxChars)
+		// Before Convert's own cut at MaxRawBytes characters, counted as
+		// the second pass left it.
+		res.FullLength = md.FullLength + utf8.RuneCountInString(joined) - utf8.RuneCountInString(md.Markdown)
 		res.Truncated = res.Truncated || md.Truncated || cut || rawCut
 		res.SourceCut = cut || md.InputTruncated
-		res.RawCut = rawCut || n < md.FullLength || res.SourceCut
+		res.RawCut = rawCut || n < res.FullLength || res.SourceCut
 		res.Extractor = md.Extractor
 		res.Raw, res.RawType = []byte(raw), "text/markdown; charset=utf-8"
 	case ReadHTML:

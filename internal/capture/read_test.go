@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/durable-browser/durable-browser/internal/redact"
 )
 
 const articlePage = `<!doctype html><html><head><title>Article page</title>
@@ -164,6 +166,30 @@ Object.defineProperty(Element.prototype, "innerHTML", {get() { return "<p>LIE</p
 		}
 		if !strings.Contains(res.Content, "True text") || strings.Contains(res.Content, "LIE") {
 			t.Errorf("content %q", res.Content)
+		}
+	})
+
+	// A page that splits a secret across inline elements has it joined by
+	// the markdown converter: the markdown is redacted too, and its full
+	// length is the redacted markdown's.
+	t.Run("a secret split across elements", func(t *testing.T) {
+		const secret = "split9secret4value"
+		split := serve(t, map[string]string{"/": `<!doctype html><title>Split</title><body><main><p>Your code: <span>split9</span><span>secret</span>4value, keep it.</p></main></body>`})
+		p := openPage(t, split.URL+"/", 1)
+		r := redact.New()
+		r.Register(secret)
+		res, err := Read(testCtx(t), p, ReadOptions{Redact: r.String})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(res.Content, secret) || strings.Contains(string(res.Raw), secret) {
+			t.Fatalf("the joined secret is in the markdown:\n%s", res.Content)
+		}
+		if !strings.Contains(res.Content, "Your code: "+redact.Placeholder+", keep it.") {
+			t.Fatalf("markdown %q", res.Content)
+		}
+		if res.FullLength != utf8.RuneCountInString(res.Content) || res.Truncated || res.RawCut {
+			t.Fatalf("full length %d for %d runes, truncated %v, raw cut %v", res.FullLength, utf8.RuneCountInString(res.Content), res.Truncated, res.RawCut)
 		}
 	})
 

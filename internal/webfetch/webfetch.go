@@ -506,6 +506,11 @@ func (f *Fetcher) read(ctx context.Context, resp *http.Response, format string, 
 			return nil, fmt.Errorf("web_fetch: converting %s to markdown: %w", res.FinalURL, err)
 		}
 		res.Whole, res.Truncated, res.Extractor = md.Markdown, md.Truncated, md.Extractor
+		// Again over the markdown: the converter joins text a page split
+		// across inline elements (<span>pass</span>word).
+		if f.o.Redactor != nil {
+			res.Whole = f.o.Redactor.String(res.Whole)
+		}
 	}
 	res.Markdown = res.Whole
 	if utf8.RuneCountInString(res.Whole) > limit {

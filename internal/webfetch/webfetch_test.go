@@ -421,6 +421,29 @@ func TestFetchRedactsBeforeConverting(t *testing.T) {
 	}
 }
 
+// A secret a page splits across inline elements is joined by the
+// converter: the markdown is redacted again.
+func TestFetchRedactsWhatTheConverterJoins(t *testing.T) {
+	const secret = "split9secret4value"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<html><body><p>Your code: <span>split9</span><span>secret</span>4value, keep it.</p></body></html>`))
+	}))
+	defer srv.Close()
+	r := redact.New()
+	r.Register(secret)
+	res, err := New(Options{AllowLoopback: true, Redactor: r}).Fetch(context.Background(), Request{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Markdown, secret) || strings.Contains(res.Whole, secret) {
+		t.Fatalf("the joined secret is in the markdown:\n%s", res.Whole)
+	}
+	if !strings.Contains(res.Markdown, "Your code: "+redact.Placeholder+", keep it.") {
+		t.Fatalf("markdown %q", res.Markdown)
+	}
+}
+
 // isRefused reports whether err is a guard refusal.
 func isRefused(err error) bool {
 	var r *RefusedError
