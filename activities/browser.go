@@ -14,6 +14,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract/validate"
 	"github.com/durable-browser/durable-browser/internal/capture"
 	"github.com/durable-browser/durable-browser/internal/driver"
+	"github.com/durable-browser/durable-browser/internal/listed"
 	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/internal/redact"
 	"github.com/durable-browser/durable-browser/internal/scrub"
@@ -94,12 +95,9 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 			// Refused before any action: nothing was sent.
 			return nil, contract.Fail(contract.CodeAborted, "the call ended before it ran, so nothing was sent; call again")
 		}
-		sent := rs.sentList()
-		if len(sent) == 0 {
-			sent = a.redactSent(out.Sent)
-		}
-		f := a.cutMidCall(ctx, s, out.URL, sent)
-		f.Held = rs.heldList()
+		l := rs.lists(a.redactSent(out.Sent), out.NotListed)
+		f := a.cutMidCall(ctx, s, out.URL, l.sent)
+		f.Held, f.NotListed = l.held, l.notListed
 		f.Completed = &out.Completed
 		return nil, f
 	}
@@ -109,10 +107,8 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 	res := a.redactRun(out)
 	res.OK = err == nil
 	// The request gate's journal, when it kept one, is what the run sent.
-	if sent := rs.sentList(); len(sent) > 0 {
-		res.Sent = sent
-	}
-	res.Held = rs.heldList()
+	l := rs.lists(res.Sent, res.NotListed)
+	res.Sent, res.Held, res.NotListed = l.sent, l.held, l.notListed
 	if err != nil {
 		// A batch stopped partway is a result the model can act on: it says
 		// how many actions completed and which failed. It goes back as a
@@ -129,6 +125,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		f.LastURL = res.URL
 		f.Sent = res.Sent
 		f.Held = res.Held
+		f.NotListed = res.NotListed
 		f.Completed = &res.Completed
 		where := res.URL
 		if where == "" {
@@ -481,8 +478,33 @@ type runState struct {
 	holds int64 // atomic: numbers hold ids
 
 	mu   sync.Mutex
-	sent []contract.SentRequest
-	held []contract.HeldRequest
+	sent listed.List[contract.SentRequest]
+	held listed.List[contract.HeldRequest]
+}
+
+// runLists are the lists a run's answer carries from its journal.
+type runLists struct {
+	sent      []contract.SentRequest
+	held      []contract.HeldRequest
+	notListed *contract.NotListed
+}
+
+// lists is what the run's request gate kept, the requests it let go (when
+// it kept any: else sent, the driver's list) and those it held or
+// refused, with the counts past each list's bound merged into nl, the
+// counts of the driver's own lists.
+func (r *runState) lists(sent []contract.SentRequest, nl *contract.NotListed) runLists {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n contract.NotListed
+	if nl != nil {
+		n = *nl
+	}
+	if r.sent.Count() > 0 {
+		sent, n.Sent = r.sent.Items(), r.sent.More()
+	}
+	n.Held = r.held.More()
+	return runLists{sent: sent, held: r.held.Items(), notListed: n.OrNil()}
 }
 
 func (r *runState) progress(url string, sent []contract.SentRequest) contract.RunProgress {
@@ -532,13 +554,13 @@ func (a *Activities) redactSent(sent []contract.SentRequest) []contract.SentRequ
 func (r *runState) sentList() []contract.SentRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]contract.SentRequest(nil), r.sent...)
+	return r.sent.Items()
 }
 
 func (r *runState) heldList() []contract.HeldRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]contract.HeldRequest(nil), r.held...)
+	return r.held.Items()
 }
 
 // uploadTarget is the file input an upload names, by id or by locator.

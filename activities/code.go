@@ -14,6 +14,7 @@ import (
 	"github.com/durable-browser/durable-browser/contract/validate"
 	"github.com/durable-browser/durable-browser/internal/driver"
 	"github.com/durable-browser/durable-browser/internal/jsengine"
+	"github.com/durable-browser/durable-browser/internal/listed"
 	"github.com/durable-browser/durable-browser/internal/liveview"
 	"github.com/durable-browser/durable-browser/internal/scrub"
 )
@@ -66,25 +67,22 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	}
 	url, title := pageNow(ctx, s.browser)
 	calls := contract.PageCalls(out.Calls)
-	sent := rs.sentList()
-	if len(sent) == 0 {
-		sent = cp.sentList()
-	}
+	l := rs.lists(cp.sentList(), cp.notListed())
 	if f := cp.takenOver.Load(); f != nil {
 		// A person took the browser mid-cell: no later page call reached
 		// it, however the code went on.
 		g := personDriving(errors.New(f.Message))
 		g.PageCalls = &calls
-		return nil, a.effected(g, url, sent, rs.heldList(), calls, cp.mayHaveActed())
+		return nil, a.effected(g, url, l, calls, cp.mayHaveActed())
 	}
 	var ce *jsengine.Error
 	if cerr != nil && errors.As(cerr, &ce) {
 		if ce.Kind == jsengine.KindCanceled && ctx.Err() != nil {
-			f := a.cutMidCall(ctx, s, url, sent)
-			f.Held, f.PageCalls = rs.heldList(), &calls
+			f := a.cutMidCall(ctx, s, url, l.sent)
+			f.Held, f.NotListed, f.PageCalls = l.held, l.notListed, &calls
 			return nil, f
 		}
-		f := a.cellFailure(ce, out, url, sent, rs.heldList(), cp.mayHaveActed())
+		f := a.cellFailure(ce, out, url, l, cp.mayHaveActed())
 		if r := cp.refused.Load(); r != nil && ce.Kind == jsengine.KindCode && ce.Code == string(contract.CodeBlocked) {
 			// The cell let a policy refusal escape: it answers as a batch
 			// whose navigation was refused does, so no caller retries it.
@@ -98,8 +96,9 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 		Page:      contract.Page{URL: scrub.URL(url), Title: title},
 		Completed: calls.Completed,
 		Total:     calls.Made,
-		Sent:      sent,
-		Held:      rs.heldList(),
+		Sent:      l.sent,
+		Held:      l.held,
+		NotListed: l.notListed,
 		Output:    out.Output,
 		PageCalls: &calls,
 		Console:   out.Console,
@@ -112,7 +111,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	if n := out.OutputSize; n > jsengine.MaxOutputBytes {
 		f := contract.Fail(contract.CodeRefused, "the output is %d bytes of JSON after redaction, over the %d-byte (64 KiB) output limit; emit less", n, jsengine.MaxOutputBytes)
 		f.PageCalls = &calls
-		return nil, a.effected(f, res.URL, sent, rs.heldList(), calls, cp.mayHaveActed())
+		return nil, a.effected(f, res.URL, l, calls, cp.mayHaveActed())
 	}
 	return res, nil
 }
@@ -127,7 +126,7 @@ func pageNow(ctx context.Context, b Browser) (url, title string) {
 
 // cellFailure is the envelope of a cell that stopped early: the code by
 // why, the counts, and in the detail the stack, console and output so far.
-func (a *Activities) cellFailure(ce *jsengine.Error, out *jsengine.Result, url string, sent []contract.SentRequest, held []contract.HeldRequest, acted bool) *contract.Failure {
+func (a *Activities) cellFailure(ce *jsengine.Error, out *jsengine.Result, url string, l runLists, acted bool) *contract.Failure {
 	calls := contract.PageCalls(out.Calls)
 	var f *contract.Failure
 	switch ce.Kind {
@@ -152,7 +151,7 @@ func (a *Activities) cellFailure(ce *jsengine.Error, out *jsengine.Result, url s
 	}
 	f.WithDetail(strings.TrimSpace(d.String()))
 	f.PageCalls = &calls
-	return a.effected(f, url, sent, held, calls, acted)
+	return a.effected(f, url, l, calls, acted)
 }
 
 // effected marks a cell's failure possibly effected when a page call
@@ -161,15 +160,15 @@ func (a *Activities) cellFailure(ce *jsengine.Error, out *jsengine.Result, url s
 // page is. A page call refused before it reached the page (a page.eval
 // after a secret was typed, options off the schema, an unknown secret)
 // changed nothing: a cell whose calls all failed so leaves effect none.
-func (a *Activities) effected(f *contract.Failure, url string, sent []contract.SentRequest, held []contract.HeldRequest, calls contract.PageCalls, acted bool) *contract.Failure {
-	if calls.Completed > 0 || acted || len(sent) > 0 {
+func (a *Activities) effected(f *contract.Failure, url string, l runLists, calls contract.PageCalls, acted bool) *contract.Failure {
+	if calls.Completed > 0 || acted || len(l.sent) > 0 {
 		f.Effected()
 	}
 	if ce := f.Code; ce == contract.CodeTimeout && f.Effect == contract.EffectPossiblyEffected {
 		// Never retried blindly: the cell may have acted.
 		f.Retryable = false
 	}
-	f.LastURL, f.Sent, f.Held = url, sent, held
+	f.LastURL, f.Sent, f.Held, f.NotListed = url, l.sent, l.held, l.notListed
 	return f
 }
 
@@ -195,17 +194,15 @@ type pageBridge struct {
 	// (their failure is possibly effected): one refused before it was
 	// sent is not among them.
 	acted    int
-	sent     []contract.SentRequest
-	blocked  []contract.BlockedRequest
-	tabs     []contract.Tab
-	dialogs  []contract.Dialog
-	consoleE []string
-	failedRq []string
-	dls      []string
+	sent     listed.List[contract.SentRequest]
+	blocked  listed.List[contract.BlockedRequest]
+	tabs     listed.List[contract.Tab]
+	dialogs  listed.List[contract.Dialog]
+	consoleE listed.List[string]
+	failedRq listed.List[string]
+	dls      listed.List[string]
 	shots    int
 }
-
-const cellListed = 50
 
 func (p *pageBridge) counts() contract.PageCalls {
 	p.mu.Lock()
@@ -223,25 +220,24 @@ func (p *pageBridge) mayHaveActed() bool {
 func (p *pageBridge) sentList() []contract.SentRequest {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]contract.SentRequest(nil), p.sent...)
+	return p.sent.Items()
+}
+
+// notListed counts what the cell's lists left out (Held's count is the
+// run's journal's).
+func (p *pageBridge) notListed() *contract.NotListed {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return contract.NotListed{Sent: p.sent.More(), Blocked: p.blocked.More(), TabsOpened: p.tabs.More(), Dialogs: p.dialogs.More(),
+		ConsoleErrors: p.consoleE.More(), FailedRequests: p.failedRq.More(), Downloads: p.dls.More()}.OrNil()
 }
 
 // fill puts what the cell's calls collected into its result.
 func (p *pageBridge) fill(res *contract.RunResult) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	res.Blocked, res.TabsOpened, res.Dialogs = p.blocked, p.tabs, p.dialogs
-	res.ConsoleErrors, res.FailedRequests, res.Downloads = p.consoleE, p.failedRq, p.dls
-}
-
-func bounded[T any](list []T, more ...T) []T {
-	for _, m := range more {
-		if len(list) >= cellListed {
-			break
-		}
-		list = append(list, m)
-	}
-	return list
+	res.Blocked, res.TabsOpened, res.Dialogs = p.blocked.Items(), p.tabs.Items(), p.dialogs.Items()
+	res.ConsoleErrors, res.FailedRequests, res.Downloads = p.consoleE.Items(), p.failedRq.Items(), p.dls.Items()
 }
 
 // actionMethods are the page methods that are run actions.
@@ -426,13 +422,24 @@ func (p *pageBridge) act(ctx context.Context, method string, args map[string]any
 	if out != nil {
 		a.redactRun(out)
 		p.mu.Lock()
-		p.sent = bounded(p.sent, out.Sent...)
-		p.blocked = bounded(p.blocked, out.Blocked...)
-		p.tabs = bounded(p.tabs, out.TabsOpened...)
-		p.dialogs = bounded(p.dialogs, out.Dialogs...)
-		p.consoleE = bounded(p.consoleE, out.ConsoleErrors...)
-		p.failedRq = bounded(p.failedRq, out.FailedRequests...)
-		p.dls = bounded(p.dls, out.Downloads...)
+		var nl contract.NotListed
+		if out.NotListed != nil {
+			nl = *out.NotListed
+		}
+		p.sent.Add(out.Sent...)
+		p.sent.AddMore(nl.Sent)
+		p.blocked.Add(out.Blocked...)
+		p.blocked.AddMore(nl.Blocked)
+		p.tabs.Add(out.TabsOpened...)
+		p.tabs.AddMore(nl.TabsOpened)
+		p.dialogs.Add(out.Dialogs...)
+		p.dialogs.AddMore(nl.Dialogs)
+		p.consoleE.Add(out.ConsoleErrors...)
+		p.consoleE.AddMore(nl.ConsoleErrors)
+		p.failedRq.Add(out.FailedRequests...)
+		p.failedRq.AddMore(nl.FailedRequests)
+		p.dls.Add(out.Downloads...)
+		p.dls.AddMore(nl.Downloads)
 		p.mu.Unlock()
 	}
 	if err != nil {

@@ -281,3 +281,32 @@ const ok = await page.eval(() => { throw new Error("boom") })`, srv.URL+"/")))
 		t.Fatalf("a cell refused before any page call reached the page: effect %q, calls %+v, sent %+v; want none, 0 completed", f.Effect, f.PageCalls, f.Sent)
 	}
 }
+
+// A cell's lists gather its page calls' lists: each keeps 50 items, and
+// not_listed counts the rest, those each call's own answer counted too.
+func TestCodeCellListsCountPastTheBound(t *testing.T) {
+	h := newHarness(t, nil)
+	h.setup = func(b *fakeBrowser) {
+		b.runFn = func(_ context.Context, actions []driver.Action) (*contract.RunResult, error) {
+			res := &contract.RunResult{Page: contract.Page{URL: "https://example.com/a", Title: "A"}, Completed: 1, Total: 1,
+				NotListed: &contract.NotListed{Dialogs: 3, ConsoleErrors: 1}}
+			for i := range 30 {
+				res.Sent = append(res.Sent, contract.SentRequest{Method: "POST", Origin: "https://example.com", Path: fmt.Sprint("/p", i)})
+				res.Dialogs = append(res.Dialogs, contract.Dialog{Type: "alert", Message: fmt.Sprint("d", i), Answer: "accepted"})
+			}
+			res.ConsoleErrors = []string{"err"}
+			return res, nil
+		}
+	}
+	ref := h.create("t-1", contract.SessionOptions{})
+	res, err := call[contract.RunResult](h, contract.ActivityRun, cellReq(ref, `for (let i = 0; i < 3; i++) await page.goto("https://example.com/a");`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sent) != 50 || len(res.Dialogs) != 50 || len(res.ConsoleErrors) != 3 || res.Sent[0].Path != "/p0" {
+		t.Fatalf("%d sent, %d dialogs, %d console errors; want 50, 50 and 3", len(res.Sent), len(res.Dialogs), len(res.ConsoleErrors))
+	}
+	if want := (contract.NotListed{Sent: 40, Dialogs: 49, ConsoleErrors: 3}); res.NotListed == nil || *res.NotListed != want {
+		t.Fatalf("not_listed %+v, want %+v", res.NotListed, want)
+	}
+}

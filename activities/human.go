@@ -137,7 +137,7 @@ func (a *Activities) gate(ls *liveSession) func(ctx context.Context, r driver.Ga
 		}
 		if rs != nil {
 			rs.mu.Lock()
-			rs.sent = append(rs.sent, req)
+			rs.sent.Add(req)
 			rs.mu.Unlock()
 		}
 		return driver.GateAllow
@@ -149,7 +149,7 @@ const heldBlocked = "blocked"
 
 func (r *runState) hold(h contract.HeldRequest) {
 	r.mu.Lock()
-	r.held = append(r.held, h)
+	r.held.Add(h)
 	r.mu.Unlock()
 }
 

@@ -57,7 +57,7 @@ func TestReadOverTheCapSaysTheEvidenceWasCut(t *testing.T) {
 		t.Fatalf("a small page's read: full length %d, filed cut %d, note %q, evidence %d bytes", small.FullLength, small.FiledCut, small.Note, small.Evidence.Size)
 	}
 
-	if _, err := call[contract.RunResult](h, contract.ActivityRun, runReq(ref, []byte(`[{"op":"goto","url":"`+srv.URL+`/big"}]`))); err != nil {
+	if _, err := call[contract.RunResult](h, contract.ActivityRun, runReq(ref, []byte(`[{"op":"goto","url":"`+srv.URL+`/big"},{"op":"wait","load":true}]`))); err != nil {
 		t.Fatal(err)
 	}
 	html := len("<!DOCTYPE html><html><head><title>big</title></head><body><p>" + strings.Repeat("word ", words) + "</p></body></html>")

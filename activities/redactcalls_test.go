@@ -51,20 +51,20 @@ func f(r *redact.Redactor) (string, func(string) string) { return r.String("x"),
 	}
 }
 
-// listed is what go list says of a package.
-type listed struct {
+// goListed is what go list says of a package.
+type goListed struct {
 	ImportPath, Dir string
 	// GoFiles are the package's own files for this build (no tests).
 	GoFiles []string
 }
 
-func goList(t *testing.T, pattern string) listed {
+func goList(t *testing.T, pattern string) goListed {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-json", pattern).Output()
 	if err != nil {
 		t.Fatalf("go list %s: %v", pattern, err)
 	}
-	var p listed
+	var p goListed
 	if err := json.Unmarshal(out, &p); err != nil {
 		t.Fatal(err)
 	}

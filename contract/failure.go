@@ -81,6 +81,9 @@ type Failure struct {
 	// Held lists the requests a run held for a person or refused by policy,
 	// with each decision, when a run failed because of one.
 	Held []HeldRequest `json:"held,omitempty"`
+	// NotListed counts what Sent, Held and a run's other lists left out
+	// past their 50 items.
+	NotListed *NotListed `json:"not_listed,omitempty"`
 	// Completed says how many actions of a batch ran before it stopped.
 	Completed *int `json:"completed,omitempty"`
 	// PageCalls counts a code cell's page calls before it stopped.

@@ -174,6 +174,9 @@ type RunResult struct {
 	// goto or a click whose answer is a file to save, not a page):
 	// browser_downloads lists and files them once they are saved.
 	Downloads []string `json:"downloads,omitempty"`
+	// NotListed counts what happened past the 50 items each of the lists
+	// above keeps: a list is whole only when this does not name it.
+	NotListed *NotListed `json:"not_listed,omitempty"`
 	// Observed is the snapshot the batch left, when the call asked to
 	// observe: the changes it made, or the whole page saying why.
 	Observed *Observation `json:"observed,omitempty"`
@@ -187,6 +190,27 @@ type RunResult struct {
 	Output    json.RawMessage `json:"output,omitempty"`
 	PageCalls *PageCalls      `json:"page_calls,omitempty"`
 	Console   []string        `json:"console,omitempty"`
+}
+
+// NotListed counts the items of a run's lists that were not kept, one
+// count a list.
+type NotListed struct {
+	Dialogs        int `json:"dialogs,omitempty"`
+	ConsoleErrors  int `json:"console_errors,omitempty"`
+	FailedRequests int `json:"failed_requests,omitempty"`
+	Sent           int `json:"sent,omitempty"`
+	Held           int `json:"held,omitempty"`
+	Blocked        int `json:"blocked,omitempty"`
+	Downloads      int `json:"downloads,omitempty"`
+	TabsOpened     int `json:"tabs_opened,omitempty"`
+}
+
+// OrNil is n, or nil when it counts nothing, for an answer that omits it.
+func (n NotListed) OrNil() *NotListed {
+	if n == (NotListed{}) {
+		return nil
+	}
+	return &n
 }
 
 // PageCalls counts a code cell's page calls: made (attempted within the

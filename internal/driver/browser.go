@@ -94,7 +94,6 @@ type TakeoverGate interface {
 }
 
 const (
-	maxListed      = 50 // console errors, failed requests, sent requests kept between calls
 	maxFileBytes   = 100 << 20
 	maxDownloads   = 50
 	defaultTimeout = 10 * time.Second

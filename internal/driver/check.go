@@ -10,6 +10,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/listed"
 )
 
 // CheckOptions are the expectations a Check tests; each set field is one check.
@@ -112,8 +113,8 @@ func (b *Browser) Check(ctx context.Context, o CheckOptions) (*Checked, error) {
 	b.mu.Lock()
 	// The lists end with a line saying how many more there were past the
 	// bound; the counts are of them all.
-	out := &Checked{Verdict: res, ConsoleErrors: t.docConsole.list("console errors"), FailedRequests: t.docFailed.list("failed requests")}
-	nConsole, nFailed := t.docConsole.count(), t.docFailed.count()
+	out := &Checked{Verdict: res, ConsoleErrors: listed.Lines(t.docConsole, "console errors"), FailedRequests: listed.Lines(t.docFailed, "failed requests")}
+	nConsole, nFailed := t.docConsole.Count(), t.docFailed.Count()
 	b.mu.Unlock()
 	list := func(name string, got []string, n int) contract.CheckItem {
 		it := contract.CheckItem{Check: name, Expected: "none", Passed: n == 0, Found: "none"}

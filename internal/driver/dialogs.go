@@ -32,9 +32,7 @@ func (b *Browser) dialog(sid proto.TargetSessionID, e *proto.PageJavascriptDialo
 		answer = "accepted"
 	}
 	b.mu.Lock()
-	if len(b.ev.dialogs) < maxListed {
-		// Type is alert, confirm, prompt or beforeunload.
-		b.ev.dialogs = append(b.ev.dialogs, contract.Dialog{Type: string(e.Type), Message: b.clip(e.Message, 300), Answer: answer})
-	}
+	// Type is alert, confirm, prompt or beforeunload.
+	b.ev.dialogs.Add(contract.Dialog{Type: string(e.Type), Message: b.clip(e.Message, 300), Answer: answer})
 	b.mu.Unlock()
 }

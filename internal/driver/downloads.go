@@ -14,6 +14,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/listed"
 )
 
 const typeIframe = proto.TargetTargetInfoType("iframe")
@@ -82,11 +83,11 @@ func (b *Browser) becameDownload(ctx context.Context, t *tab, since int) bool {
 // begun after the first since (safeName makes them the names
 // browser_downloads lists, but for a number a second file of one name
 // gets); b.mu is held.
-func (b *Browser) downloadsSinceLocked(since int) []string {
-	var out []string
+func (b *Browser) downloadsSinceLocked(since int) listed.List[string] {
+	var out listed.List[string]
 	for _, g := range b.dl.order[min(since, len(b.dl.order)):] {
 		if d := b.dl.byGUID[g]; d != nil && d.skipped == "" {
-			out = appendBounded(out, d.suggested)
+			out.Add(d.suggested)
 		}
 	}
 	return out

@@ -12,22 +12,49 @@ import (
 	"github.com/go-rod/stealth"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/listed"
 )
 
-// events are what happened since the last Run, bounded.
+// events are what happened since the last Run, each list bounded and
+// counting what it did not keep.
 type events struct {
-	dialogs []contract.Dialog
+	dialogs listed.List[contract.Dialog]
 	console capped
 	failed  capped
-	sent    []contract.SentRequest
-	denied  []refusal // every request the gate refused, listed in Held
-	// docDenied are the document requests among them, apart, so that
-	// a page's many refused fetches cannot crowd out the one that fails
-	// the action that made it.
-	docDenied []refusal
-	blocked   []blocked
-	openSeq   int
-	requests  map[proto.NetworkRequestID]reqInfo
+	sent    listed.List[contract.SentRequest]
+	denied  listed.List[refusal] // every request the gate refused, listed in Held
+	blocked listed.List[blocked]
+	// act is the action in progress: the request refused or blocked that
+	// was its own is kept there when it happens, so a page's many refused
+	// requests cannot crowd it out of the bounded lists.
+	act      *actionWatch
+	openSeq  int
+	requests map[proto.NetworkRequestID]reqInfo
+}
+
+// actionWatch is one action of a Run, while it runs.
+type actionWatch struct {
+	tab      *tab
+	openedBy int // events.openSeq when it began: a tab opened later is the action's
+	denied   *refusal
+	blocked  *blocked
+}
+
+// deniedLocked notes a request the gate refused; b.mu is held.
+func (b *Browser) deniedLocked(r refusal) {
+	b.ev.denied.Add(r)
+	if a := b.ev.act; a != nil && a.denied == nil && r.doc && (r.tab == nil || r.tab == a.tab || r.tab.openedAt > a.openedBy) {
+		a.denied = &r
+	}
+}
+
+// blockedLocked notes a request the reach guard or the egress proxy
+// stopped; b.mu is held.
+func (b *Browser) blockedLocked(br blocked) {
+	b.ev.blocked.Add(br)
+	if a := b.ev.act; a != nil && a.blocked == nil && br.tab != nil && br.tab == a.tab {
+		a.blocked = &br
+	}
 }
 
 // loop dispatches CDP events until the connection closes. A panic here would
@@ -170,7 +197,7 @@ func (b *Browser) handle(msg *rod.Message) {
 			}
 			if !b.intercepting() && !safeMethod(e.Request.Method) && b.sessions[msg.SessionID] != nil {
 				o, p := b.originPath(e.Request.URL)
-				b.ev.sent = appendBounded(b.ev.sent, contract.SentRequest{Method: e.Request.Method, Origin: o, Path: p})
+				b.ev.sent.Add(contract.SentRequest{Method: e.Request.Method, Origin: o, Path: p})
 			}
 			b.mu.Unlock()
 			b.navStarted(msg.SessionID, e)
@@ -329,52 +356,15 @@ func noFragment(u string) string {
 func (b *Browser) addConsole(sid proto.TargetSessionID, s string) {
 	line := b.clip(strings.TrimSpace(s), 300)
 	b.mu.Lock()
-	b.ev.console.add(line)
+	b.ev.console.Add(line)
 	if t := b.sessions[sid]; t != nil {
-		t.docConsole.add(line)
+		t.docConsole.Add(line)
 	}
 	b.mu.Unlock()
 }
 
-// capped is a list of lines (console errors, failed requests) that keeps
-// the first maxListed and counts the rest, so an answer can say that its
-// list is not the whole of it.
-type capped struct {
-	lines []string
-	more  int // lines past maxListed, not kept
-}
-
-func (c *capped) add(line string) {
-	if len(c.lines) < maxListed {
-		c.lines = append(c.lines, line)
-		return
-	}
-	c.more++
-}
-
-// count is how many lines were added, kept or not.
-func (c capped) count() int { return len(c.lines) + c.more }
-
-// list is the lines for an answer, at most maxListed: when some were not
-// kept, the last is "(N more <what> not listed)" in place of the last one
-// kept, so a model reading the list knows it is incomplete, and by how much.
-func (c capped) list(what string) []string {
-	if c.more == 0 {
-		return append([]string(nil), c.lines...)
-	}
-	out := append([]string(nil), c.lines[:maxListed-1]...)
-	return append(out, fmt.Sprintf(moreNotListed, c.more+1, what))
-}
-
-// moreNotListed is the last line of a list that was cut.
-const moreNotListed = "(%d more %s not listed)"
-
-func appendBounded[T any](list []T, v T) []T {
-	if len(list) >= maxListed {
-		return list
-	}
-	return append(list, v)
-}
+// capped is a list of lines: console errors, failed requests.
+type capped = listed.List[string]
 
 // attached sets up a newly attached session (a page, an out-of-process
 // iframe or a worker) and lets it run.
@@ -487,8 +477,8 @@ const rawIDBase = 1 << 30
 // failedLocked lists a failed request for the browser and for the tab of
 // the session it was made in; b.mu is held.
 func (b *Browser) failedLocked(session proto.TargetSessionID, line string) {
-	b.ev.failed.add(line)
+	b.ev.failed.Add(line)
 	if t := b.sessions[session]; t != nil {
-		t.docFailed.add(line)
+		t.docFailed.Add(line)
 	}
 }

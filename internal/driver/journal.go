@@ -8,5 +8,5 @@ import "github.com/durable-browser/durable-browser/contract"
 func (b *Browser) SentSoFar() []contract.SentRequest {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]contract.SentRequest(nil), b.ev.sent...)
+	return b.ev.sent.Items()
 }

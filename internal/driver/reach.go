@@ -142,7 +142,7 @@ func (b *Browser) paused(sid proto.TargetSessionID, e *proto.FetchRequestPaused,
 	if !safeMethod(e.Request.Method) && e.ResponseStatusCode == nil {
 		o, p := b.originPath(e.Request.URL)
 		b.mu.Lock()
-		b.ev.sent = appendBounded(b.ev.sent, contract.SentRequest{Method: e.Request.Method, Origin: o, Path: p})
+		b.ev.sent.Add(contract.SentRequest{Method: e.Request.Method, Origin: o, Path: p})
 		b.mu.Unlock()
 	}
 	_ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(b.client(b.ctx, sid))
@@ -161,7 +161,7 @@ func (b *Browser) block(sid proto.TargetSessionID, e *proto.FetchRequestPaused, 
 		// What the error page the tab shows next says it failed for.
 		t.failURL, t.failWhy = e.Request.URL, "the session's reach policy refused it: "+br.message
 	}
-	b.ev.blocked = appendBounded(b.ev.blocked, br)
+	b.blockedLocked(br)
 	if counted {
 		b.gating--
 	}
@@ -184,7 +184,7 @@ func (b *Browser) egressBlocked(e egress.Blocked) {
 	br := blocked{BlockedRequest: contract.BlockedRequest{Method: e.Method, Origin: e.Origin, Rule: e.Rule, Secret: e.Secret}, message: e.Message}
 	list := func() {
 		b.mu.Lock()
-		b.ev.blocked = appendBounded(b.ev.blocked, br)
+		b.blockedLocked(br)
 		b.mu.Unlock()
 	}
 	if e.Rule == egress.RuleSecret {

@@ -120,13 +120,9 @@ func (b *Browser) gate(sid proto.TargetSessionID, e *proto.FetchRequestPaused) {
 	b.mu.Lock()
 	b.gating--
 	if dec == GateAllow {
-		b.ev.sent = appendBounded(b.ev.sent, sr)
+		b.ev.sent.Add(sr)
 	} else {
-		r := refusal{SentRequest: sr, doc: doc, tab: t}
-		b.ev.denied = appendBounded(b.ev.denied, r)
-		if doc {
-			b.ev.docDenied = appendBounded(b.ev.docDenied, r)
-		}
+		b.deniedLocked(refusal{SentRequest: sr, doc: doc, tab: t})
 	}
 	b.mu.Unlock()
 }

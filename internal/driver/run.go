@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -11,6 +12,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/durable-browser/durable-browser/contract"
+	"github.com/durable-browser/durable-browser/internal/listed"
 )
 
 // RunOptions choose what a Run reports besides its actions.
@@ -197,8 +199,9 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 			r = refs[a.ID]
 		}
 		b.mu.Lock()
-		deniedBefore, blockedBefore := len(b.ev.docDenied), len(b.ev.blocked)
-		docsBefore, openedByAction := t.docResponses, b.ev.openSeq
+		docsBefore := t.docResponses
+		watch := &actionWatch{tab: t, openedBy: b.ev.openSeq}
+		b.ev.act = watch
 		b.mu.Unlock()
 		actx, cancel := context.WithTimeout(ctx, b.o.ActionTimeout)
 		err := b.gated(actx, t, a, r)
@@ -215,20 +218,9 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		// a page's scripts sent on their own (fetch, XHR, a beacon as the
 		// page was left), even from the action's click handler, is listed
 		// in the result's Held; the action happened all the same.
-		var own *refusal
-		for i := deniedBefore; i < len(b.ev.docDenied); i++ {
-			if d := b.ev.docDenied[i]; d.tab == nil || d.tab == t || d.tab.openedAt > openedByAction {
-				own = &d
-				break
-			}
-		}
-		var blockedNav *blocked
-		for i := blockedBefore; i < len(b.ev.blocked); i++ {
-			if br := b.ev.blocked[i]; br.tab == t {
-				blockedNav = &br
-				break
-			}
-		}
+		// deniedLocked and blockedLocked kept them as they came.
+		own, blockedNav := watch.denied, watch.blocked
+		b.ev.act = nil
 		b.mu.Unlock()
 		if blockedNav != nil {
 			// The tab's own navigation was stopped: that, not the
@@ -324,24 +316,33 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 		res.Observed = &o.Observation
 	}
 	b.mu.Lock()
+	var news []*tab
 	for _, o := range b.tabs {
 		if o.openedAt > openedBefore && !o.closed {
-			res.TabsOpened = append(res.TabsOpened, contract.Tab{ID: o.short, Active: o == b.active})
+			news = append(news, o)
 		}
 	}
-	res.Dialogs, res.Sent = b.ev.dialogs, b.ev.sent
-	res.ConsoleErrors, res.FailedRequests = b.ev.console.list("console errors"), b.ev.failed.list("failed requests")
-	for _, br := range b.ev.blocked {
+	slices.SortFunc(news, func(x, y *tab) int { return x.openedAt - y.openedAt })
+	var opened listed.List[contract.Tab]
+	for _, o := range news {
+		opened.Add(contract.Tab{ID: o.short, Active: o == b.active})
+	}
+	res.TabsOpened = opened.Items()
+	res.Dialogs, res.Sent = b.ev.dialogs.Items(), b.ev.sent.Items()
+	res.ConsoleErrors, res.FailedRequests = b.ev.console.Items(), b.ev.failed.Items()
+	for _, br := range b.ev.blocked.Items() {
 		res.Blocked = append(res.Blocked, br.BlockedRequest)
 	}
-	for _, d := range b.ev.denied {
+	for _, d := range b.ev.denied.Items() {
 		res.Held = append(res.Held, contract.HeldRequest{Method: d.Method, Origin: d.Origin, Path: d.Path, Decision: DecisionDenied})
 	}
-	b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent, b.ev.blocked = nil, capped{}, capped{}, nil, nil
-	b.ev.denied, b.ev.docDenied = nil, nil
 	downloads := b.downloadsSinceLocked(downloadsBefore)
+	res.NotListed = contract.NotListed{Dialogs: b.ev.dialogs.More(), ConsoleErrors: b.ev.console.More(), FailedRequests: b.ev.failed.More(),
+		Sent: b.ev.sent.More(), Held: b.ev.denied.More(), Blocked: b.ev.blocked.More(), Downloads: downloads.More(), TabsOpened: opened.More()}.OrNil()
+	b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent = listed.List[contract.Dialog]{}, capped{}, capped{}, listed.List[contract.SentRequest]{}
+	b.ev.denied, b.ev.blocked = listed.List[refusal]{}, listed.List[blocked]{}
 	b.mu.Unlock()
-	for _, d := range downloads {
+	for _, d := range downloads.Items() {
 		res.Downloads = append(res.Downloads, b.safeName(d))
 	}
 	for i := range res.TabsOpened {
