@@ -242,9 +242,13 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 		ext = "md"
 	}
 	url := scrub.URL(r.URL)
+	var cut string
+	if r.RawCut {
+		cut = receiptCut(r)
+	}
 	cc, err := a.file(ctx, filing{
 		tool: contract.ToolRead, args: req.Args, session: s.ref.Tag, ext: ext, contentType: ct, body: body,
-		finalURL: url, title: r.Title, extractor: r.Extractor,
+		finalURL: url, title: r.Title, extractor: r.Extractor, cut: cut,
 	})
 	if err != nil {
 		return nil, evidenceFailure(err)
@@ -258,6 +262,15 @@ func (a *Activities) Read(ctx context.Context, req contract.ReadRequest) (*contr
 	}
 	s.stamp(&res.Page)
 	return res, nil
+}
+
+// receiptCut is the cut a read's receipt records: the body filed is the
+// first part of what the read saw.
+func receiptCut(r *driver.ReadResult) string {
+	if r.SourceCut {
+		return fmt.Sprintf("the markdown of the first %d bytes of the page's HTML, which is over the read cap", capture.MaxRawBytes)
+	}
+	return fmt.Sprintf("the first part, at most %d bytes (the read cap), of the page's %s of %d characters", capture.MaxRawBytes, r.What, r.FullLength)
 }
 
 // filedCutNote says how a read's evidence was cut at the read cap

@@ -35,6 +35,8 @@ type filing struct {
 	requestedURL, finalURL string
 	title, extractor       string
 	httpStatus             int
+	// cut, when set, says the body is the first part of what was read.
+	cut string
 }
 
 // file files a body and its receipt under keys derived from the workflow,
@@ -88,6 +90,7 @@ func (a *Activities) file(ctx context.Context, f filing) (contract.ClaimCheck, e
 			Title:        f.title,
 			HTTPStatus:   f.httpStatus,
 			Extractor:    f.extractor,
+			Cut:          f.cut,
 			RunID:        runID,
 			ActivityID:   callID,
 			Time:         receiptTime,

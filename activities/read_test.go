@@ -10,6 +10,7 @@ import (
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/internal/capture"
+	"github.com/durable-browser/durable-browser/internal/evidence"
 )
 
 // A read of a page over the read cap (8 MiB) answers the whole's length,
@@ -48,6 +49,15 @@ func TestReadOverTheCapSaysTheEvidenceWasCut(t *testing.T) {
 		}
 		return body
 	}
+	// The receipt beside a cut body says it is the first part.
+	receiptCut := func(cc contract.ClaimCheck) string {
+		t.Helper()
+		_, r, err := evidence.GetVerified(context.Background(), h.a.o.Evidence.Store, cc.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Cut
+	}
 
 	if _, err := call[contract.RunResult](h, contract.ActivityRun, runReq(ref, []byte(`[{"op":"goto","url":"`+srv.URL+`/small"}]`))); err != nil {
 		t.Fatal(err)
@@ -56,20 +66,26 @@ func TestReadOverTheCapSaysTheEvidenceWasCut(t *testing.T) {
 	if small.FiledCut != 0 || small.Note != "" || small.FullLength != 499 || string(filed(small.Evidence)) != small.Content {
 		t.Fatalf("a small page's read: full length %d, filed cut %d, note %q, evidence %d bytes", small.FullLength, small.FiledCut, small.Note, small.Evidence.Size)
 	}
+	if c := receiptCut(small.Evidence); c != "" {
+		t.Fatalf("a whole read's receipt says it was cut: %q", c)
+	}
 
 	if _, err := call[contract.RunResult](h, contract.ActivityRun, runReq(ref, []byte(`[{"op":"goto","url":"`+srv.URL+`/big"},{"op":"wait","load":true}]`))); err != nil {
 		t.Fatal(err)
 	}
 	html := len("<!DOCTYPE html><html><head><title>big</title></head><body><p>" + strings.Repeat("word ", words) + "</p></body></html>")
 	for _, c := range []struct {
-		what, note string
-		full       int
+		what, note, receipt string
+		full                int
 	}{
-		{"text", "the page's text is 8499999 characters (full_length)", words*5 - 1},
-		{"html", fmt.Sprintf("the page's HTML is %d characters (full_length)", html), html},
-		{"markdown", "only its first 8388608 bytes were converted to markdown", 0},
+		{"text", "the page's text is 8499999 characters (full_length)", "the page's text of 8499999 characters", words*5 - 1},
+		{"html", fmt.Sprintf("the page's HTML is %d characters (full_length)", html), fmt.Sprintf("the page's html of %d characters", html), html},
+		{"markdown", "only its first 8388608 bytes were converted to markdown", "the first 8388608 bytes of the page's HTML", 0},
 	} {
 		res := read(c.what)
+		if got := receiptCut(res.Evidence); !strings.Contains(got, c.receipt) {
+			t.Errorf("%s: the receipt's cut %q, want it to say %q", c.what, got, c.receipt)
+		}
 		if c.full != 0 && res.FullLength != c.full {
 			t.Errorf("%s: full_length %d, want %d: the whole's, not the cap's", c.what, res.FullLength, c.full)
 		}

@@ -284,12 +284,15 @@ type Receipt struct {
 	SHA256       string          `json:"sha256"` // of the body as filed
 	Size         int64           `json:"size"`
 	Extractor    string          `json:"extractor,omitempty"`
-	SessionTag   string          `json:"session_tag,omitempty"`
-	WorkflowID   string          `json:"workflow_id,omitempty"`
-	RunID        string          `json:"run_id,omitempty"`
-	ActivityID   string          `json:"activity_id,omitempty"`
-	Time         time.Time       `json:"time"`
-	BodyKey      string          `json:"body_key"`
+	// Cut, when set, says the body is the first part of what was read,
+	// cut at a cap, and how large the whole was.
+	Cut        string    `json:"cut,omitempty"`
+	SessionTag string    `json:"session_tag,omitempty"`
+	WorkflowID string    `json:"workflow_id,omitempty"`
+	RunID      string    `json:"run_id,omitempty"`
+	ActivityID string    `json:"activity_id,omitempty"`
+	Time       time.Time `json:"time"`
+	BodyKey    string    `json:"body_key"`
 	// Recording, for a session being recorded, is where the moment the
 	// read was taken falls in its recording, so the receipt links to its
 	// second of video (docs/recording.md).
