@@ -58,6 +58,8 @@ extra=(
   "./internal/redact FuzzString"
   "./internal/webfetch FuzzLegacyIPv4"
   "./internal/evidence FuzzCleanSegment"
+  "./internal/webfetch FuzzParseRetryAfter"
+  "./internal/oneline FuzzSafe"
   "./internal/chrome FuzzParseDevToolsActivePort"
   "./internal/chrome FuzzParseEndpoint"
   "./internal/markdown FuzzConvert"
