@@ -252,9 +252,19 @@ func answer(v any) (json.RawMessage, error) {
 	return out, err
 }
 
-// State asks a BrowserSession for its state.
+// State asks a BrowserSession for its state, or a workflow that opened a
+// browser inline (workflows.Open) for the part of it that it keeps
+// (contract.QueryBrowserState).
 func State(ctx context.Context, c client.Client, workflowID string) (*contract.SessionState, error) {
 	v, err := c.QueryWorkflow(ctx, workflowID, "", contract.QueryState)
+	var qf *serviceerror.QueryFailed
+	if errors.As(err, &qf) {
+		// Not a BrowserSession (or one whose "state" failed): an inline
+		// browser answers its own query; the first error stands if not.
+		if w, err2 := c.QueryWorkflow(ctx, workflowID, "", contract.QueryBrowserState); err2 == nil {
+			v, err = w, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,13 @@ const (
 	QueryState = "state"
 	// QueryHold takes a hold id and returns HoldDecision; browser.run polls it.
 	QueryHold = "hold"
+	// QueryBrowserState returns the SessionState of a browser a workflow
+	// opened inline (workflows.Open), as much of it as people deciding
+	// need: its tag, page, state, pending handoff, holds, approvers and
+	// rejected decisions. A BrowserSession answers it too. It has its own
+	// name so it does not take the place of an orchestrator's own "state"
+	// query.
+	QueryBrowserState = "browser_state"
 	// SignalClose asks the session to release its browser and end.
 	SignalClose = "close"
 	// SignalHandoff answers a handoff: HandoffSignal.

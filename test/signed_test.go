@@ -1,6 +1,7 @@
 package test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-browser/durable-browser/contract"
 	"github.com/durable-browser/durable-browser/test/harness"
@@ -107,4 +111,87 @@ func TestApprovalsSigned(t *testing.T) {
 	}
 	s.must("browser_release", map[string]any{}, nil)
 	recordHistory(t, s.id, "approval-signed")
+}
+
+// inlineSigner is an orchestrator's workflow that opens its browser inline
+// under policy ask with approvers, and submits the demo's form with email.
+func inlineSigner(approvers contract.Approvers) func(workflow.Context, string) (*contract.RunResult, error) {
+	return func(ctx workflow.Context, email string) (*contract.RunResult, error) {
+		b, err := workflows.Open(ctx, workflows.Config{Session: contract.SessionOptions{ActionPolicy: contract.PolicyAsk}, Approvers: approvers})
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = b.Close(ctx) }()
+		if _, err := b.Run(ctx, contract.RunArgs{Actions: []byte(`[{"op":"goto","url":"` + env.Demo.URL() + `/"}]`)}); err != nil {
+			return nil, err
+		}
+		return b.Run(ctx, contract.RunArgs{Actions: []byte(`[{"op":"fill","locator":{"label":"Email"},"value":"` + email + `"},` +
+			`{"op":"click","locator":{"role":"button","name":"Create account"}}]`)})
+	}
+}
+
+// A browser opened inline in an orchestrator's workflow is decided for as a
+// session is: approvals list --workflow finds its hold, and a signed
+// approval (which needs the hold from the workflow's state) lets the form go.
+func TestInlineApprovalsSigned(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "dee.key")
+	approvers, err := contract.ParseApprovers(strings.NewReader(cliOK(t, "approvals", "keygen", "--name", "dee", "--out", key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.StartWorker(t, harness.WorkerOptions{Approvers: approvers})
+	queue := "inline-" + uuid.NewString()[:8]
+	w := sdkworker.New(env.Client, queue, sdkworker.Options{})
+	w.RegisterWorkflowWithOptions(inlineSigner(approvers), workflow.RegisterOptions{Name: "InlineSigner"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	email := "inline-" + uuid.NewString()[:8] + "@example.com"
+	id := "orchestrator-" + uuid.NewString()[:8]
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, "InlineSigner", email)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Not found by list, found by list --workflow.
+	type row struct {
+		WorkflowID string `json:"workflow_id"`
+		HoldID     string `json:"hold_id"`
+		Path       string `json:"path"`
+	}
+	var rows []row
+	harness.Eventually(t, 60*time.Second, func() bool {
+		rows = nil
+		out := cliOK(t, "approvals", "list", "--workflow", id, "--json")
+		return json.Unmarshal([]byte(out), &rows) == nil && len(rows) == 1
+	}, "approvals list --workflow %s never showed the hold; worker log:\n%s", id, tail(env.Log.String(), 40))
+	if rows[0].WorkflowID != id || rows[0].HoldID == "" {
+		t.Fatalf("rows %+v", rows)
+	}
+	if out := cliOK(t, "approvals", "list", "--json"); strings.Contains(out, id) {
+		t.Fatalf("list without --workflow found the inline browser; the docs say it does not: %s", out)
+	}
+	if r := cli(t, "approvals", "list", "--workflow", "no-such-"+id); r.code != 1 || !strings.Contains(r.stderr, "no workflow") {
+		t.Fatalf("list --workflow of no workflow: exit %d\n%s", r.code, r.stderr)
+	}
+
+	cliOK(t, "approvals", "approve", id, rows[0].HoldID, "--key", key)
+	var res contract.RunResult
+	if err := run.Get(ctx, &res); err != nil || !res.OK {
+		t.Fatalf("the orchestrator's run: %v %+v", err, res)
+	}
+	if len(res.Held) != 1 || res.Held[0].Decision != "approved" || res.Held[0].By != "dee" {
+		t.Fatalf("held %+v", res.Held)
+	}
+	harness.Eventually(t, 30*time.Second, func() bool {
+		for _, sub := range env.Demo.Submissions() {
+			if sub.Fields["email"] == email {
+				return true
+			}
+		}
+		return false
+	}, "the approved form never arrived")
 }

@@ -68,6 +68,37 @@ func (h *HumanState) heldCount() int {
 
 func (b *Browser) human() *HumanState { return &b.st.Human }
 
+// stateName is the browser's BrowserState: released, waiting for a
+// person, holding a request, live or new.
+func (b *Browser) stateName() string {
+	h := b.human()
+	switch {
+	case b.st.Released:
+		return contract.StateReleased
+	case h.Pending != nil:
+		return contract.StateWaitingForHuman
+	case h.heldCount() > 0:
+		return contract.StateHeld
+	case b.st.Created:
+		return contract.StateLive
+	}
+	return contract.StateNew
+}
+
+// peopleState is what people deciding need of the browser (QueryBrowserState):
+// which session, where its page is, its pending handoff, its holds, who
+// may decide and the decisions it refused.
+func (b *Browser) peopleState(ctx workflow.Context) contract.SessionState {
+	st := b.st
+	h := st.Human.clone()
+	return contract.SessionState{
+		WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID,
+		Tag:        st.Session.Tag, Provider: st.Session.Provider, HostQueue: st.Session.HostQueue,
+		URL: st.URL, Title: st.Title, State: b.stateName(),
+		PendingHandoff: h.Pending, Holds: h.Holds, Approvers: b.approvers.Names(), Rejected: h.Rejected,
+	}
+}
+
 // listen registers the hold query and starts the signal handlers of the
 // handoff, hold and approval signals, after reading who may decide.
 func (b *Browser) listen(ctx workflow.Context) error {
@@ -81,6 +112,13 @@ func (b *Browser) listen(ctx workflow.Context) error {
 			}
 		}
 		return contract.HoldDecision{}, nil
+	}); err != nil {
+		return err
+	}
+	// A query adds nothing to history: a running workflow answers it from
+	// its next replay on this build.
+	if err := workflow.SetQueryHandler(ctx, contract.QueryBrowserState, func() (contract.SessionState, error) {
+		return b.peopleState(ctx), nil
 	}); err != nil {
 		return err
 	}

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/durable-browser/durable-browser/contract"
 )
 
@@ -271,4 +274,55 @@ func FuzzConditionMet(f *testing.F) {
 			t.Fatalf("doubling stars changed the match of %q on %q", url, pageURL)
 		}
 	})
+}
+
+// inlineHolder opens a browser inline and waits, as an orchestrator's
+// workflow does while its model thinks.
+func inlineHolder(ctx workflow.Context) error {
+	b, err := Open(ctx, Config{})
+	if err != nil {
+		return err
+	}
+	if err := workflow.Sleep(ctx, 10*time.Second); err != nil {
+		return err
+	}
+	return b.Close(ctx)
+}
+
+// A browser opened inline answers browser_state, so people can list its
+// holds and handoff and sign a decision for it as for a BrowserSession;
+// it registers no "state" query that could take an orchestrator's place.
+func TestInlineBrowserAnswersBrowserState(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	f := newFakeWorker()
+	f.register(env)
+	env.RegisterWorkflow(inlineHolder)
+	env.SetStartWorkflowOptions(startOptions("orchestrator-1"))
+	var held contract.SessionState
+	var stateErr error
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(contract.SignalHold, contract.HoldSignal{HoldSubject: contract.HoldSubject{HoldID: "x1", Method: "POST", Origin: "https://shop.example", Path: "/order", ActivityID: "7"}})
+	}, 2*time.Second)
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(contract.QueryBrowserState)
+		if err != nil {
+			t.Errorf("query %s: %v", contract.QueryBrowserState, err)
+			return
+		}
+		if err := v.Get(&held); err != nil {
+			t.Error(err)
+		}
+		_, stateErr = env.QueryWorkflow(contract.QueryState)
+	}, 3*time.Second)
+	env.ExecuteWorkflow(inlineHolder)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if held.WorkflowID != "orchestrator-1" || held.Tag == "" || held.State != contract.StateHeld || len(held.Holds) != 1 || held.Holds[0].HoldID != "x1" || held.Holds[0].Path != "/order" {
+		t.Fatalf("browser_state %+v", held)
+	}
+	if stateErr == nil {
+		t.Fatal("an inline browser answered the \"state\" query, which is the orchestrator's to define")
+	}
 }

@@ -385,28 +385,12 @@ func (s *session) carry() SessionConfig {
 	return next
 }
 
-func (s *session) stateName() string {
-	h := s.b.human()
-	switch {
-	case s.b.st.Released:
-		return contract.StateReleased
-	case h.Pending != nil:
-		return contract.StateWaitingForHuman
-	case h.heldCount() > 0:
-		return contract.StateHeld
-	case s.b.st.Created:
-		return contract.StateLive
-	}
-	return contract.StateNew
-}
+func (s *session) stateName() string { return s.b.stateName() }
 
 func (s *session) state(ctx workflow.Context) contract.SessionState {
 	st := s.b.st
-	out := contract.SessionState{
-		WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID,
-		Tag:        st.Session.Tag, Provider: st.Session.Provider, HostQueue: st.Session.HostQueue,
-		URL: st.URL, Title: st.Title, State: s.stateName(), StartedAt: s.startedAt, Calls: st.Calls,
-	}
+	out := s.b.peopleState(ctx)
+	out.StartedAt, out.Calls = s.startedAt, st.Calls
 	if s.inFlight == 0 && !st.Released {
 		d := s.lastActive.Add(s.cfg.IdleTimeout)
 		out.IdleDeadline = &d
@@ -415,9 +399,6 @@ func (s *session) state(ctx workflow.Context) contract.SessionState {
 	if st.Last.Code != "" {
 		out.LastCall += " → " + st.Last.Code
 	}
-	h := st.Human.clone()
-	out.PendingHandoff, out.Holds = h.Pending, h.Holds
-	out.Approvers, out.Rejected = s.b.approvers.Names(), h.Rejected
 	if len(st.Usage) > 0 {
 		out.Usage = make(map[string]contract.ToolUsage, len(st.Usage))
 	}

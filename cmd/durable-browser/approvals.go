@@ -28,7 +28,10 @@ timeout (5 minutes by default).
   list     undecided holds of running sessions: session workflow id, hold id,
            age, and the request: method, full URL (query values and
            secrets scrubbed), body size, the worker's digest of the exact
-           request, and the body when it is small and holds no secret
+           request, and the body when it is small and holds no secret;
+           --workflow <id> looks at one workflow only, also one that
+           opened its browser inline (workflows.Open), which list does not
+           find by itself
   approve  let the held request go (a signed approval covers the request
            as listed: the worker releases only that request)
   deny     refuse it; the page sees a failed request
@@ -46,6 +49,7 @@ who can signal the namespace.
 The same with the Temporal CLI (unsigned: only for workers without keys):
   temporal workflow list --query "WorkflowType = 'BrowserSession' AND BrowserState = 'held'"
   temporal workflow query --workflow-id <session-workflow-id> --type state
+  (--type browser_state for a workflow that opened its browser inline)
   temporal workflow signal --workflow-id <session-workflow-id> --name approval \
     --input '{"hold_id":"<hold-id>","decision":"approve","by":"..."}'
 (decision "deny" to deny). In the Temporal UI: open the workflow, "Send a

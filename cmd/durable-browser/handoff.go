@@ -28,7 +28,9 @@ waiting_for_human.
   list    running sessions waiting for a person: session workflow id, request
           id, instruction, age (and expiry with --json); --show-url adds the
           live view address a worker on this machine handed out (a
-          full-control credential: it is shown nowhere else)
+          full-control credential: it is shown nowhere else); --workflow
+          <id> looks at one workflow only, also one that opened its browser
+          inline (workflows.Open), which list does not find by itself
   done    the step is done: the agent takes a snapshot and checks its
           completion condition
   cancel  the person will not do it; the agent learns "cancelled"
@@ -42,6 +44,7 @@ unsigned answers from anyone who can signal the namespace.
 The same with the Temporal CLI (unsigned: only for workers without keys):
   temporal workflow list --query "WorkflowType = 'BrowserSession' AND BrowserState = 'waiting_for_human'"
   temporal workflow query --workflow-id <session-workflow-id> --type state
+  (--type browser_state for a workflow that opened its browser inline)
   temporal workflow signal --workflow-id <session-workflow-id> --name handoff \
     --input '{"request_id":"<request-id>","outcome":"done","note":"...","by":"..."}'
 (outcome "cancelled" to cancel). In the Temporal UI: open the workflow, "Send

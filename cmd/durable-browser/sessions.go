@@ -609,6 +609,8 @@ type personFlags struct {
 	byGiven      bool
 	asJSON, scan bool
 	limit        int
+	// workflow, for list, is the one workflow to look at.
+	workflow string
 	// key is the approver's private key file; expiresIn bounds a signed decision.
 	key       string
 	expiresIn time.Duration
@@ -632,6 +634,7 @@ func parsePerson(env *cliEnv, args []string, v personVerb) (*config.Set, *person
 	fs.Bool(&f.asJSON, "json", false, "list: print JSON")
 	fs.Bool(&f.scan, "scan", false, "list: query every running session, not only those whose BrowserState says "+v.state+" (for sessions started without search attributes)")
 	fs.Int(&f.limit, "limit", 200, "list: look at most at this many sessions")
+	fs.StringVar(&f.workflow, "workflow", "", "list: look only at this workflow: a session's id, or the id of an orchestrator's workflow that opened a browser inline (workflows.Open), which list does not find by itself")
 	if v.keygen {
 		fs.StringVar(&f.name, "name", "", "keygen: the approver's name, which their signed decisions give as by (letters, digits, . _ @ -)")
 		fs.StringVar(&f.out, "out", "", "keygen: file the private key is written to (mode 0600; must not exist)")
@@ -688,11 +691,29 @@ func (f *personFlags) listStates(ctx context.Context, env *cliEnv, pos []string)
 	if len(pos) != 1 {
 		return nil, fmt.Errorf("%s list takes no arguments, got %q", f.verb.name, pos[1:])
 	}
+	if f.workflow != "" {
+		if err := contract.CheckSessionID(f.workflow); err != nil {
+			return nil, fmt.Errorf("--workflow: %w", err)
+		}
+	}
 	ctx, cancel, c, err := f.dial(ctx, env)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
 	defer c.Close()
+	if f.workflow != "" {
+		st, err := f.queryState(ctx, c, f.workflow)
+		if err != nil {
+			if noSession(err) {
+				return nil, fmt.Errorf("no workflow %q in this namespace (check --address and --namespace)", f.workflow)
+			}
+			return nil, fmt.Errorf("%w (a workflow that opened its browser with workflows.Open answers only when it listens for people: Config.SkipHumanHandlers unset)", err)
+		}
+		if st.WorkflowID == "" {
+			st.WorkflowID = f.workflow
+		}
+		return []*contract.SessionState{st}, nil
+	}
 	return f.runningStates(ctx, env, c, f.verb.state, f.scan, f.limit)
 }
