@@ -426,20 +426,13 @@ func (p *pageBridge) act(ctx context.Context, method string, args map[string]any
 		if out.NotListed != nil {
 			nl = *out.NotListed
 		}
-		p.sent.Add(out.Sent...)
-		p.sent.AddMore(nl.Sent)
-		p.blocked.Add(out.Blocked...)
-		p.blocked.AddMore(nl.Blocked)
-		p.tabs.Add(out.TabsOpened...)
-		p.tabs.AddMore(nl.TabsOpened)
-		p.dialogs.Add(out.Dialogs...)
-		p.dialogs.AddMore(nl.Dialogs)
-		p.consoleE.Add(out.ConsoleErrors...)
-		p.consoleE.AddMore(nl.ConsoleErrors)
-		p.failedRq.Add(out.FailedRequests...)
-		p.failedRq.AddMore(nl.FailedRequests)
-		p.dls.Add(out.Downloads...)
-		p.dls.AddMore(nl.Downloads)
+		p.sent.Merge(out.Sent, nl.Sent)
+		p.blocked.Merge(out.Blocked, nl.Blocked)
+		p.tabs.Merge(out.TabsOpened, nl.TabsOpened)
+		p.dialogs.Merge(out.Dialogs, nl.Dialogs)
+		p.consoleE.Merge(out.ConsoleErrors, nl.ConsoleErrors)
+		p.failedRq.Merge(out.FailedRequests, nl.FailedRequests)
+		p.dls.Merge(out.Downloads, nl.Downloads)
 		p.mu.Unlock()
 	}
 	if err != nil {

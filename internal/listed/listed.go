@@ -28,11 +28,12 @@ func (l *List[T]) Add(vs ...T) {
 	}
 }
 
-// AddMore counts n items that were not kept where they were listed
-// (another list's count, merged into this one).
-func (l *List[T]) AddMore(n int) {
-	if n > 0 {
-		l.more += n
+// Merge adds another list as an answer carried it: its items, and more,
+// the count of those it did not keep.
+func (l *List[T]) Merge(items []T, more int) {
+	l.Add(items...)
+	if more > 0 {
+		l.more += more
 	}
 }
 

@@ -18,10 +18,11 @@ func TestList(t *testing.T) {
 		{60, -3, Max, 10}, // a negative count is no count
 	} {
 		var l List[int]
-		for i := range tc.add {
-			l.Add(i)
+		items := make([]int, tc.add)
+		for i := range items {
+			items[i] = i
 		}
-		l.AddMore(tc.more)
+		l.Merge(items, tc.more)
 		if got := len(l.Items()); got != tc.wantKept || l.More() != tc.wantMore || l.Count() != tc.wantKept+tc.wantMore {
 			t.Errorf("add %d, more %d: kept %d more %d count %d; want %d %d", tc.add, tc.more, got, l.More(), l.Count(), tc.wantKept, tc.wantMore)
 		}
