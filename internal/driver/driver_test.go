@@ -566,13 +566,16 @@ func TestTabActions(t *testing.T) {
 	if len(res.TabsOpened) != 1 {
 		t.Fatalf("tabs opened: %+v", res.TabsOpened)
 	}
+	opened := res.TabsOpened[0].ID
 	tabs, err := b.Tabs(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The package's tests share one Chrome: the tab to go back to is the
+	// one at tabs.html, not any other test's left open.
 	var first string
 	for _, tb := range tabs {
-		if !tb.Active {
+		if !tb.Active && strings.Contains(tb.URL, "/tabs.html") {
 			first = tb.ID
 		}
 	}
@@ -580,7 +583,7 @@ func TestTabActions(t *testing.T) {
 	if !strings.Contains(res.URL, "/tabs.html") {
 		t.Fatalf("switch_tab: now at %q", res.URL)
 	}
-	res = mustRun(t, b, fmt.Sprintf(`[{"op":"close_tab","tab":%q}]`, tabsOpenedID(res, tabs, first)))
+	res = mustRun(t, b, fmt.Sprintf(`[{"op":"close_tab","tab":%q}]`, opened))
 	if !strings.Contains(res.URL, "/tabs.html") {
 		t.Fatalf("after close_tab: now at %q", res.URL)
 	}
@@ -590,16 +593,6 @@ func TestTabActions(t *testing.T) {
 	if _, err := b.Run(ctxT(t), []Action{{Op: "switch_tab", Tab: "t999"}}, RunOptions{}); err == nil {
 		t.Fatal("switching to an unknown tab should fail")
 	}
-}
-
-// tabsOpenedID is the id of the tab that is not first.
-func tabsOpenedID(_ *contract.RunResult, tabs []contract.Tab, first string) string {
-	for _, tb := range tabs {
-		if tb.ID != first {
-			return tb.ID
-		}
-	}
-	return ""
 }
 
 // A tab opened by script reports its page's URL and title, not the
