@@ -97,7 +97,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		}
 		l := rs.lists(a.redactSent(out.Sent), out.NotListed)
 		f := a.cutMidCall(ctx, s, out.URL, l.sent)
-		f.Held, f.NotListed = l.held, l.notListed
+		f.Held, f.NotListed = l.held, l.failureCounts()
 		f.Completed = &out.Completed
 		return nil, f
 	}
@@ -116,7 +116,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		f := driverFailure(err)
 		var refused *driver.RefusedError
 		if errors.As(err, &refused) {
-			f.Message = refusalMessage(out.Failed, rs.policy, refused, res.Held)
+			f.Message = refusalMessage(out.Failed, rs.policy, refused, rs.decisions())
 		}
 		var ae *driver.ActionError
 		if len(res.Sent) > 0 || out.Completed > 0 || (errors.As(err, &ae) && ae.MayHaveActed) {
@@ -125,7 +125,7 @@ func (a *Activities) Run(ctx context.Context, req contract.RunRequest) (*contrac
 		f.LastURL = res.URL
 		f.Sent = res.Sent
 		f.Held = res.Held
-		f.NotListed = res.NotListed
+		f.NotListed = l.failureCounts()
 		f.Completed = &res.Completed
 		where := res.URL
 		if where == "" {
@@ -367,7 +367,8 @@ func (a *Activities) begin(ctx context.Context, ref contract.SessionRef, details
 }
 
 // refusalMessage says why the request gate refused a request: the
-// session's policy (deny), or a person's decision or its absence (ask).
+// session's policy (deny), or a person's decision or its absence (ask),
+// the newest of held (the run's last decisions) for the request.
 func refusalMessage(failed *contract.ActionFailure, policy string, r *driver.RefusedError, held []contract.HeldRequest) string {
 	at := ""
 	if failed != nil {
@@ -493,7 +494,14 @@ type runState struct {
 	mu   sync.Mutex
 	sent listed.List[contract.SentRequest]
 	held listed.List[contract.HeldRequest]
+	// recent are the last decisions, newest last, whatever held kept: the
+	// refusal of an action's own request is among them even after a page's
+	// many other requests filled held.
+	recent []contract.HeldRequest
 }
+
+// recentHolds is how many of the last decisions a run keeps apart.
+const recentHolds = 16
 
 // runLists are the lists a run's answer carries from its journal.
 type runLists struct {
@@ -518,6 +526,22 @@ func (r *runState) lists(sent []contract.SentRequest, nl *contract.NotListed) ru
 	}
 	n.Held = r.held.More()
 	return runLists{sent: sent, held: r.held.Items(), notListed: n.OrNil()}
+}
+
+// failureCounts is what a failure, which carries only sent and held of a
+// run's lists, counts past them.
+func (l runLists) failureCounts() *contract.NotListed {
+	if l.notListed == nil {
+		return nil
+	}
+	return contract.NotListed{Sent: l.notListed.Sent, Held: l.notListed.Held}.OrNil()
+}
+
+// decisions are the run's last decisions, newest last.
+func (r *runState) decisions() []contract.HeldRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]contract.HeldRequest(nil), r.recent...)
 }
 
 func (r *runState) progress(url string, sent []contract.SentRequest) contract.RunProgress {
@@ -568,12 +592,6 @@ func (r *runState) sentList() []contract.SentRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sent.Items()
-}
-
-func (r *runState) heldList() []contract.HeldRequest {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.held.Items()
 }
 
 // uploadTarget is the file input an upload names, by id or by locator.

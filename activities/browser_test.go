@@ -294,3 +294,25 @@ func TestRefusalMessageSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// A run whose held list is full (a page's 55 background requests refused
+// unasked) still says why its own request was refused: a person denied
+// it, not "ask a person to approve it".
+func TestRefusalMessageAfterTheHeldListIsFull(t *testing.T) {
+	rs := &runState{policy: contract.PolicyAsk}
+	for range 55 {
+		rs.hold(contract.HeldRequest{Method: "POST", Origin: "https://shop.example", Path: "/beacon", Decision: heldBlocked, By: "policy"})
+	}
+	rs.hold(contract.HeldRequest{HoldID: "h1", Method: "POST", Origin: "https://shop.example", Path: "/submit", Decision: "denied", By: "ann"})
+	l := rs.lists(nil, nil)
+	if len(l.held) != 50 || l.notListed == nil || l.notListed.Held != 6 {
+		t.Fatalf("held %d, not listed %+v; want 50 and 6", len(l.held), l.notListed)
+	}
+	if f := l.failureCounts(); f == nil || *f != (contract.NotListed{Held: 6}) {
+		t.Fatalf("a failure counts %+v", f)
+	}
+	msg := refusalMessage(nil, rs.policy, &driver.RefusedError{Method: "POST", Origin: "https://shop.example", Path: "/submit"}, rs.decisions())
+	if !strings.Contains(msg, "a person (ann) denied it") {
+		t.Fatalf("message %q, want the person's denial", msg)
+	}
+}

@@ -79,7 +79,7 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	if cerr != nil && errors.As(cerr, &ce) {
 		if ce.Kind == jsengine.KindCanceled && ctx.Err() != nil {
 			f := a.cutMidCall(ctx, s, url, l.sent)
-			f.Held, f.NotListed, f.PageCalls = l.held, l.notListed, &calls
+			f.Held, f.NotListed, f.PageCalls = l.held, l.failureCounts(), &calls
 			return nil, f
 		}
 		f := a.cellFailure(ce, out, url, l, cp.mayHaveActed())
@@ -168,7 +168,7 @@ func (a *Activities) effected(f *contract.Failure, url string, l runLists, calls
 		// Never retried blindly: the cell may have acted.
 		f.Retryable = false
 	}
-	f.LastURL, f.Sent, f.Held, f.NotListed = url, l.sent, l.held, l.notListed
+	f.LastURL, f.Sent, f.Held, f.NotListed = url, l.sent, l.held, l.failureCounts()
 	return f
 }
 

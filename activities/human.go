@@ -150,6 +150,10 @@ const heldBlocked = "blocked"
 func (r *runState) hold(h contract.HeldRequest) {
 	r.mu.Lock()
 	r.held.Add(h)
+	r.recent = append(r.recent, h)
+	if len(r.recent) > recentHolds {
+		r.recent = append(r.recent[:0], r.recent[len(r.recent)-recentHolds:]...)
+	}
 	r.mu.Unlock()
 }
 

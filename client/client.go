@@ -252,19 +252,30 @@ func answer(v any) (json.RawMessage, error) {
 	return out, err
 }
 
-// State asks a BrowserSession for its state, or a workflow that opened a
-// browser inline (workflows.Open) for the part of it that it keeps
-// (contract.QueryBrowserState).
+// State asks a BrowserSession for its state.
 func State(ctx context.Context, c client.Client, workflowID string) (*contract.SessionState, error) {
-	v, err := c.QueryWorkflow(ctx, workflowID, "", contract.QueryState)
+	return query(ctx, c, workflowID, contract.QueryState)
+}
+
+// BrowserState asks a workflow with a browser, a BrowserSession or one
+// that opened its browser inline (workflows.Open), for what people
+// deciding need of it (contract.QueryBrowserState): its tag, page,
+// pending handoff, holds, approvers and refused decisions. A
+// BrowserSession on a worker that predates that query is asked for its
+// state instead.
+func BrowserState(ctx context.Context, c client.Client, workflowID string) (*contract.SessionState, error) {
+	s, err := query(ctx, c, workflowID, contract.QueryBrowserState)
 	var qf *serviceerror.QueryFailed
 	if errors.As(err, &qf) {
-		// Not a BrowserSession (or one whose "state" failed): an inline
-		// browser answers its own query; the first error stands if not.
-		if w, err2 := c.QueryWorkflow(ctx, workflowID, "", contract.QueryBrowserState); err2 == nil {
-			v, err = w, nil
+		if st, err2 := query(ctx, c, workflowID, contract.QueryState); err2 == nil {
+			return st, nil
 		}
 	}
+	return s, err
+}
+
+func query(ctx context.Context, c client.Client, workflowID, name string) (*contract.SessionState, error) {
+	v, err := c.QueryWorkflow(ctx, workflowID, "", name)
 	if err != nil {
 		return nil, err
 	}

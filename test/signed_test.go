@@ -117,6 +117,11 @@ func TestApprovalsSigned(t *testing.T) {
 // under policy ask with approvers, and submits the demo's form with email.
 func inlineSigner(approvers contract.Approvers) func(workflow.Context, string) (*contract.RunResult, error) {
 	return func(ctx workflow.Context, email string) (*contract.RunResult, error) {
+		// The orchestrator's own "state" query, which people's commands
+		// must not take for the browser's.
+		if err := workflow.SetQueryHandler(ctx, contract.QueryState, func() (string, error) { return "thinking", nil }); err != nil {
+			return nil, err
+		}
 		b, err := workflows.Open(ctx, workflows.Config{Session: contract.SessionOptions{ActionPolicy: contract.PolicyAsk}, Approvers: approvers})
 		if err != nil {
 			return nil, err
@@ -132,7 +137,8 @@ func inlineSigner(approvers contract.Approvers) func(workflow.Context, string) (
 
 // A browser opened inline in an orchestrator's workflow is decided for as a
 // session is: approvals list --workflow finds its hold, and a signed
-// approval (which needs the hold from the workflow's state) lets the form go.
+// approval (which needs the hold from the workflow's state) lets the form go,
+// though the orchestrator answers a "state" query of its own.
 func TestInlineApprovalsSigned(t *testing.T) {
 	key := filepath.Join(t.TempDir(), "dee.key")
 	approvers, err := contract.ParseApprovers(strings.NewReader(cliOK(t, "approvals", "keygen", "--name", "dee", "--out", key)))

@@ -53,9 +53,20 @@ func (o *opsFlags) dial(ctx context.Context, env *cliEnv) (context.Context, cont
 
 // queryState asks one session for its state, bounded by --query-timeout.
 func (o *opsFlags) queryState(ctx context.Context, c client.Client, workflowID string) (*contract.SessionState, error) {
+	return o.ask(ctx, c, workflowID, dbclient.State)
+}
+
+// peopleState queries the state people deciding need (dbclient.BrowserState):
+// a session's, or an orchestrator's that opened its browser inline.
+func (o *opsFlags) peopleState(ctx context.Context, c client.Client, workflowID string) (*contract.SessionState, error) {
+	return o.ask(ctx, c, workflowID, dbclient.BrowserState)
+}
+
+// ask runs a state query bounded by --query-timeout.
+func (o *opsFlags) ask(ctx context.Context, c client.Client, workflowID string, query func(context.Context, client.Client, string) (*contract.SessionState, error)) (*contract.SessionState, error) {
 	qctx, cancel := context.WithTimeout(ctx, o.queryTimeout)
 	defer cancel()
-	st, err := dbclient.State(qctx, c, workflowID)
+	st, err := query(qctx, c, workflowID)
 	if err != nil {
 		if qctx.Err() != nil && ctx.Err() == nil {
 			return nil, fmt.Errorf("session %s did not answer its state query within %s: is a worker running? (raise --query-timeout)", workflowID, o.queryTimeout)
@@ -554,7 +565,7 @@ func runPerson(ctx context.Context, env *cliEnv, args []string, v personVerb) er
 		wfID := pos[1]
 		// The workflow ignores an answer to an unknown or answered item;
 		// the answer checks the state first so the person hears it instead.
-		st, err := f.queryState(ctx, c, wfID)
+		st, err := f.peopleState(ctx, c, wfID)
 		if err != nil {
 			if noSession(err) {
 				return unknownSession(wfID)
@@ -695,6 +706,9 @@ func (f *personFlags) listStates(ctx context.Context, env *cliEnv, pos []string)
 		if err := contract.CheckSessionID(f.workflow); err != nil {
 			return nil, fmt.Errorf("--workflow: %w", err)
 		}
+		if f.scan {
+			return nil, errors.New("--workflow looks at one workflow and --scan at every running session: give one of them")
+		}
 	}
 	ctx, cancel, c, err := f.dial(ctx, env)
 	if err != nil {
@@ -703,7 +717,7 @@ func (f *personFlags) listStates(ctx context.Context, env *cliEnv, pos []string)
 	defer cancel()
 	defer c.Close()
 	if f.workflow != "" {
-		st, err := f.queryState(ctx, c, f.workflow)
+		st, err := f.peopleState(ctx, c, f.workflow)
 		if err != nil {
 			if noSession(err) {
 				return nil, fmt.Errorf("no workflow %q in this namespace (check --address and --namespace)", f.workflow)

@@ -170,7 +170,7 @@ func (o *opsFlags) confirm(ctx context.Context, c client.Client, wfID, kind, id,
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		st, err := o.queryState(ctx, c, wfID)
+		st, err := o.peopleState(ctx, c, wfID)
 		if err != nil {
 			return nil
 		}
