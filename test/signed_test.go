@@ -87,7 +87,11 @@ func TestApprovalsSigned(t *testing.T) {
 	if r := cli(t, "approvals", "approve", s.id, hold.HoldID, "--by", "dee"); r.code != 1 || !strings.Contains(r.stderr, "--key") {
 		t.Fatalf("unsigned approve: exit %d\n%s", r.code, r.stderr)
 	}
-	time.Sleep(time.Second)
+	// The request waits at the worker's gate, so nothing can have arrived:
+	// the session still holds it undecided.
+	if st := state(t, s.id); st.State != contract.StateHeld || st.Holds[0].Decision != "" {
+		t.Fatalf("after the refused approvals: %+v", st)
+	}
 	if n := arrived(); n != 0 {
 		t.Fatalf("the form arrived %d times before a signed approval", n)
 	}
