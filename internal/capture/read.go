@@ -157,7 +157,9 @@ func Read(ctx context.Context, p *rod.Page, o ReadOptions) (*ReadResult, error) 
 		res.Extractor = markdown.ExtractorDocument
 		res.Raw, res.RawType = []byte(doc), "text/html; charset=utf-8"
 	case ReadText:
-		text, rest, err := innerText(p)
+		// Read past the cap by a margin, redacted, then cut: a secret the
+		// cap would have cut in two is whole when it is redacted.
+		text, rest, err := innerText(p, MaxRawBytes+redactMargin)
 		if err != nil {
 			return nil, err
 		}
@@ -181,6 +183,10 @@ func Read(ctx context.Context, p *rod.Page, o ReadOptions) (*ReadResult, error) 
 	}
 	return res, nil
 }
+
+// redactMargin is how far past the read cap a text is read before it is
+// redacted and cut, so no secret shorter than it is filed in part.
+const redactMargin = 64 << 10
 
 // documentHTML is the main frame's serialized DOM, cut to MaxRawBytes,
 // with the whole's length in characters and whether it was cut. The
@@ -206,7 +212,7 @@ func documentHTML(p *rod.Page, redact func(string) string) (doc string, full int
 // is no body), and how many characters (code points) of it were left in
 // the page. The string is cut in the page, at a character's boundary, so a
 // huge page does not cross the protocol whole.
-func innerText(p *rod.Page) (text string, rest int, err error) {
+func innerText(p *rod.Page, max int) (text string, rest int, err error) {
 	res, err := p.Eval(`(max) => {
 		const el = document.body || document.documentElement;
 		const t = el ? el.innerText : "";
@@ -224,7 +230,7 @@ func innerText(p *rod.Page) (text string, rest int, err error) {
 			rest++;
 		}
 		return {t: t.slice(0, end), rest};
-	}`, MaxRawBytes)
+	}`, max)
 	if err != nil {
 		return "", 0, fmt.Errorf("capture: inner text: %w", err)
 	}

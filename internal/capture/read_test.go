@@ -242,6 +242,25 @@ func TestReadOverTheCap(t *testing.T) {
 			}
 		})
 	}
+	// A secret the cap falls inside is redacted whole, not filed in part:
+	// the text is read past the cap, redacted, then cut.
+	t.Run("a secret across the cap", func(t *testing.T) {
+		const secret = "HunterSecret2468Zz"
+		at := MaxRawBytes - 9 // the cap falls in the secret's middle
+		sp := openPage(t, serve(t, map[string]string{"/": "<!doctype html><title>S</title><body><p>" + strings.Repeat("x", at) + secret + " tail</p></body>"}).URL+"/", 1)
+		r := redact.New()
+		r.Register(secret)
+		res, err := Read(testCtx(t), sp, ReadOptions{What: "text", Redact: r.String})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.RawCut || len(res.Raw) > MaxRawBytes {
+			t.Fatalf("raw cut %v, %d bytes", res.RawCut, len(res.Raw))
+		}
+		if tail := string(res.Raw[len(res.Raw)-20:]); strings.Contains(tail, secret[:9]) || !strings.Contains(tail, "[redact") {
+			t.Fatalf("the filed text ends %q: a part of the secret, not its redaction", tail)
+		}
+	})
 	t.Run("html full length", func(t *testing.T) {
 		res, err := Read(testCtx(t), p, ReadOptions{What: "html"})
 		if err != nil {
