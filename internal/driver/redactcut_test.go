@@ -111,3 +111,27 @@ func TestDownloadNameRedactedBeforeCut(t *testing.T) {
 		}
 	}
 }
+
+// A secret a page splits across the spans of a heading, button or link
+// shows as the element's redacted name only: its pieces, which alone are
+// not the secret, are not listed below it, as a name's repeated text is
+// not. A name that is not a secret keeps the rule.
+func TestSnapshotHidesASplitSecretsPieces(t *testing.T) {
+	const secret = "HunterSecret2468Zz"
+	r := redact.New()
+	r.Register(secret)
+	base := serveHTML(t, `<!doctype html><main><h2><span>Hun</span><span>terSec</span><span>ret2468Zz</span></h2>`+
+		`<h2><span>Fol</span><span>kloreMe</span><span>lody9876</span></h2>`+
+		`<button><span>Hunte</span><span>rSecret2468Zz</span></button><a href="/q"><span>HunterSecret</span><span>2468Zz</span></a></main>`)
+	b := attach(t, Options{Redact: r.String})
+	mustRun(t, b, `[{"op":"goto","url":"`+base+`/"}]`)
+	s := snap(t, b, SnapshotOptions{})
+	for _, piece := range []string{"Hun", "terSec", "ret2468Zz", "rSecret", "2468Zz"} {
+		if strings.Contains(s.Text, piece) {
+			t.Fatalf("the snapshot shows %q, a piece of the secret:\n%s", piece, s.Text)
+		}
+	}
+	if strings.Count(s.Text, redact.Placeholder) != 3 || !strings.Contains(s.Text, `heading "FolkloreMelody9876"`) {
+		t.Fatalf("want three redacted names and the other heading whole:\n%s", s.Text)
+	}
+}

@@ -75,17 +75,20 @@ func (r *renderer) clean(s string) string {
 	return r.b.clip(s, 150)
 }
 
-// walk renders node n at depth; parentName lets text that repeats its
-// parent's name be dropped.
+// walk renders node n at depth; parentName, the parent's name as the page
+// has it (not redacted), lets text that repeats it be dropped: compared
+// after redaction, a redacted name would let the pieces of a secret a page
+// split across elements show on the lines below it.
 func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inMain bool) {
 	if n == nil {
 		return
 	}
 	if n.R == "" {
-		name := r.clean(n.T)
-		if name == "" || (parentName != "" && strings.Contains(parentName, name)) {
+		raw := strings.Join(strings.Fields(n.T), " ")
+		if raw == "" || (parentName != "" && strings.Contains(parentName, raw)) {
 			return
 		}
+		name := r.clean(n.T)
 		r.lines = append(r.lines, line{depth: depth, name: name, inMain: inMain, ctx: r.ctxLine, end: len(r.lines)})
 		return
 	}
@@ -121,7 +124,7 @@ func (r *renderer) walk(n *snode, d *frameDoc, depth int, parentName string, inM
 	if outline {
 		r.ctxLine = idx
 	}
-	pname := name
+	pname := strings.Join(strings.Fields(n.N), " ")
 	if pname == "" {
 		pname = parentName
 	}
