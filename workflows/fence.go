@@ -76,6 +76,9 @@ func fenced(nonce string, v any) any {
 		}
 		c.Dialogs = fenceEach(r.Dialogs, func(d *contract.Dialog) { d.Message = f(d.Message) })
 		c.ConsoleErrors = fenceEach(r.ConsoleErrors, fs)
+		// A code cell's console lines: what its code logged, often the
+		// page's text (console.log(snapshot.text)).
+		c.Console = fenceEach(r.Console, fs)
 		return &c
 	case *contract.ReadResult:
 		c := *r
