@@ -493,7 +493,11 @@ type runState struct {
 
 	mu   sync.Mutex
 	sent listed.List[contract.SentRequest]
-	held listed.List[contract.HeldRequest]
+	// held are the requests a person was asked about (they have a hold
+	// id), apart from those refused unasked (policy deny, too many
+	// holds), so a page's many refusals cannot crowd a person's
+	// decisions out of the answer.
+	held, unasked listed.List[contract.HeldRequest]
 	// recent are the last decisions, newest last, whatever held kept: the
 	// refusal of an action's own request is among them even after a page's
 	// many other requests filled held.
@@ -524,8 +528,16 @@ func (r *runState) lists(sent []contract.SentRequest, nl *contract.NotListed) ru
 	if r.sent.Count() > 0 {
 		sent, n.Sent = r.sent.Items(), r.sent.More()
 	}
-	n.Held = r.held.More()
-	return runLists{sent: sent, held: r.held.Items(), notListed: n.OrNil()}
+	// The asked first, then the unasked as room allows.
+	held := r.held.Items()
+	room := max(listed.Max-len(held), 0)
+	unasked := r.unasked.Items()
+	if len(unasked) > room {
+		unasked = unasked[:room]
+	}
+	held = append(held, unasked...)
+	n.Held = r.held.Count() + r.unasked.Count() - len(held)
+	return runLists{sent: sent, held: held, notListed: n.OrNil()}
 }
 
 // failureCounts is what a failure, which carries only sent and held of a

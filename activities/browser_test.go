@@ -308,6 +308,10 @@ func TestRefusalMessageAfterTheHeldListIsFull(t *testing.T) {
 	if len(l.held) != 50 || l.notListed == nil || l.notListed.Held != 6 {
 		t.Fatalf("held %d, not listed %+v; want 50 and 6", len(l.held), l.notListed)
 	}
+	// The request a person decided is listed, ahead of those refused unasked.
+	if l.held[0].HoldID != "h1" || l.held[0].By != "ann" || l.held[1].Decision != heldBlocked {
+		t.Fatalf("held starts %+v, %+v; want the person's decision first", l.held[0], l.held[1])
+	}
 	if f := l.failureCounts(); f == nil || *f != (contract.NotListed{Held: 6}) {
 		t.Fatalf("a failure counts %+v", f)
 	}

@@ -149,7 +149,11 @@ const heldBlocked = "blocked"
 
 func (r *runState) hold(h contract.HeldRequest) {
 	r.mu.Lock()
-	r.held.Add(h)
+	if h.HoldID != "" {
+		r.held.Add(h)
+	} else {
+		r.unasked.Add(h)
+	}
 	r.recent = append(r.recent, h)
 	if len(r.recent) > recentHolds {
 		r.recent = append(r.recent[:0], r.recent[len(r.recent)-recentHolds:]...)
