@@ -36,6 +36,10 @@ func (a *Activities) Downloads(ctx context.Context, req contract.DownloadsReques
 	typed := a.typedSecrets(s.browser)
 	res := &contract.DownloadsResult{OK: true, Downloads: []contract.Download{}}
 	for _, d := range list {
+		if d.NotSaved != "" {
+			res.Downloads = append(res.Downloads, d)
+			continue
+		}
 		d, f := a.fileDownload(ctx, s.ref.Tag, filepath.Join(s.sess.DownloadDir, d.Name), d, typed)
 		if f != nil {
 			return nil, f

@@ -416,6 +416,10 @@ type Download struct {
 	Evidence ClaimCheck `json:"evidence,omitzero"`
 	Redacted bool       `json:"redacted,omitempty"`
 	Withheld string     `json:"withheld,omitempty"`
+	// NotSaved says why a download the page began was cancelled, not
+	// saved (too many in the session, too large): it has no size, digest
+	// or evidence.
+	NotSaved string `json:"not_saved,omitempty"`
 }
 
 // DownloadsResult lists the session's downloads.

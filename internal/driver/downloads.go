@@ -83,14 +83,26 @@ func (b *Browser) becameDownload(ctx context.Context, t *tab, since int) bool {
 // begun after the first since (safeName makes them the names
 // browser_downloads lists, but for a number a second file of one name
 // gets); b.mu is held.
-func (b *Browser) downloadsSinceLocked(since int) listed.List[string] {
-	var out listed.List[string]
+func (b *Browser) downloadsSinceLocked(since int) listed.List[begun] {
+	var out listed.List[begun]
 	for _, g := range b.dl.order[min(since, len(b.dl.order)):] {
-		if d := b.dl.byGUID[g]; d != nil && d.skipped == "" {
-			out.Add(d.suggested)
+		if d := b.dl.byGUID[g]; d != nil {
+			out.Add(begun{suggested: d.suggested, skipped: d.skipped})
 		}
 	}
 	return out
+}
+
+// begun is a download a run began: the name the page suggested, and why
+// it was cancelled when it was.
+type begun struct{ suggested, skipped string }
+
+// answerName is the download as a run's answer names it.
+func (g begun) answerName(b *Browser) string {
+	if g.skipped != "" {
+		return b.safeName(g.suggested) + " (not saved: " + g.skipped + ")"
+	}
+	return b.safeName(g.suggested)
 }
 
 // ownFrame notes a frame one of this session's pages announced: in a
@@ -259,11 +271,18 @@ func (b *Browser) Downloads(ctx context.Context) ([]contract.Download, error) {
 		b.mu.Lock()
 		pending := false
 		var out []contract.Download
+		notSaved := 0
 		for _, g := range b.dl.order {
 			d := b.dl.byGUID[g]
 			switch {
 			case d.done != nil:
 				out = append(out, *d.done)
+			case d.skipped != "":
+				// Cancelled: said, not filed; the first of them only, as
+				// a page may begin any number.
+				if notSaved++; notSaved <= listed.Max {
+					out = append(out, contract.Download{Name: b.safeName(d.suggested), NotSaved: d.skipped})
+				}
 			case d.state == "in_progress" || d.state == "finishing":
 				pending = true
 			}

@@ -152,3 +152,53 @@ Promise.allSettled([
 		t.Fatalf("server B received %d requests", n)
 	}
 }
+
+// A page that begins more downloads than a session saves (50) has the
+// rest cancelled, and says so: Downloads lists them as not saved, why,
+// with nothing filed (they were dropped from the list unsaid).
+func TestDownloadsPastTheSessionsCapSayNotSaved(t *testing.T) {
+	const n = 55
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/f/") {
+			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("Content-Disposition", `attachment; filename="f`+strings.TrimPrefix(r.URL.Path, "/f/")+`.txt"`)
+			fmt.Fprint(w, "file ", r.URL.Path)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><title>Many</title><p id="s">ready</p><button onclick="go()">Get all</button><script>
+async function go() {
+  for (let i = 0; i < %d; i++) {
+    const a = document.createElement("a"); a.href = "/f/" + i; a.download = "f" + i + ".txt"; document.body.append(a); a.click();
+    await new Promise(r => setTimeout(r, 120)); // paced: Chrome did not begin every one of downloads 30 ms apart
+  }
+  document.getElementById("s").textContent = "all begun";
+}
+</script>`, n)
+	}))
+	defer srv.Close()
+	b := attach(t, Options{DownloadDir: t.TempDir()})
+	mustRun(t, b, fmt.Sprintf(`[{"op":"goto","url":%q},{"op":"click","locator":{"role":"button","name":"Get all"}},{"op":"wait","text":"all begun"}]`, srv.URL+"/"))
+	var saved, notSaved int
+	eventually(t, "the downloads settled", func() bool {
+		dls, err := b.Downloads(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved, notSaved = 0, 0
+		for _, d := range dls {
+			if d.NotSaved != "" {
+				if d.SHA256 != "" || d.Size != 0 || !strings.Contains(d.NotSaved, "more than 50 downloads") {
+					t.Fatalf("a download not saved: %+v", d)
+				}
+				notSaved++
+				continue
+			}
+			saved++
+		}
+		return saved+notSaved == n
+	})
+	if saved != 50 || notSaved != n-50 {
+		t.Fatalf("%d saved, %d not saved; want 50 and %d", saved, notSaved, n-50)
+	}
+}

@@ -343,7 +343,7 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 	b.ev.denied, b.ev.blocked = listed.List[refusal]{}, listed.List[blocked]{}
 	b.mu.Unlock()
 	for _, d := range downloads.Items() {
-		res.Downloads = append(res.Downloads, b.safeName(d))
+		res.Downloads = append(res.Downloads, d.answerName(b))
 	}
 	for i := range res.TabsOpened {
 		if tt := b.tabByShort(res.TabsOpened[i].ID); tt != nil {
