@@ -187,7 +187,7 @@ func Attach(ctx context.Context, o Options) (*Browser, error) {
 		frameParent: map[proto.PageFrameID]proto.TargetSessionID{},
 		ownFrames:   map[proto.PageFrameID]bool{},
 		ev:          events{requests: map[proto.NetworkRequestID]reqInfo{}},
-		dl:          downloads{byGUID: map[string]*download{}},
+		dl:          downloads{byGUID: map[string]*download{}, max: maxDownloads},
 	}
 	events := rb.Event()
 	go b.loop(events)

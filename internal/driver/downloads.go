@@ -31,6 +31,10 @@ type download struct {
 type downloads struct {
 	byGUID map[string]*download
 	order  []string
+	// max is how many the session saves (maxDownloads; a test lowers it).
+	max int
+	// reported is how many of order a run's answer has named.
+	reported int
 	// begun is closed (and replaced) when a download begins.
 	begun chan struct{}
 }
@@ -142,8 +146,8 @@ func (b *Browser) downloadBegin(e *proto.BrowserDownloadWillBegin) {
 		close(b.dl.begun)
 		b.dl.begun = nil
 	}
-	if len(b.dl.order) > maxDownloads {
-		d.skipped = fmt.Sprintf("more than %d downloads in this session", maxDownloads)
+	if len(b.dl.order) > b.dl.max {
+		d.skipped = fmt.Sprintf("more than %d downloads in this session", b.dl.max)
 		go b.cancelDownload(e.GUID)
 	}
 }
