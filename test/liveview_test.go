@@ -133,7 +133,8 @@ func (p *person) open(addr string) *rod.Page {
 // data reads one of the viewer page's data attributes.
 func data(t *testing.T, pg *rod.Page, name string) string {
 	t.Helper()
-	v, err := pg.Eval(`(n) => document.body.dataset[n] || ""`, name)
+	// The viewer may not have its body yet: nothing, not an error.
+	v, err := pg.Eval(`(n) => (document.body && document.body.dataset[n]) || ""`, name)
 	if err != nil {
 		t.Fatal(err)
 	}
