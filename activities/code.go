@@ -65,7 +65,11 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 	if out == nil {
 		return nil, contract.Fail(contract.CodeCommandFailed, "the code cell could not start: %v", cerr)
 	}
-	url, title := pageNow(ctx, s.browser)
+	// Where the active tab is as the cell ends, however it ended: a
+	// navigation that failed (one the reach guard refused, say) is answered
+	// by the driver once the tab shows its error page, so this is the
+	// address every later call finds.
+	url, title := s.browser.URL(ctx), s.browser.Title(ctx)
 	calls := contract.PageCalls(out.Calls)
 	l := rs.lists(cp.sentList(), cp.notListed())
 	if f := cp.takenOver.Load(); f != nil {
@@ -114,14 +118,6 @@ func (a *Activities) runCell(ctx context.Context, req contract.RunRequest) (*con
 		return nil, a.effected(f, res.URL, l, calls, cp.mayHaveActed())
 	}
 	return res, nil
-}
-
-// pageNow is where the active tab is as a cell ends, however it ended. A
-// navigation that failed (one the reach guard refused, say) is answered by
-// the driver once the tab shows its error page, so the address read here is
-// the one every later call finds.
-func pageNow(ctx context.Context, b Browser) (url, title string) {
-	return b.URL(ctx), b.Title(ctx)
 }
 
 // cellFailure is the envelope of a cell that stopped early: the code by

@@ -385,8 +385,6 @@ func (s *session) carry() SessionConfig {
 	return next
 }
 
-func (s *session) stateName() string { return s.b.stateName() }
-
 func (s *session) state(ctx workflow.Context) contract.SessionState {
 	st := s.b.st
 	out := s.b.peopleState(ctx)
@@ -430,7 +428,7 @@ func (s *session) upsert(ctx workflow.Context) {
 	if provider == "" {
 		provider = "local"
 	}
-	vals := [3]string{s.b.st.Session.Tag, provider, s.stateName()}
+	vals := [3]string{s.b.st.Session.Tag, provider, s.b.stateName()}
 	if vals == s.lastSA {
 		return
 	}

@@ -724,9 +724,6 @@ func (f *personFlags) listStates(ctx context.Context, env *cliEnv, pos []string)
 			}
 			return nil, fmt.Errorf("%w (a workflow that opened its browser with workflows.Open answers only when it listens for people: Config.SkipHumanHandlers unset)", err)
 		}
-		if st.WorkflowID == "" {
-			st.WorkflowID = f.workflow
-		}
 		return []*contract.SessionState{st}, nil
 	}
 	return f.runningStates(ctx, env, c, f.verb.state, f.scan, f.limit)

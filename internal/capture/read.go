@@ -126,23 +126,17 @@ func Read(ctx context.Context, p *rod.Page, o ReadOptions) (*ReadResult, error) 
 		}
 		// The whole markdown is converted and filed; Content is its first
 		// maxChars characters, so the filed body is what the result shows.
-		md, err := markdown.Convert(doc, markdown.Options{BaseURL: info.URL, MaxChars: MaxRawBytes, MaxInputBytes: MaxRawBytes})
+		md, err := markdown.Convert(doc, markdown.Options{BaseURL: info.URL, MaxChars: MaxRawBytes, MaxInputBytes: MaxRawBytes, Redact: redact})
 		if err != nil {
 			return nil, fmt.Errorf("capture: %w", err)
 		}
-		// Again over the markdown: the converter joins text a page split
-		// across inline elements (<span>pass</span>word), which the HTML
-		// pass could not see as one value.
-		joined := redact(md.Markdown)
-		raw, rawCut := cutBytes(joined, MaxRawBytes)
+		raw, rawCut := cutBytes(md.Markdown, MaxRawBytes)
 		var n int
-		res.Content, res.Truncated, n = bound(joined, maxChars)
-		// Before Convert's own cut at MaxRawBytes characters, counted as
-		// the second pass left it.
-		res.FullLength = md.FullLength + utf8.RuneCountInString(joined) - utf8.RuneCountInString(md.Markdown)
+		res.Content, res.Truncated, n = bound(md.Markdown, maxChars)
+		res.FullLength = md.FullLength // before Convert's own cut at MaxRawBytes characters
 		res.Truncated = res.Truncated || md.Truncated || cut || rawCut
 		res.SourceCut = cut || md.InputTruncated
-		res.RawCut = rawCut || n < res.FullLength || res.SourceCut
+		res.RawCut = rawCut || n < md.FullLength || res.SourceCut
 		res.Extractor = md.Extractor
 		res.Raw, res.RawType = []byte(raw), "text/markdown; charset=utf-8"
 	case ReadHTML:

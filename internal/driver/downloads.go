@@ -83,17 +83,18 @@ func (b *Browser) becameDownload(ctx context.Context, t *tab, since int) bool {
 	}
 }
 
-// downloadsSinceLocked is the names the pages suggested for the downloads
-// begun after the first since (safeName makes them the names
-// browser_downloads lists, but for a number a second file of one name
-// gets); b.mu is held.
-func (b *Browser) downloadsSinceLocked(since int) listed.List[begun] {
+// unreportedDownloadsLocked is the downloads begun since a run's answer
+// last named them, as every other list of a run's answer is what happened
+// since the last one (a download begun between two runs is the next
+// one's); they count as named from now. b.mu is held.
+func (b *Browser) unreportedDownloadsLocked() listed.List[begun] {
 	var out listed.List[begun]
-	for _, g := range b.dl.order[min(since, len(b.dl.order)):] {
+	for _, g := range b.dl.order[min(b.dl.reported, len(b.dl.order)):] {
 		if d := b.dl.byGUID[g]; d != nil {
 			out.Add(begun{suggested: d.suggested, skipped: d.skipped})
 		}
 	}
+	b.dl.reported = len(b.dl.order)
 	return out
 }
 
@@ -101,7 +102,9 @@ func (b *Browser) downloadsSinceLocked(since int) listed.List[begun] {
 // it was cancelled when it was.
 type begun struct{ suggested, skipped string }
 
-// answerName is the download as a run's answer names it.
+// answerName is the download as a run's answer names it: safeName makes
+// it the name browser_downloads lists (but for a number a second file of
+// one name gets).
 func (g begun) answerName(b *Browser) string {
 	if g.skipped != "" {
 		return b.safeName(g.suggested) + " (not saved: " + g.skipped + ")"

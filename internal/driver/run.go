@@ -335,10 +335,7 @@ func (b *Browser) Run(ctx context.Context, actions []Action, opts RunOptions) (*
 	for _, d := range b.ev.denied.Items() {
 		res.Held = append(res.Held, contract.HeldRequest{Method: d.Method, Origin: d.Origin, Path: d.Path, Decision: DecisionDenied})
 	}
-	// Every download begun since the last run's answer, as every other
-	// list: one begun between two runs is the next one's.
-	downloads := b.downloadsSinceLocked(b.dl.reported)
-	b.dl.reported = len(b.dl.order)
+	downloads := b.unreportedDownloadsLocked()
 	res.NotListed = contract.NotListed{Dialogs: b.ev.dialogs.More(), ConsoleErrors: b.ev.console.More(), FailedRequests: b.ev.failed.More(),
 		Sent: b.ev.sent.More(), Held: b.ev.denied.More(), Blocked: b.ev.blocked.More(), Downloads: downloads.More(), TabsOpened: opened.More()}.OrNil()
 	b.ev.dialogs, b.ev.console, b.ev.failed, b.ev.sent = listed.List[contract.Dialog]{}, capped{}, capped{}, listed.List[contract.SentRequest]{}

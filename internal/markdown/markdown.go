@@ -67,6 +67,12 @@ type Options struct {
 	// Whole converts the whole document instead of the first article, else
 	// main, else body.
 	Whole bool
+	// Redact, when set, is applied to the markdown before it is counted
+	// and cut. A caller redacts the HTML first (the converter writes
+	// escapes a redactor does not know); this second pass is for text the
+	// converter joins, a value a page split across inline elements
+	// (<span>pass</span>word), which the HTML pass could not see as one.
+	Redact func(string) string
 }
 
 // Result is bounded markdown and what it was cut from.
@@ -138,6 +144,9 @@ func Convert(htmlText string, opts Options) (Result, error) {
 		md = string(out)
 	}
 	md = strings.ToValidUTF8(md, "\uFFFD")
+	if opts.Redact != nil {
+		md = opts.Redact(md)
+	}
 	res.FullLength = utf8.RuneCountInString(md)
 	if res.FullLength > maxChars {
 		md = cutRunes(md, maxChars)

@@ -241,3 +241,25 @@ func BenchmarkConvert(b *testing.B) {
 		}
 	}
 }
+
+// Redact runs over the markdown before it is counted and cut: text the
+// converter joined is redacted whole, and the cut never leaves a part of
+// it.
+func TestRedactBeforeTheCut(t *testing.T) {
+	redact := func(s string) string { return strings.ReplaceAll(s, "split9secret4value", "[redacted]") }
+	page := `<p>code: <span>split9</span><span>secret</span>4value</p>`
+	whole, err := Convert(page, Options{Redact: redact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Markdown != "code: [redacted]" || whole.FullLength != len("code: [redacted]") {
+		t.Fatalf("markdown %q, full length %d", whole.Markdown, whole.FullLength)
+	}
+	cut, err := Convert(page, Options{Redact: redact, MaxChars: len("code: split9")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(cut.Markdown, "split9") || !cut.Truncated {
+		t.Fatalf("the cut markdown %q holds a part of the secret", cut.Markdown)
+	}
+}

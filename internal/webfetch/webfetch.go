@@ -501,16 +501,15 @@ func (f *Fetcher) read(ctx context.Context, resp *http.Response, format string, 
 		// page's own query must not be copied into every relative link.
 		// Converted whole (the body is bounded already), cut below.
 		base := u.Scheme + "://" + u.Host + u.EscapedPath()
-		md, err := markdown.Convert(text, markdown.Options{BaseURL: base, MaxChars: math.MaxInt32})
+		mo := markdown.Options{BaseURL: base, MaxChars: math.MaxInt32}
+		if f.o.Redactor != nil {
+			mo.Redact = f.o.Redactor.String
+		}
+		md, err := markdown.Convert(text, mo)
 		if err != nil {
 			return nil, fmt.Errorf("web_fetch: converting %s to markdown: %w", res.FinalURL, err)
 		}
 		res.Whole, res.Truncated, res.Extractor = md.Markdown, md.Truncated, md.Extractor
-		// Again over the markdown: the converter joins text a page split
-		// across inline elements (<span>pass</span>word).
-		if f.o.Redactor != nil {
-			res.Whole = f.o.Redactor.String(res.Whole)
-		}
 	}
 	res.Markdown = res.Whole
 	if utf8.RuneCountInString(res.Whole) > limit {
